@@ -1,0 +1,10 @@
+"""python -m gpudoc"""
+
+from __future__ import annotations
+
+import sys
+
+from gpudoc.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

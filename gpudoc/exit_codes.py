@@ -1,0 +1,14 @@
+"""The exit codes every subcommand shares (README, "Exit codes")."""
+
+from __future__ import annotations
+
+OK = 0
+"""Clean: no findings, every check passed."""
+FINDINGS = 1
+"""Findings reported, or a check failed."""
+USAGE = 2
+"""Usage error, or input that could not be read: no verdict."""
+
+
+class UsageError(Exception):
+    """Bad arguments or unreadable input; the CLI prints the message on one line and exits 2."""

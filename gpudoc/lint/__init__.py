@@ -1,0 +1,1 @@
+"""gpudoc lint: static analysis of PyTorch device placement. Imports libcst and the stdlib only."""

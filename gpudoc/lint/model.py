@@ -1,0 +1,55 @@
+"""The data of gpudoc lint: findings and the fixes they carry. Frozen, and stdlib only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, order=True)
+class Edit:
+    """Replace the source between two positions (1-based lines, 0-based columns) with ``text``.
+
+    Positions, not CST nodes: a fix is applied to the original text, so every byte it does not
+    touch (comments, formatting) stays as it was.
+    """
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A set of non-overlapping edits that remove one finding.
+
+    ``safe`` fixes keep behaviour on the CPU and only repair what would crash on a GPU; unsafe ones
+    change what the script does (moving a batch to the device the script names) and need
+    ``--unsafe-fixes``.
+    """
+
+    edits: tuple[Edit, ...]
+    safe: bool = True
+    description: str = ""
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One problem at one place. Sorted by path, then position, then code: a stable order."""
+
+    path: str
+    line: int
+    col: int
+    code: str
+    name: str = field(compare=False)
+    message: str = field(compare=False)
+    end_line: int = field(compare=False, default=0)
+    end_col: int = field(compare=False, default=0)
+    fix: Fix | None = field(compare=False, default=None)
+    cell: int | None = field(compare=False, default=None)
+    """For notebooks: the 1-based index of the code cell; ``line`` is then within the cell."""
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None

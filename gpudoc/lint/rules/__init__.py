@@ -1,0 +1,1 @@
+"""gpudoc lint rules: one rule per module, discovered automatically."""

@@ -1,0 +1,68 @@
+"""Shared test helpers: run the real CLI in a subprocess, as a user would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def gpudoc_env(**extra: str) -> dict[str, str]:
+    """The environment for a `python -m gpudoc` child: this checkout first on the path."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env.setdefault("NO_COLOR", "1")
+    env.update(extra)
+    return env
+
+
+RunGpudoc = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def run_gpudoc() -> RunGpudoc:
+    """``run_gpudoc("lint", "x.py", cwd=..., input=..., env={...}, timeout=...)``."""
+
+    def run(
+        *args: str,
+        cwd: str | Path | None = None,
+        input: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "gpudoc", *args],
+            cwd=cwd,
+            input=input,
+            env=gpudoc_env(**(env or {})),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    return run
+
+
+def _gpu_available() -> bool:
+    try:
+        import torch
+    except Exception:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not any(item.get_closest_marker("gpu") for item in items):
+        return
+    if _gpu_available():
+        return
+    skip = pytest.mark.skip(reason="needs a real NVIDIA GPU (torch.cuda.is_available() is False)")
+    for item in items:
+        if item.get_closest_marker("gpu"):
+            item.add_marker(skip)
