@@ -7,10 +7,22 @@ from collections.abc import Iterator
 
 from gpudoc.info.checks_software import INDEX, nvidia_gpu_present, wheel_tag_for
 from gpudoc.info.doctor import Check, finding
-from gpudoc.info.model import Finding, InfoReport
+from gpudoc.info.model import Finding, InfoReport, Severity
 
 # The oldest driver branch for each CUDA major (NVIDIA minor-version compatibility floors).
 DRIVER_FLOORS = {13: 580, 12: 525, 11: 450}
+# The Linux driver each CUDA toolkit release ships with (CUDA release notes, table 3).
+FULL_SUPPORT = {
+    (11, 8): "520.61.05",
+    (12, 0): "525.60.13",
+    (12, 1): "530.30.02",
+    (12, 2): "535.54.03",
+    (12, 4): "550.54.14",
+    (12, 6): "560.28.03",
+    (12, 8): "570.26",
+    (12, 9): "575.51.03",
+    (13, 0): "580.65.06",
+}
 _LIB_VERSION = re.compile(r"libnvidia-ml\.so\.(\d+\.\d+(?:\.\d+)?)$")
 
 
@@ -101,6 +113,7 @@ def driver_too_old(report: InfoReport) -> Iterator[Finding]:
     have = _major_minor(driver.cuda_driver_version) if driver.cuda_driver_version else None
     floor = DRIVER_FLOORS.get(needed[0])
     branch = int(driver.driver_version.split(".")[0]) if driver.driver_version else None
+    severity: Severity
     if (have is not None and have[0] < needed[0]) or (floor and branch and branch < floor):
         severity = "fail"
     elif have is not None and have < needed:
@@ -109,20 +122,18 @@ def driver_too_old(report: InfoReport) -> Iterator[Finding]:
         severity = "fail"
     else:
         return
+    target = FULL_SUPPORT.get(needed) or (f"{floor}" if floor else "the latest")
+    fix = f"upgrade the NVIDIA driver to ≥ {target} (CUDA {torch.cuda_version})"
     tag = wheel_tag_for(driver.cuda_driver_version)
-    older = (
-        f", or install torch for CUDA ≤ {driver.cuda_driver_version}: "
-        f"pip install torch --index-url {INDEX}/{tag}"
-        if tag
-        else ""
-    )
+    if tag:
+        fix += f", or install torch for your driver: pip install torch --index-url {INDEX}/{tag}"
     yield finding(
         "driver-too-old",
-        severity,  # type: ignore[arg-type]
+        severity,
         f"torch is built for CUDA {torch.cuda_version}; driver {driver.driver_version or '?'} "
         f"supports CUDA {driver.cuda_driver_version or '?'}."
         + (f" torch says: {warned[0]}" if warned else ""),
-        f"upgrade the NVIDIA driver to ≥ {floor or 'the latest'}{older}",
+        fix,
     )
 
 

@@ -24,10 +24,9 @@ def wheel_tag_for(cuda: str | None) -> str | None:
         return None
     major, _, minor = cuda.partition(".")
     driver = (int(major), int(minor or 0))
-    for tag in WHEEL_TAGS:
-        if tag <= driver:
-            return f"cu{tag[0]}{tag[1]}"
-    return None
+    # Same major, newer minor also runs (minor-version compatibility), with fewer features.
+    fits = [t for t in WHEEL_TAGS if t <= driver] or [t for t in WHEEL_TAGS if t[0] == driver[0]]
+    return f"cu{fits[0][0]}{fits[0][1]}" if fits else None
 
 
 def local_tag(version: str | None) -> str | None:

@@ -110,7 +110,7 @@ def collect_info(
     """The report without checks. `torch_probe=None` is --no-torch."""
     started = time.perf_counter()
     wait_for_torch = torch_probe() if torch_probe is not None else None
-    snapshot = read_nvml(nvml_lib)
+    snapshot = read_nvml(nvml_lib, maps_path=str(Path(root) / "proc/self/maps"))
     host = host or host_facts.read_host(root, os.environ if environ is None else environ)
     torch = wait_for_torch() if wait_for_torch is not None else None
     gpus = tuple(_join(gpu, torch, root) for gpu in snapshot.gpus)

@@ -24,7 +24,8 @@ def report_to_json(report: InfoReport) -> dict[str, Any]:
     data: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "gpudoc_version": __version__}
     data.update(dataclasses.asdict(report))
     data["summary"] = summary(report)
-    return data
+    plain: dict[str, Any] = json.loads(json.dumps(data))  # tuples become lists, as consumers see
+    return plain
 
 
 def summary(report: InfoReport) -> dict[str, int]:
@@ -60,7 +61,7 @@ def render_check_list(checks: tuple[Check, ...], console: Console) -> None:
     for column in ("id", "severity", "passes when"):
         table.add_column(column, no_wrap=column == "id")
     for check in checks:
-        table.add_row(check.check_id, check.severities, check.title)
+        table.add_row(*(Text(cell) for cell in (check.check_id, check.severities, check.title)))
     console.print(table)
 
 
@@ -69,7 +70,7 @@ def _section(console: Console, title: str, rows: list[tuple[str, str]]) -> None:
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column()
     for key, value in rows:
-        grid.add_row(key, value)
+        grid.add_row(Text(key), Text(value))  # Text: no markup or :emoji: in machine strings
     console.print(Text(title, style="bold"))
     console.print(grid, Text(""))
 
@@ -135,11 +136,14 @@ def _devices(report: InfoReport) -> RenderableType:
     for column in ("GPU", "cuda", "name", "bus id", "CC", "memory used/total", "util", "temp"):
         table.add_column(column, no_wrap=True)
     table.add_column("power", no_wrap=True)
-    table.add_column("mode", no_wrap=True)
     for gpu in report.gpus:
-        table.add_row(*_device_row(gpu))
-    details = [Text(_device_details(gpu)) for gpu in report.gpus]
-    return Group(count, table, *details, Text(""))
+        table.add_row(*(Text(cell) for cell in _device_row(gpu)))
+    details = Table.grid(padding=(0, 1))
+    details.add_column(no_wrap=True, style="dim")
+    details.add_column()
+    for gpu in report.gpus:
+        details.add_row(Text(f"GPU {gpu.nvml_index}"), Text(_device_details(gpu)))
+    return Group(count, table, details, Text(""))
 
 
 def _field(gpu: GpuInfo, name: str, text: str | None) -> str:
@@ -163,7 +167,7 @@ def _device_row(gpu: GpuInfo) -> list[str]:
     return [
         str(gpu.nvml_index) + (" LOST" if gpu.lost else ""),
         _v(gpu.torch_index),
-        _v(gpu.name),
+        _v(gpu.name and gpu.name.removeprefix("NVIDIA ")),
         _v(gpu.pci_bus_id),
         _v(cc),
         _field(gpu, "memory", memory),
@@ -176,7 +180,6 @@ def _device_row(gpu: GpuInfo) -> list[str]:
             gpu, "temperature_c", None if gpu.temperature_c is None else f"{gpu.temperature_c}°C"
         ),
         _field(gpu, "power_draw_mw", power),
-        _field(gpu, "compute_mode", gpu.compute_mode),
     ]
 
 
@@ -185,9 +188,10 @@ def _watts(milliwatts: int | None) -> str | None:
 
 
 def _device_details(gpu: GpuInfo) -> str:
-    parts = [f"  GPU {gpu.nvml_index}: {_v(gpu.uuid)}"]
-    parts.append(f"persistence {_onoff(gpu.persistence_mode)}")
-    mig = _onoff(gpu.mig_mode_current)
+    parts = [_v(gpu.uuid)]
+    parts.append(f"mode {_field(gpu, 'compute_mode', gpu.compute_mode)}")
+    parts.append(f"persistence {_field(gpu, 'persistence_mode', _onoff(gpu.persistence_mode))}")
+    mig = _v(_onoff(gpu.mig_mode_current))
     if gpu.mig_mode_pending is not None and gpu.mig_mode_pending != gpu.mig_mode_current:
         mig += f" (pending {_onoff(gpu.mig_mode_pending)})"
     if gpu.mig_instances is not None:
@@ -206,8 +210,8 @@ def _device_details(gpu: GpuInfo) -> str:
     return " · ".join(parts)
 
 
-def _onoff(value: bool | None) -> str:
-    return MISSING if value is None else "on" if value else "off"
+def _onoff(value: bool | None) -> str | None:
+    return None if value is None else "on" if value else "off"
 
 
 def _n(value: int | None) -> str | None:
@@ -251,7 +255,7 @@ def _doctor(results: tuple[CheckResult, ...]) -> Table:
                 severity, Text.assemble((finding.check_id, "bold"), f"  {finding.message}")
             )
             if finding.fix:
-                grid.add_row("", Text(f"fix: {finding.fix}", style="dim"))
+                grid.add_row(Text(""), Text(f"fix: {finding.fix}", style="dim"))
     return grid
 
 
