@@ -64,6 +64,8 @@ def parse_probe_output(returncode: int, out: str, err: str) -> TorchInfo:
             return torch_info_from_json(json.loads(lines[-1]))
         except (ValueError, TypeError, KeyError) as error:
             return _probe_failed(f"the torch probe printed unreadable output ({error})")
+    if returncode == 0:
+        return _probe_failed("the torch probe printed nothing")
     if returncode < 0:
         what = f"was killed by {signal.Signals(-returncode).name}"
     else:
