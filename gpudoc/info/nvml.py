@@ -90,7 +90,11 @@ def load_pynvml() -> Any:
 
 
 def read_nvml(lib: Any | None = None, maps_path: str = "/proc/self/maps") -> NvmlSnapshot:
-    lib = load_pynvml() if lib is None else lib
+    if lib is None:
+        try:
+            lib = load_pynvml()
+        except ImportError as error:  # nvidia-ml-py missing: nvml-binding says what to install
+            return NvmlSnapshot("ModuleNotFound", str(error), None, None, None, None, None, ())
     try:
         lib.nvmlInit()
     except Exception as error:
