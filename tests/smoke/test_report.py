@@ -20,7 +20,15 @@ from gpudoc.smoke.model import (
     SmokeReport,
     Throughput,
 )
-from gpudoc.smoke.run import cpu_threads, overall, parse_devices, plan, vote, with_speedups
+from gpudoc.smoke.run import (
+    cpu_threads,
+    overall,
+    parse_devices,
+    plan,
+    slow_peers,
+    vote,
+    with_speedups,
+)
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "gpudoc/smoke/schema.json").read_text())
 H100 = DeviceInfo(
@@ -91,6 +99,20 @@ def test_overall_verdict_and_strict() -> None:
     warned = vote([gpu(0, "a"), gpu(1, "b")])
     assert overall(warned) == "WARN" and overall(warned, strict=True) == "FAIL"
     assert overall([gpu(0, "a"), gpu(1, "a", status="HUNG")]) == "HUNG"
+
+
+def test_a_slow_gpu_among_identical_peers_is_a_warning() -> None:
+    slow = replace(gpu(2, "a"), throughput=(Throughput(4, 1800.0), Throughput(256, 200_000.0)))
+    results = slow_peers([gpu(0, "a"), gpu(1, "a"), slow])
+    assert [r.status for r in results] == ["PASS", "PASS", "WARN"]
+    check = results[2].check("throughput_peers")
+    assert check is not None and check.value == pytest.approx(0.485, abs=1e-3)
+    assert (
+        results[2].reason
+        == "throughput_peers: slow device, 0.48x the median of 3 identical devices"
+    )
+    cpus = [replace(r, info=replace(H100, kind="cpu")) for r in (gpu(0, "a"), slow)]
+    assert slow_peers(cpus) == cpus  # CPU workers share cores: never compared
 
 
 def test_speedup_over_the_cpu_worker() -> None:
