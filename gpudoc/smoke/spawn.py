@@ -25,7 +25,8 @@ from gpudoc.smoke.model import CheckResult, DeviceResult, SmokeConfig, Status
 
 Event = dict[str, Any]
 OnEvent = Callable[[int, Event], None]
-"""``on_event(worker_index, event)``: the worker's progress, inject and result events."""
+"""``on_event(worker_index, event)``: start and done from here; progress, inject and result
+events as the worker sent them."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class Worker:
         self.last_progress: Event | None = None
         self.injected: str | None = None
         self.started = time.monotonic()
+        on_event(spec.index, {"event": "start", "device": spec.device})
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in _finish)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "gpudoc.smoke.worker"],
