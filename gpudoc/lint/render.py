@@ -25,11 +25,10 @@ def summary(result: LintResult) -> str:
         fixable = sum(1 for f in findings if f.fixable)
         safe = sum(1 for f in findings if f.fix is not None and f.fix.safe)
         text = f"Found {len(findings)} finding{'s' * (len(findings) != 1)} ({checked})."
-        if fixable:
-            text += f" {safe} fixable with --fix"
-            if fixable > safe:
-                text += f", {fixable - safe} more with --unsafe-fixes"
-            text += "."
+        if safe:
+            text += f" {safe} fixable with --fix."
+        if fixable > safe:
+            text += f" {fixable - safe} fixable with --fix --unsafe-fixes."
     errors = len(result.errors)
     if errors:
         text += f" {errors} file{'s' * (errors != 1)} could not be linted."

@@ -1,4 +1,4 @@
-"""Every rule's VALID examples draw no finding from it; each INVALID one exactly one, where stated."""
+"""Each rule's VALID examples draw no finding from it; each INVALID one exactly one, as stated."""
 
 from __future__ import annotations
 
