@@ -91,7 +91,7 @@ def _torch_rows(torch: TorchInfo) -> list[tuple[str, str]]:
         available += f" — {torch.unavailable_reason}"
     rows = [
         ("version", f"{torch.version} ({build.get(torch.build or '', 'CPU-only build')})"),
-        ("cuDNN / NCCL", f"{_v(torch.cudnn_version)} / {_v(torch.nccl_version)}"),
+        ("cuDNN / NCCL", f"{_cudnn(torch.cudnn_version)} / {_v(torch.nccl_version)}"),
         ("arch list", " ".join(torch.arch_list or ()) or MISSING),
         ("CUDA available", available),
         ("devices (torch)", _v(torch.device_count)),
@@ -103,6 +103,14 @@ def _torch_rows(torch: TorchInfo) -> list[tuple[str, str]]:
         if vision.ops_error or vision.import_error:
             rows.append(("", vision.ops_error or vision.import_error or ""))
     return rows
+
+
+def _cudnn(version: int | None) -> str:
+    """91002 -> 9.10.2 (cuDNN 9 encodes major*10000); 8907 -> 8.9.7 (cuDNN 8: major*1000)."""
+    if version is None:
+        return MISSING
+    major, rest = divmod(version, 10000 if version >= 10000 else 1000)
+    return f"{major}.{rest // 100}.{rest % 100}"
 
 
 def _vision(installed: bool, version: str | None, ops: bool | None) -> str:
