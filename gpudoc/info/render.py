@@ -12,7 +12,14 @@ from rich.text import Text
 
 from gpudoc import __version__
 from gpudoc.info.doctor import Check, problems, usable_gpu_count
-from gpudoc.info.model import SCHEMA_VERSION, CheckResult, GpuInfo, InfoReport, TorchInfo
+from gpudoc.info.model import (
+    SCHEMA_VERSION,
+    CheckResult,
+    DriverInfo,
+    GpuInfo,
+    InfoReport,
+    TorchInfo,
+)
 
 MISSING = "–"
 GIB = 1024**3
@@ -131,8 +138,12 @@ def _driver_rows(report: InfoReport) -> list[tuple[str, str]]:
         ("CUDA (driver)", _v(driver.cuda_driver_version)),
         ("kernel module", _v(driver.kernel_module_version)),
         ("NVML library", _v(driver.nvml_library_path)),
-        ("NVML binding", ", ".join(filter(None, [driver.nvml_binding])) or MISSING),
+        ("NVML binding", ", ".join(dict.fromkeys(_bindings(driver))) or MISSING),
     ]
+
+
+def _bindings(driver: DriverInfo) -> list[str]:
+    return [b for b in (driver.nvml_binding, *driver.nvml_binding_deprecated) if b]
 
 
 def _devices(report: InfoReport) -> RenderableType:
@@ -166,7 +177,7 @@ def _field(gpu: GpuInfo, name: str, text: str | None) -> str:
 def _device_row(gpu: GpuInfo) -> list[str]:
     memory = None
     if gpu.memory_total_bytes is not None:
-        memory = f"{(gpu.memory_used_bytes or 0) / GIB:.1f}/{gpu.memory_total_bytes / GIB:.1f} GiB"
+        memory = f"{_gib(gpu.memory_used_bytes)}/{_gib(gpu.memory_total_bytes)} GiB"
     power = None
     if gpu.power_draw_mw is not None:
         power = f"{gpu.power_draw_mw / 1000:.0f}/{_v(_watts(gpu.power_limit_mw))} W"
@@ -192,6 +203,10 @@ def _device_row(gpu: GpuInfo) -> list[str]:
     ]
 
 
+def _gib(size_bytes: int | None) -> str:
+    return "?" if size_bytes is None else f"{size_bytes / GIB:.1f}"
+
+
 def _watts(milliwatts: int | None) -> str | None:
     return None if milliwatts is None else f"{milliwatts / 1000:.0f}"
 
@@ -212,7 +227,7 @@ def _device_details(gpu: GpuInfo) -> str:
     )
     if gpu.processes is not None:
         listed = [
-            f"{p.pid} {p.name or ''} {(p.used_memory_bytes or 0) / GIB:.1f} GiB".replace("  ", " ")
+            " ".join(filter(None, [str(p.pid), p.name, f"{_gib(p.used_memory_bytes)} GiB"]))
             for p in gpu.processes
         ]
         parts.append("processes " + (", ".join(listed) or "none"))
