@@ -288,8 +288,11 @@ def _closing(report: InfoReport) -> Text:
     if count == 0:
         return Text("No issues found.", style="green bold")
     facts = summary(report)
-    parts = [f"{facts['failures']} failure(s)", f"{facts['warnings']} warning(s)"]
+    parts = [_count(facts["failures"], "failure"), _count(facts["warnings"], "warning")]
     if facts["crashed_checks"]:
-        parts.append(f"{facts['crashed_checks']} crashed check(s)")
-    noun = "problem" if count == 1 else "problems"
-    return Text(f"{count} {noun} found ({', '.join(parts)}).", style="red bold")
+        parts.append(_count(facts["crashed_checks"], "crashed check"))
+    return Text(f"{_count(count, 'problem')} found ({', '.join(parts)}).", style="red bold")
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
