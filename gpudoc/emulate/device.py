@@ -22,15 +22,51 @@ from gpudoc.emulate.state import STATE
 from gpudoc.emulate.tensor import EmulatedTensor, cuda_device, move_tensor, target_index, wrap
 
 # torch.* functions with a ``device=`` argument (from native_functions.yaml, plus the Python ones).
-FACTORY_NAMES = (
-    "arange bartlett_window blackman_window empty empty_like empty_permuted empty_strided eye "
-    "full full_like hamming_window hann_window kaiser_window linspace logspace normal ones "
-    "ones_like rand rand_like randint randint_like randn randn_like randperm range "
-    "scalar_tensor sparse_coo_tensor tril_indices triu_indices zeros zeros_like tensor "
-    "as_tensor asarray"
-).split()
-TENSOR_FACTORY_NAMES = ("new_empty", "new_empty_strided", "new_full", "new_ones", "new_zeros")
-TENSOR_FACTORY_NAMES += ("new_tensor",)
+FACTORY_NAMES: tuple[str, ...] = (
+    "arange",
+    "bartlett_window",
+    "blackman_window",
+    "empty",
+    "empty_like",
+    "empty_permuted",
+    "empty_strided",
+    "eye",
+    "full",
+    "full_like",
+    "hamming_window",
+    "hann_window",
+    "kaiser_window",
+    "linspace",
+    "logspace",
+    "normal",
+    "ones",
+    "ones_like",
+    "rand",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "randn_like",
+    "randperm",
+    "range",
+    "scalar_tensor",
+    "sparse_coo_tensor",
+    "tril_indices",
+    "triu_indices",
+    "zeros",
+    "zeros_like",
+    "tensor",
+    "as_tensor",
+    "asarray",
+)
+TENSOR_FACTORY_NAMES: tuple[str, ...] = (
+    "new_empty",
+    "new_empty_strided",
+    "new_full",
+    "new_ones",
+    "new_zeros",
+    "new_tensor",
+)
 
 
 def device_aware(factory: Callable[..., Any]) -> Callable[..., Any]:
@@ -96,8 +132,7 @@ def host_pin_memory(self: torch.Tensor, device: Any = None) -> torch.Tensor:
 def counted_backward(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def patched(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-        location = tracking.user_location()
-        STATE.reached("backward", None if location is None else f"{location[0]}:{location[1]}")
+        STATE.reached("backward", tracking.where_text())
         return original(self, *args, **kwargs)
 
     return patched

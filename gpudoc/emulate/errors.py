@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 from pathlib import Path
 from typing import Any
 
@@ -95,10 +96,7 @@ def _named_operands(
     schema_args = func._schema.arguments
     named: list[tuple[str, Any]] = []
     for position, argument in enumerate(schema_args):
-        if position < len(args):
-            value = args[position]
-        else:
-            value = kwargs.get(argument.name)
+        value = args[position] if position < len(args) else kwargs.get(argument.name)
         named.append((argument.name, value))
     outs = {argument.name for argument in schema_args if argument.is_out}
     ordered = [item for item in named if item[0] in outs] + [i for i in named if i[0] not in outs]
@@ -145,7 +143,9 @@ def _tensor_iterator_message(operands: list[tuple[str, torch.Tensor]]) -> str:
                 "Expected all tensors to be on the same device, but found at least two "
                 f"devices, {common} and {tensor.device}!"
             )
-    return f"Expected all tensors to be on the same device, but found at least two devices, {common}"
+    return (
+        f"Expected all tensors to be on the same device, but found at least two devices, {common}"
+    )
 
 
 def _codegen_message(method: str, operands: list[tuple[str, torch.Tensor]]) -> str:
@@ -211,3 +211,31 @@ def _parse_native_functions(text: str) -> dict[tuple[str, str], dict[str, Any]]:
                 keys = {key.strip() for key in stripped.split(":", 1)[0].split(",")}
                 current["cuda"] = current["cuda"] or "CUDA" in keys
     return entries
+
+
+def needs_real_gpu(failure: BaseException) -> str | None:
+    """Name what a failure needed from a real GPU (Triton, NCCL, CUDA itself), or None."""
+    text = str(failure)
+    files = []
+    tb = failure.__traceback__
+    while tb is not None:
+        files.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    if any(f"{os.sep}triton{os.sep}" in name for name in files):
+        return "a Triton kernel"
+    if "NCCL" in text:
+        return "NCCL collectives (torch.distributed with the nccl backend)"
+    if "Torch not compiled with CUDA enabled" in text or "CUDA driver" in text:
+        return "a CUDA call gpudoc does not emulate" + _last_torch_function(failure)
+    return None
+
+
+def _last_torch_function(failure: BaseException) -> str:
+    tb, name = failure.__traceback__, ""
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if f"{os.sep}torch{os.sep}" in code.co_filename:
+            module = code.co_filename.rsplit(f"{os.sep}torch{os.sep}", 1)[1].removesuffix(".py")
+            name = f" (torch/{module}.py, {code.co_name})"
+        tb = tb.tb_next
+    return name

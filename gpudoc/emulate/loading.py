@@ -22,7 +22,7 @@ from gpudoc.emulate.tensor import EmulatedTensor, wrap
 def counted_save(save: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(save)
     def patched(obj: Any, f: Any, *args: Any, **kwargs: Any) -> Any:
-        STATE.reached("checkpoint saved", _where())
+        STATE.reached("checkpoint saved", tracking.where_text())
         tracking.saved_storages.clear()
         try:
             return save(obj, f, *args, **kwargs)
@@ -35,7 +35,7 @@ def counted_save(save: Callable[..., Any]) -> Callable[..., Any]:
 def adopting_load(load: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(load)
     def patched(*args: Any, **kwargs: Any) -> Any:
-        STATE.reached("checkpoint loaded", _where())
+        STATE.reached("checkpoint loaded", tracking.where_text())
         tracking.loaded_storages.clear()
         try:
             result = load(*args, **kwargs)
@@ -47,12 +47,7 @@ def adopting_load(load: Callable[..., Any]) -> Callable[..., Any]:
     return patched
 
 
-def _where() -> str | None:
-    location = tracking.user_location()
-    return None if location is None else f"{location[0]}:{location[1]}"
-
-
-def _adopt(value: Any, where: tuple[str, int] | None, seen: set[int]) -> Any:
+def _adopt(value: Any, where: tracking.Location | None, seen: set[int]) -> Any:
     """Wrap every loaded tensor whose storage came from a ``cuda`` location."""
     if id(value) in seen:
         return value
@@ -71,7 +66,7 @@ def _adopt(value: Any, where: tuple[str, int] | None, seen: set[int]) -> Any:
     return value
 
 
-def _adopt_tensor(tensor: torch.Tensor, where: tuple[str, int] | None) -> torch.Tensor:
+def _adopt_tensor(tensor: torch.Tensor, where: tracking.Location | None) -> torch.Tensor:
     index = tracking.loaded_storages.get(tensor.untyped_storage().data_ptr())
     if index is None:
         tracking.set_origin(tensor, "loaded to the host", where)
@@ -85,9 +80,9 @@ def _adopt_tensor(tensor: torch.Tensor, where: tuple[str, int] | None) -> torch.
     return wrapped
 
 
-def _adopt_module(module: torch.nn.Module, where: tuple[str, int] | None) -> None:
+def _adopt_module(module: torch.nn.Module, where: tracking.Location | None) -> None:
     for submodule in module.modules():
-        for name, param in list(submodule._parameters.items()):
+        for param in list(submodule._parameters.values()):
             if param is not None:
                 adopted = _adopt_tensor(param, where)
                 if adopted is not param:

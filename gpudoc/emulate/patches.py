@@ -45,14 +45,11 @@ def emulated_cuda(device_count: int = 1, batch_limit: int | None = None) -> Iter
     STATE.configure(device_count, batch_limit)
     patcher = _Patcher()
     handles: list[Any] = []
-    swap_before = torch.__future__.get_swap_module_params_on_conversion()
     try:
         _patch_torch(patcher)
         handles = _register_hooks()
-        torch.__future__.set_swap_module_params_on_conversion(True)
         yield
     finally:
-        torch.__future__.set_swap_module_params_on_conversion(swap_before)
         for handle in handles:
             handle.remove()
         patcher.undo()
@@ -72,8 +69,10 @@ def _patch_torch(patcher: _Patcher) -> None:
     loader = torch.utils.data.DataLoader
     patcher.set(loader, "__iter__", phases.capped_iter(loader.__iter__))
     patcher.set(loader, "__len__", phases.capped_len(loader.__len__))
+    patcher.set(torch, "compile", _eager_compile)
     patcher.set(torch.nn.Module, "to", _counting_module_move(torch.nn.Module.to))
     patcher.set(torch.nn.Module, "cuda", _counting_module_move(torch.nn.Module.cuda))
+    patcher.set(torch.nn.Module, "_apply", _swapping_apply(torch.nn.Module._apply))
     autocast = torch.amp.autocast_mode.autocast
     patcher.set(autocast, "__init__", _cuda_autocast_on_cpu(autocast.__init__))
     torch.serialization.register_package(1, tracking.tag_saved_storage, tracking.restore_storage)
@@ -105,7 +104,7 @@ def _register_hooks() -> list[Any]:
 
 def _date_parameter(module: torch.nn.Module, name: str, tensor: Any) -> None:
     if tensor is not None and tracking.origin(tensor) is None:
-        tracking.set_origin(tensor, "created on the host")
+        tracking.set_origin(tensor, "created on the host", tracking.construction_site())
 
 
 def _counting_module_move(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -113,11 +112,35 @@ def _counting_module_move(method: Callable[..., Any]) -> Callable[..., Any]:
     def move(self: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
         STATE.modules_moved += 1
         location = tracking.user_location()
-        if location is not None:
-            self._gpudoc_moved_at = location
+        for submodule in self.modules():
+            submodule.__dict__["_gpudoc_moved_at"] = location
         return method(self, *args, **kwargs)
 
     return move
+
+
+def _swapping_apply(apply: Callable[..., Any]) -> Callable[..., Any]:
+    """``module.to()`` swaps each parameter for its emulated copy (``swap_tensors``), so that
+    the Parameter objects, and the optimizers holding them, stay the same, as on a GPU."""
+
+    @functools.wraps(apply)
+    def patched(self: torch.nn.Module, fn: Any, recurse: bool = True) -> Any:
+        before = torch.__future__.get_swap_module_params_on_conversion()
+        torch.__future__.set_swap_module_params_on_conversion(True)
+        try:
+            return apply(self, fn, recurse)
+        finally:
+            torch.__future__.set_swap_module_params_on_conversion(before)
+
+    return patched
+
+
+def _eager_compile(model: Any = None, **kwargs: Any) -> Any:
+    """torch.compile would generate Triton for CUDA; emulation runs the model eagerly."""
+    STATE.reached("torch.compile skipped (eager)", tracking.where_text())
+    if model is None:
+        return lambda fn: fn
+    return model
 
 
 def _cuda_autocast_on_cpu(init: Callable[..., None]) -> Callable[..., None]:

@@ -47,7 +47,7 @@ class CappedIterator:
         return getattr(self._inner, name)
 
 
-def _date_batch(batch: Any, where: tuple[str, int] | None) -> None:
+def _date_batch(batch: Any, where: tracking.Location | None) -> None:
     if isinstance(batch, torch.Tensor):
         tracking.set_origin(batch, "loaded by a DataLoader (on the host)", where)
     elif isinstance(batch, (list, tuple)):
@@ -78,12 +78,11 @@ def capped_len(method: Callable[..., int]) -> Callable[..., int]:
 def forward_started(module: torch.nn.Module, args: Any) -> None:
     global _depth
     _depth += 1
-    if _depth != 1:
-        return
+    if _depth != 1 or next(module.parameters(), None) is None:
+        return  # a nested call, or a parameterless module such as a loss
     training = torch.is_grad_enabled() and module.training
     phase = "forward (training)" if training else "forward (evaluation)"
-    location = tracking.user_location()
-    STATE.reached(phase, None if location is None else f"{location[0]}:{location[1]}")
+    STATE.reached(phase, tracking.where_text())
     STATE.phase_devices.setdefault(phase, set()).add(_module_device(module, args))
 
 

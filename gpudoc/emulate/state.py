@@ -25,9 +25,10 @@ class EmulationState:
     phase_devices: dict[str, set[str]] = field(default_factory=dict)
 
     def configure(self, device_count: int, batch_limit: int | None) -> None:
-        self.device_count = device_count
-        self.batch_limit = batch_limit
-        self.devices = [torch.device("cuda", index) for index in range(device_count)]
+        """Start afresh: the machine as asked, every counter at zero."""
+        fresh = EmulationState(device_count=device_count, batch_limit=batch_limit)
+        fresh.devices = [torch.device("cuda", index) for index in range(device_count)]
+        self.__dict__.update(fresh.__dict__)
 
     def reached(self, phase: str, where: str | None = None) -> None:
         """Count a phase (train step, save, load, ...) and remember where it first happened."""

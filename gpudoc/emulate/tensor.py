@@ -24,7 +24,7 @@ _INDEXING = {_aten.index.Tensor, _aten.index_put_.default, _aten.index_put.defau
 _INDEXING.add(_aten._index_put_impl_.default)
 
 
-class EmulatedTensor(torch.Tensor):
+class EmulatedTensor(torch.Tensor):  # type: ignore[misc]
     """A tensor that lives on an emulated ``cuda:N``; its data is the CPU tensor ``_inner``."""
 
     _inner: torch.Tensor
@@ -49,7 +49,7 @@ class EmulatedTensor(torch.Tensor):
         return wrapper  # type: ignore[no-any-return]
 
     # Skip the subclass-preserving __torch_function__: dispatch already returns wrappers.
-    __torch_function__ = torch._C._disabled_torch_function_impl  # type: ignore[assignment]
+    __torch_function__ = torch._C._disabled_torch_function_impl
 
     @classmethod
     def __torch_dispatch__(
@@ -62,51 +62,49 @@ class EmulatedTensor(torch.Tensor):
         return dispatch(func, args, kwargs or {})
 
     # -- what Python code asks of a CUDA tensor -------------------------------------------------
-    @property  # type: ignore[override]
+    @property
     def device(self) -> torch.device:
         return STATE.devices[self._index]
 
-    @property  # type: ignore[override]
+    @property
     def is_cuda(self) -> bool:
         return True
 
-    def get_device(self) -> int:  # type: ignore[override]
+    def get_device(self) -> int:
         return self._index
 
-    def numpy(self, *, force: bool = False) -> Any:  # type: ignore[override]
+    def numpy(self, *, force: bool = False) -> Any:
         if force:
             return self._inner.detach().numpy(force=True)
         raise errors.NumpyOnDeviceError(self)
 
-    def tolist(self) -> Any:  # type: ignore[override]
+    def tolist(self) -> Any:
         return self._inner.tolist()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         raise errors.NumpyOnDeviceError(self)
 
-    def to(self, *args: Any, **kwargs: Any) -> torch.Tensor:  # type: ignore[override]
+    def to(self, *args: Any, **kwargs: Any) -> torch.Tensor:
         return move_tensor(self, *args, **kwargs)
 
-    def cuda(self, device: Any = None, non_blocking: bool = False, **_: Any) -> torch.Tensor:  # type: ignore[override]
+    def cuda(self, device: Any = None, non_blocking: bool = False, **_: Any) -> torch.Tensor:
         return move_tensor(self, cuda_device(device))
 
-    def cpu(self, memory_format: Any = None) -> torch.Tensor:  # type: ignore[override]
+    def cpu(self, memory_format: Any = None) -> torch.Tensor:
         return move_tensor(self, "cpu")
 
-    def pin_memory(self, device: Any = None) -> torch.Tensor:  # type: ignore[override]
-        raise RuntimeError(
-            f"cannot pin '{self.type()}' only dense CPU tensors can be pinned"
-        )
+    def pin_memory(self, device: Any = None) -> torch.Tensor:
+        raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
 
-    def is_pinned(self, device: Any = None) -> bool:  # type: ignore[override]
+    def is_pinned(self, device: Any = None) -> bool:
         return False
 
-    def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:  # type: ignore[override]
+    def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
         if dtype is None:
             return self._inner.type().replace("torch.", "torch.cuda.", 1)
         return super().type(dtype, non_blocking, **kwargs)
 
-    def __repr__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]
+    def __repr__(self, *, tensor_contents: Any = None) -> str:
         text = repr(self._inner.detach())
         suffix = f", device='{self.device}'"
         if self.grad_fn is not None:
@@ -149,16 +147,16 @@ def wrap(inner: torch.Tensor, index: int) -> EmulatedTensor:
     return EmulatedTensor(inner, index)
 
 
-class _ToDevice(torch.autograd.Function):
+class _ToDevice(torch.autograd.Function):  # type: ignore[misc]
     """A differentiable move between host and emulated devices (index None = host)."""
 
     @staticmethod
-    def forward(ctx: Any, tensor: torch.Tensor, index: int | None) -> torch.Tensor:  # type: ignore[override]
+    def forward(ctx: Any, tensor: torch.Tensor, index: int | None) -> torch.Tensor:
         ctx.source = tensor._index if isinstance(tensor, EmulatedTensor) else None
         return _copy_to(tensor, index)
 
     @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:  # type: ignore[override]
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
         return _copy_to(grad, ctx.source), None
 
 
@@ -216,10 +214,21 @@ def dispatch(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         target = target_index(requested) if requested.type == "cuda" else None
         inner_kwargs = dict(inner_kwargs, device=torch.device("cpu"))
     STATE.ops_on_device += 1
-    out = func(*inner_args, **inner_kwargs)
+    try:
+        out = func(*inner_args, **inner_kwargs)
+    except NotImplementedError:
+        if func.namespace == "aten":
+            raise
+        raise errors.not_emulated(f"the custom operator {func} (a CUDA extension)") from None
     if func is _aten.copy_.default and not isinstance(args[0], EmulatedTensor):
         return args[0]
-    return _wrap_outputs(out, target, owners)
+    wrapped = _wrap_outputs(out, target, owners)
+    if func.is_view and args and isinstance(wrapped, EmulatedTensor):
+        # detach / view / t keep the origin: Parameter() detaches, linear transposes.
+        origin = getattr(args[0], "_gpudoc_origin", None)
+        if origin is not None:
+            wrapped._gpudoc_origin = origin
+    return wrapped
 
 
 def _unwrap_all(args: tuple[Any, ...]) -> tuple[list[Any], list[tuple[str, Any]], dict[int, Any]]:

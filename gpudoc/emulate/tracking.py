@@ -7,6 +7,7 @@ registration), never per operation.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import sysconfig
 from pathlib import Path
@@ -41,28 +42,53 @@ def is_user_file(filename: str) -> bool:
 
 def user_frame(start: FrameType | None = None) -> FrameType | None:
     """The innermost frame that runs the user's own code (not torch, not gpudoc, not stdlib)."""
-    frame = start if start is not None else sys._getframe(1)
+    frame: FrameType | None = start if start is not None else sys._getframe(1)
     while frame is not None and not is_user_file(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
 
 
-def user_location() -> tuple[str, int] | None:
+Location = tuple[str, int, str]  # file, line, function
+
+
+def user_location(start: FrameType | None = None) -> Location | None:
+    frame = user_frame(start if start is not None else sys._getframe(1))
+    return None if frame is None else _location(frame)
+
+
+def where_text() -> str | None:
+    """``file:line`` of the user's code calling in, for the phase summary."""
+    location = user_location(sys._getframe(1))
+    return None if location is None else f"{location[0]}:{location[1]}"
+
+
+def _location(frame: FrameType) -> Location:
+    return (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+
+
+def construction_site() -> Location | None:
+    """The user line that built a module: past its (and its parents') ``__init__`` frames."""
     frame = user_frame(sys._getframe(1))
-    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+    while frame is not None and frame.f_code.co_name == "__init__":
+        owner = frame.f_locals.get("self")
+        if not isinstance(owner, torch.nn.Module):
+            break
+        above = user_frame(frame.f_back) if frame.f_back is not None else None
+        if above is None:
+            break
+        frame = above
+    return None if frame is None else _location(frame)
 
 
-def set_origin(tensor: Any, verb: str, where: tuple[str, int] | None = None) -> None:
-    """Remember how and where (user file, line) a tensor got where it is."""
-    location = where if where is not None else user_location()
+def set_origin(tensor: Any, verb: str, where: Location | None = None) -> None:
+    """Remember how and where (user file, line, function) a tensor got where it is."""
+    location = where if where is not None else user_location(sys._getframe(1))
     if location is not None:
-        try:
-            tensor._gpudoc_origin = (verb, location[0], location[1])
-        except (AttributeError, RuntimeError):
-            pass
+        with contextlib.suppress(AttributeError, RuntimeError):
+            tensor._gpudoc_origin = (verb, *location)
 
 
-def origin(tensor: Any) -> tuple[str, str, int] | None:
+def origin(tensor: Any) -> tuple[str, str, int, str] | None:
     value = getattr(tensor, "_gpudoc_origin", None)
     return value if isinstance(value, tuple) else None
 
@@ -70,15 +96,13 @@ def origin(tensor: Any) -> tuple[str, str, int] | None:
 def note_move(source: torch.Tensor, result: torch.Tensor, target: int | None) -> None:
     """A tensor was copied to another device: count it and date the copy."""
     STATE.tensors_moved += 1
-    where = user_location()
+    where = user_location(sys._getframe(1))
     verb = "moved to cpu" if target is None else f"moved to cuda:{target}"
     set_origin(result, verb, where)
     if target is not None and where is not None:
         # Kept on the source: if the copy is discarded, the report can say where it was made.
-        try:
-            source._gpudoc_copied_at = (where[0], where[1], target)  # type: ignore[attr-defined]
-        except (AttributeError, RuntimeError):
-            pass
+        with contextlib.suppress(AttributeError, RuntimeError):
+            source._gpudoc_copied_at = (*where, target)
 
 
 def mark_saved_storage(inner: torch.Tensor, index: int) -> None:
