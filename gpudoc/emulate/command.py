@@ -6,6 +6,7 @@ import argparse
 import os
 from typing import Any
 
+from gpudoc.emulate.model import Target
 from gpudoc.exit_codes import FINDINGS, USAGE, UsageError
 
 EPILOG = """\
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     return report.script_exit_code
 
 
-def _target(args: argparse.Namespace) -> Any:
+def _target(args: argparse.Namespace) -> Target:
     if not args.emulate_cuda:
         raise UsageError("gpudoc run needs --emulate-cuda (the only way it runs scripts so far)")
     if args.devices < 1:
@@ -69,8 +70,6 @@ def _target(args: argparse.Namespace) -> Any:
     rest = [item for item in [args.script, *args.script_args] if item is not None]
     if rest and rest[0] == "--":
         rest = rest[1:]
-    from gpudoc.emulate.runner import Target
-
     if args.module is not None:
         return Target(args.module, tuple(rest), as_module=True)
     if not rest:

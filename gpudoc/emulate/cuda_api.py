@@ -71,7 +71,7 @@ def memory_allocated(device: Any = None) -> int:
     index = index_of(device)
     storages: dict[int, int] = {}
     for obj in gc.get_objects():
-        if isinstance(obj, EmulatedTensor) and obj._index == index:
+        if type(obj) is EmulatedTensor and obj._index == index:
             storage = obj._inner.untyped_storage()
             storages[storage.data_ptr()] = storage.nbytes()
     total = sum(storages.values())
@@ -111,6 +111,9 @@ class Stream:
 
     def query(self) -> bool:
         return True
+
+    def is_capturing(self) -> bool:
+        return False
 
     def __enter__(self) -> Stream:
         return self
@@ -173,9 +176,13 @@ def _named_no_op(name: str) -> Any:
     return no_op
 
 
+DEFAULT_STREAM = Stream.__new__(Stream)
+
+
 def cuda_functions() -> dict[str, Any]:
     """The ``torch.cuda`` attributes to replace, by name."""
-    default_stream = Stream()
+    default_stream = DEFAULT_STREAM
+    default_stream.device, default_stream.priority = torch.device("cuda", 0), 0
     return {
         "is_available": lambda: True,
         "is_initialized": lambda: True,
@@ -200,6 +207,7 @@ def cuda_functions() -> dict[str, Any]:
         "device": DeviceContext,
         "stream": lambda stream=None: stream if stream is not None else default_stream,
         "current_stream": lambda device=None: default_stream,
+        "is_current_stream_capturing": lambda: False,
         "default_stream": lambda device=None: default_stream,
         **{
             name: _named_no_op(name)
@@ -229,5 +237,6 @@ def accelerator_functions() -> dict[str, Any]:
         "current_accelerator": lambda check_available=False: torch.device("cuda"),
         "current_device_index": lambda: STATE.current_index,
         "set_device_index": set_device,
+        "current_stream": lambda device=None: DEFAULT_STREAM,
         "synchronize": _named_no_op("synchronize"),
     }

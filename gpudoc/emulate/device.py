@@ -88,7 +88,11 @@ def device_aware(factory: Callable[..., Any]) -> Callable[..., Any]:
 def _with_device(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], device: Any) -> Any:
     requested = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
     if requested.type == "cpu":
-        result = func(*args, **kwargs)
+        STATE.host_requested = True
+        try:
+            result = func(*args, **kwargs)
+        finally:
+            STATE.host_requested = False
         tracking.set_origin(result, "created on the host")
         return result
     if requested.type != "cuda":

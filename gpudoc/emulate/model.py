@@ -6,6 +6,15 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class Target:
+    """What to run: a script path or a module name, and its own arguments."""
+
+    name: str
+    args: tuple[str, ...]
+    as_module: bool
+
+
+@dataclass(frozen=True)
 class SourceLocation:
     """A line of the user's own code."""
 

@@ -16,6 +16,7 @@ TITLE = "gpudoc run --emulate-cuda"
 
 def render(report: EmulationReport, file: IO[str] | None = None, width: int | None = None) -> None:
     console = make_console(file=file, stderr=file is None, width=width)
+    console.soft_wrap = True  # long paths and error texts stay on one line, for grep and CI logs
     console.print()
     if report.error is not None:
         _render_error(console, report.error)

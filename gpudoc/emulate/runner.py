@@ -16,7 +16,7 @@ from pathlib import Path
 
 from gpudoc.emulate import errors, tracking
 from gpudoc.emulate.diagnose import diagnose
-from gpudoc.emulate.model import DeviceError, EmulationReport, PhaseCount
+from gpudoc.emulate.model import DeviceError, EmulationReport, PhaseCount, Target
 from gpudoc.emulate.patches import emulated_cuda
 from gpudoc.emulate.state import STATE
 
@@ -28,15 +28,6 @@ PHASE_ORDER = (
     "checkpoint loaded",
     "forward (evaluation)",
 )
-
-
-@dataclass(frozen=True)
-class Target:
-    """What to run: a script path or a module name, and its own arguments."""
-
-    name: str
-    args: tuple[str, ...]
-    as_module: bool
 
 
 @dataclass

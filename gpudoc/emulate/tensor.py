@@ -168,8 +168,8 @@ def _copy_to(tensor: torch.Tensor, index: int | None) -> torch.Tensor:
 
 def move_tensor(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     """``tensor.to(...)`` with emulated devices: a copy on the target, as on a GPU."""
+    copy_flag = bool(kwargs.pop("copy", False))
     device, dtype, _non_blocking, _memory_format = torch._C._nn._parse_to(*args, **kwargs)
-    copy_flag = bool(kwargs.get("copy", False))
     source = tensor._index if isinstance(tensor, EmulatedTensor) else None
     if device is None:
         target = source
@@ -211,7 +211,12 @@ def dispatch(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     device_kw = inner_kwargs.get("device")
     if device_kw is not None:
         requested = torch.device(device_kw)
-        target = target_index(requested) if requested.type == "cuda" else None
+        if requested.type == "cuda":
+            target = target_index(requested)
+        elif STATE.host_requested:
+            target = None
+        # else: ``cpu`` is the C++ device of an emulated tensor (autograd's _to_copy backward,
+        # new_tensor): it means "where the tensor already is".
         inner_kwargs = dict(inner_kwargs, device=torch.device("cpu"))
     STATE.ops_on_device += 1
     try:
