@@ -1,0 +1,152 @@
+"""A notebook's code cells as one Python module that libcst parses, and back again.
+
+Cells share one namespace (a model placed in cell 2 is evaluated in cell 7), so they are linted
+together: joined in order, each after a marker comment. IPython syntax -- ``%magic``, ``!shell``,
+``obj?``, ``x = !cmd`` -- is replaced line for line by a numbered ``pass`` so that line numbers stay
+aligned, and restored verbatim when a fixed module is split back into cells. Cells that are not
+Python (``%%bash``, ``%%writefile``...) or do not compile are left out and reported.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from gpudoc.lint.fix import FixResult, Lint, fix_source
+from gpudoc.lint.model import Finding
+from gpudoc.lint.notebook import Notebook, NotebookError, with_sources
+
+MARKER = "# %% gpudoc cell {index}\n"
+_MARKER_LINE = re.compile(r"^# %% gpudoc cell (\d+)\n", re.MULTILINE)
+_NEUTRAL = "{indent}pass  # gpudoc: magic {number}"
+_NEUTRAL_LINE = re.compile(r"^[ \t]*pass  # gpudoc: magic (\d+)$", re.MULTILINE)
+
+_LINE_MAGIC = re.compile(r"[ \t]*(?:%|!|\?|[\w.]+\?\??[ \t]*$|[\w.,\[\] \t]+=[ \t]*[%!])")
+_CELL_MAGIC = re.compile(r"[ \t]*%%(\w+)")
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "pdb"})
+"""Cell magics whose body is Python; any other ``%%`` cell is not linted."""
+
+_COMPILE_FLAGS = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+
+
+@dataclass(frozen=True)
+class VirtualSource:
+    """The code cells joined into one module, and what is needed to map it back."""
+
+    text: str
+    positions: tuple[tuple[int, int], ...]
+    """For each line of ``text`` (0-based): (cell index, line within the cell; 0 for a marker)."""
+    magics: tuple[str, ...]
+    """The original text of each neutralised line, by its number."""
+    ends_with_newline: Mapping[int, bool]
+    skipped: tuple[tuple[int, str], ...]
+    """(cell index, why) for the cells left out."""
+
+    def locate(self, line: int) -> tuple[int, int]:
+        """(cell, line within the cell) of a 1-based line of ``text``."""
+        index = min(max(line, 1), len(self.positions)) - 1
+        return self.positions[index] if self.positions else (1, 1)
+
+    def map_finding(self, finding: Finding, path: str) -> Finding:
+        """The finding with ``path``, ``cell`` and cell-relative lines (the fix stays as it is)."""
+        cell, line = self.locate(finding.line)
+        end_cell, end_line = self.locate(finding.end_line or finding.line)
+        end_col = finding.end_col
+        if end_cell != cell:
+            end_line, end_col = line, finding.col
+        return replace(finding, path=path, line=line, end_line=end_line, end_col=end_col, cell=cell)
+
+    def split(self, text: str) -> dict[int, str]:
+        """Cut a (fixed) module back into cell sources, with the magic lines restored."""
+        parts = _MARKER_LINE.split(text)
+        prefix, pairs = parts[0], list(zip(parts[1::2], parts[2::2], strict=True))
+        if [int(index) for index, _ in pairs] != list(self.ends_with_newline):
+            raise NotebookError("a fix moved a cell boundary; the notebook was not changed")
+        sources: dict[int, str] = {}
+        for position, (index_text, body) in enumerate(pairs):
+            index = int(index_text)
+            body = self._restore(prefix + body if position == 0 else body)
+            if not self.ends_with_newline[index] and body.endswith("\n"):
+                body = body[:-1]
+            sources[index] = body
+        return sources
+
+    def _restore(self, body: str) -> str:
+        def original(match: re.Match[str]) -> str:
+            return self.magics[int(match.group(1))]
+
+        return _NEUTRAL_LINE.sub(original, body)
+
+
+def _neutralise(source: str, magics: list[str]) -> str | None:
+    """The cell with IPython lines replaced; None when the cell is not Python at all."""
+    cell_magic = _CELL_MAGIC.match(source)
+    if cell_magic and cell_magic.group(1) not in PYTHON_CELL_MAGICS:
+        return None
+    lines = source.splitlines(keepends=True)
+    indent: str | None = None  # set while inside a backslash-continued magic
+    for number, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        if indent is None and not (number == 0 and cell_magic) and not _LINE_MAGIC.match(body):
+            continue
+        if indent is None:
+            indent = body[: len(body) - len(body.lstrip(" \t"))]
+        lines[number] = _NEUTRAL.format(indent=indent, number=len(magics)) + line[len(body) :]
+        magics.append(body)
+        if not body.endswith("\\"):
+            indent = None
+    return "".join(lines)
+
+
+def _syntax_error(source: str) -> str | None:
+    try:
+        compile(source, "<cell>", "exec", flags=_COMPILE_FLAGS, dont_inherit=True)
+    except SyntaxError as error:
+        return f"line {error.lineno}: {error.msg}"
+    except (ValueError, RecursionError, MemoryError) as error:
+        return str(error)
+    return None
+
+
+def build(notebook: Notebook) -> VirtualSource:
+    """Join the notebook's Python code cells into one module."""
+    chunks: list[str] = []
+    positions: list[tuple[int, int]] = []
+    magics: list[str] = []
+    ends: dict[int, bool] = {}
+    skipped: list[tuple[int, str]] = []
+    for cell in notebook.cells:
+        neutral = _neutralise(cell.source, magics)
+        if neutral is None:
+            skipped.append((cell.index, "not Python (cell magic)"))
+            continue
+        problem = _syntax_error(neutral)
+        if problem is not None:
+            skipped.append((cell.index, f"syntax error at {problem}"))
+            continue
+        body = neutral if neutral.endswith("\n") or not neutral else neutral + "\n"
+        chunks += [MARKER.format(index=cell.index), body]
+        positions.append((cell.index, 0))
+        positions += [(cell.index, line) for line in range(1, body.count("\n") + 1)]
+        ends[cell.index] = cell.source.endswith("\n") or not cell.source
+    return VirtualSource("".join(chunks), tuple(positions), tuple(magics), ends, tuple(skipped))
+
+
+def lint_notebook(
+    notebook: Notebook, path: str, lint: Lint
+) -> tuple[Sequence[Finding], VirtualSource]:
+    """The findings of a notebook, each located by cell and line within the cell."""
+    virtual = build(notebook)
+    findings = [virtual.map_finding(finding, path) for finding in lint(virtual.text)]
+    return sorted(findings, key=lambda f: (f.cell or 0, f.line, f.col, f.code)), virtual
+
+
+def fix_notebook(notebook: Notebook, lint: Lint, *, unsafe: bool = False) -> tuple[str, FixResult]:
+    """The notebook's new text with fixes applied to its cells (unchanged when none apply)."""
+    virtual = build(notebook)
+    result = fix_source(virtual.text, lint, unsafe=unsafe)
+    if not result.changed:
+        return notebook.text, result
+    return with_sources(notebook, virtual.split(result.fixed)), result

@@ -1,0 +1,210 @@
+"""Apply fixes to source text: edit only what a fix names, write only code that parses.
+
+A fix is a set of position-based edits on the original text (model.Edit), so every byte no edit
+touches -- comments, blank lines, quotes, line endings -- stays as it was. The rules here:
+
+* only safe fixes, unless unsafe ones are asked for;
+* a fix whose edits overlap an edit already chosen is skipped (whole, never half-applied); the
+  next round of the fix loop gets another chance at it;
+* an edit may add code around the user's code but never remove it: every non-whitespace character
+  it replaces must reappear, in order, in its new text;
+* the result must parse (libcst); fixes that break it are dropped one by one;
+* the loop re-lints the fixed text and applies again until nothing changes, so a second
+  ``--fix`` run is a no-op.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst
+
+from gpudoc.lint.model import Edit, Finding, Fix
+
+MAX_ROUNDS = 10
+"""Fix rounds before giving up: a rule whose fix keeps re-firing must not loop for ever."""
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+Lint = Callable[[str], Sequence[Finding]]
+"""Lints one source text and returns its findings (with their fixes)."""
+
+
+@dataclass(frozen=True)
+class FixResult:
+    """What fixing one source did: the new text and the findings that remain in it."""
+
+    source: str
+    fixed: str
+    applied: tuple[Fix, ...]
+    remaining: tuple[Finding, ...]
+    converged: bool = True
+    rejected: tuple[Fix, ...] = field(default=())
+    """Fixes dropped because the result would not parse or would delete user code."""
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.source
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets of the first character of each line; index 0 is line 1 (as libcst counts)."""
+    return [0] + [match.end() for match in _NEWLINE.finditer(text)]
+
+
+def offset(starts: Sequence[int], text: str, line: int, col: int) -> int:
+    """The string offset of a (1-based line, 0-based column) position, clamped into ``text``."""
+    if line < 1:
+        return 0
+    if line > len(starts):
+        return len(text)
+    return min(starts[line - 1] + col, len(text))
+
+
+def _span(starts: Sequence[int], text: str, edit: Edit) -> tuple[int, int]:
+    start = offset(starts, text, edit.line, edit.col)
+    return start, max(start, offset(starts, text, edit.end_line, edit.end_col))
+
+
+def keeps_user_code(old: str, new: str) -> bool:
+    """True when every non-whitespace character of ``old`` appears, in order, in ``new``."""
+    remaining = iter("".join(new.split()))
+    return all(char in remaining for char in "".join(old.split()))
+
+
+def _conflicts(span: tuple[int, int], text: str, taken: dict[tuple[int, int], str]) -> bool:
+    """Overlap with a chosen edit; an insertion at the very same point counts unless identical."""
+    start, end = span
+    for (other_start, other_end), other_text in taken.items():
+        if (start, end) == (other_start, other_end):
+            if text != other_text:
+                return True
+        elif start < other_end and other_start < end:
+            return True
+    return False
+
+
+def choose_fixes(
+    source: str, findings: Iterable[Finding], *, unsafe: bool = False
+) -> tuple[list[Fix], list[Fix]]:
+    """Pick the fixes to apply, in finding order: (chosen, rejected as deleting user code)."""
+    starts = line_starts(source)
+    taken: dict[tuple[int, int], str] = {}
+    chosen: list[Fix] = []
+    rejected: list[Fix] = []
+    for finding in sorted(findings):
+        fix = finding.fix
+        if fix is None or not fix.edits or (not fix.safe and not unsafe) or fix in chosen:
+            continue
+        spans = [_span(starts, source, edit) for edit in fix.edits]
+        pairs = list(zip(spans, fix.edits, strict=True))
+        if not all(keeps_user_code(source[a:b], e.text) for (a, b), e in pairs):
+            rejected.append(fix)
+            continue
+        if any(_conflicts(span, e.text, taken) for span, e in pairs):
+            continue
+        taken.update((span, e.text) for span, e in pairs)
+        chosen.append(fix)
+    return chosen, rejected
+
+
+def apply_edits(source: str, edits: Iterable[Edit]) -> str:
+    """Apply non-overlapping edits to ``source``; identical duplicates count once."""
+    starts = line_starts(source)
+    spans = sorted({(*_span(starts, source, edit), edit.text) for edit in edits})
+    pieces: list[str] = []
+    cursor = 0
+    for start, end, text in spans:
+        if start < cursor:
+            raise ValueError(f"overlapping edits at offset {start}")
+        pieces += [source[cursor:start], text]
+        cursor = end
+    pieces.append(source[cursor:])
+    return "".join(pieces)
+
+
+def parses(source: str) -> bool:
+    try:
+        libcst.parse_module(source)
+    except (libcst.ParserSyntaxError, RecursionError, ValueError):
+        return False
+    return True
+
+
+def _apply_parsing(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix], list[Fix]]:
+    """Apply ``fixes`` together; when that does not parse, keep the ones that do, one by one."""
+    if not fixes:
+        return source, [], []
+    fixed = apply_edits(source, (edit for fix in fixes for edit in fix.edits))
+    if parses(fixed):
+        return fixed, list(fixes), []
+    kept: list[Fix] = []
+    dropped: list[Fix] = []
+    for fix in fixes:
+        candidate = apply_edits(source, (edit for f in [*kept, fix] for edit in f.edits))
+        (kept if parses(candidate) else dropped).append(fix)
+    return apply_edits(source, (edit for fix in kept for edit in fix.edits)), kept, dropped
+
+
+def fix_source(source: str, lint: Lint, *, unsafe: bool = False) -> FixResult:
+    """Lint, fix, re-lint until no chosen fix is left (at most MAX_ROUNDS rounds)."""
+    current = source
+    findings = tuple(lint(current))
+    applied: list[Fix] = []
+    rejected: list[Fix] = []
+    for _round in range(MAX_ROUNDS):
+        chosen, deleting = choose_fixes(current, findings, unsafe=unsafe)
+        rejected += deleting
+        fixed, kept, broken = _apply_parsing(current, chosen)
+        rejected += broken
+        if fixed == current:
+            return FixResult(source, current, tuple(applied), findings, True, tuple(rejected))
+        applied += kept
+        current = fixed
+        findings = tuple(lint(current))
+    return FixResult(source, current, tuple(applied), findings, False, tuple(rejected))
+
+
+def unified_diff(before: str, after: str, path: str) -> str:
+    """A ``git diff``-style unified diff of one file; empty when nothing changed."""
+    if before == after:
+        return ""
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"a/{path}",
+        tofile=f"b/{path}",
+    )
+    out: list[str] = []
+    for line in lines:
+        if line.endswith(("\n", "\r")):
+            out.append(line)
+        else:
+            out += [line, "\n\\ No newline at end of file\n"]
+    return "".join(out)
+
+
+def read_source(path: Path) -> str:
+    """Read a file as text, keeping its line endings exactly (``newline=""``)."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        return handle.read()
+
+
+def write_source(path: Path, text: str) -> None:
+    """Replace ``path`` atomically with ``text``, keeping its permission bits."""
+    mode = path.stat().st_mode & 0o7777
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,157 @@
+"""fix.py: edits land exactly, everything else stays byte for byte, broken fixes never land."""
+
+from __future__ import annotations
+
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from toy_lint import toy_lint
+
+from gpudoc.lint import fix as fixmod
+from gpudoc.lint.fix import (
+    apply_edits,
+    choose_fixes,
+    fix_source,
+    keeps_user_code,
+    read_source,
+    unified_diff,
+    write_source,
+)
+from gpudoc.lint.model import Edit, Finding, Fix
+
+SCRIPT = """\
+import torch  # the framework
+device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+
+x = torch.ones(3)
+x.to(device)       # keep this comment   (and its spacing)
+state = torch.load("ckpt.pt")
+print('é', x)
+"""
+
+
+def finding(line: int, col: int, fix: Fix | None, code: str = "GPD999") -> Finding:
+    return Finding("f.py", line, col, code, "name", "message", fix=fix)
+
+
+def insert(line: int, col: int, text: str) -> Edit:
+    return Edit(line, col, line, col, text)
+
+
+def test_safe_fix_changes_only_its_statement() -> None:
+    result = fix_source(SCRIPT, toy_lint)
+    assert result.fixed == SCRIPT.replace("x.to(device)  ", "x = x.to(device)  ")
+    assert [f.code for f in result.remaining] == ["GPD201"]  # unsafe: not applied without asking
+    assert result.converged
+
+
+def test_unsafe_fixes_only_when_asked() -> None:
+    result = fix_source(SCRIPT, toy_lint, unsafe=True)
+    assert 'torch.load("ckpt.pt", map_location=device)' in result.fixed
+    assert result.remaining == ()
+
+
+def test_second_run_is_a_no_op() -> None:
+    once = fix_source(SCRIPT, toy_lint, unsafe=True).fixed
+    again = fix_source(once, toy_lint, unsafe=True)
+    assert not again.changed
+    assert again.applied == ()
+
+
+def test_line_endings_and_unicode_columns_are_kept() -> None:
+    source = "x = 'é'; y = 1\r\nx.to(d)\r\n# tail\r\n"
+    result = fix_source(source, toy_lint)
+    assert result.fixed == "x = 'é'; y = 1\r\nx = x.to(d)\r\n# tail\r\n"
+    # a column counts code points, as libcst does: "é" is one column.
+    assert apply_edits(source, [insert(1, 9, "z = 2; ")]) == source.replace("y = 1", "z = 2; y = 1")
+
+
+def test_overlapping_fix_waits_for_the_next_round() -> None:
+    source = "a = 1\n"
+    first = Fix((Edit(1, 4, 1, 5, "(1)"),))
+    second = Fix((Edit(1, 4, 1, 5, "[1]"),))
+    chosen, _ = choose_fixes(source, [finding(1, 4, first), finding(1, 4, second)])
+    assert chosen == [first]
+    same_point = Fix((insert(1, 0, "b = 2; "),))
+    other_point = Fix((insert(1, 0, "c = 3; "),))
+    chosen, _ = choose_fixes(source, [finding(1, 0, same_point), finding(1, 0, other_point)])
+    assert chosen == [same_point]
+
+
+def test_identical_edits_from_two_findings_apply_once() -> None:
+    one = Fix((insert(1, 7, ".to(device)"),), description="move the model")
+    other = Fix((insert(1, 7, ".to(device)"),), description="move it for its input")
+    source = "m = M()\n"
+    result = fix_source(
+        source, lambda text: [finding(1, 4, one), finding(1, 4, other)] if text == source else []
+    )
+    assert result.fixed == "m = M().to(device)\n"
+
+
+def test_a_fix_that_deletes_user_code_is_refused() -> None:
+    source = "value = compute(x)  # important\n"
+    deleting = Fix((Edit(1, 8, 1, 18, "other()"),))
+    replaced_comment = Fix((Edit(1, 20, 1, 31, ""),))
+    chosen, rejected = choose_fixes(
+        source, [finding(1, 8, deleting), finding(1, 20, replaced_comment)]
+    )
+    assert chosen == []
+    assert rejected == [deleting, replaced_comment]
+    assert keeps_user_code("t.cuda()", "t.cuda().float()")
+    assert not keeps_user_code("t.cuda()", "t.to(device)")
+
+
+def test_a_fix_that_breaks_parsing_is_dropped_and_the_others_land() -> None:
+    source = "a = f(x)\nb = g(y)\n"
+    broken = Fix((insert(1, 7, ", ("),))  # unbalanced parenthesis
+    good = Fix((insert(2, 7, ", z=1"),))
+    fixes = {1: broken, 2: good}
+    result = fix_source(
+        source, lambda text: [finding(n, 0, f) for n, f in fixes.items()] if text == source else []
+    )
+    assert result.fixed == "a = f(x)\nb = g(y, z=1)\n"
+    assert result.rejected == (broken,)
+
+
+def test_a_fix_that_never_converges_stops() -> None:
+    def ever_more(text: str) -> list[Finding]:
+        return [finding(1, 0, Fix((insert(1, 0, "pass; "),)))]
+
+    result = fix_source("x = 1\n", ever_more)
+    assert not result.converged
+    assert result.fixed.count("pass; ") == fixmod.MAX_ROUNDS
+
+
+def test_diff_applies_with_patch(tmp_path: Path) -> None:
+    fixed = fix_source(SCRIPT, toy_lint, unsafe=True).fixed
+    diff = unified_diff(SCRIPT, fixed, "train.py")
+    assert diff.startswith("--- a/train.py\n+++ b/train.py\n@@ ")
+    assert "-x.to(device)       # keep this comment   (and its spacing)\n" in diff
+    assert "+x = x.to(device)       # keep this comment   (and its spacing)\n" in diff
+    assert unified_diff(SCRIPT, SCRIPT, "train.py") == ""
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed")
+    (tmp_path / "train.py").write_text(SCRIPT)
+    (tmp_path / "fix.diff").write_text(diff)
+    subprocess.run([git, "apply", "fix.diff"], cwd=tmp_path, check=True)
+    assert (tmp_path / "train.py").read_text() == fixed
+
+
+def test_diff_marks_a_missing_final_newline() -> None:
+    diff = unified_diff("x.to(d)", "x = x.to(d)", "t.py")
+    assert diff.endswith("+x = x.to(d)\n\\ No newline at end of file\n")
+
+
+def test_write_keeps_mode_and_line_endings(tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    path.write_bytes(b"x.to(d)\r\n")
+    path.chmod(0o751)
+    source = read_source(path)
+    write_source(path, fix_source(source, toy_lint).fixed)
+    assert path.read_bytes() == b"x = x.to(d)\r\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o751
+    assert [p.name for p in tmp_path.iterdir()] == ["train.py"]  # no temporary left behind
