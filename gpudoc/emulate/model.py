@@ -74,3 +74,4 @@ class EmulationReport:
     phases: tuple[PhaseCount, ...]
     error: DeviceError | None
     not_emulated: str | None
+    notes: tuple[str, ...] = ()

@@ -94,10 +94,8 @@ def _render_summary(console: Console, report: EmulationReport) -> None:
         f"  data       {report.batches_seen} batches from DataLoaders ({cap}; "
         f"{report.loops_capped} loops cut short)"
     )
-    console.print(
-        f"  moved      {report.tensors_moved} tensors, {report.modules_moved} module moves",
-        soft_wrap=True,
-    )
+    modules = "module" if report.modules_moved == 1 else "modules"
+    console.print(f"  moved      {report.tensors_moved} tensors, {report.modules_moved} {modules}")
     console.print(f"  ran        {report.ops_on_device:,} operations on emulated devices")
     console.print(f"  time       {report.wall_s:.1f} s")
     if report.phases:
@@ -106,7 +104,9 @@ def _render_summary(console: Console, report: EmulationReport) -> None:
             on = "on " + ", ".join(phase.devices) if phase.devices else ""
             first = f"first at {_path(phase.first_at)}" if phase.first_at else ""
             line = f"    {phase.name:<22}{phase.count:>6}  {on:<10}  {first}"
-            console.print(line.rstrip(), soft_wrap=True)
+            console.print(line.rstrip())
+    for note in report.notes:
+        console.print(Text(f"  note: {note}", style="yellow"))
 
 
 def _path(path: str) -> str:

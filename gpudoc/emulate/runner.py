@@ -107,6 +107,21 @@ def _report(target: Target, outcome: _Outcome, wall_s: float) -> EmulationReport
         phases=_phases(),
         error=outcome.error,
         not_emulated=outcome.not_emulated,
+        notes=_notes(),
+    )
+
+
+def _notes() -> tuple[str, ...]:
+    """What ran, but would surprise on a GPU: model passes on the host next to device ones."""
+    devices = STATE.phase_devices
+    on_device = sorted({d for found in devices.values() for d in found if d.startswith("cuda")})
+    if not on_device:
+        return ()
+    return tuple(
+        f"{phase} ran on cpu while other passes ran on {', '.join(on_device)}: on a GPU this "
+        "part runs on the CPU, slowly (a model created or reloaded and never moved? GPD102)"
+        for phase, found in devices.items()
+        if "cpu" in found
     )
 
 

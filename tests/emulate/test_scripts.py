@@ -65,6 +65,7 @@ def test_tutorial_as_printed_runs_but_evaluates_on_the_cpu(run_gpudoc: RunGpudoc
     training = next(line for line in err.splitlines() if "forward (training)" in line)
     evaluation = next(line for line in err.splitlines() if "forward (evaluation)" in line)
     assert "on cuda:0" in training and "on cpu" in evaluation
+    assert "note: forward (evaluation) ran on cpu while other passes ran on cuda:0" in err
 
 
 def test_reloaded_net_never_moved(run_gpudoc: RunGpudoc) -> None:
