@@ -137,7 +137,7 @@ def _note(tensor: torch.Tensor, found: Found) -> str | None:
             f"a plain tensor attribute of {found.owner_name}, not a registered buffer: "
             "module.to() does not move it"
         )
-    if found.owner is not None and tensor.device.type == "cpu":
+    if found.owner is not None and found.owner_name is not None and tensor.device.type == "cpu":
         moved_at = getattr(found.owner, "_gpudoc_moved_at", None)
         if moved_at is None:
             return f"{found.owner_name.split('.')[0]} was never moved to a device"

@@ -78,14 +78,19 @@ def torch_cpu_build(report: InfoReport) -> Iterator[Finding]:
         return
     gpu = nvidia_gpu_present(report)
     tag = wheel_tag_for(report.driver.cuda_driver_version)
-    where = f"{INDEX}/{tag}" if tag else f"{INDEX}/cu130 (the tag your driver supports: {SELECTOR})"
+    fix = f"pip install --force-reinstall torch torchvision --index-url {INDEX}/{tag}"
+    if tag is None:  # no driver to ask: name the newest wheel and where to pick another
+        fix = (
+            f"on the GPU machine: pip install --force-reinstall torch torchvision --index-url "
+            f"{INDEX}/cu130 (or the CUDA tag its driver supports: {SELECTOR})"
+        )
     yield finding(
         "torch-cpu-build",
         "fail" if gpu else "warn",
         f"PyTorch {torch.version} is a CPU-only build (torch.version.cuda is None): "
         "it can never use a GPU"
         + ("." if gpu else ", and this machine has no NVIDIA GPU to use either."),
-        f"pip install --force-reinstall torch torchvision --index-url {where}",
+        fix,
     )
 
 

@@ -4,12 +4,9 @@ once), host facts from /proc, /sys and /dev; devices joined by UUID. Checks run 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import os
 import re
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -37,6 +34,8 @@ ProbeStarter = Callable[[], Callable[[], TorchInfo]]
 
 
 def start_torch_probe(timeout_s: float = DEFAULT_TORCH_TIMEOUT_S) -> Callable[[], TorchInfo]:
+    import subprocess  # here, not at the top: --no-torch never pays for it
+
     process = subprocess.Popen(
         [sys.executable, str(PROBE_SCRIPT)],
         stdin=subprocess.DEVNULL,
@@ -67,6 +66,8 @@ def parse_probe_output(returncode: int, out: str, err: str) -> TorchInfo:
     if returncode == 0:
         return _probe_failed("the torch probe printed nothing")
     if returncode < 0:
+        import signal
+
         what = f"was killed by {signal.Signals(-returncode).name}"
     else:
         what = f"exited with status {returncode}"
@@ -75,6 +76,8 @@ def parse_probe_output(returncode: int, out: str, err: str) -> TorchInfo:
 
 
 def _probe_failed(reason: str) -> TorchInfo:
+    import importlib.util  # only on this rare path: it costs start-up time
+
     return TorchInfo(installed=importlib.util.find_spec("torch") is not None, probe_error=reason)
 
 

@@ -9,9 +9,11 @@ GpuIsLost, ...) makes that field None and is recorded as a `FieldError`. Nothing
 from __future__ import annotations
 
 import contextlib
+import os
+import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,8 @@ from gpudoc.info.model import FieldError, GpuInfo, GpuProcess, MigInstance
 COMPUTE_MODES = {0: "default", 1: "exclusive_thread", 2: "prohibited", 3: "exclusive_process"}
 # Distributions that install a module named `pynvml`; only the first is maintained by NVIDIA.
 BINDING_DISTS = ("nvidia-ml-py", "pynvml", "nvidia-ml-py3")
+_DIST_NAMES = {d.replace("-", "_"): d for d in BINDING_DISTS}
+_DIST_INFO = re.compile(r"^([A-Za-z0-9_.-]+?)-([0-9][^-]*)\.(?:dist|egg)-info$")
 
 
 @dataclass(frozen=True)
@@ -229,12 +233,20 @@ def mapped_library_path(maps_path: str) -> str | None:
     return None
 
 
-def binding_distributions() -> tuple[str, ...]:
-    """`("nvidia-ml-py 13.615.71",)`: every installed distribution that provides `pynvml`."""
-    found = []
-    for dist in BINDING_DISTS:
+def binding_distributions(paths: list[str] | None = None) -> tuple[str, ...]:
+    """`("nvidia-ml-py 13.615.71",)`: every installed distribution that provides `pynvml`.
+
+    Reads the `*.dist-info` names on sys.path directly: importlib.metadata costs more start-up
+    time than the whole NVML session.
+    """
+    found: list[str] = []
+    for entry in sys.path if paths is None else paths:
         try:
-            found.append(f"{dist} {metadata.version(dist)}")
-        except metadata.PackageNotFoundError:
+            names = os.listdir(entry or ".")
+        except OSError:
             continue
-    return tuple(found)
+        for name in names:
+            match = _DIST_INFO.match(name)
+            if match and (dist := _DIST_NAMES.get(match.group(1).lower())):
+                found.append(f"{dist} {match.group(2)}")
+    return tuple(dict.fromkeys(sorted(found, key=lambda d: BINDING_DISTS.index(d.split()[0]))))
