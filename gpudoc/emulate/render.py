@@ -48,9 +48,8 @@ def _render_error(console: Console, error: DeviceError) -> None:
     if error.rule_code is not None:
         where = _path(error.location.file) if error.location is not None else "your script"
         console.print(
-            f"  lint     {error.rule_code} {error.rule_name} "
-            f"(`gpudoc lint {where}` finds it without running)",
-            soft_wrap=True,
+            f"  lint     {error.rule_code} {error.rule_name}: "
+            f"`gpudoc lint {where}` looks for this pattern without running the script"
         )
 
 

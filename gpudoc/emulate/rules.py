@@ -1,11 +1,13 @@
 """Which bug pattern a device error shows, and the ``gpudoc lint`` rule that finds it statically.
 
-Codes follow the lint catalogue's bands (GPD1xx placement mismatches, GPD2xx host/device
-boundary, GPD4xx multi-GPU). A pattern no rule covers is named, with no code.
+Each pattern carries the code the lint catalogue gives it (GPD1xx placement mismatches, GPD2xx
+host/device boundary, GPD4xx multi-GPU). A code is cited only when ``gpudoc lint`` has that rule
+(its name is read from the rule itself); otherwise the pattern is named alone.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -49,6 +51,22 @@ UNKNOWN = ("tensors on different devices meet in one operation", None, None)
 
 
 def classify(
+    error: BaseException, operands: list[tuple[str, torch.Tensor]], found: list[Found]
+) -> Classification:
+    pattern, code, _catalogue_name = _classify(error, operands, found)
+    name = lint_rule_names().get(code) if code is not None else None
+    return (pattern, code, name) if name is not None else (pattern, None, None)
+
+
+@functools.cache
+def lint_rule_names() -> dict[str, str]:
+    """The codes and names of the rules ``gpudoc lint`` has, from the rule classes."""
+    from gpudoc.lint.rule import all_rules
+
+    return {rule.CODE: rule.NAME for rule in all_rules()}
+
+
+def _classify(
     error: BaseException, operands: list[tuple[str, torch.Tensor]], found: list[Found]
 ) -> Classification:
     kind = getattr(error, "kind", "")

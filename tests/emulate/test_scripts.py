@@ -40,7 +40,7 @@ def test_buggy_tutorial_fails_at_the_evaluation_line_with_the_gpu_error(
     moved = _line_of("tutorial_buggy.py", "net.to(device)")
     assert f"moved to cuda:0 at fixtures/emulate/tutorial_buggy.py:{moved} `net.to(device)`" in err
     assert "net.conv1.weight = self.conv1.weight" in err
-    assert "GPD101 unplaced-input-to-placed-module" in err
+    assert "lint     GPD101 unmoved-input" in err
 
 
 def test_fixed_tutorial_passes_every_phase(run_gpudoc: RunGpudoc) -> None:
@@ -77,7 +77,7 @@ def test_reloaded_net_never_moved(run_gpudoc: RunGpudoc) -> None:
     created = _line_of("tutorial_reloaded_net.py", "net = Net()")
     assert f"created on the host at fixtures/emulate/tutorial_reloaded_net.py:{created}" in err
     assert "(net was never moved to a device)" in err
-    assert "GPD102 rebound-module-not-placed" in err
+    assert "lint     GPD102 unmoved-module" in err
 
 
 @pytest.mark.parametrize(
@@ -89,7 +89,7 @@ def test_reloaded_net_never_moved(run_gpudoc: RunGpudoc) -> None:
             "Expected all tensors to be on the same device, but got mat1 is on cpu, different "
             "from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm)",
             "outputs = net(inputs)",
-            "GPD103 discarded-tensor-to",
+            "lint     GPD103 discarded-tensor-move",
         ),
         (
             "numpy_on_device.py",
@@ -97,7 +97,7 @@ def test_reloaded_net_never_moved(run_gpudoc: RunGpudoc) -> None:
             "TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to "
             "copy the tensor to host memory first.",
             "all_predictions.append(predicted.numpy())",
-            "GPD202 numpy-on-device-tensor",
+            "lint     GPD202 numpy-on-device-tensor",
         ),
         (
             "buffer_attribute.py",
@@ -105,7 +105,7 @@ def test_reloaded_net_never_moved(run_gpudoc: RunGpudoc) -> None:
             "Expected all tensors to be on the same device, but found at least two devices, "
             "cuda:0 and cpu!",
             "x = (x - self.mean) / self.std",
-            "GPD105 tensor-attribute-not-buffer",
+            "pattern  a tensor kept as a plain module attribute instead of a buffer",
         ),
         (
             "two_devices.py",
@@ -114,7 +114,7 @@ def test_reloaded_net_never_moved(run_gpudoc: RunGpudoc) -> None:
             "different from other tensors on cuda:0 (when checking argument in method "
             "wrapper_CUDA_nll_loss_forward)",
             "loss = criterion(outputs, labels)",
-            "two different GPUs",
+            "pattern  tensors on two different GPUs meet in one operation",
         ),
     ],
 )
