@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -105,6 +106,7 @@ def inventory(label: str, device: torch.device) -> DeviceInfo:
     props = torch.cuda.get_device_properties(device)
     return DeviceInfo(
         name=props.name,
+        driver_version=_driver_version(),
         uuid=str(getattr(props, "uuid", "")) or None,
         compute_capability=f"{props.major}.{props.minor}",
         sm_count=props.multi_processor_count,
@@ -113,6 +115,16 @@ def inventory(label: str, device: torch.device) -> DeviceInfo:
         cudnn_version=torch.backends.cudnn.version(),
         **common,
     )
+
+
+def _driver_version() -> str | None:
+    """The NVIDIA kernel module's version (Linux), without NVML: part of a GPU's identity."""
+    try:
+        with open("/proc/driver/nvidia/version", encoding="utf-8") as version:
+            found = re.search(r"Kernel Module(?: for \S+)?\s+([\d.]+)", version.read())
+    except OSError:
+        return None
+    return found.group(1) if found else None
 
 
 def _cpu_name() -> str:

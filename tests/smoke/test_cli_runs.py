@@ -116,3 +116,13 @@ def test_trains_on_a_real_format_cifar_directory(run_gpudoc: RunGpudoc, tmp_path
     assert _checks(result)["heldout_accuracy"]["threshold"] == 0.2  # the real-data threshold
     assert result["heldout_accuracy"] > 0.5
     assert done.stderr == ""  # not a terminal: no progress display
+
+
+def test_the_tutorial_recipe_also_passes(run_gpudoc: RunGpudoc) -> None:
+    done = run_gpudoc("smoke", "--recipe", "tutorial", "--quick", "--device", "cpu", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = _report(done.stdout)
+    recipe = report["config"]["recipe"]
+    assert (recipe["batch_size"], recipe["lr"], recipe["momentum"]) == (4, 0.001, 0.9)
+    (result,) = report["results"]
+    assert result["status"] == "PASS" and result["heldout_accuracy"] >= 0.5
