@@ -151,22 +151,32 @@ def run_device(
     """Run every check of one device. ``device`` is the label reported; ``torch_device`` the one
     used (they differ when CUDA_VISIBLE_DEVICES narrows a worker to one GPU)."""
     started = time.perf_counter()
-    report = progress or (lambda phase, done, total: None)
     phase = "start"
+    info = None
+
+    def report(name: str, done: int, total: int) -> None:
+        nonlocal phase
+        phase = name  # so that an error names the phase it happened in
+        if progress is not None:
+            progress(name, done, total)
+
     try:
         configure(config.cpu_threads)
         target = torch.device(torch_device or device)
         _require(target)
         info = inventory(device, target)
-        phase = "data"
-        report(phase, 0, 1)
+        report("data", 0, 1)
         data = load(config.data_root).to(target)
         result = _checks(config, data, target, info, index, fault, report, announce)
     except Exception as error:  # a device fault must be a failed row, never a crash
         message = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-        check = checks.error(phase, message)
         result = DeviceResult(
-            index, device, "FAIL", f"error in {phase}: {message}", checks=(check,)
+            index,
+            device,
+            "FAIL",
+            f"error in {phase}: {message}",
+            info,
+            (checks.error(phase, message),),
         )
     return replace(result, seconds=round(time.perf_counter() - started, 3))
 
