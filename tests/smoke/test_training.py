@@ -143,3 +143,21 @@ def test_a_device_error_is_a_failed_row_naming_its_phase(data: Data, tmp_path: P
     assert broken.status == "FAIL" and broken.reason is not None
     assert broken.reason.startswith("error in data: CifarError: no CIFAR-10 at")
     assert broken.info is not None and broken.info.kind == "cpu"
+
+
+def test_functional_sgd_is_bitwise_torch_optim_sgd(data: Data) -> None:
+    from gpudoc.smoke.train import SGD
+
+    nets = [build_net(0), build_net(0)]
+    optimizers = [
+        torch.optim.SGD(nets[0].parameters(), lr=0.01, momentum=0.9),
+        SGD(nets[1].parameters(), lr=0.01, momentum=0.9),
+    ]
+    for step in range(20):
+        index = torch.arange(step * 32, (step + 1) * 32)
+        images, labels = normalise(data.train_images[index]), data.train_labels[index]
+        for net, optimizer in zip(nets, optimizers, strict=True):
+            optimizer.zero_grad()
+            torch.nn.functional.cross_entropy(net(images), labels).backward()
+            optimizer.step()
+    assert fingerprint(nets[0]) == fingerprint(nets[1]) != fingerprint(build_net(0))
