@@ -151,3 +151,28 @@ def test_device_order_with_distinct_models_and_no_torch(tmp_path: Path) -> None:
     assert "2 different GPU models and CUDA_DEVICE_ORDER is unset" in found["device-order"].message
     ordered = with_host(report, env={**report.host.env, "CUDA_DEVICE_ORDER": "PCI_BUS_ID"})
     assert "device-order" not in findings(ordered)
+
+
+def test_missing_binding(healthy: InfoReport) -> None:
+    report = with_driver(healthy, nvml_error="ModuleNotFound", nvml_binding=None)
+    found = findings(dataclasses.replace(report, gpus=()))
+    assert (
+        found["nvml-binding"].message
+        == "No distribution provides the `pynvml` module (nvidia-ml-py)."
+    )
+    assert "driver-missing" not in found
+
+
+def test_cpu_build_with_a_gpu_but_no_driver_says_driver_first(healthy: InfoReport) -> None:
+    report = with_driver(healthy, nvml_error="LibraryNotFound", cuda_driver_version=None)
+    report = with_torch(dataclasses.replace(report, gpus=()), build="cpu", cuda_version=None)
+    found = findings(report)
+    assert found["torch-cpu-build"].severity == "fail"  # the PCI bus shows the RTX 4090
+    assert (found["torch-cpu-build"].fix or "").startswith("install the NVIDIA driver, then pip")
+    assert found["driver-missing"].severity == "fail"
+
+
+def test_cuda_unavailable_is_a_warning_on_a_machine_without_gpus(healthy: InfoReport) -> None:
+    report = dataclasses.replace(with_host(healthy, pci_gpus=()), gpus=())
+    found = findings(with_torch(report, cuda_available=False, device_count=0, devices=()))
+    assert found["cuda-unavailable"].severity == "warn"

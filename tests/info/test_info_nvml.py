@@ -116,3 +116,14 @@ def test_binding_provenance_of_this_environment() -> None:
     from importlib import metadata
 
     assert binding_distributions()[0] == f"nvidia-ml-py {metadata.version('nvidia-ml-py')}"
+
+
+def test_missing_binding_is_a_library_level_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpudoc.info import nvml
+
+    def no_module() -> None:
+        raise ModuleNotFoundError("No module named 'pynvml'")
+
+    monkeypatch.setattr(nvml, "load_pynvml", no_module)
+    snapshot = nvml.read_nvml()
+    assert (snapshot.init_error, snapshot.gpus) == ("ModuleNotFound", ())
