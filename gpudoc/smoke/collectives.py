@@ -120,17 +120,17 @@ class MomentumSGD:
         for param in self.params:
             param.grad = None
 
-    @torch.no_grad()
     def step(self) -> None:
-        for i, param in enumerate(self.params):
-            if param.grad is None:
-                continue
-            buffer = self.buffers[i]
-            if buffer is None:
-                buffer = self.buffers[i] = param.grad.detach().clone()
-            else:
-                buffer.mul_(self.momentum).add_(param.grad)
-            param.add_(buffer, alpha=-self.lr)
+        with torch.no_grad():
+            for i, param in enumerate(self.params):
+                if param.grad is None:
+                    continue
+                buffer = self.buffers[i]
+                if buffer is None:
+                    buffer = self.buffers[i] = param.grad.detach().clone()
+                else:
+                    buffer.mul_(self.momentum).add_(param.grad)
+                param.add_(buffer, alpha=-self.lr)
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,11 @@ timeout, so a collective that stalls fails instead of hanging the job.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import platform
 import re
 import signal
 import socket
-import sys
-import threading
 import time
 from dataclasses import asdict, replace
 from datetime import timedelta
@@ -39,13 +36,12 @@ from gpudoc import __version__
 from gpudoc.exit_codes import FINDINGS, OK
 from gpudoc.smoke import collectives, inject, job_report, launch
 from gpudoc.smoke.data import load
+from gpudoc.smoke.jobstore import JobStore
 from gpudoc.smoke.model import DeviceResult, DistributedReport, RankInfo, SmokeConfig
 from gpudoc.smoke.spawn import WorkerSpec, run_workers
 from gpudoc.smoke.worker import configure
 
-BEAT_S = 1.0
-GRACE_S = 10.0  # start-up skew between ranks, and time to post a result after a phase
-ACK_WAIT_S = 10.0  # how long rank 0 stays up (its store may be the job's) for others to read
+GRACE_S = 10.0  # slack for start-up skew between ranks
 STOPPED = "the launcher stopped the job (SIGTERM) after a rank failed; its summary names it too"
 
 
@@ -59,7 +55,7 @@ class Job:
         self.faults = {f.phase: f for f in inject.faults_for_rank(self.rank)}
         self.timeout = timedelta(seconds=config.timeout_s)
         self.started = time.monotonic()
-        self.store: Any = None
+        self.store: JobStore
         self.side: Any = None
         self.device = torch.device("cpu")
         self.ready = True  # False once this rank cannot take part in collectives
@@ -72,12 +68,12 @@ class Job:
     def run(self) -> DistributedReport | None:
         """All phases on this rank; the report at rank 0, None elsewhere."""
         os.environ.update(self.env.variables())
-        self.store = self._connect(host=self.rank == 0)
-        threading.Thread(target=self._beat, args=(self._connect(host=False),), daemon=True).start()
+        agent = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
+        self.store = JobStore(self.env, agent, self.timeout + timedelta(seconds=GRACE_S))
         signal.signal(signal.SIGTERM, self._on_sigterm)
-        self._post("info", asdict(self._info()))
+        self.store.post("info", asdict(self._info()))
         joined = self._init_groups()
-        self._post("smoke", self._smoke().to_dict())
+        self.store.post("smoke", self._smoke().to_dict())
         corrupt = self._strike("collectives")
         if joined and self._gate("collectives"):
             self._collectives(corrupt)
@@ -86,19 +82,6 @@ class Job:
                 self._ddp(corrupt)
                 self._gate("report")
         return self._report() if self.rank == 0 else None
-
-    def _connect(self, host: bool) -> Any:
-        """The job's store: torchrun's agent hosts it, else rank 0 (``host``) does."""
-        agent = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
-        store = dist.TCPStore(
-            self.env.master_addr,
-            self.env.master_port,
-            None,
-            is_master=host and not agent,
-            timeout=self.timeout + timedelta(seconds=GRACE_S),
-            wait_for_workers=False,
-        )
-        return dist.PrefixStore(f"gpudoc/{self.env.attempt}", store)
 
     def _info(self) -> RankInfo:
         return RankInfo(
@@ -114,18 +97,22 @@ class Job:
         )
 
     def _device_label(self) -> str:
+        """cpu, or this rank's GPU: one visible GPU per task (srun --gpus-per-task=1) means
+        cuda:0, else the local rank's. A rank without it fails its smoke and stops the job
+        before the collectives (NCCL with a rank missing would only hang)."""
         if self.device_kind == "cpu":
             return "cpu"
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        # One visible GPU per task (srun --gpus-per-task=1) means cuda:0, else the local rank's.
-        return f"cuda:{0 if count == 1 else self.env.local_rank}"
+        index = 0 if count == 1 else self.env.local_rank
+        self.ready = self.ready and index < count
+        return f"cuda:{index}"
 
     def _init_groups(self) -> bool:
         backend = "gloo" if self.device_kind == "cpu" else "cpu:gloo,cuda:nccl"
         try:
             dist.init_process_group(
                 backend,
-                store=dist.PrefixStore("pg", self.store),
+                store=dist.PrefixStore("pg", self.store.store),
                 rank=self.rank,
                 world_size=self.world,
                 timeout=self.timeout,
@@ -155,10 +142,10 @@ class Job:
         try:
             self._bind_device()
             found = collectives.check_collectives(self.rank, self.world, self.device, corrupt)
-            self._post("collectives", asdict(found))
+            self.store.post("collectives", asdict(found))
         except Exception as error:
             self.ready = False
-            self._post("collectives", {"error": _one_line(error)})
+            self.store.post("collectives", {"error": _one_line(error)})
 
     def _ddp(self, corrupt: collectives.Corrupt | None) -> None:
         try:
@@ -171,10 +158,10 @@ class Job:
             if corrupt is not None:
                 corrupt(next(net.parameters()).data)
             reference = collectives.reference(data, recipe, seed, self.world)
-            self._post("ddp", asdict(collectives.outcome(net, losses, reference)))
+            self.store.post("ddp", asdict(collectives.outcome(net, losses, reference)))
         except Exception as error:
             self.ready = False
-            self._post("ddp", {"error": _one_line(error)})
+            self.store.post("ddp", {"error": _one_line(error)})
 
     def _bind_device(self) -> None:
         label = self._device_label()
@@ -188,7 +175,7 @@ class Job:
         fault = self.faults.get(phase)
         if fault is None:
             return None
-        self._post("fault", {"kind": fault.kind, "phase": phase})
+        self.store.post("fault", {"kind": fault.kind, "phase": phase})
         inject.stop(fault.kind)
         return lambda tensor: inject.spoil(fault.kind, tensor)
 
@@ -202,7 +189,7 @@ class Job:
             self.gate_errors["launcher"] = STOPPED
             return
         with contextlib.suppress(Exception):
-            self._post("stopped", {"signal": "SIGTERM"})
+            self.store.post("stopped", {"signal": "SIGTERM"})
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
 
@@ -226,9 +213,6 @@ class Job:
         self.ran.append(phase)
         return True
 
-    def _post(self, phase: str, payload: dict[str, Any]) -> None:
-        self.store.set(f"{phase}/{self.rank}", json.dumps(payload, allow_nan=False))
-
     def _expected(self) -> set[str]:
         """The phases every rank has posted by now, if all went well."""
         return (
@@ -237,38 +221,14 @@ class Job:
             | ({"ddp"} if "report" in self.ran else set())
         )
 
-    def _collect(self, phase: str, deadline: float) -> dict[int, dict[str, Any]]:
-        """What every rank posted for ``phase``, waiting until ``deadline`` for stragglers."""
-        keys = [f"{phase}/{r}" for r in range(self.world)]
-        while not self.store.check(keys) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        return {
-            r: json.loads(self.store.get(key))
-            for r, key in enumerate(keys)
-            if self.store.check([key])
-        }
-
-    def _beat(self, store: Any) -> None:
-        """Count up ``beat/<rank>`` every second: a dead rank's count stops, a hung one's not."""
-        while True:
-            with contextlib.suppress(Exception):
-                store.add(f"beat/{self.rank}", 1)
-            time.sleep(BEAT_S)
-
-    def _dead(self) -> set[int]:
-        """Ranks whose heartbeat has stopped: their process is gone."""
-        first = [self.store.add(f"beat/{r}", 0) for r in range(self.world)]
-        time.sleep(BEAT_S * 2.5)
-        return {r for r in range(self.world) if self.store.add(f"beat/{r}", 0) == first[r]}
-
     def _report(self) -> DistributedReport:
         wait = 2.0 if self.gate_errors and not self.stopping else 1.0
         deadline = time.monotonic() + wait
         posted = {
-            phase: self._collect(phase, deadline if phase in self._expected() else 0.0)
+            phase: self.store.collect(phase, deadline if phase in self._expected() else 0.0)
             for phase in ("info", "smoke", "collectives", "ddp", "fault", "stopped")
         }
-        dead = self._dead() if self.gate_errors else set()
+        dead = self.store.dead() if self.gate_errors else set()
         return job_report.assemble(
             self.config,
             self.world,
@@ -285,27 +245,14 @@ class Job:
         """Every rank exits with the job's verdict: rank 0 publishes it, the others read it."""
         verdict: str
         if report is not None:
-            self.store.set("verdict", report.overall)
-            deadline = time.monotonic() + ACK_WAIT_S
-            alive = sum(1 for r in report.ranks[1:] if r.check("arrived") is None)
-            while self.store.add("acks", 0) < alive and time.monotonic() < deadline:
-                time.sleep(0.1)
+            readers = sum(1 for r in report.ranks[1:] if r.check("arrived") is None)
+            self.store.publish(report.overall, readers)
             verdict = report.overall
         else:
-            verdict = self._await_verdict()
+            verdict = self.store.verdict(self.timeout * 3)
         if dist.is_initialized():
             dist.destroy_process_group()
         return OK if verdict in ("PASS", "WARN") else FINDINGS
-
-    def _await_verdict(self) -> str:
-        try:
-            self.store.wait(["verdict"], self.timeout * 2 + timedelta(seconds=GRACE_S))
-            verdict = str(self.store.get("verdict").decode())
-            self.store.add("acks", 1)
-        except Exception:
-            sys.stderr.write(f"gpudoc: rank {self.rank}: no verdict from rank 0; failing\n")
-            return "FAIL"
-        return verdict
 
 
 def _one_line(error: BaseException) -> str:
