@@ -1,0 +1,68 @@
+"""Fix one file on disk, script or notebook: the ``--fix`` / ``--diff`` worker; it never prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from gpudoc.lint.cells import fix_notebook
+from gpudoc.lint.fix import Lint, fix_source, read_source, unified_diff, write_source
+from gpudoc.lint.model import Finding
+from gpudoc.lint.notebook import NotebookError, load
+
+
+@dataclass(frozen=True)
+class FileFix:
+    """What fixing one file did, or would do with ``--diff``."""
+
+    path: str
+    fixes_applied: int
+    diff: str
+    """Unified diff of the change (per cell for a notebook); empty when nothing changed."""
+    remaining: tuple[Finding, ...]
+    errors: tuple[str, ...] = ()
+    """One line each: why the file, or a cell of it, could not be checked or fixed."""
+    converged: bool = True
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.diff)
+
+
+def fix_file(path: Path, display: str, lint: Lint, *, unsafe: bool, write: bool) -> FileFix:
+    """Fix ``path`` (reported as ``display``); write it only when ``write`` and it changed."""
+    try:
+        text = read_source(path)
+    except (OSError, UnicodeDecodeError) as error:
+        return FileFix(display, 0, "", (), (f"{display}: cannot read: {error}",))
+    if path.suffix == ".ipynb":
+        return _fix_notebook(path, display, text, lint, unsafe=unsafe, write=write)
+    result = fix_source(text, lint, unsafe=unsafe)
+    if result.changed and write:
+        write_source(path, result.fixed)
+    remaining = tuple(replace(finding, path=display) for finding in result.remaining)
+    diff = unified_diff(text, result.fixed, display)
+    return FileFix(display, len(result.applied), diff, remaining, (), result.converged)
+
+
+def _fix_notebook(
+    path: Path, display: str, text: str, lint: Lint, *, unsafe: bool, write: bool
+) -> FileFix:
+    try:
+        notebook = load(text)
+        if notebook.language != "python":
+            return FileFix(display, 0, "", ())
+        fixed = fix_notebook(notebook, display, lint, unsafe=unsafe)
+    except NotebookError as error:
+        return FileFix(display, 0, "", (), (f"{display}: {error}",))
+    if fixed.text != text and write:
+        write_source(path, fixed.text)
+    diff = "".join(
+        unified_diff(
+            fixed.before[index] + "\n", fixed.after[index] + "\n", f"{display}:cell {index}"
+        )
+        for index in sorted(fixed.after)
+    )
+    errors = tuple(f"{display}:cell {cell}: {message}" for cell, message in fixed.errors)
+    applied = len(fixed.result.applied)
+    return FileFix(display, applied, diff, fixed.remaining, errors, fixed.result.converged)
