@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gpudoc.exit_codes import USAGE
+from gpudoc.exit_codes import FINDINGS, OK, UsageError
+
+EPILOG = """\
+exit codes: 0 the report was produced (also on a machine without a GPU); 1 with --require-gpu
+when no GPU is usable, or with --strict when any check warns or fails; 2 usage error."""
 
 
 def add_parser(subparsers: Any) -> None:
@@ -14,11 +18,52 @@ def add_parser(subparsers: Any) -> None:
         help="what this machine offers, and why a GPU is not usable",
         description="Inventory of PyTorch, the NVIDIA driver and every GPU, and a doctor that "
         "explains in one line why a GPU is not usable and how to fix it.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--no-torch",
+        action="store_true",
+        help="skip the PyTorch probe: NVML, driver and environment only (fast)",
+    )
+    parser.add_argument("--require-gpu", action="store_true", help="exit 1 when no GPU is usable")
+    parser.add_argument(
+        "--strict", action="store_true", help="exit 1 when any check warns or fails"
+    )
+    parser.add_argument(
+        "--list-checks", action="store_true", help="list the doctor's checks and exit"
+    )
+    parser.add_argument(
+        "--torch-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="give up on the PyTorch probe after this long (default: 60)",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    print("gpudoc info: not built yet")
-    return USAGE
+    from gpudoc.console import make_console
+    from gpudoc.info import render
+    from gpudoc.info.collect import collect_info, start_torch_probe
+    from gpudoc.info.doctor import all_checks, problems, run_doctor, usable_gpu_count
+
+    console = make_console()
+    if args.list_checks:
+        render.render_check_list(all_checks(), console)
+        return OK
+    if args.torch_timeout <= 0:
+        raise UsageError("--torch-timeout must be a positive number of seconds")
+    probe = None if args.no_torch else (lambda: start_torch_probe(args.torch_timeout))
+    report = run_doctor(collect_info(torch_probe=probe))
+    if args.json:
+        render.render_json(report, console)
+    else:
+        render.render_human(report, console)
+    if args.require_gpu and usable_gpu_count(report) == 0:
+        return FINDINGS
+    if args.strict and problems(report) > 0:
+        return FINDINGS
+    return OK

@@ -1,0 +1,167 @@
+"""Doctor checks about each GPU as NVML reports it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpudoc.info.checks_software import INDEX
+from gpudoc.info.doctor import Check, finding
+from gpudoc.info.model import Finding, GpuInfo, InfoReport
+
+GIB = 1024**3
+# Other processes holding this share of a GPU's memory leave too little for training.
+MEMORY_HELD_SHARE = 0.25
+
+
+def _label(gpu: GpuInfo) -> str:
+    return f"GPU {gpu.nvml_index} ({gpu.name or gpu.pci_bus_id or 'unknown'})"
+
+
+def gpu_lost(report: InfoReport) -> Iterator[Finding]:
+    for gpu in report.gpus:
+        if gpu.lost:
+            yield finding(
+                "gpu-lost",
+                "fail",
+                f"{_label(gpu)} has fallen off the bus (NVML: GPU is lost).",
+                f"reset it (sudo nvidia-smi -r -i {gpu.nvml_index}) or reboot; check power and "
+                "PCIe seating, and the kernel log for Xid 79",
+                gpu.nvml_index,
+            )
+
+
+def mig_no_instance(report: InfoReport) -> Iterator[Finding]:
+    for gpu in report.gpus:
+        if gpu.mig_mode_current and gpu.mig_instances == ():
+            yield finding(
+                "mig-no-instance",
+                "fail",
+                f"{_label(gpu)} has MIG enabled but no MIG instance: CUDA sees no device on it.",
+                f"create instances (sudo nvidia-smi mig -i {gpu.nvml_index} -cgi <profile> -C) or "
+                f"disable MIG (sudo nvidia-smi -i {gpu.nvml_index} -mig 0)",
+                gpu.nvml_index,
+            )
+
+
+def mig_pending(report: InfoReport) -> Iterator[Finding]:
+    for gpu in report.gpus:
+        current, pending = gpu.mig_mode_current, gpu.mig_mode_pending
+        if current is not None and pending is not None and current != pending:
+            state = "enable" if pending else "disable"
+            yield finding(
+                "mig-pending",
+                "warn",
+                f"{_label(gpu)}: a change to {state} MIG is pending until the GPU is reset.",
+                f"reset the GPU (sudo nvidia-smi -r -i {gpu.nvml_index}) or reboot",
+                gpu.nvml_index,
+            )
+
+
+def mig_single_visible(report: InfoReport) -> Iterator[Finding]:
+    visible = report.visible.raw or ""
+    for gpu in report.gpus:
+        instances = gpu.mig_instances or ()
+        if len(instances) > 1 and "MIG-" not in visible.upper():
+            yield finding(
+                "mig-single-visible",
+                "info",
+                f"{_label(gpu)} has {len(instances)} MIG instances; a CUDA process uses only one.",
+                "give each process its own instance: CUDA_VISIBLE_DEVICES=<MIG UUID> "
+                "(listed under Devices)",
+                gpu.nvml_index,
+            )
+
+
+def exclusive_busy(report: InfoReport) -> Iterator[Finding]:
+    for gpu in report.gpus:
+        if gpu.compute_mode == "exclusive_process" and gpu.processes:
+            owners = ", ".join(_process(p.pid, p.name) for p in gpu.processes)
+            yield finding(
+                "exclusive-busy",
+                "fail",
+                f"{_label(gpu)} is in Exclusive_Process mode and already owned by {owners}: "
+                "a new process gets 'all CUDA-capable devices are busy or unavailable'.",
+                "use another GPU, wait for or stop that process, or (admin) "
+                f"sudo nvidia-smi -i {gpu.nvml_index} -c DEFAULT",
+                gpu.nvml_index,
+            )
+
+
+def compute_prohibited(report: InfoReport) -> Iterator[Finding]:
+    for gpu in report.gpus:
+        if gpu.compute_mode == "prohibited":
+            yield finding(
+                "compute-prohibited",
+                "fail",
+                f"{_label(gpu)} is in Prohibited compute mode: no CUDA process may use it.",
+                f"(admin) sudo nvidia-smi -i {gpu.nvml_index} -c DEFAULT",
+                gpu.nvml_index,
+            )
+
+
+def arch_unsupported(report: InfoReport) -> Iterator[Finding]:
+    arch = ", ".join(report.torch.arch_list or ()) if report.torch else ""
+    for gpu in report.gpus:
+        if gpu.arch_supported_by_torch is False:
+            yield finding(
+                "arch-unsupported",
+                "fail",
+                f"{_label(gpu)} has compute capability {gpu.compute_capability}, which this torch "
+                f"build does not cover ({arch}): kernels fail with 'no kernel image is available'.",
+                "install a wheel built for it: newer GPUs need newer CUDA wheels (sm_120 needs "
+                f"cu128+: pip install --force-reinstall torch --index-url {INDEX}/cu128); very "
+                "old GPUs need an older torch",
+                gpu.nvml_index,
+            )
+
+
+def memory_held(report: InfoReport) -> Iterator[Finding]:
+    for gpu in report.gpus:
+        if not gpu.processes or not gpu.memory_total_bytes:
+            continue
+        held = sum(p.used_memory_bytes or 0 for p in gpu.processes)
+        if held < MEMORY_HELD_SHARE * gpu.memory_total_bytes:
+            continue
+        top = sorted(gpu.processes, key=lambda p: -(p.used_memory_bytes or 0))[:3]
+        who = ", ".join(
+            f"{_process(p.pid, p.name)} {(p.used_memory_bytes or 0) / GIB:.1f} GiB" for p in top
+        )
+        yield finding(
+            "memory-held",
+            "warn",
+            f"{_label(gpu)}: other processes hold {held / GIB:.1f} of "
+            f"{gpu.memory_total_bytes / GIB:.1f} GiB ({who}).",
+            "stop those processes or pick a freer GPU; memory held by processes that nvidia-smi "
+            "does not list: sudo fuser -v /dev/nvidia*",
+            gpu.nvml_index,
+        )
+
+
+def ecc_uncorrectable(report: InfoReport) -> Iterator[Finding]:
+    for gpu in report.gpus:
+        if gpu.ecc_uncorrected_volatile:
+            yield finding(
+                "ecc-uncorrectable",
+                "warn",
+                f"{_label(gpu)} reported {gpu.ecc_uncorrected_volatile} uncorrectable ECC "
+                "error(s) since the driver loaded: results on it may be wrong.",
+                "drain the GPU and reset it (sudo nvidia-smi -r); replace it if errors return",
+                gpu.nvml_index,
+            )
+
+
+def _process(pid: int, name: str | None) -> str:
+    return f"PID {pid} ({name})" if name else f"PID {pid}"
+
+
+CHECKS = (
+    Check("gpu-lost", "every GPU answers", "fail", gpu_lost),
+    Check("mig-no-instance", "MIG GPUs have instances", "fail", mig_no_instance),
+    Check("mig-pending", "no MIG change pending", "warn", mig_pending),
+    Check("mig-single-visible", "MIG instances per process", "info", mig_single_visible),
+    Check("exclusive-busy", "no GPU exclusively owned by another process", "fail", exclusive_busy),
+    Check("compute-prohibited", "no GPU in Prohibited mode", "fail", compute_prohibited),
+    Check("arch-unsupported", "torch has kernels for every GPU", "fail", arch_unsupported, True),
+    Check("memory-held", "GPU memory is free", "warn", memory_held),
+    Check("ecc-uncorrectable", "no uncorrectable ECC errors", "warn", ecc_uncorrectable),
+)

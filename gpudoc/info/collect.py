@@ -1,0 +1,198 @@
+"""collect_info: NVML in this process, torch in a subprocess (started first, so both run at
+once), host facts from /proc, /sys and /dev; devices joined by UUID. Checks run afterwards."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from gpudoc.info import host as host_facts
+from gpudoc.info.model import (
+    DriverInfo,
+    GpuInfo,
+    GpuProcess,
+    HostInfo,
+    InfoReport,
+    TorchDevice,
+    TorchInfo,
+    TorchvisionInfo,
+)
+from gpudoc.info.nvml import NvmlSnapshot, binding_distributions, read_nvml
+from gpudoc.info.visible import parse_visible_devices
+
+PROBE_SCRIPT = Path(__file__).with_name("torch_probe.py")
+DEFAULT_TORCH_TIMEOUT_S = 60.0
+# start() -> wait(): the probe runs while NVML and the host are read.
+ProbeStarter = Callable[[], Callable[[], TorchInfo]]
+
+
+def start_torch_probe(timeout_s: float = DEFAULT_TORCH_TIMEOUT_S) -> Callable[[], TorchInfo]:
+    process = subprocess.Popen(
+        [sys.executable, str(PROBE_SCRIPT)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+    def wait() -> TorchInfo:
+        try:
+            out, err = process.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            return _probe_failed(f"the torch probe did not finish within {timeout_s:g} s (hang?)")
+        return parse_probe_output(process.returncode, out, err)
+
+    return wait
+
+
+def parse_probe_output(returncode: int, out: str, err: str) -> TorchInfo:
+    lines = out.strip().splitlines()
+    if returncode == 0 and lines:
+        try:
+            return torch_info_from_json(json.loads(lines[-1]))
+        except (ValueError, TypeError, KeyError) as error:
+            return _probe_failed(f"the torch probe printed unreadable output ({error})")
+    if returncode == 0:
+        return _probe_failed("the torch probe printed nothing")
+    if returncode < 0:
+        what = f"was killed by {signal.Signals(-returncode).name}"
+    else:
+        what = f"exited with status {returncode}"
+    tail = err.strip().splitlines()[-1:] or [""]
+    return _probe_failed(f"the torch probe {what}: {tail[0]}".rstrip(": "))
+
+
+def _probe_failed(reason: str) -> TorchInfo:
+    return TorchInfo(installed=importlib.util.find_spec("torch") is not None, probe_error=reason)
+
+
+def torch_info_from_json(data: dict[str, Any]) -> TorchInfo:
+    """Inverse of the probe's output; unknown keys are ignored, missing ones take defaults."""
+    fields = {f.name for f in dataclasses.fields(TorchInfo)}
+    values = {k: v for k, v in data.items() if k in fields}
+    values["devices"] = tuple(_torch_device(d) for d in data.get("devices") or ())
+    values["init_warnings"] = tuple(data.get("init_warnings") or ())
+    if values.get("arch_list") is not None:
+        values["arch_list"] = tuple(values["arch_list"])
+    vision = data.get("torchvision")
+    if vision is not None:
+        known = {f.name for f in dataclasses.fields(TorchvisionInfo)}
+        defaults = dict.fromkeys(known - {"installed"})
+        values["torchvision"] = TorchvisionInfo(
+            **{**defaults, **{k: vision[k] for k in known & set(vision)}}
+        )
+    return TorchInfo(**values)
+
+
+def _torch_device(data: dict[str, Any]) -> TorchDevice:
+    known = {f.name for f in dataclasses.fields(TorchDevice)}
+    return TorchDevice(**{**dict.fromkeys(known), **{k: data[k] for k in known & set(data)}})
+
+
+def collect_info(
+    *,
+    torch_probe: ProbeStarter | None,
+    nvml_lib: Any | None = None,
+    host: HostInfo | None = None,
+    root: str = "/",
+    environ: Mapping[str, str] | None = None,
+) -> InfoReport:
+    """The report without checks. `torch_probe=None` is --no-torch."""
+    started = time.perf_counter()
+    wait_for_torch = torch_probe() if torch_probe is not None else None
+    snapshot = read_nvml(nvml_lib, maps_path=str(Path(root) / "proc/self/maps"))
+    host = host or host_facts.read_host(root, os.environ if environ is None else environ)
+    torch = wait_for_torch() if wait_for_torch is not None else None
+    gpus = tuple(_join(gpu, torch, root) for gpu in snapshot.gpus)
+    mig_parents = {
+        m.uuid: gpu.nvml_index for gpu in gpus for m in gpu.mig_instances or () if m.uuid
+    }
+    uuids = None if snapshot.init_error else [gpu.uuid for gpu in gpus]
+    visible = parse_visible_devices(host.env.get("CUDA_VISIBLE_DEVICES"), uuids, mig_parents)
+    return InfoReport(
+        torch=torch,
+        driver=_driver(snapshot, root),
+        gpus=gpus,
+        host=host,
+        visible=visible,
+        collect_seconds=round(time.perf_counter() - started, 3),
+    )
+
+
+def _driver(snapshot: NvmlSnapshot, root: str) -> DriverInfo:
+    bindings = binding_distributions()
+    return DriverInfo(
+        nvml_error=snapshot.init_error,
+        nvml_error_message=snapshot.init_error_message,
+        driver_version=snapshot.driver_version,
+        nvml_version=snapshot.nvml_version,
+        cuda_driver_version=snapshot.cuda_driver_version,
+        kernel_module_version=host_facts.kernel_module_version(root),
+        nvml_library_path=snapshot.library_path,
+        nvml_binding=bindings[0] if bindings else None,
+        nvml_binding_deprecated=tuple(b for b in bindings if not b.startswith("nvidia-ml-py ")),
+        physical_gpu_count=snapshot.device_count,
+    )
+
+
+def _join(gpu: GpuInfo, torch: TorchInfo | None, root: str) -> GpuInfo:
+    """Attach torch's index (same UUID, else same PCI bus id), its arch verdict, process names."""
+    torch_index = None
+    for device in torch.devices if torch else ():
+        same_uuid = device.uuid is not None and device.uuid == gpu.uuid
+        same_bus = device.pci_bus_id is not None and device.pci_bus_id == gpu.pci_bus_id
+        if same_uuid or (device.uuid is None and same_bus):
+            torch_index = device.index
+            break
+    supported = None
+    if torch is not None and torch.build == "cuda" and torch.arch_list is not None:
+        supported = arch_supported(gpu.compute_capability, torch.arch_list)
+    processes = gpu.processes
+    if processes is not None:
+        processes = tuple(_named(p, root) for p in processes)
+    return dataclasses.replace(
+        gpu, torch_index=torch_index, arch_supported_by_torch=supported, processes=processes
+    )
+
+
+def _named(process: GpuProcess, root: str) -> GpuProcess:
+    return dataclasses.replace(process, name=host_facts.process_name(process.pid, root))
+
+
+_ARCH = re.compile(r"^(sm|compute)_(\d+)(\d)([a-z]?)$")
+
+
+def arch_supported(capability: str | None, arch_list: tuple[str, ...]) -> bool | None:
+    """Can a kernel image in `arch_list` run on a device of `capability` ("8.9")?
+
+    `sm_XY` (machine code) runs on the same major with minor >= Y; `sm_XYa` only on exactly X.Y;
+    `compute_XY` (PTX) is compiled at load time for any device >= X.Y.
+    """
+    if capability is None or not arch_list:
+        return None
+    major, _, minor = capability.partition(".")
+    device = (int(major), int(minor or 0))
+    for entry in arch_list:
+        match = _ARCH.match(entry)
+        if match is None:
+            continue
+        kind, arch = match.group(1), (int(match.group(2)), int(match.group(3)))
+        if kind == "compute" and arch <= device:
+            return True
+        if kind == "sm" and match.group(4) == "a" and arch == device:
+            return True
+        if kind == "sm" and not match.group(4) and arch[0] == device[0] and arch[1] <= device[1]:
+            return True
+    return False

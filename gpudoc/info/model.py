@@ -1,0 +1,193 @@
+"""The data of `gpudoc info`: frozen dataclasses, absent values are None, units in field names.
+
+The JSON of a report is `dataclasses.asdict` of `InfoReport` plus `schema_version`; the schema
+lives beside this module (`schema.json`). Rename a field only together with the schema version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+SCHEMA_VERSION = 1
+
+Severity = Literal["fail", "warn", "info"]
+CheckStatus = Literal["ok", "fail", "warn", "info", "crashed"]
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """An NVML read that failed for one field: the field is None, this says why."""
+
+    field: str
+    error: str  # NVML error class name without the prefix, e.g. "NotSupported", "GpuIsLost"
+
+
+@dataclass(frozen=True)
+class GpuProcess:
+    pid: int
+    used_memory_bytes: int | None
+    name: str | None = None  # from /proc/<pid>/comm when readable (host PIDs in containers)
+
+
+@dataclass(frozen=True)
+class MigInstance:
+    index: int
+    uuid: str | None
+    memory_total_bytes: int | None
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    """One physical GPU as NVML sees it, joined with torch's view of it (by UUID)."""
+
+    nvml_index: int
+    torch_index: int | None
+    name: str | None
+    uuid: str | None
+    pci_bus_id: str | None
+    minor_number: int | None
+    compute_capability: str | None  # "8.9"
+    arch_supported_by_torch: bool | None
+    memory_total_bytes: int | None
+    memory_used_bytes: int | None
+    memory_free_bytes: int | None
+    memory_reserved_bytes: int | None
+    utilization_gpu_percent: int | None
+    utilization_memory_percent: int | None
+    temperature_c: int | None
+    power_draw_mw: int | None
+    power_limit_mw: int | None
+    compute_mode: str | None  # "default", "exclusive_process", "prohibited"
+    persistence_mode: bool | None
+    mig_mode_current: bool | None
+    mig_mode_pending: bool | None
+    mig_instances: tuple[MigInstance, ...] | None
+    ecc_uncorrected_volatile: int | None
+    processes: tuple[GpuProcess, ...] | None
+    lost: bool = False
+    field_errors: tuple[FieldError, ...] = ()
+
+
+@dataclass(frozen=True)
+class DriverInfo:
+    nvml_error: str | None  # library-level failure: "LibraryNotFound", "DriverNotLoaded", ...
+    nvml_error_message: str | None
+    driver_version: str | None
+    nvml_version: str | None
+    cuda_driver_version: str | None  # "12.4": the newest CUDA this driver supports
+    kernel_module_version: str | None  # from /proc/driver/nvidia/version
+    nvml_library_path: str | None  # resolved libnvidia-ml.so.<version>, when found
+    nvml_binding: str | None  # distribution that provides `pynvml`, e.g. "nvidia-ml-py 13.615.71"
+    nvml_binding_deprecated: tuple[str, ...] = ()  # "pynvml 12.0.0", "nvidia-ml-py3 7.352.0"
+    physical_gpu_count: int | None = None
+
+
+@dataclass(frozen=True)
+class TorchDevice:
+    """One device as torch enumerates it in the probe subprocess."""
+
+    index: int
+    name: str | None
+    uuid: str | None  # with the "GPU-" prefix, as NVML spells it
+    pci_bus_id: str | None  # "0000:01:00.0"
+    compute_capability: str | None
+    memory_total_bytes: int | None
+
+
+@dataclass(frozen=True)
+class TorchvisionInfo:
+    installed: bool
+    version: str | None  # "0.28.0+cu130", local tag included
+    import_error: str | None
+    ops_load: bool | None  # torchvision::nms is registered
+    ops_error: str | None
+
+
+@dataclass(frozen=True)
+class TorchInfo:
+    """What the probe subprocess learnt; `probe_error` is set when it could not answer."""
+
+    installed: bool
+    probe_error: str | None = None  # timeout, crash, unreadable output
+    import_error: str | None = None
+    version: str | None = None
+    build: str | None = None  # "cuda", "rocm", "cpu"
+    cuda_version: str | None = None  # torch.version.cuda
+    hip_version: str | None = None
+    cudnn_version: int | None = None
+    nccl_version: str | None = None
+    arch_list: tuple[str, ...] | None = None
+    cuda_available: bool | None = None
+    unavailable_reason: str | None = None  # torch.cuda.init()'s message when not available
+    init_warnings: tuple[str, ...] = ()  # "CUDA initialization: ..." warnings
+    device_count: int | None = None
+    devices: tuple[TorchDevice, ...] = ()
+    torchvision: TorchvisionInfo | None = None
+    probe_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class DevNode:
+    path: str
+    readable: bool
+    writable: bool
+
+
+@dataclass(frozen=True)
+class PciGpu:
+    """An NVIDIA display/3D controller found in /sys/bus/pci, with the kernel driver bound to it."""
+
+    bus_id: str
+    device_id: str | None
+    driver: str | None  # "nvidia", "nouveau", "vfio-pci" or None
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    os: str | None
+    kernel: str | None
+    python: str
+    container: str | None  # "docker", "podman", "kubernetes", "containerd" or None
+    container_evidence: str | None
+    dev_nodes: tuple[DevNode, ...]
+    pci_gpus: tuple[PciGpu, ...] | None  # None when /sys/bus/pci is unreadable
+    env: dict[str, str | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class VisibleDevices:
+    """CUDA_VISIBLE_DEVICES parsed with CUDA's rules against NVML's devices."""
+
+    raw: str | None
+    nvml_indices: tuple[int, ...] | None  # NVML indices selected, in CUDA order; None = all
+    problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Finding:
+    check_id: str
+    severity: Severity
+    message: str
+    fix: str | None
+    gpu: int | None = None  # NVML index the finding is about
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    check_id: str
+    title: str
+    status: CheckStatus
+    findings: tuple[Finding, ...] = ()
+    crash: str | None = None  # "ZeroDivisionError: ..." when the check itself failed
+
+
+@dataclass(frozen=True)
+class InfoReport:
+    torch: TorchInfo | None  # None with --no-torch
+    driver: DriverInfo
+    gpus: tuple[GpuInfo, ...]
+    host: HostInfo
+    visible: VisibleDevices
+    checks: tuple[CheckResult, ...] = ()
+    collect_seconds: float | None = None

@@ -1,0 +1,240 @@
+"""The only pynvml importer. Every NVML read goes through `_Reader.get`.
+
+A library-level failure (no library, driver not loaded, version mismatch) ends the session and is
+reported once in `NvmlSnapshot.init_error`; a per-field failure (NotSupported, NoPermission,
+GpuIsLost, ...) makes that field None and is recorded as a `FieldError`. Nothing here raises.
+`lib` is the pynvml module, or in tests a fake built on pynvml's real exception classes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from gpudoc.info.model import FieldError, GpuInfo, GpuProcess, MigInstance
+
+COMPUTE_MODES = {0: "default", 1: "exclusive_thread", 2: "prohibited", 3: "exclusive_process"}
+# Distributions that install a module named `pynvml`; only the first is maintained by NVIDIA.
+BINDING_DISTS = ("nvidia-ml-py", "pynvml", "nvidia-ml-py3")
+
+
+@dataclass(frozen=True)
+class NvmlSnapshot:
+    init_error: str | None
+    init_error_message: str | None
+    driver_version: str | None
+    nvml_version: str | None
+    cuda_driver_version: str | None
+    library_path: str | None
+    device_count: int | None
+    gpus: tuple[GpuInfo, ...]
+
+
+def error_name(error: BaseException) -> str:
+    """`NVMLError_NotSupported` -> `NotSupported`; other exceptions keep their class name."""
+    name = type(error).__name__
+    if name.startswith("NVMLError_"):
+        return name[len("NVMLError_") :]
+    if name == "NVMLError":
+        return f"NVMLError({getattr(error, 'value', '?')})"
+    return name
+
+
+class _Reader:
+    """Calls NVML functions; failures become None plus a FieldError, never an exception."""
+
+    def __init__(self, lib: Any) -> None:
+        self.lib = lib
+        self.errors: list[FieldError] = []
+        self.lost = False
+
+    def get(self, field: str, function: str, *args: Any, **kwargs: Any) -> Any:
+        if self.lost:
+            return None  # every further call on a lost GPU raises GpuIsLost again
+        call: Callable[..., Any] | None = getattr(self.lib, function, None)
+        if call is None:
+            self.errors.append(FieldError(field, "FunctionNotFound"))
+            return None
+        try:
+            return call(*args, **kwargs)
+        except Exception as error:  # NVMLError, NVMLLibraryMismatchError, ctypes trouble
+            name = error_name(error)
+            self.errors.append(FieldError(field, name))
+            self.lost = self.lost or name == "GpuIsLost"
+            return None
+
+    def first(self, field: str, *calls: tuple[str, tuple[Any, ...]]) -> Any:
+        """Try newer entry points first; fall back only when the driver lacks the function."""
+        for function, args in calls:
+            before = len(self.errors)
+            value = self.get(field, function, *args)
+            failures = self.errors[before:]
+            if not failures or failures[0].error not in ("FunctionNotFound", "TypeError"):
+                return value
+            del self.errors[before:]
+        return None
+
+
+def load_pynvml() -> Any:
+    import pynvml
+
+    return pynvml
+
+
+def read_nvml(lib: Any | None = None, maps_path: str = "/proc/self/maps") -> NvmlSnapshot:
+    lib = load_pynvml() if lib is None else lib
+    try:
+        lib.nvmlInit()
+    except Exception as error:
+        return NvmlSnapshot(error_name(error), str(error), None, None, None, None, None, ())
+    try:
+        return _read_initialised(lib, maps_path)
+    finally:
+        with contextlib.suppress(Exception):  # shutting down cannot change what was read
+            lib.nvmlShutdown()
+
+
+def _read_initialised(lib: Any, maps_path: str) -> NvmlSnapshot:
+    system = _Reader(lib)
+    cuda = system.get("cuda_driver_version", "nvmlSystemGetCudaDriverVersion")
+    count = system.get("device_count", "nvmlDeviceGetCount")
+    gpus = tuple(read_gpu(lib, index) for index in range(count or 0))
+    return NvmlSnapshot(
+        init_error=None,
+        init_error_message=None,
+        driver_version=system.get("driver_version", "nvmlSystemGetDriverVersion"),
+        nvml_version=system.get("nvml_version", "nvmlSystemGetNVMLVersion"),
+        cuda_driver_version=None if cuda is None else f"{cuda // 1000}.{(cuda % 1000) // 10}",
+        library_path=mapped_library_path(maps_path),
+        device_count=count,
+        gpus=gpus,
+    )
+
+
+def read_gpu(lib: Any, index: int) -> GpuInfo:
+    read = _Reader(lib)
+    handle = read.get("handle", "nvmlDeviceGetHandleByIndex", index)
+    if handle is None:
+        return _empty_gpu(index, read)
+    pci = read.get("pci_bus_id", "nvmlDeviceGetPciInfo", handle)
+    capability = read.get("compute_capability", "nvmlDeviceGetCudaComputeCapability", handle)
+    memory = read.first(
+        "memory",
+        ("nvmlDeviceGetMemoryInfo", (handle, lib.nvmlMemory_v2)),
+        ("nvmlDeviceGetMemoryInfo", (handle,)),
+    )
+    utilization = read.get("utilization", "nvmlDeviceGetUtilizationRates", handle)
+    temperature = read.first(
+        "temperature_c",
+        ("nvmlDeviceGetTemperatureV", (handle, lib.NVML_TEMPERATURE_GPU)),
+        ("nvmlDeviceGetTemperature", (handle, lib.NVML_TEMPERATURE_GPU)),
+    )
+    mode = read.get("compute_mode", "nvmlDeviceGetComputeMode", handle)
+    persistence = read.get("persistence_mode", "nvmlDeviceGetPersistenceMode", handle)
+    mig = read.get("mig_mode", "nvmlDeviceGetMigMode", handle)
+    mig_current = None if mig is None else bool(mig[0])
+    return GpuInfo(
+        nvml_index=index,
+        torch_index=None,
+        name=read.get("name", "nvmlDeviceGetName", handle),
+        uuid=read.get("uuid", "nvmlDeviceGetUUID", handle),
+        pci_bus_id=None if pci is None else normalise_bus_id(pci.busId),
+        minor_number=read.get("minor_number", "nvmlDeviceGetMinorNumber", handle),
+        compute_capability=None if capability is None else f"{capability[0]}.{capability[1]}",
+        arch_supported_by_torch=None,
+        memory_total_bytes=_attr(memory, "total"),
+        memory_used_bytes=_attr(memory, "used"),
+        memory_free_bytes=_attr(memory, "free"),
+        memory_reserved_bytes=_attr(memory, "reserved"),
+        utilization_gpu_percent=_attr(utilization, "gpu"),
+        utilization_memory_percent=_attr(utilization, "memory"),
+        temperature_c=temperature,
+        power_draw_mw=read.get("power_draw_mw", "nvmlDeviceGetPowerUsage", handle),
+        power_limit_mw=read.get("power_limit_mw", "nvmlDeviceGetEnforcedPowerLimit", handle),
+        compute_mode=None if mode is None else COMPUTE_MODES.get(mode, f"unknown({mode})"),
+        persistence_mode=None if persistence is None else bool(persistence),
+        mig_mode_current=mig_current,
+        mig_mode_pending=None if mig is None else bool(mig[1]),
+        mig_instances=_mig_instances(lib, read, handle) if mig_current else None,
+        ecc_uncorrected_volatile=read.get(
+            "ecc_uncorrected_volatile",
+            "nvmlDeviceGetTotalEccErrors",
+            handle,
+            lib.NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+            lib.NVML_VOLATILE_ECC,
+        ),
+        processes=_processes(read, handle),
+        lost=read.lost,
+        field_errors=tuple(read.errors),
+    )
+
+
+def _empty_gpu(index: int, read: _Reader) -> GpuInfo:
+    nothing: dict[str, Any] = {name: None for name in GpuInfo.__dataclass_fields__}
+    nothing.update(nvml_index=index, lost=read.lost, field_errors=tuple(read.errors))
+    return GpuInfo(**nothing)
+
+
+def _mig_instances(lib: Any, read: _Reader, handle: Any) -> tuple[MigInstance, ...] | None:
+    slots = read.get("mig_instances", "nvmlDeviceGetMaxMigDeviceCount", handle)
+    if slots is None:
+        return None
+    instances = []
+    for slot in range(slots):
+        try:  # an empty slot raises NotFound: that is the normal answer, not an error
+            mig = lib.nvmlDeviceGetMigDeviceHandleByIndex(handle, slot)
+        except Exception:
+            continue
+        memory = read.get("mig_memory", "nvmlDeviceGetMemoryInfo", mig)
+        uuid = read.get("mig_uuid", "nvmlDeviceGetUUID", mig)
+        instances.append(MigInstance(slot, uuid, _attr(memory, "total")))
+    return tuple(instances)
+
+
+def _processes(read: _Reader, handle: Any) -> tuple[GpuProcess, ...] | None:
+    listed = read.get("processes", "nvmlDeviceGetComputeRunningProcesses", handle)
+    if listed is None:
+        return None
+    return tuple(GpuProcess(int(p.pid), getattr(p, "usedGpuMemory", None)) for p in listed)
+
+
+def _attr(value: Any, name: str) -> Any:
+    return None if value is None else getattr(value, name, None)
+
+
+def normalise_bus_id(bus_id: str | bytes) -> str:
+    """NVML says `00000000:01:00.0`, torch and sysfs `0000:01:00.0`: use the sysfs form."""
+    text = bus_id.decode() if isinstance(bus_id, bytes) else bus_id
+    domain, _, rest = text.partition(":")
+    try:
+        return f"{int(domain, 16):04x}:{rest.lower()}"
+    except ValueError:
+        return text.lower()
+
+
+def mapped_library_path(maps_path: str) -> str | None:
+    """The libnvidia-ml.so.<version> this process loaded: its name has the user-space version."""
+    try:
+        text = Path(maps_path).read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        path = line.rsplit(" ", 1)[-1]
+        if "libnvidia-ml.so" in path:
+            return str(Path(path).resolve())
+    return None
+
+
+def binding_distributions() -> tuple[str, ...]:
+    """`("nvidia-ml-py 13.615.71",)`: every installed distribution that provides `pynvml`."""
+    found = []
+    for dist in BINDING_DISTS:
+        try:
+            found.append(f"{dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            continue
+    return tuple(found)

@@ -1,0 +1,271 @@
+"""The only code of `gpudoc info` that writes output: the human view (rich) and JSON."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from gpudoc import __version__
+from gpudoc.info.doctor import Check, problems, usable_gpu_count
+from gpudoc.info.model import SCHEMA_VERSION, CheckResult, GpuInfo, InfoReport, TorchInfo
+
+MISSING = "–"
+GIB = 1024**3
+SYMBOLS = {"ok": "✓", "warn": "!", "fail": "✗", "info": "i", "crashed": "☠"}
+STYLES = {"ok": "green", "warn": "yellow", "fail": "red", "info": "cyan", "crashed": "magenta"}
+
+
+def report_to_json(report: InfoReport) -> dict[str, Any]:
+    data: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "gpudoc_version": __version__}
+    data.update(dataclasses.asdict(report))
+    data["summary"] = summary(report)
+    plain: dict[str, Any] = json.loads(json.dumps(data))  # tuples become lists, as consumers see
+    return plain
+
+
+def summary(report: InfoReport) -> dict[str, int]:
+    findings = [f for r in report.checks for f in r.findings]
+    return {
+        "problems": problems(report),
+        "failures": sum(1 for f in findings if f.severity == "fail"),
+        "warnings": sum(1 for f in findings if f.severity == "warn"),
+        "crashed_checks": sum(1 for r in report.checks if r.status == "crashed"),
+        "usable_gpus": usable_gpu_count(report),
+    }
+
+
+def render_json(report: InfoReport, console: Console) -> None:
+    text = json.dumps(report_to_json(report), indent=2)
+    console.print(text, markup=False, highlight=False, emoji=False, soft_wrap=True)
+
+
+def render_human(report: InfoReport, console: Console) -> None:
+    if report.torch is not None:
+        _section(console, "PyTorch", _torch_rows(report.torch))
+    _section(console, "Driver & NVML", _driver_rows(report))
+    console.print(Text("Devices", style="bold"))
+    console.print(_devices(report))
+    _section(console, "Environment", _env_rows(report))
+    console.print(Text("Doctor", style="bold"))
+    console.print(_doctor(report.checks), Text(""))
+    console.print(_closing(report))
+
+
+def render_check_list(checks: tuple[Check, ...], console: Console) -> None:
+    table = Table(box=None, show_header=True, pad_edge=False)
+    for column in ("id", "severity", "passes when"):
+        table.add_column(column, no_wrap=column == "id")
+    for check in checks:
+        table.add_row(*(Text(cell) for cell in (check.check_id, check.severities, check.title)))
+    console.print(table)
+
+
+def _section(console: Console, title: str, rows: list[tuple[str, str]]) -> None:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim", no_wrap=True)
+    grid.add_column()
+    for key, value in rows:
+        grid.add_row(Text(key), Text(value))  # Text: no markup or :emoji: in machine strings
+    console.print(Text(title, style="bold"))
+    console.print(grid, Text(""))
+
+
+def _v(value: object) -> str:
+    return MISSING if value is None else str(value)
+
+
+def _torch_rows(torch: TorchInfo) -> list[tuple[str, str]]:
+    if not torch.installed:
+        return [("torch", "not installed")]
+    if torch.probe_error or torch.import_error:
+        return [("torch", f"installed, but: {torch.probe_error or torch.import_error}")]
+    build = {"cuda": f"CUDA {torch.cuda_version}", "rocm": f"ROCm {torch.hip_version}"}
+    available = "yes" if torch.cuda_available else "no"
+    if not torch.cuda_available and torch.unavailable_reason:
+        available += f" — {torch.unavailable_reason}"
+    rows = [
+        ("version", f"{torch.version} ({build.get(torch.build or '', 'CPU-only build')})"),
+        ("cuDNN / NCCL", f"{_v(torch.cudnn_version)} / {_v(torch.nccl_version)}"),
+        ("arch list", " ".join(torch.arch_list or ()) or MISSING),
+        ("CUDA available", available),
+        ("devices (torch)", _v(torch.device_count)),
+    ]
+    rows += [("warning", w) for w in torch.init_warnings]
+    vision = torch.torchvision
+    if vision is not None:
+        rows.append(("torchvision", _vision(vision.installed, vision.version, vision.ops_load)))
+        if vision.ops_error or vision.import_error:
+            rows.append(("", vision.ops_error or vision.import_error or ""))
+    return rows
+
+
+def _vision(installed: bool, version: str | None, ops: bool | None) -> str:
+    if not installed:
+        return "not installed"
+    state = {True: "load", False: "do NOT load", None: "unknown"}[ops]
+    return f"{_v(version)}, C++ ops {state}"
+
+
+def _driver_rows(report: InfoReport) -> list[tuple[str, str]]:
+    driver = report.driver
+    nvml = (
+        "ok" if driver.nvml_error is None else f"{driver.nvml_error_message} ({driver.nvml_error})"
+    )
+    return [
+        ("NVML", nvml),
+        ("driver", _v(driver.driver_version)),
+        ("CUDA (driver)", _v(driver.cuda_driver_version)),
+        ("kernel module", _v(driver.kernel_module_version)),
+        ("NVML library", _v(driver.nvml_library_path)),
+        ("NVML binding", ", ".join(filter(None, [driver.nvml_binding])) or MISSING),
+    ]
+
+
+def _devices(report: InfoReport) -> RenderableType:
+    physical = _v(report.driver.physical_gpu_count)
+    visible = MISSING if report.torch is None else _v(report.torch.device_count)
+    count = Text(f"physical (NVML) {physical}, visible to torch {visible}")
+    if not report.gpus:
+        return Group(count, Text(""))
+    table = Table(box=None, pad_edge=False, header_style="dim")
+    for column in ("GPU", "cuda", "name", "bus id", "CC", "memory used/total", "util", "temp"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("power", no_wrap=True)
+    for gpu in report.gpus:
+        table.add_row(*(Text(cell) for cell in _device_row(gpu)))
+    details = Table.grid(padding=(0, 1))
+    details.add_column(no_wrap=True, style="dim")
+    details.add_column()
+    for gpu in report.gpus:
+        details.add_row(Text(f"GPU {gpu.nvml_index}"), Text(_device_details(gpu)))
+    return Group(count, table, details, Text(""))
+
+
+def _field(gpu: GpuInfo, name: str, text: str | None) -> str:
+    if text is not None:
+        return text
+    if any(e.field == name and e.error == "NotSupported" for e in gpu.field_errors):
+        return "n/a"
+    return MISSING
+
+
+def _device_row(gpu: GpuInfo) -> list[str]:
+    memory = None
+    if gpu.memory_total_bytes is not None:
+        memory = f"{(gpu.memory_used_bytes or 0) / GIB:.1f}/{gpu.memory_total_bytes / GIB:.1f} GiB"
+    power = None
+    if gpu.power_draw_mw is not None:
+        power = f"{gpu.power_draw_mw / 1000:.0f}/{_v(_watts(gpu.power_limit_mw))} W"
+    cc = gpu.compute_capability
+    if cc and gpu.arch_supported_by_torch is False:
+        cc += " (no kernels)"
+    return [
+        str(gpu.nvml_index) + (" LOST" if gpu.lost else ""),
+        _v(gpu.torch_index),
+        _v(gpu.name and gpu.name.removeprefix("NVIDIA ")),
+        _v(gpu.pci_bus_id),
+        _v(cc),
+        _field(gpu, "memory", memory),
+        _field(
+            gpu,
+            "utilization",
+            None if gpu.utilization_gpu_percent is None else f"{gpu.utilization_gpu_percent}%",
+        ),
+        _field(
+            gpu, "temperature_c", None if gpu.temperature_c is None else f"{gpu.temperature_c}°C"
+        ),
+        _field(gpu, "power_draw_mw", power),
+    ]
+
+
+def _watts(milliwatts: int | None) -> str | None:
+    return None if milliwatts is None else f"{milliwatts / 1000:.0f}"
+
+
+def _device_details(gpu: GpuInfo) -> str:
+    parts = [_v(gpu.uuid)]
+    parts.append(f"mode {_field(gpu, 'compute_mode', gpu.compute_mode)}")
+    parts.append(f"persistence {_field(gpu, 'persistence_mode', _onoff(gpu.persistence_mode))}")
+    mig = _v(_onoff(gpu.mig_mode_current))
+    if gpu.mig_mode_pending is not None and gpu.mig_mode_pending != gpu.mig_mode_current:
+        mig += f" (pending {_onoff(gpu.mig_mode_pending)})"
+    if gpu.mig_instances is not None:
+        mig += f", {len(gpu.mig_instances)} instance(s)"
+        mig += "".join(f" {m.uuid}" for m in gpu.mig_instances)
+    parts.append(f"MIG {_field(gpu, 'mig_mode', None) if gpu.mig_mode_current is None else mig}")
+    parts.append(
+        f"ECC errors {_field(gpu, 'ecc_uncorrected_volatile', _n(gpu.ecc_uncorrected_volatile))}"
+    )
+    if gpu.processes is not None:
+        listed = [
+            f"{p.pid} {p.name or ''} {(p.used_memory_bytes or 0) / GIB:.1f} GiB".replace("  ", " ")
+            for p in gpu.processes
+        ]
+        parts.append("processes " + (", ".join(listed) or "none"))
+    return " · ".join(parts)
+
+
+def _onoff(value: bool | None) -> str | None:
+    return None if value is None else "on" if value else "off"
+
+
+def _n(value: int | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def _env_rows(report: InfoReport) -> list[tuple[str, str]]:
+    host = report.host
+    rows = [(name, repr(value)) for name, value in host.env.items() if value is not None]
+    unset = [name for name, value in host.env.items() if value is None]
+    if unset:
+        rows.append(("unset", " ".join(unset)))
+    rows += [
+        ("OS", f"{_v(host.os)}, kernel {_v(host.kernel)}"),
+        ("Python", host.python),
+        (
+            "container",
+            f"{host.container} ({host.container_evidence})" if host.container else "none detected",
+        ),
+        ("device nodes", " ".join(n.path for n in host.dev_nodes) or "none"),
+    ]
+    return rows
+
+
+def _doctor(results: tuple[CheckResult, ...]) -> Table:
+    """One row per passing check, a row per finding and a row for its fix; text wraps indented."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column()
+    for result in results:
+        symbol = Text(SYMBOLS[result.status], style=STYLES[result.status])
+        if result.status == "ok":
+            grid.add_row(symbol, Text(result.title))
+        elif result.status == "crashed":
+            grid.add_row(
+                symbol, Text.assemble((result.check_id, "bold"), f" crashed: {result.crash}")
+            )
+        for finding in result.findings:
+            severity = Text(SYMBOLS[finding.severity], style=STYLES[finding.severity])
+            grid.add_row(
+                severity, Text.assemble((finding.check_id, "bold"), f"  {finding.message}")
+            )
+            if finding.fix:
+                grid.add_row(Text(""), Text(f"fix: {finding.fix}", style="dim"))
+    return grid
+
+
+def _closing(report: InfoReport) -> Text:
+    count = problems(report)
+    if count == 0:
+        return Text("No issues found.", style="green bold")
+    facts = summary(report)
+    parts = [f"{facts['failures']} failure(s)", f"{facts['warnings']} warning(s)"]
+    if facts["crashed_checks"]:
+        parts.append(f"{facts['crashed_checks']} crashed check(s)")
+    noun = "problem" if count == 1 else "problems"
+    return Text(f"{count} {noun} found ({', '.join(parts)}).", style="red bold")

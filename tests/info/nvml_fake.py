@@ -1,0 +1,109 @@
+"""A fake pynvml driven by a recorded scenario, raising pynvml's REAL exception classes.
+
+Scenario layout (fixtures/nvml/*.json, key "nvml"):
+  init_error        null or an NVML error name ("LibraryNotFound", "DriverNotLoaded", ...)
+  system            {pynvml function name: value}
+  devices           [{pynvml function name: value}], plus optional "lost": true and
+                    "mig_devices": [{"slot": n, function name: value}]
+A value {"error": "NotSupported"} raises `pynvml.NVMLError_NotSupported`; {"error":
+"NVMLLibraryMismatchError"} raises that (non-NVMLError) class. A function missing from the
+scenario raises NVMLError_FunctionNotFound, as pynvml does when the driver lacks the symbol.
+Dict values become attribute objects (memory info, PCI info, utilization, processes).
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pynvml
+
+
+def nvml_error(name: str) -> Exception:
+    if name == "NVMLLibraryMismatchError":
+        return pynvml.NVMLLibraryMismatchError("Unversioned function called and the library lacks")
+    error_class = getattr(pynvml, f"NVMLError_{name}")
+    assert issubclass(error_class, pynvml.NVMLError), name
+    return error_class()
+
+
+def _value(recorded: Any) -> Any:
+    if isinstance(recorded, dict) and set(recorded) == {"error"}:
+        raise nvml_error(recorded["error"])
+    if isinstance(recorded, dict):
+        return SimpleNamespace(**recorded)
+    if isinstance(recorded, list) and recorded and isinstance(recorded[0], dict):
+        return [SimpleNamespace(**item) for item in recorded]
+    return recorded
+
+
+class _Handle:
+    def __init__(self, record: dict[str, Any], lost: bool) -> None:
+        self.record = record
+        self.lost = lost
+
+
+class FakeNvml:
+    """Module-like: functions by name, constants and exception classes from the real pynvml."""
+
+    def __init__(self, scenario: dict[str, Any]) -> None:
+        self.scenario = scenario
+        self.initialised = 0
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith(("NVML", "nvmlMemory")):
+            return getattr(pynvml, name)  # real constants and exception classes
+        if name.startswith("nvmlDevice"):
+            return lambda handle, *args: self._device_call(name, handle, *args)
+        if name.startswith("nvmlSystem"):
+            return lambda: self._system_call(name)
+        raise AttributeError(name)
+
+    def nvmlInit(self) -> None:
+        self.calls.append("nvmlInit")
+        if self.scenario.get("init_error"):
+            raise nvml_error(self.scenario["init_error"])
+        self.initialised += 1
+
+    def nvmlShutdown(self) -> None:
+        self.calls.append("nvmlShutdown")
+        self.initialised -= 1
+
+    def nvmlDeviceGetCount(self) -> int:
+        self._require_init()
+        return len(self.scenario.get("devices", []))
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> _Handle:
+        self._require_init()
+        record = self.scenario["devices"][index]
+        if "handle" in record:
+            _value(record["handle"])
+        return _Handle(record, bool(record.get("lost")))
+
+    def nvmlDeviceGetMigDeviceHandleByIndex(self, handle: _Handle, slot: int) -> _Handle:
+        for mig in handle.record.get("mig_devices", []):
+            if mig["slot"] == slot:
+                return _Handle(mig, False)
+        raise nvml_error("NotFound")
+
+    def _require_init(self) -> None:
+        if self.initialised <= 0:
+            raise nvml_error("Uninitialized")
+
+    def _system_call(self, name: str) -> Any:
+        self._require_init()
+        self.calls.append(name)
+        system = self.scenario.get("system", {})
+        if name not in system:
+            raise nvml_error("FunctionNotFound")
+        return _value(system[name])
+
+    def _device_call(self, name: str, handle: _Handle, *args: Any) -> Any:
+        self._require_init()
+        self.calls.append(name)
+        if handle.lost:
+            raise nvml_error("GpuIsLost")
+        if name not in handle.record:
+            raise nvml_error("FunctionNotFound")
+        return _value(handle.record[name])

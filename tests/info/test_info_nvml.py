@@ -1,0 +1,98 @@
+"""The NVML wrapper: library-level failures become one error, per-field failures become None."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pynvml
+import pytest
+from info_scenarios import load
+from nvml_fake import FakeNvml, nvml_error
+
+from gpudoc.info.nvml import error_name, normalise_bus_id, read_nvml
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("LibraryNotFound", "NVML Shared Library Not Found"),
+        ("DriverNotLoaded", "Driver Not Loaded"),
+        ("LibRmVersionMismatch", "RM has detected an NVML/RM version mismatch."),
+        ("NoPermission", "Insufficient Permissions"),
+    ],
+)
+def test_library_level_failure_is_reported_once_and_nothing_else_is_read(
+    name: str, message: str
+) -> None:
+    fake = FakeNvml({"init_error": name})
+    snapshot = read_nvml(fake)
+    assert (snapshot.init_error, snapshot.init_error_message) == (name, message)
+    assert snapshot.gpus == () and snapshot.device_count is None
+    assert fake.calls == ["nvmlInit"]
+
+
+def test_the_fake_raises_the_real_pynvml_classes() -> None:
+    assert type(nvml_error("GpuIsLost")) is pynvml.NVMLError_GpuIsLost
+    assert isinstance(nvml_error("NotSupported"), pynvml.NVMLError)
+    assert not isinstance(nvml_error("NVMLLibraryMismatchError"), pynvml.NVMLError)
+
+
+def test_real_pynvml_on_this_machine_without_a_driver() -> None:
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError_LibraryNotFound:
+        snapshot = read_nvml()
+        assert snapshot.init_error == "LibraryNotFound" and snapshot.gpus == ()
+        return
+    pynvml.nvmlShutdown()
+    pytest.skip("this machine has an NVIDIA library")
+
+
+def _one_gpu(**overrides: Any) -> dict[str, Any]:
+    scenario = load("workstation_rtx4090")["nvml"]
+    scenario["devices"][0].update(overrides)
+    return dict(scenario)
+
+
+def test_every_session_is_shut_down_even_with_failing_fields() -> None:
+    fake = FakeNvml(_one_gpu(nvmlDeviceGetName={"error": "Unknown"}))
+    snapshot = read_nvml(fake)
+    assert fake.initialised == 0 and fake.calls[-1] == "nvmlShutdown"
+    [gpu] = snapshot.gpus
+    assert gpu.name is None and gpu.uuid is not None
+    assert ("name", "Unknown") in [(e.field, e.error) for e in gpu.field_errors]
+
+
+def test_library_mismatch_error_outside_the_nvml_hierarchy_is_a_field_error() -> None:
+    fake = FakeNvml(
+        _one_gpu(nvmlDeviceGetComputeRunningProcesses={"error": "NVMLLibraryMismatchError"})
+    )
+    [gpu] = read_nvml(fake).gpus
+    assert gpu.processes is None
+    assert ("processes", "NVMLLibraryMismatchError") in [
+        (e.field, e.error) for e in gpu.field_errors
+    ]
+
+
+def test_no_permission_on_the_handle_leaves_an_empty_gpu() -> None:
+    fake = FakeNvml(_one_gpu(handle={"error": "NoPermission"}))
+    [gpu] = read_nvml(fake).gpus
+    assert gpu.nvml_index == 0 and gpu.name is None and gpu.memory_total_bytes is None
+    assert [(e.field, e.error) for e in gpu.field_errors] == [("handle", "NoPermission")]
+
+
+def test_units_and_forms() -> None:
+    snapshot = read_nvml(FakeNvml(load("workstation_rtx4090")["nvml"]))
+    [gpu] = snapshot.gpus
+    assert snapshot.cuda_driver_version == "12.4"  # 12040
+    assert gpu.pci_bus_id == "0000:01:00.0"  # NVML's 00000000:01:00.0
+    assert gpu.compute_capability == "8.9"
+    assert gpu.memory_total_bytes == 24564 * 1024**2 and gpu.power_limit_mw == 450000
+    assert gpu.compute_mode == "default" and gpu.persistence_mode is False
+
+
+def test_error_names_and_bus_ids() -> None:
+    assert error_name(pynvml.NVMLError_NotSupported()) == "NotSupported"
+    assert error_name(ValueError("x")) == "ValueError"
+    assert normalise_bus_id(b"00000000:AB:00.0") == "0000:ab:00.0"
+    assert normalise_bus_id("weird") == "weird"

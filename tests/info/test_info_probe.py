@@ -1,0 +1,90 @@
+"""The torch probe: its real output here, and every way the subprocess can fail."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpudoc.info import collect
+from gpudoc.info.collect import parse_probe_output, start_torch_probe
+
+
+def test_the_real_probe_reports_this_torch() -> None:
+    import torch
+
+    info = start_torch_probe(timeout_s=120)()
+    assert info.probe_error is None and info.installed
+    assert info.version == str(torch.__version__)
+    assert info.build == ("cuda" if torch.version.cuda else "cpu")
+    assert info.cuda_available == torch.cuda.is_available()
+    if not torch.cuda.is_available():
+        assert info.unavailable_reason  # torch.cuda.init()'s own words
+    vision = info.torchvision
+    assert vision is not None and vision.installed
+    assert vision.version and "+" in vision.version  # the build tag, read without importing
+    try:
+        import torchvision  # noqa: F401
+    except RuntimeError as error:
+        assert vision.ops_load is False and str(error) in (vision.ops_error or "")
+
+
+def test_the_probe_prints_nothing_but_one_json_line() -> None:
+    result = subprocess.run(
+        [sys.executable, str(collect.PROBE_SCRIPT)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0
+    [line] = result.stdout.splitlines()
+    assert json.loads(line)["installed"] is True
+
+
+def test_a_hanging_probe_times_out(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    script = tmp_path / "hang.py"
+    script.write_text("import time\ntime.sleep(60)\n")
+    monkeypatch.setattr(collect, "PROBE_SCRIPT", script)
+    info = start_torch_probe(timeout_s=0.5)()
+    assert info.probe_error == "the torch probe did not finish within 0.5 s (hang?)"
+
+
+def test_a_crashing_probe_is_reported_with_its_signal(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    script = tmp_path / "crash.py"
+    script.write_text(
+        "import os, signal, sys\nprint('dying', file=sys.stderr)\n"
+        "os.kill(os.getpid(), signal.SIGSEGV)\n"
+    )
+    monkeypatch.setattr(collect, "PROBE_SCRIPT", script)
+    info = start_torch_probe(timeout_s=30)()
+    assert info.probe_error == "the torch probe was killed by SIGSEGV: dying"
+
+
+@pytest.mark.parametrize(
+    ("returncode", "out", "err", "expected"),
+    [
+        (1, "", "ImportError: boom\n", "the torch probe exited with status 1: ImportError: boom"),
+        (0, "not json\n", "", "the torch probe printed unreadable output"),
+        (0, "", "", "the torch probe printed nothing"),
+    ],
+)
+def test_unusable_probe_output(returncode: int, out: str, err: str, expected: str) -> None:
+    info = parse_probe_output(returncode, out, err)
+    assert (info.probe_error or "").startswith(expected)
+
+
+def test_probe_json_with_unknown_and_missing_keys_still_parses() -> None:
+    out = json.dumps(
+        {
+            "installed": True,
+            "version": "2.13.0+cu128",
+            "future_key": 1,
+            "devices": [{"index": 0, "uuid": "GPU-1"}],
+            "torchvision": {"installed": False},
+        }
+    )
+    info = parse_probe_output(0, out, "")
+    assert info.version == "2.13.0+cu128" and info.devices[0].uuid == "GPU-1"
+    assert info.devices[0].name is None and info.torchvision is not None
