@@ -147,6 +147,19 @@ def lint_notebook(notebook: Notebook, path: str, lint: Lint) -> tuple[list[Findi
     return _located(virtual, lint(virtual.text), path), virtual
 
 
+def check_notebook(text: str, path: str, check: Lint) -> tuple[list[Finding], str | None]:
+    """Lint a notebook's JSON text: findings by cell, and one line naming what was not linted."""
+    try:
+        notebook = load(text)
+    except NotebookError as error:
+        return [], str(error)
+    if notebook.language != "python":
+        return [], None
+    findings, virtual = lint_notebook(notebook, path, check)
+    problems = "; ".join(f"cell {cell}: {message}" for cell, message in virtual.errors)
+    return findings, problems or None
+
+
 @dataclass(frozen=True)
 class NotebookFix:
     text: str

@@ -81,7 +81,7 @@ def test_findings_are_located_by_cell_and_line() -> None:
     notebook = load(tutorial_notebook())
     findings, _virtual = lint_notebook(notebook, "nb.ipynb", toy_lint)
     where = [(f.cell, f.line, f.col, f.code) for f in findings]
-    assert where == [(3, 3, 0, "GPD103"), (3, 5, 8, "GPD201"), (6, 2, 0, "GPD103")]
+    assert where == [(3, 3, 1, "GPD103"), (3, 5, 9, "GPD201"), (6, 2, 1, "GPD103")]
     assert all(f.path == "nb.ipynb" for f in findings)
     raw_lines = notebook.text.splitlines()
     raw = notebook.raw_line(3, 3)
@@ -154,3 +154,17 @@ def test_other_languages_and_broken_files() -> None:
         load("{ not json")
     with pytest.raises(NotebookError, match="no 'cells' list"):
         load('{"metadata": {}}')
+
+
+def test_check_notebook_reports_cells_it_could_not_lint() -> None:
+    from gpudoc.lint.cells import check_notebook
+
+    findings, error = check_notebook(tutorial_notebook(), "nb.ipynb", toy_lint)
+    assert [(f.cell, f.line) for f in findings] == [(3, 3), (3, 5), (6, 2)]
+    assert error == "cell 5: syntax error at line 1: invalid syntax"
+    assert check_notebook("[]", "x.ipynb", toy_lint) == (
+        [],
+        "not a Jupyter notebook (no 'cells' list)",
+    )
+    r_notebook = {"cells": [], "metadata": {"kernelspec": {"language": "R"}}, "nbformat": 4}
+    assert check_notebook(json.dumps(r_notebook), "r.ipynb", toy_lint) == ([], None)
