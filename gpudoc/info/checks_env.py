@@ -98,6 +98,6 @@ CHECKS = (
     Check("cvd-empty", "CUDA_VISIBLE_DEVICES is not empty", "fail", cvd_empty),
     Check("cvd-invalid", "CUDA_VISIBLE_DEVICES is valid", "fail/warn", cvd_invalid),
     Check("device-order", "torch and nvidia-smi number GPUs alike", "warn", device_order),
-    Check("fabric-manager", "NVSwitch fabric manager", "fail", fabric_manager, True),
+    Check("fabric-manager", "no NVSwitch fabric-manager error", "fail", fabric_manager, True),
     Check("forward-compat", "no CUDA forward-compat mismatch", "fail", forward_compat, True),
 )

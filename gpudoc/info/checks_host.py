@@ -261,7 +261,10 @@ CHECKS = (
     Check("nouveau-bound", "nouveau does not own the GPU", "fail", nouveau_bound),
     Check("container-no-gpu", "container has GPU access", "fail/warn", container_no_gpu),
     Check(
-        "container-capabilities", "container driver capabilities", "warn", container_capabilities
+        "container-capabilities",
+        "container has compute and utility",
+        "warn",
+        container_capabilities,
     ),
     Check("dev-permission", "device nodes are accessible", "fail", dev_permission),
     Check("uvm-missing", "nvidia_uvm works", "fail", uvm_missing),

@@ -78,14 +78,18 @@ def torch_cpu_build(report: InfoReport) -> Iterator[Finding]:
         return
     gpu = nvidia_gpu_present(report)
     tag = wheel_tag_for(report.driver.cuda_driver_version)
-    where = f"{INDEX}/{tag}" if tag else f"{INDEX}/cu130 (the tag your driver supports: {SELECTOR})"
+    command = "pip install --force-reinstall torch torchvision --index-url"
+    fix = f"{command} {INDEX}/{tag}"
+    if tag is None:  # no driver to ask: name the newest wheel and where to pick another
+        where = "install the NVIDIA driver, then" if gpu else "on the GPU machine:"
+        fix = f"{where} {command} {INDEX}/cu130 (or the CUDA tag its driver supports: {SELECTOR})"
     yield finding(
         "torch-cpu-build",
         "fail" if gpu else "warn",
         f"PyTorch {torch.version} is a CPU-only build (torch.version.cuda is None): "
         "it can never use a GPU"
         + ("." if gpu else ", and this machine has no NVIDIA GPU to use either."),
-        f"pip install --force-reinstall torch torchvision --index-url {where}",
+        fix,
     )
 
 
@@ -108,7 +112,7 @@ def cuda_unavailable(report: InfoReport) -> Iterator[Finding]:
     reason = torch.unavailable_reason or "; ".join(torch.init_warnings) or "no reason given"
     yield finding(
         "cuda-unavailable",
-        "fail",
+        "fail" if nvidia_gpu_present(report) else "warn",
         f"torch.cuda.is_available() is False. torch says: {reason}",
         "see the other findings for the cause; none found means CUDA sees no device "
         "(check CUDA_VISIBLE_DEVICES and `nvidia-smi`)",
@@ -191,7 +195,7 @@ CHECKS = (
     Check(
         "cuda-unavailable",
         "torch.cuda.is_available() on a CUDA build",
-        "fail",
+        "fail/warn",
         cuda_unavailable,
         needs_torch=True,
     ),

@@ -4,12 +4,9 @@ once), host facts from /proc, /sys and /dev; devices joined by UUID. Checks run 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import os
 import re
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -37,6 +34,8 @@ ProbeStarter = Callable[[], Callable[[], TorchInfo]]
 
 
 def start_torch_probe(timeout_s: float = DEFAULT_TORCH_TIMEOUT_S) -> Callable[[], TorchInfo]:
+    import subprocess  # here, not at the top: --no-torch never pays for it
+
     process = subprocess.Popen(
         [sys.executable, str(PROBE_SCRIPT)],
         stdin=subprocess.DEVNULL,
@@ -67,6 +66,8 @@ def parse_probe_output(returncode: int, out: str, err: str) -> TorchInfo:
     if returncode == 0:
         return _probe_failed("the torch probe printed nothing")
     if returncode < 0:
+        import signal
+
         what = f"was killed by {signal.Signals(-returncode).name}"
     else:
         what = f"exited with status {returncode}"
@@ -75,6 +76,8 @@ def parse_probe_output(returncode: int, out: str, err: str) -> TorchInfo:
 
 
 def _probe_failed(reason: str) -> TorchInfo:
+    import importlib.util  # only on this rare path: it costs start-up time
+
     return TorchInfo(installed=importlib.util.find_spec("torch") is not None, probe_error=reason)
 
 
@@ -115,7 +118,9 @@ def collect_info(
     snapshot = read_nvml(nvml_lib, maps_path=str(Path(root) / "proc/self/maps"))
     host = host or host_facts.read_host(root, os.environ if environ is None else environ)
     torch = wait_for_torch() if wait_for_torch is not None else None
-    gpus = tuple(_join(gpu, torch, root) for gpu in snapshot.gpus)
+    # NVML reports host PIDs: inside a container /proc/<pid> may be another process entirely.
+    name_processes = host.container is None
+    gpus = tuple(_join(gpu, torch, root, name_processes) for gpu in snapshot.gpus)
     mig_parents = {
         m.uuid: gpu.nvml_index for gpu in gpus for m in gpu.mig_instances or () if m.uuid
     }
@@ -147,24 +152,35 @@ def _driver(snapshot: NvmlSnapshot, root: str) -> DriverInfo:
     )
 
 
-def _join(gpu: GpuInfo, torch: TorchInfo | None, root: str) -> GpuInfo:
-    """Attach torch's index (same UUID, else same PCI bus id), its arch verdict, process names."""
-    torch_index = None
-    for device in torch.devices if torch else ():
-        same_uuid = device.uuid is not None and device.uuid == gpu.uuid
-        same_bus = device.pci_bus_id is not None and device.pci_bus_id == gpu.pci_bus_id
-        if same_uuid or (device.uuid is None and same_bus):
-            torch_index = device.index
-            break
+def _join(gpu: GpuInfo, torch: TorchInfo | None, root: str, name_processes: bool) -> GpuInfo:
+    """Attach torch's index, its arch verdict and the names of processes using the GPU."""
     supported = None
     if torch is not None and torch.build == "cuda" and torch.arch_list is not None:
         supported = arch_supported(gpu.compute_capability, torch.arch_list)
     processes = gpu.processes
-    if processes is not None:
+    if processes is not None and name_processes:
         processes = tuple(_named(p, root) for p in processes)
     return dataclasses.replace(
-        gpu, torch_index=torch_index, arch_supported_by_torch=supported, processes=processes
+        gpu,
+        torch_index=torch_index_of(gpu, torch.devices if torch else ()),
+        arch_supported_by_torch=supported,
+        processes=processes,
     )
+
+
+def torch_index_of(gpu: GpuInfo, devices: tuple[TorchDevice, ...]) -> int | None:
+    """The torch ordinal of `gpu`: same UUID; for MIG, torch's `GPU-<hex>` is NVML's `MIG-<hex>`
+    (nvitop maps them the same way); without UUIDs, the same PCI bus id."""
+    migs = {m.uuid for m in gpu.mig_instances or () if m.uuid}
+    for device in devices:
+        if device.uuid is not None and (
+            device.uuid == gpu.uuid or "MIG-" + device.uuid.removeprefix("GPU-") in migs
+        ):
+            return device.index
+    for device in devices:
+        if device.uuid is None and device.pci_bus_id and device.pci_bus_id == gpu.pci_bus_id:
+            return device.index
+    return None
 
 
 def _named(process: GpuProcess, root: str) -> GpuProcess:

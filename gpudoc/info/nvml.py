@@ -9,9 +9,11 @@ GpuIsLost, ...) makes that field None and is recorded as a `FieldError`. Nothing
 from __future__ import annotations
 
 import contextlib
+import os
+import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,8 @@ from gpudoc.info.model import FieldError, GpuInfo, GpuProcess, MigInstance
 COMPUTE_MODES = {0: "default", 1: "exclusive_thread", 2: "prohibited", 3: "exclusive_process"}
 # Distributions that install a module named `pynvml`; only the first is maintained by NVIDIA.
 BINDING_DISTS = ("nvidia-ml-py", "pynvml", "nvidia-ml-py3")
+_DIST_NAMES = {d.replace("-", "_"): d for d in BINDING_DISTS}
+_DIST_INFO = re.compile(r"^([A-Za-z0-9_.-]+?)-([0-9][^-]*)\.(?:dist|egg)-info$")
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,11 @@ def load_pynvml() -> Any:
 
 
 def read_nvml(lib: Any | None = None, maps_path: str = "/proc/self/maps") -> NvmlSnapshot:
-    lib = load_pynvml() if lib is None else lib
+    if lib is None:
+        try:
+            lib = load_pynvml()
+        except ImportError as error:  # nvidia-ml-py missing: nvml-binding says what to install
+            return NvmlSnapshot("ModuleNotFound", str(error), None, None, None, None, None, ())
     try:
         lib.nvmlInit()
     except Exception as error:
@@ -120,57 +128,74 @@ def read_gpu(lib: Any, index: int) -> GpuInfo:
     handle = read.get("handle", "nvmlDeviceGetHandleByIndex", index)
     if handle is None:
         return _empty_gpu(index, read)
-    pci = read.get("pci_bus_id", "nvmlDeviceGetPciInfo", handle)
-    capability = read.get("compute_capability", "nvmlDeviceGetCudaComputeCapability", handle)
-    memory = read.first(
-        "memory",
-        ("nvmlDeviceGetMemoryInfo", (handle, lib.nvmlMemory_v2)),
-        ("nvmlDeviceGetMemoryInfo", (handle,)),
-    )
-    utilization = read.get("utilization", "nvmlDeviceGetUtilizationRates", handle)
-    temperature = read.first(
-        "temperature_c",
-        ("nvmlDeviceGetTemperatureV", (handle, lib.NVML_TEMPERATURE_GPU)),
-        ("nvmlDeviceGetTemperature", (handle, lib.NVML_TEMPERATURE_GPU)),
-    )
-    mode = read.get("compute_mode", "nvmlDeviceGetComputeMode", handle)
-    persistence = read.get("persistence_mode", "nvmlDeviceGetPersistenceMode", handle)
-    mig = read.get("mig_mode", "nvmlDeviceGetMigMode", handle)
-    mig_current = None if mig is None else bool(mig[0])
+    fields = {**_identity(read, handle), **_usage(lib, read, handle), **_modes(lib, read, handle)}
     return GpuInfo(
         nvml_index=index,
         torch_index=None,
-        name=read.get("name", "nvmlDeviceGetName", handle),
-        uuid=read.get("uuid", "nvmlDeviceGetUUID", handle),
-        pci_bus_id=None if pci is None else normalise_bus_id(pci.busId),
-        minor_number=read.get("minor_number", "nvmlDeviceGetMinorNumber", handle),
-        compute_capability=None if capability is None else f"{capability[0]}.{capability[1]}",
         arch_supported_by_torch=None,
-        memory_total_bytes=_attr(memory, "total"),
-        memory_used_bytes=_attr(memory, "used"),
-        memory_free_bytes=_attr(memory, "free"),
-        memory_reserved_bytes=_attr(memory, "reserved"),
-        utilization_gpu_percent=_attr(utilization, "gpu"),
-        utilization_memory_percent=_attr(utilization, "memory"),
-        temperature_c=temperature,
-        power_draw_mw=read.get("power_draw_mw", "nvmlDeviceGetPowerUsage", handle),
-        power_limit_mw=read.get("power_limit_mw", "nvmlDeviceGetEnforcedPowerLimit", handle),
-        compute_mode=None if mode is None else COMPUTE_MODES.get(mode, f"unknown({mode})"),
-        persistence_mode=None if persistence is None else bool(persistence),
-        mig_mode_current=mig_current,
-        mig_mode_pending=None if mig is None else bool(mig[1]),
-        mig_instances=_mig_instances(lib, read, handle) if mig_current else None,
-        ecc_uncorrected_volatile=read.get(
-            "ecc_uncorrected_volatile",
-            "nvmlDeviceGetTotalEccErrors",
-            handle,
-            lib.NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
-            lib.NVML_VOLATILE_ECC,
-        ),
+        **fields,
         processes=_processes(read, handle),
         lost=read.lost,
         field_errors=tuple(read.errors),
     )
+
+
+def _identity(read: _Reader, handle: Any) -> dict[str, Any]:
+    pci = read.get("pci_bus_id", "nvmlDeviceGetPciInfo", handle)
+    capability = read.get("compute_capability", "nvmlDeviceGetCudaComputeCapability", handle)
+    return {
+        "name": read.get("name", "nvmlDeviceGetName", handle),
+        "uuid": read.get("uuid", "nvmlDeviceGetUUID", handle),
+        "pci_bus_id": None if pci is None else normalise_bus_id(pci.busId),
+        "minor_number": read.get("minor_number", "nvmlDeviceGetMinorNumber", handle),
+        "compute_capability": None if capability is None else "{}.{}".format(*capability),
+    }
+
+
+def _usage(lib: Any, read: _Reader, handle: Any) -> dict[str, Any]:
+    memory = read.first(
+        "memory",
+        ("nvmlDeviceGetMemoryInfo", (handle, lib.nvmlMemory_v2)),  # v2 separates "reserved"
+        ("nvmlDeviceGetMemoryInfo", (handle,)),
+    )
+    utilization = read.get("utilization", "nvmlDeviceGetUtilizationRates", handle)
+    return {
+        "memory_total_bytes": _attr(memory, "total"),
+        "memory_used_bytes": _attr(memory, "used"),
+        "memory_free_bytes": _attr(memory, "free"),
+        "memory_reserved_bytes": _attr(memory, "reserved"),
+        "utilization_gpu_percent": _attr(utilization, "gpu"),
+        "utilization_memory_percent": _attr(utilization, "memory"),
+        "temperature_c": read.first(
+            "temperature_c",
+            ("nvmlDeviceGetTemperatureV", (handle, lib.NVML_TEMPERATURE_GPU)),
+            ("nvmlDeviceGetTemperature", (handle, lib.NVML_TEMPERATURE_GPU)),  # drivers < 550
+        ),
+        "power_draw_mw": read.get("power_draw_mw", "nvmlDeviceGetPowerUsage", handle),
+        "power_limit_mw": read.get("power_limit_mw", "nvmlDeviceGetEnforcedPowerLimit", handle),
+    }
+
+
+def _modes(lib: Any, read: _Reader, handle: Any) -> dict[str, Any]:
+    mode = read.get("compute_mode", "nvmlDeviceGetComputeMode", handle)
+    persistence = read.get("persistence_mode", "nvmlDeviceGetPersistenceMode", handle)
+    mig = read.get("mig_mode", "nvmlDeviceGetMigMode", handle)
+    mig_current = None if mig is None else bool(mig[0])
+    ecc = read.get(
+        "ecc_uncorrected_volatile",
+        "nvmlDeviceGetTotalEccErrors",
+        handle,
+        lib.NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+        lib.NVML_VOLATILE_ECC,
+    )
+    return {
+        "compute_mode": None if mode is None else COMPUTE_MODES.get(mode, f"unknown({mode})"),
+        "persistence_mode": None if persistence is None else bool(persistence),
+        "mig_mode_current": mig_current,
+        "mig_mode_pending": None if mig is None else bool(mig[1]),
+        "mig_instances": _mig_instances(lib, read, handle) if mig_current else None,
+        "ecc_uncorrected_volatile": ecc,
+    }
 
 
 def _empty_gpu(index: int, read: _Reader) -> GpuInfo:
@@ -229,12 +254,20 @@ def mapped_library_path(maps_path: str) -> str | None:
     return None
 
 
-def binding_distributions() -> tuple[str, ...]:
-    """`("nvidia-ml-py 13.615.71",)`: every installed distribution that provides `pynvml`."""
-    found = []
-    for dist in BINDING_DISTS:
+def binding_distributions(paths: list[str] | None = None) -> tuple[str, ...]:
+    """`("nvidia-ml-py 13.615.71",)`: every installed distribution that provides `pynvml`.
+
+    Reads the `*.dist-info` names on sys.path directly: importlib.metadata costs more start-up
+    time than the whole NVML session.
+    """
+    found: list[str] = []
+    for entry in sys.path if paths is None else paths:
         try:
-            found.append(f"{dist} {metadata.version(dist)}")
-        except metadata.PackageNotFoundError:
+            names = os.listdir(entry or ".")
+        except OSError:
             continue
-    return tuple(found)
+        for name in names:
+            match = _DIST_INFO.match(name)
+            if match and (dist := _DIST_NAMES.get(match.group(1).lower())):
+                found.append(f"{dist} {match.group(2)}")
+    return tuple(dict.fromkeys(sorted(found, key=lambda d: BINDING_DISTS.index(d.split()[0]))))

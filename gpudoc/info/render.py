@@ -45,8 +45,9 @@ def render_json(report: InfoReport, console: Console) -> None:
 
 
 def render_human(report: InfoReport, console: Console) -> None:
-    if report.torch is not None:
-        _section(console, "PyTorch", _torch_rows(report.torch))
+    torch = report.torch
+    rows = _torch_rows(torch) if torch else [("torch", "not probed (--no-torch)")]
+    _section(console, "PyTorch", rows)
     _section(console, "Driver & NVML", _driver_rows(report))
     console.print(Text("Devices", style="bold"))
     console.print(_devices(report))

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
 
-from gpudoc.exit_codes import USAGE
+from gpudoc.exit_codes import FINDINGS, OK, USAGE, UsageError
+
+FORMAT_CHOICES = ["text", "json"]
+"""Output formats; gpudoc.lint.render.FORMATS holds their renderers."""
 
 
 def add_parser(subparsers: Any) -> None:
@@ -13,12 +18,74 @@ def add_parser(subparsers: Any) -> None:
         "lint",
         help="find device-placement bugs without running the script",
         description="Read PyTorch scripts with libcst, never run them, and report "
-        "device-placement bugs.",
+        "device-placement bugs. Exit 0 clean, 1 findings, 2 usage error or unreadable file.",
     )
-    parser.add_argument("paths", nargs="*", help="files or directories; - reads stdin")
+    add_arguments(parser)
     parser.set_defaults(handler=run)
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", help="files or directories; - reads standard input")
+    parser.add_argument("--format", choices=FORMAT_CHOICES, default="text", help="output format")
+    parser.add_argument(
+        "--select",
+        action="append",
+        metavar="CODES",
+        help="only these codes or prefixes (GPD1,GPD201)",
+    )
+    parser.add_argument("--ignore", action="append", metavar="CODES", help="skip these codes")
+    parser.add_argument("--explain", metavar="CODE", help="print the documentation of one rule")
+    parser.add_argument(
+        "--jobs", "-j", type=int, metavar="N", help="parallel processes (default: all cores)"
+    )
+    parser.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    parser.add_argument("--stdin-filename", metavar="PATH", help="the path to report for -")
+
+
 def run(args: argparse.Namespace) -> int:
-    print("gpudoc lint: not built yet")
-    return USAGE
+    if args.explain:
+        return explain(args.explain)
+    if not args.paths:
+        raise UsageError("give files or directories to lint, or - for standard input")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    from gpudoc.lint.render import FORMATS
+
+    result = lint(args)
+    FORMATS[args.format](result, sys.stdout, sys.stderr)
+    return exit_code(result)
+
+
+def lint(args: argparse.Namespace) -> Any:
+    """Configuration, then the engine: the LintResult of this invocation."""
+    from gpudoc.lint.config import load_config
+    from gpudoc.lint.engine import lint_paths
+
+    config = load_config(Path.cwd()).with_cli(args.select, args.ignore)
+    paths = [args.stdin_filename if p == "-" and args.stdin_filename else p for p in args.paths]
+    stdin = sys.stdin.read() if "-" in args.paths else None
+    if args.stdin_filename and stdin is not None:
+        from gpudoc.lint.engine import lint_source
+        from gpudoc.lint.model import LintResult
+
+        rest = [p for p in args.paths if p != "-"]
+        others = lint_paths(rest, config, args.jobs, not args.no_cache).files if rest else ()
+        return LintResult((*others, lint_source(stdin, args.stdin_filename, config)))
+    return lint_paths(paths, config, args.jobs, not args.no_cache, stdin=stdin)
+
+
+def exit_code(result: Any) -> int:
+    if result.errors:
+        return USAGE
+    return FINDINGS if result.findings else OK
+
+
+def explain(code: str) -> int:
+    from gpudoc.lint.render import render_explain
+    from gpudoc.lint.rule import rule_by_code
+
+    rule = rule_by_code(code)
+    if rule is None:
+        raise UsageError(f"unknown rule {code!r}; codes look like GPD101")
+    render_explain(rule.CODE, rule.NAME, rule.doc(), rule.DEFAULT, sys.stdout)
+    return OK

@@ -36,7 +36,11 @@ class Fix:
 
 @dataclass(frozen=True, order=True)
 class Finding:
-    """One problem at one place. Sorted by path, then position, then code: a stable order."""
+    """One problem at one place. Sorted by path, then position, then code: a stable order.
+
+    ``line``/``end_line`` are 1-based; ``col``/``end_col`` are 1-based as printed (``end_col`` is
+    one past the last character, like ruff's JSON). Edits inside ``fix`` use 0-based columns.
+    """
 
     path: str
     line: int
@@ -53,3 +57,30 @@ class Finding:
     @property
     def fixable(self) -> bool:
         return self.fix is not None
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """The outcome for one file: its findings, or the one-line reason it could not be linted."""
+
+    path: str
+    findings: tuple[Finding, ...] = ()
+    error: str | None = None
+    cached: bool = False
+
+
+@dataclass(frozen=True)
+class LintResult:
+    files: tuple[FileResult, ...]
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return tuple(sorted(f for result in self.files for f in result.findings))
+
+    @property
+    def errors(self) -> tuple[str, ...]:
+        return tuple(r.error for r in self.files if r.error is not None)
+
+    @property
+    def files_checked(self) -> int:
+        return sum(1 for r in self.files if r.error is None)

@@ -3,22 +3,169 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os
+import sys
 from typing import Any
 
-from gpudoc.exit_codes import USAGE
+from gpudoc.exit_codes import FINDINGS, OK, UsageError
+
+EPILOG = """\
+checks per device: finite values, loss falls, held-out accuracy, lockstep vs float64 on the CPU,
+two runs bitwise equal, identical devices bitwise equal (majority vote), save/load round trip,
+evaluation on the device; throughput at batch 4 and 256.
+
+exit codes: 0 every device passed (warnings allowed unless --strict), 1 a device failed or hung,
+2 no verdict (bad arguments, torch missing, no device matched, unreadable --data-root).
+
+testing aid: GPUDOC_SMOKE_INJECT=<crash|hang|nan|bitflip>:<worker-index> breaks one worker."""
 
 
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "smoke",
         help="train the CIFAR-10 tutorial network on every device and check it",
-        description="Train the reference CIFAR-10 network on each device and prove it trains "
-        "correctly.",
+        description="Train the reference CIFAR-10 network (the PyTorch tutorial's Net) on each "
+        "device, in parallel, and prove that each one computes and trains correctly.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--all-devices", action="store_true", help="the CPU and every CUDA device (the default)"
+    )
+    which.add_argument(
+        "--device",
+        action="append",
+        metavar="DEV",
+        help="cpu, cuda or cuda:N; repeatable, and the same device twice runs twice in parallel",
+    )
+    parser.add_argument(
+        "--json",
+        nargs="?",
+        const="-",
+        metavar="FILE",
+        help="write the report as JSON to stdout, or to FILE (then the table still prints)",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="one training run per device, for job prologues"
+    )
+    parser.add_argument(
+        "--recipe",
+        choices=("default", "tutorial"),
+        default="default",
+        help="default: batch 32, lr 0.01, 300 steps (a reliable gate); tutorial: batch 4, lr "
+        "0.001, 1500 steps",
+    )
+    parser.add_argument("--steps", type=_positive_int, metavar="N", help="training steps per run")
+    parser.add_argument(
+        "--data-root",
+        metavar="DIR",
+        help="train on real CIFAR-10 in DIR/cifar-10-batches-py (torchvision's layout)",
+    )
+    parser.add_argument(
+        "--download", action="store_true", help="download CIFAR-10 into --data-root if missing"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=120.0,
+        metavar="S",
+        help="seconds per device before it is killed and reported HUNG (default 120)",
+    )
+    parser.add_argument("--serial", action="store_true", help="one device at a time")
+    parser.add_argument("--strict", action="store_true", help="warnings fail the run")
     parser.set_defaults(handler=run)
 
 
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return int(text)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
-    print("gpudoc smoke: not built yet")
-    return USAGE
+    if importlib.util.find_spec("torch") is None:
+        raise UsageError("PyTorch is not installed (pip install torch): nothing to smoke-test")
+    from gpudoc.console import make_console
+    from gpudoc.smoke import render
+    from gpudoc.smoke.run import parse_devices, smoke
+
+    _check_injection()
+    config = _config(args)
+    devices = parse_devices(args.device) if args.device else None
+    err = make_console(stderr=True)
+    live = args.json is None and err.is_terminal and sys.stdout.isatty()
+    with render.LiveProgress(err, enabled=live) as progress:
+        report = smoke(config, devices, progress.on_event, serial=args.serial, strict=args.strict)
+    if args.json == "-":
+        sys.stdout.write(render.to_json(report))
+    else:
+        if args.json is not None:
+            _write(args.json, render.to_json(report))
+        # A pipe or a CI log is not 80 columns wide: do not truncate the table there.
+        render.print_report(report, make_console(width=None if sys.stdout.isatty() else 150))
+    return OK if report.overall in ("PASS", "WARN") else FINDINGS
+
+
+def _config(args: argparse.Namespace) -> Any:
+    from dataclasses import replace
+
+    from gpudoc.smoke.model import RECIPES, SmokeConfig
+
+    recipe = RECIPES[args.recipe]
+    if args.steps:
+        recipe = replace(recipe, steps=args.steps)
+    data_root = _data_root(args.data_root, args.download)
+    seconds = 0.15 if args.quick else 0.3
+    return SmokeConfig(
+        recipe=recipe,
+        quick=args.quick,
+        data_root=data_root,
+        timeout_s=args.timeout,
+        throughput_seconds=seconds,
+    )
+
+
+def _data_root(root: str | None, download: bool) -> str | None:
+    """Validate --data-root here, in the parent, so that bad data is exit 2, not N failed rows."""
+    from gpudoc.smoke import cifar
+
+    if root is None:
+        if download:
+            raise UsageError("--download needs --data-root DIR to download into")
+        return None
+    try:
+        if download:
+            cifar.download(root)
+        cifar.load_cifar(root)
+    except cifar.CifarError as error:
+        raise UsageError(str(error)) from None
+    return os.path.abspath(root)
+
+
+def _check_injection() -> None:
+    from gpudoc.smoke import inject
+
+    try:
+        inject.from_env()
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(text)
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror}") from None

@@ -50,8 +50,12 @@ def build_root(host: dict[str, Any], root: Path) -> Path:
     return root
 
 
-def collect_scenario(name: str, tmp_path: Path, *, torch: bool = True) -> InfoReport:
+def collect_scenario(
+    name: str, tmp_path: Path, *, torch: bool = True, host: dict[str, Any] | None = None
+) -> InfoReport:
+    """The checked report of scenario `name`; `host` overrides keys of its "host" section."""
     scenario = load(name)
+    scenario["host"].update(host or {})
     root = build_root(scenario["host"], tmp_path / "root")
     probe_output = json.dumps(scenario["torch_probe"])
 

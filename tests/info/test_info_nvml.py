@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pynvml
@@ -9,7 +10,7 @@ import pytest
 from info_scenarios import load
 from nvml_fake import FakeNvml, nvml_error
 
-from gpudoc.info.nvml import error_name, normalise_bus_id, read_nvml
+from gpudoc.info.nvml import binding_distributions, error_name, normalise_bus_id, read_nvml
 
 
 @pytest.mark.parametrize(
@@ -96,3 +97,33 @@ def test_error_names_and_bus_ids() -> None:
     assert error_name(ValueError("x")) == "ValueError"
     assert normalise_bus_id(b"00000000:AB:00.0") == "0000:ab:00.0"
     assert normalise_bus_id("weird") == "weird"
+
+
+def test_binding_provenance_reads_dist_info_names(tmp_path: Path) -> None:
+    for name in (
+        "nvidia_ml_py-13.615.71.dist-info",
+        "pynvml-12.0.0.dist-info",
+        "rich-14.0.dist-info",
+    ):
+        (tmp_path / name).mkdir()
+    assert binding_distributions([str(tmp_path), "/nonexistent"]) == (
+        "nvidia-ml-py 13.615.71",
+        "pynvml 12.0.0",
+    )
+
+
+def test_binding_provenance_of_this_environment() -> None:
+    from importlib import metadata
+
+    assert binding_distributions()[0] == f"nvidia-ml-py {metadata.version('nvidia-ml-py')}"
+
+
+def test_missing_binding_is_a_library_level_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpudoc.info import nvml
+
+    def no_module() -> None:
+        raise ModuleNotFoundError("No module named 'pynvml'")
+
+    monkeypatch.setattr(nvml, "load_pynvml", no_module)
+    snapshot = nvml.read_nvml()
+    assert (snapshot.init_error, snapshot.gpus) == ("ModuleNotFound", ())

@@ -93,7 +93,7 @@ def test_this_machine_names_its_real_problems_with_fixes(run_gpudoc: RunGpudoc) 
     assert "driver-missing No NVIDIA driver" in text or "container-no-gpu" in text
     if torch.version.cuda is None:
         assert f"torch-cpu-build PyTorch {torch.__version__} is a CPU-only build" in text
-        assert "fix: pip install --force-reinstall torch torchvision --index-url" in text
+        assert "pip install --force-reinstall torch torchvision --index-url" in text
     vision = _torchvision_import_error()
     if vision is not None:
         assert "✗ torchvision-mismatch torchvision" in text

@@ -144,6 +144,13 @@ def test_exclusive_owner_is_named_with_its_process_name(tmp_path: Path) -> None:
     assert "nvidia-smi -i 0 -c DEFAULT" in (finding.fix or "")
 
 
+def test_process_names_are_not_guessed_inside_a_container(tmp_path: Path) -> None:
+    """NVML reports host PIDs: in a container /proc/<pid> may be a different process."""
+    report = collect_scenario("exclusive_owned", tmp_path, host={"container": "docker"})
+    [process] = report.gpus[0].processes or ()
+    assert (process.pid, process.name) == (48213, None)
+
+
 def test_driver_too_old_names_versions_and_a_wheel_that_fits(tmp_path: Path) -> None:
     report = collect_scenario("driver_too_old", tmp_path)
     [finding] = [f for r in report.checks for f in r.findings if f.check_id == "driver-too-old"]

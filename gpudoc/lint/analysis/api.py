@@ -1,0 +1,311 @@
+"""What the analysis knows about the PyTorch API, by qualified name. Data only."""
+
+from __future__ import annotations
+
+import re
+
+TENSOR_FACTORIES = frozenset(
+    [
+        "tensor",
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "arange",
+        "rand",
+        "randn",
+        "randint",
+        "randperm",
+        "eye",
+        "linspace",
+        "logspace",
+        "zeros_like",
+        "ones_like",
+        "empty_like",
+        "full_like",
+        "rand_like",
+        "randn_like",
+        "randint_like",
+        "as_tensor",
+        "from_numpy",
+        "normal",
+        "bernoulli",
+        "multinomial",
+        "tril_indices",
+        "triu_indices",
+        "empty_strided",
+        "sparse_coo_tensor",
+    ]
+)
+"""torch.<name>(...) that makes a new tensor."""
+
+LIKE_FACTORIES = frozenset(name for name in TENSOR_FACTORIES if name.endswith("_like"))
+SHAPE_FACTORIES = frozenset(
+    ["zeros", "ones", "empty", "full", "rand", "randn", "randint", "eye", "arange"]
+)
+"""Factories that build a sized tensor: the ones that bite when created in forward()."""
+
+PLACE_KEEPING_METHODS = frozenset(
+    [
+        "view",
+        "view_as",
+        "reshape",
+        "reshape_as",
+        "permute",
+        "transpose",
+        "t",
+        "unsqueeze",
+        "squeeze",
+        "flatten",
+        "unflatten",
+        "contiguous",
+        "clone",
+        "detach",
+        "detach_",
+        "float",
+        "double",
+        "half",
+        "bfloat16",
+        "long",
+        "int",
+        "short",
+        "bool",
+        "byte",
+        "char",
+        "type_as",
+        "expand",
+        "expand_as",
+        "repeat",
+        "repeat_interleave",
+        "narrow",
+        "select",
+        "index_select",
+        "gather",
+        "masked_fill",
+        "masked_select",
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "argmax",
+        "argmin",
+        "softmax",
+        "log_softmax",
+        "sigmoid",
+        "tanh",
+        "relu",
+        "exp",
+        "log",
+        "abs",
+        "sqrt",
+        "pow",
+        "clamp",
+        "clamp_",
+        "round",
+        "floor",
+        "ceil",
+        "neg",
+        "sign",
+        "norm",
+        "std",
+        "var",
+        "prod",
+        "cumsum",
+        "chunk",
+        "split",
+        "unbind",
+        "flip",
+        "roll",
+        "sort",
+        "topk",
+        "eq",
+        "ne",
+        "gt",
+        "lt",
+        "ge",
+        "le",
+        "mul",
+        "add",
+        "sub",
+        "div",
+        "matmul",
+        "mm",
+        "bmm",
+        "squeeze_",
+        "unsqueeze_",
+        "requires_grad_",
+        "add_",
+        "mul_",
+        "sub_",
+        "div_",
+        "fill_",
+        "zero_",
+        "copy_",
+        "pin_memory",
+        "float_",
+        "to_dense",
+        "to_sparse",
+        "any",
+        "all",
+        "nonzero",
+        "argsort",
+        "logsumexp",
+    ]
+)
+"""Tensor methods whose result lives where the receiver lives."""
+
+DISCARDABLE_MOVES = frozenset(
+    ["to", "cuda", "cpu", "half", "float", "double", "bfloat16", "long", "int", "bool", "type"]
+)
+"""Methods that return a converted copy of a tensor, but convert a module in place."""
+
+SCALAR_METHODS = frozenset(["item", "tolist", "size", "dim", "numel", "__len__", "element_size"])
+
+WEIGHTED_LAYERS = frozenset(
+    [
+        "Linear",
+        "Bilinear",
+        "LazyLinear",
+        "Conv1d",
+        "Conv2d",
+        "Conv3d",
+        "ConvTranspose1d",
+        "ConvTranspose2d",
+        "ConvTranspose3d",
+        "LazyConv1d",
+        "LazyConv2d",
+        "LazyConv3d",
+        "BatchNorm1d",
+        "BatchNorm2d",
+        "BatchNorm3d",
+        "SyncBatchNorm",
+        "LayerNorm",
+        "GroupNorm",
+        "RMSNorm",
+        "InstanceNorm1d",
+        "InstanceNorm2d",
+        "InstanceNorm3d",
+        "LocalResponseNorm",
+        "Embedding",
+        "EmbeddingBag",
+        "RNN",
+        "LSTM",
+        "GRU",
+        "RNNCell",
+        "LSTMCell",
+        "GRUCell",
+        "Transformer",
+        "TransformerEncoder",
+        "TransformerDecoder",
+        "TransformerEncoderLayer",
+        "TransformerDecoderLayer",
+        "MultiheadAttention",
+        "PReLU",
+        "Sequential",
+        "ModuleList",
+        "ModuleDict",
+        "ParameterList",
+        "ParameterDict",
+    ]
+)
+"""torch.nn classes that own parameters or buffers (losses and activations do not)."""
+
+MODEL_ZOO_PREFIXES = (
+    "torchvision.models.",
+    "timm.create_model",
+    "torch.hub.load",
+    "transformers.",
+    "segmentation_models_pytorch.",
+)
+"""Constructors that return a module with weights on the host."""
+
+OPTIMIZER_PREFIXES = ("torch.optim.",)
+PARAMLESS_OPTIM = frozenset({"torch.optim.lr_scheduler", "torch.optim.swa_utils"})
+
+DATAPARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
+DISTRIBUTED_DP = frozenset(
+    {
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.DistributedDataParallel",
+        "torch.nn.parallel.distributed.DistributedDataParallel",
+    }
+)
+
+MODULE_BASES = frozenset(
+    {
+        "torch.nn.Module",
+        "torch.nn.modules.module.Module",
+        "torch.nn.Sequential",
+        "torch.nn.ModuleList",
+        "transformers.PreTrainedModel",
+    }
+)
+LIGHTNING_BASES = frozenset(
+    {
+        "pytorch_lightning.LightningModule",
+        "lightning.LightningModule",
+        "lightning.pytorch.LightningModule",
+        "lightning.pytorch.core.LightningModule",
+        "pytorch_lightning.core.LightningModule",
+    }
+)
+DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.IterableDataset"})
+
+DEVICE_LITERAL = re.compile(r"^(cuda|mps|xpu|hpu|npu|xla|meta|privateuseone)(:\d+)?$")
+CPU_LITERAL = re.compile(r"^cpu(:\d+)?$")
+
+DEVICE_NAME = re.compile(r"(^|_)(device|dev|devices|gpu|gpus|cuda|rank|local_rank|gpu_id)$", re.I)
+"""Names (or attribute names) that hold a device: ``device``, ``args.device``, ``local_rank``."""
+
+MODULE_NAME = re.compile(
+    r"^(model|net|network|module|encoder|decoder|classifier|backbone|generator|discriminator"
+    r"|netG|netD|critic|actor|policy|teacher|student|[a-z_]*_(model|net))$",
+    re.I,
+)
+LOADER_NAME = re.compile(r"^([a-z_]*loader|[a-z_]*_dl|dl)$", re.I)
+TENSOR_NAME = re.compile(
+    r"^(x|y|t|tensor|inputs?|images?|imgs?|labels?|targets?|masks?|logits|features?|feats"
+    r"|weights?|embeddings?|hidden|h|x_\w+|input_ids|attention_mask)$",
+    re.I,
+)
+"""Parameter names that hold tensors in nearly all code (typing a discarded .to() receiver)."""
+
+NUMPY_CONVERTERS = frozenset(
+    [
+        "array",
+        "asarray",
+        "mean",
+        "sum",
+        "std",
+        "var",
+        "max",
+        "min",
+        "argmax",
+        "argmin",
+        "concatenate",
+        "stack",
+        "vstack",
+        "hstack",
+        "save",
+        "savetxt",
+        "unique",
+        "where",
+        "round",
+        "sqrt",
+        "exp",
+        "log",
+        "abs",
+        "isnan",
+        "isfinite",
+        "histogram",
+        "percentile",
+        "median",
+        "sort",
+        "argsort",
+        "cumsum",
+        "clip",
+        "dot",
+        "matmul",
+    ]
+)
+"""numpy functions that convert a tensor argument with __array__ (and fail on a device tensor)."""

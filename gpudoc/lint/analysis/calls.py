@@ -1,0 +1,294 @@
+"""Evaluating calls: torch functions, module constructors and calls, tensor methods."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.expressions import Evaluator, string_value
+from gpudoc.lint.analysis.facts import (
+    Argument,
+    CudaMention,
+    FactoryCall,
+    LoadCall,
+    ModuleCall,
+    NumpyUse,
+    StaleOptimizer,
+)
+from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.values import (
+    SCALAR,
+    UNKNOWN,
+    Kind,
+    Place,
+    Value,
+    element_of,
+    join_places,
+)
+
+MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
+ITERATION_BUILTINS = frozenset({"iter", "tqdm", "list", "tuple", "sorted", "reversed", "trange"})
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def keyword_value(call: cst.Call, values: list[Value], name: str) -> tuple[cst.Arg, Value] | None:
+    """The keyword argument ``name`` and its already evaluated value."""
+    for arg, value in zip(call.args, values, strict=True):
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg, value
+    return None
+
+
+class CallEvaluator(Evaluator):
+    def eval_call(self, node: cst.Call) -> Value:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in MOVE_METHODS:
+            if isinstance(func.value, cst.Call):
+                self.moved_receivers.add(func.value)
+            self.note_moved_attribute(func.value)
+        qualified = self.imports.qualify(func)
+        if qualified is not None:
+            return self.eval_qualified(node, qualified)
+        if isinstance(func, cst.Attribute):
+            return self.eval_method(node, func)
+        if isinstance(func, cst.Name):
+            return self.eval_named_call(node, func.value)
+        callee = self.eval(func)
+        args = self.eval_args(node)
+        if callee.kind is Kind.MODULE:
+            return self.module_call(node, dotted(func) or "", callee, args)
+        return UNKNOWN
+
+    def eval_qualified(self, node: cst.Call, qualified: str) -> Value:
+        raise NotImplementedError
+
+    def note_moved_attribute(self, receiver: cst.BaseExpression) -> None:
+        """``self.mean.to(x.device)`` in forward: the attribute follows its input by hand."""
+        cls = self.scope.module_class
+        name = dotted(receiver) or ""
+        if cls is not None and name.startswith("self."):
+            cls.moved_on_use.add(name[5:].split(".")[0])
+
+    def eval_args(self, node: cst.Call) -> list[Value]:
+        return [self.eval(arg.value) for arg in node.args]
+
+    # -- calls of plain names: local classes, modules held in variables, builtins ------------
+    def eval_named_call(self, node: cst.Call, name: str) -> Value:
+        local = self.local_classes.get(name)
+        callee = self.scope.lookup(name)
+        args = self.eval_args(node)
+        if local == "dataset":
+            return Value(Kind.LOADER, Place.HOST, origin=node)
+        if local is not None and not isinstance(local, str):
+            return Value(
+                Kind.MODULE, Place.HOST, weighted=True, managed=local.lightning, origin=node
+            )
+        if callee is not None and callee.kind is Kind.MODULE:
+            return self.module_call(node, name, callee, args)
+        return self.eval_builtin(name, args)
+
+    def eval_builtin(self, name: str, args: list[Value]) -> Value:
+        if not args:
+            return UNKNOWN
+        if name == "enumerate":
+            return (
+                Value(Kind.LOADER, args[0].place, items=None, source="enumerate")
+                if (args[0].kind is Kind.LOADER)
+                else UNKNOWN
+            )
+        if name == "zip":
+            if any(arg.kind is Kind.LOADER for arg in args):
+                return Value(Kind.LOADER, join_places([a.place for a in args]), source="zip")
+            return UNKNOWN
+        if name == "next":
+            return element_of(args[0])
+        if name in ITERATION_BUILTINS:
+            first = args[0]
+            if first.kind is Kind.LOADER or first.is_tensorish:
+                return first
+        if name in ("len", "int", "float", "range", "round", "bool", "abs"):
+            return SCALAR
+        if name == "dict" and args[0].is_tensorish:
+            return args[0]
+        return UNKNOWN
+
+    # -- modules ----------------------------------------------------------------------------
+    def module_call(self, node: cst.Call, name: str, module: Value, values: list[Value]) -> Value:
+        arguments = [
+            Argument(arg.value, dotted(arg.value), value)
+            for arg, value in zip(node.args, values, strict=True)
+        ]
+        self.facts.module_calls.append(
+            ModuleCall(node, name, module, arguments, self.scope.device_name())
+        )
+        if module.stale:
+            for rebinding in self.facts.rebindings:
+                if rebinding.name == name and rebinding.first_use is None:
+                    rebinding.first_use = node
+        if module.weighted and module.place is not Place.UNKNOWN:
+            return Value(Kind.TENSOR, module.place)
+        return self.combine([*values, Value(Kind.TENSOR, module.place)])
+
+    # -- methods ----------------------------------------------------------------------------
+    def eval_method(self, node: cst.Call, func: cst.Attribute) -> Value:
+        method = func.attr.value
+        receiver = self.eval(func.value)
+        args = self.eval_args(node)
+        if method == "numpy":
+            if receiver.place is Place.DEVICE:
+                self.facts.numpy_uses.append(NumpyUse(node, func.value, receiver, None))
+            return Value(Kind.NDARRAY, Place.HOST)
+        if method in ("to", "cuda", "cpu"):
+            return self.moved(node, receiver, method, args)
+        if receiver.kind is Kind.MODULE:
+            return self.module_method(node, func, receiver, method, args)
+        if receiver.kind is Kind.OPTIMIZER and method in ("step", "zero_grad"):
+            self.check_stale_optimizer(node, func.value)
+        if method == "prepare":
+            self.facts.flags.frameworks.add("accelerate")
+            self.facts.flags.places = True
+            return Value(items=tuple(arg.with_place(Place.DEVICE) for arg in args))
+        if method in ("from_pretrained", "from_config") and _looks_like_model(func.value):
+            return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)
+        if method in api.SCALAR_METHODS:
+            return SCALAR
+        if method.startswith("new_") or method in ("type_as",):
+            if method == "type_as" and args:
+                return Value(Kind.TENSOR, args[0].place)
+            return Value(Kind.TENSOR, receiver.place) if receiver.is_tensorish else UNKNOWN
+        if receiver.is_tensorish and (
+            method in api.PLACE_KEEPING_METHODS or method in ("items", "values")
+        ):
+            kind = Kind.BATCH if method in ("items", "values") else Kind.TENSOR
+            return Value(kind, receiver.place)
+        return UNKNOWN
+
+    def module_method(
+        self, node: cst.Call, func: cst.Attribute, module: Value, method: str, args: list[Value]
+    ) -> Value:
+        if method in ("parameters", "named_parameters"):
+            return Value(Kind.PARAMS, source=dotted(func.value) or "")
+        if method == "forward":
+            return self.module_call(node, dotted(func.value) or "", module, args)
+        if method in ("eval", "train", "half", "float", "double", "requires_grad_", "bfloat16"):
+            return module
+        return UNKNOWN
+
+    def moved(self, node: cst.Call, receiver: Value, method: str, args: list[Value]) -> Value:
+        if method == "cuda":
+            self.note_cuda(node, ".cuda()")
+            self.facts.flags.places = True
+            place = Place.DEVICE
+        elif method == "cpu":
+            place = Place.HOST
+        else:
+            place = self.target_place(node, args)
+        if place is Place.UNKNOWN:
+            return receiver if receiver.kind is not Kind.UNKNOWN else UNKNOWN
+        if receiver.kind is Kind.UNKNOWN:
+            return Value(place=place)
+        if receiver.kind is Kind.LOADER:
+            return receiver
+        return receiver.with_place(place)
+
+    def target_place(self, node: cst.Call, values: list[Value]) -> Place:
+        """Where ``x.to(...)`` sends x: HOST, DEVICE, or UNKNOWN for a dtype-only conversion."""
+        for arg, value in zip(node.args, values, strict=True):
+            name = arg.keyword.value if arg.keyword is not None else None
+            if name in ("dtype", "non_blocking", "copy", "memory_format"):
+                continue
+            place = self.place_of_target(arg.value, value)
+            if place is not None:
+                return place
+        return Place.UNKNOWN
+
+    def place_of_target(self, expr: cst.BaseExpression, value: Value) -> Place | None:
+        text = string_value(expr)
+        if text is not None:
+            if api.CPU_LITERAL.match(text):
+                return Place.HOST
+            self.facts.flags.places = True
+            self.note_cuda(expr, text)
+            return Place.DEVICE
+        if value.kind is Kind.DEVICE:
+            if value.cpu_device:
+                return Place.HOST
+            if not (isinstance(expr, cst.Attribute) and expr.attr.value == "device"):
+                self.facts.flags.places = True
+            return Place.DEVICE
+        if value.is_tensorish or value.kind is Kind.MODULE:
+            return value.place
+        if isinstance(expr, cst.Integer):
+            self.facts.flags.places = True
+            return Place.DEVICE
+        name = dotted(expr) or ""
+        last = name.rsplit(".", 1)[-1]
+        if "dtype" in last.lower() or (self.imports.qualify(expr) or "").startswith("torch."):
+            return None
+        if api.DEVICE_NAME.search(last):
+            self.facts.flags.places = True
+            return Place.DEVICE
+        return None
+
+    def note_cuda(self, node: cst.CSTNode, text: str) -> None:
+        self.facts.flags.device_notion = True
+        if text.startswith("cuda") or text == ".cuda()":
+            self.scope.cuda_initialised = True
+            guarded = self.guard_depth > 0
+            self.facts.cuda_mentions.append(
+                CudaMention(node, text, guarded, self.scope.device_name())
+            )
+
+    def check_stale_optimizer(self, node: cst.Call, receiver: cst.BaseExpression) -> None:
+        name = dotted(receiver)
+        if name is None or name not in self.scope.optimizers:
+            return
+        module, built_at = self.scope.optimizers[name]
+        rebound = self.scope.rebound_at.get(module)
+        if rebound is not None and rebound[0] > built_at:
+            self.facts.stale_optimizers.append(StaleOptimizer(node, name, module, rebound[1]))
+            del self.scope.optimizers[name]
+
+    # -- facts recorded by qualified.py -----------------------------------------------------
+    def record_load(self, node: cst.Call) -> None:
+        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+        if len(positional) < 2 and keyword(node, "map_location") is None:
+            self.facts.loads.append(LoadCall(node, self.scope.device_name()))
+
+    def record_numpy(self, node: cst.Call, function: str, args: list[Value]) -> None:
+        for arg, value in zip(node.args, args, strict=True):
+            if value.is_tensorish and value.place is Place.DEVICE:
+                self.facts.numpy_uses.append(NumpyUse(node, arg.value, value, function))
+                return
+
+    def record_factory(self, node: cst.Call, function: str, has_device: bool) -> None:
+        if self.scope.function is None:
+            return
+        first = node.args[0].value if node.args else None
+        zero_dim = function == "tensor" and isinstance(first, cst.Integer | cst.Float)
+        cls = self.scope.module_class
+        self.facts.factories.append(
+            FactoryCall(
+                node,
+                function,
+                self.scope.function,
+                cls is not None and not cls.lightning,
+                has_device,
+                node in self.moved_receivers,
+                zero_dim,
+                self.scope.first_tensor_param,
+            )
+        )
+
+
+def _looks_like_model(receiver: cst.BaseExpression) -> bool:
+    name = (dotted(receiver) or "").rsplit(".", 1)[-1]
+    if any(word in name for word in ("Tokenizer", "Processor", "Config", "Extractor")):
+        return False
+    return "Model" in name or "For" in name

@@ -1,0 +1,245 @@
+"""Evaluating expressions to values, in program order. Calls are in calls.py."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.facts import Facts, ModuleClass
+from gpudoc.lint.analysis.names import ImportTable, dotted
+from gpudoc.lint.analysis.scope import Scope
+from gpudoc.lint.analysis.values import (
+    SCALAR,
+    UNKNOWN,
+    Kind,
+    Place,
+    Value,
+    element_of,
+    join_places,
+    unpack,
+)
+
+GUARD_WORDS = ("cuda", "gpu", "device", "available", "accelerat", "mps", "cpu")
+TENSOR_ATTRS = frozenset(
+    ["data", "T", "mT", "H", "real", "imag", "grad", "logits", "loss", "last_hidden_state"]
+)
+
+
+def names_in(node: cst.CSTNode) -> Iterator[str]:
+    """Identifiers and attribute names in a (small) expression: for recognising guards."""
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name | cst.SimpleString):
+            yield current.value
+        elif isinstance(current, cst.BaseExpression | cst.Arg | cst.ComparisonTarget):
+            stack.extend(current.children)
+
+
+def is_guard(test: cst.BaseExpression) -> bool:
+    """A test about devices: `torch.cuda.is_available()`, `args.cuda`, `use_gpu`, `device`."""
+    return any(word in name.lower() for name in names_in(test) for word in GUARD_WORDS)
+
+
+def string_value(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        text = node.evaluated_value
+        return text if isinstance(text, str) else None
+    return None
+
+
+class Evaluator:
+    def __init__(self, imports: ImportTable, facts: Facts) -> None:
+        self.imports = imports
+        self.facts = facts
+        self.module_scope = Scope()
+        self.scope = self.module_scope
+        self.guard_depth = 0
+        self.step = 0
+        self.moved_receivers: set[cst.Call] = set()
+        self.local_classes: dict[str, ModuleClass | str] = {}
+        """Class name -> its ModuleClass, or ``"dataset"``."""
+
+    # -- the dispatcher ----------------------------------------------------------------------
+    def eval(self, node: cst.BaseExpression) -> Value:
+        self.step += 1
+        if isinstance(node, cst.Name):
+            return self.scope.lookup(node.value) or UNKNOWN
+        if isinstance(node, cst.Call):
+            return self.eval_call(node)
+        if isinstance(node, cst.Attribute):
+            return self.eval_attribute(node)
+        if isinstance(node, cst.Subscript):
+            return self.eval_subscript(node)
+        if isinstance(node, cst.BinaryOperation):
+            return self.combine([self.eval(node.left), self.eval(node.right)])
+        if isinstance(node, cst.Comparison):
+            values = [self.eval(node.left)]
+            values += [self.eval(target.comparator) for target in node.comparisons]
+            return self.combine(values)
+        if isinstance(node, cst.UnaryOperation):
+            return self.eval(node.expression)
+        if isinstance(node, cst.BooleanOperation):
+            self.eval(node.left)
+            return self.eval(node.right)
+        if isinstance(node, cst.Tuple | cst.List):
+            return self.eval_sequence(node)
+        if isinstance(node, cst.IfExp):
+            return self.eval_ifexp(node)
+        if isinstance(node, cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp):
+            return self.eval_comprehension(node)
+        if isinstance(node, cst.Integer | cst.Float | cst.Imaginary):
+            return SCALAR
+        if isinstance(node, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
+            return self.eval_string(node)
+        if isinstance(node, cst.Dict):
+            return self.eval_dict(node)
+        if isinstance(node, cst.Lambda):
+            return UNKNOWN
+        self.eval_children(node)
+        return UNKNOWN
+
+    def eval_children(self, node: cst.CSTNode) -> None:
+        for child in node.children:
+            if isinstance(child, cst.BaseExpression):
+                self.eval(child)
+            elif isinstance(child, cst.Arg | cst.Element | cst.DictElement | cst.StarredElement):
+                self.eval_children(child)
+
+    def eval_call(self, node: cst.Call) -> Value:
+        raise NotImplementedError
+
+    # -- the rest -------------------------------------------------------------------------
+    def combine(self, values: list[Value]) -> Value:
+        tensors = [value for value in values if value.is_tensorish]
+        if not tensors:
+            return UNKNOWN
+        places = [value.place for value in tensors]
+        places += [value.place for value in values if value.kind is Kind.MODULE]
+        return Value(Kind.TENSOR, join_places(places))
+
+    def eval_attribute(self, node: cst.Attribute) -> Value:
+        name = dotted(node)
+        if name is not None:
+            known = self.scope.lookup(name)
+            if known is not None:
+                return known
+            self.note_self_attribute(node)
+            if self.imports.qualify(node) is not None:
+                return UNKNOWN
+        base = self.eval(node.value)
+        attr = node.attr.value
+        if attr == "device":
+            return Value(Kind.DEVICE, base.place, cpu_device=base.place is Place.HOST)
+        if base.is_tensorish and attr in TENSOR_ATTRS:
+            return Value(Kind.TENSOR, base.place)
+        if base.kind is Kind.MODULE and attr == "module":
+            return base
+        return UNKNOWN
+
+    def note_self_attribute(self, node: cst.Attribute) -> None:
+        cls = self.scope.module_class
+        if cls is None or self.scope.function == "__init__":
+            return
+        if isinstance(node.value, cst.Name) and node.value.value == "self":
+            cls.used_elsewhere.add(node.attr.value)
+
+    def eval_subscript(self, node: cst.Subscript) -> Value:
+        base = self.eval(node.value)
+        for element in node.slice:
+            if isinstance(element.slice, cst.Index):
+                self.eval(element.slice.value)
+        if base.items is not None and len(node.slice) == 1:
+            index = node.slice[0].slice
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+                position = int(index.value.value, 0)
+                if 0 <= position < len(base.items):
+                    return base.items[position]
+        if base.is_tensorish:
+            return Value(Kind.TENSOR, base.place)
+        return UNKNOWN
+
+    def eval_sequence(self, node: cst.Tuple | cst.List) -> Value:
+        items = []
+        for element in node.elements:
+            value = self.eval(element.value)
+            items.append(UNKNOWN if isinstance(element, cst.StarredElement) else value)
+        tensors = [item for item in items if item.is_tensorish]
+        if tensors and len(tensors) == len(items):
+            return Value(Kind.BATCH, join_places([t.place for t in tensors]), items=tuple(items))
+        return Value(items=tuple(items))
+
+    def eval_dict(self, node: cst.Dict) -> Value:
+        values = []
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                self.eval(element.key)
+            values.append(self.eval(element.value))
+        tensors = [value for value in values if value.is_tensorish]
+        if tensors and len(tensors) == len(values):
+            return Value(Kind.BATCH, join_places([t.place for t in tensors]))
+        return UNKNOWN
+
+    def eval_string(self, node: cst.BaseExpression) -> Value:
+        text = string_value(node)
+        if text is None:
+            self.eval_children(node)
+            return UNKNOWN
+        if api.DEVICE_LITERAL.match(text):
+            return Value(Kind.DEVICE)
+        if api.CPU_LITERAL.match(text):
+            return Value(Kind.DEVICE, cpu_device=True)
+        return UNKNOWN
+
+    def eval_ifexp(self, node: cst.IfExp) -> Value:
+        self.eval(node.test)
+        guarded = is_guard(node.test)
+        self.guard_depth += guarded
+        body, orelse = self.eval(node.body), self.eval(node.orelse)
+        self.guard_depth -= guarded
+        if body.kind is Kind.DEVICE or orelse.kind is Kind.DEVICE:
+            return Value(Kind.DEVICE, cpu_device=body.cpu_device and orelse.cpu_device)
+        return body if body == orelse else UNKNOWN
+
+    def eval_comprehension(
+        self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp
+    ) -> Value:
+        saved: dict[str, Value | None] = {}
+        clause: cst.CompFor | None = node.for_in
+        while clause is not None:
+            element = element_of(self.eval(clause.iter))
+            for name, value in self.target_values(clause.target, element):
+                saved.setdefault(name, self.scope.env.get(name))
+                self.scope.env[name] = value
+            for condition in clause.ifs:
+                self.eval(condition.test)
+            clause = clause.inner_for_in
+        if isinstance(node, cst.DictComp):
+            self.eval(node.key)
+            result = self.eval(node.value)
+        else:
+            result = self.eval(node.elt)
+        for name, old in saved.items():
+            if old is None:
+                self.scope.env.pop(name, None)
+            else:
+                self.scope.env[name] = old
+        if result.is_tensorish or result.place is Place.DEVICE:
+            return Value(Kind.BATCH, result.place)
+        return Value(Kind.BATCH) if result.kind is Kind.MODULE else UNKNOWN
+
+    def target_values(self, target: cst.BaseExpression, value: Value) -> list[tuple[str, Value]]:
+        """The (name, value) pairs that binding ``value`` to ``target`` produces."""
+        if isinstance(target, cst.Name):
+            return [(target.value, value)]
+        if isinstance(target, cst.Tuple | cst.List):
+            pairs: list[tuple[str, Value]] = []
+            parts = unpack(value, len(target.elements))
+            for element, part in zip(target.elements, parts, strict=True):
+                if isinstance(element, cst.StarredElement):
+                    part = UNKNOWN
+                pairs += self.target_values(element.value, part)
+            return pairs
+        return []

@@ -1,0 +1,186 @@
+"""What one walk over a file found: the facts every rule reads. Plain mutable records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from gpudoc.lint.analysis.values import Value
+
+
+@dataclass
+class Argument:
+    node: cst.BaseExpression
+    name: str | None
+    """The plain name passed (``images``), when the argument is one."""
+    value: Value
+
+
+@dataclass
+class ModuleCall:
+    call: cst.Call
+    module_name: str
+    module: Value
+    args: list[Argument]
+    device_name: str | None
+    """A name that holds the script's device in this scope, for fixes."""
+
+
+@dataclass
+class Rebinding:
+    """``name = Module()`` where ``name`` held a module placed on the device before."""
+
+    statement: cst.CSTNode
+    name: str
+    device_name: str | None
+    first_use: cst.Call | None = None
+
+
+@dataclass
+class DiscardedMove:
+    statement: cst.Expr
+    call: cst.Call
+    receiver: cst.BaseExpression
+    receiver_value: Value
+    method: str
+    tensor_by_name: bool
+    """Typed a tensor only by its parameter name (``x``), not by its binding."""
+
+
+@dataclass
+class LoadCall:
+    call: cst.Call
+    device_name: str | None
+
+
+@dataclass
+class NumpyUse:
+    node: cst.Call
+    receiver: cst.BaseExpression
+    value: Value
+    function: str | None
+    """None for ``t.numpy()``; the qualified function for ``np.mean(t)``."""
+
+
+@dataclass
+class CudaMention:
+    node: cst.CSTNode
+    text: str
+    guarded: bool
+    device_name: str | None
+
+
+@dataclass
+class FactoryCall:
+    call: cst.Call
+    function: str
+    """The torch factory, ``zeros``."""
+    method: str
+    """The enclosing method or function name."""
+    in_module_class: bool
+    has_device: bool
+    moved_after: bool
+    """Chained with .to()/.cuda()/.type_as()."""
+    zero_dim: bool
+    first_param: str | None
+    """The enclosing function's first tensor parameter (``x`` in ``forward(self, x)``)."""
+
+
+@dataclass
+class LossWeight:
+    call: cst.Call
+    weight: cst.BaseExpression
+    weight_value: Value
+    target: str | None
+    """The name the criterion was bound to."""
+    device_name: str | None
+
+
+@dataclass
+class StaleOptimizer:
+    use: cst.Call
+    optimizer: str
+    module: str
+    rebinding: cst.CSTNode
+
+
+@dataclass
+class DDPWrap:
+    call: cst.Call
+    module_name: str | None
+    module: Value
+    has_device_ids: bool
+
+
+@dataclass
+class ProcessGroupInit:
+    call: cst.Call
+    backend: str | None
+    has_device_id: bool
+
+
+@dataclass
+class EnvAssign:
+    node: cst.CSTNode
+    after_cuda_init: bool
+
+
+@dataclass
+class ClassAttr:
+    attr: str
+    statement: cst.CSTNode
+    value: cst.BaseExpression
+    shape: str
+    """``tensor``, ``module-list``, ``module-dict``, ``empty-list``, ``empty-dict``."""
+
+
+@dataclass
+class ModuleClass:
+    name: str
+    node: cst.ClassDef
+    lightning: bool
+    init_attrs: list[ClassAttr] = field(default_factory=list)
+    appended_modules: dict[str, cst.Call] = field(default_factory=dict)
+    """attr -> a module constructor appended to ``self.attr`` (a plain list) in ``__init__``."""
+    used_elsewhere: set[str] = field(default_factory=set)
+    """Attributes read in methods other than ``__init__``."""
+    moved_on_use: set[str] = field(default_factory=set)
+    """Attributes moved by .to()/.cuda()/.type_as() where they are used."""
+    custom_apply: bool = False
+
+
+@dataclass
+class FileFlags:
+    places: bool = False
+    """Something is placed on a non-CPU device: the gate for placement rules."""
+    device_notion: bool = False
+    """The file mentions CUDA or a device at all."""
+    default_device: bool = False
+    """torch.set_default_device / set_default_tensor_type to a device."""
+    frameworks: set[str] = field(default_factory=set)
+    """lightning, accelerate, ... (they move batches themselves)."""
+    availability_check: bool = False
+    cuda_only: bool = False
+    """NCCL or per-rank set_device: code meant for GPUs only."""
+    per_rank_device: bool = False
+
+
+@dataclass
+class Facts:
+    flags: FileFlags = field(default_factory=FileFlags)
+    module_calls: list[ModuleCall] = field(default_factory=list)
+    rebindings: list[Rebinding] = field(default_factory=list)
+    discarded_moves: list[DiscardedMove] = field(default_factory=list)
+    loads: list[LoadCall] = field(default_factory=list)
+    numpy_uses: list[NumpyUse] = field(default_factory=list)
+    cuda_mentions: list[CudaMention] = field(default_factory=list)
+    factories: list[FactoryCall] = field(default_factory=list)
+    loss_weights: list[LossWeight] = field(default_factory=list)
+    moved_names: set[str] = field(default_factory=set)
+    """Names (any scope) that received .to()/.cuda() at some point."""
+    stale_optimizers: list[StaleOptimizer] = field(default_factory=list)
+    ddp_wraps: list[DDPWrap] = field(default_factory=list)
+    process_groups: list[ProcessGroupInit] = field(default_factory=list)
+    env_assigns: list[EnvAssign] = field(default_factory=list)
+    classes: list[ModuleClass] = field(default_factory=list)

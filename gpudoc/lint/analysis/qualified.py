@@ -1,0 +1,182 @@
+"""Calls of imported names: torch factories, nn constructors, loaders, optimizers, numpy."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import libcst as cst
+
+from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.calls import CallEvaluator, keyword, keyword_value
+from gpudoc.lint.analysis.expressions import string_value
+from gpudoc.lint.analysis.facts import DDPWrap, EnvAssign, LossWeight, ProcessGroupInit
+from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.values import SCALAR, UNKNOWN, Kind, Place, Value, join_places
+
+ENV_SETTERS = frozenset({"os.environ.setdefault", "os.putenv", "os.environ.update"})
+DATAFRAME_ROOTS = ("numpy.", "sklearn.", "matplotlib.", "scipy.", "pandas.")
+
+
+class QualifiedCalls(CallEvaluator):
+    def eval_qualified(self, node: cst.Call, qualified: str) -> Value:
+        args = self.eval_args(node)
+        root, _, rest = qualified.partition(".")
+        if root in ("lightning", "pytorch_lightning", "accelerate"):
+            self.facts.flags.frameworks.add(root)
+        if root == "torch":
+            return self.eval_torch(node, qualified, rest, args)
+        if qualified.startswith(DATAFRAME_ROOTS):
+            self.record_numpy(node, qualified, args)
+            return Value(Kind.NDARRAY, Place.HOST) if root == "numpy" else UNKNOWN
+        if qualified.startswith(api.MODEL_ZOO_PREFIXES):
+            return self.zoo_model(node, qualified)
+        if qualified.startswith("torchvision.datasets."):
+            return Value(Kind.LOADER, Place.HOST)
+        if root == "tqdm":
+            return self.eval_builtin("tqdm", args)
+        if qualified in ENV_SETTERS:
+            self.record_env_call(node)
+        return UNKNOWN
+
+    def eval_torch(self, node: cst.Call, qualified: str, rest: str, args: list[Value]) -> Value:
+        last = rest.rsplit(".", 1)[-1]
+        if rest in api.TENSOR_FACTORIES:
+            return self.factory(node, rest, args)
+        if rest.startswith("cuda.") and not rest.startswith("cuda.amp"):
+            return self.cuda_call(node, rest)
+        if rest == "device":
+            return self.device_constructor(node, args)
+        if rest in ("set_default_device", "set_default_tensor_type"):
+            text = string_value(node.args[0].value) if node.args else None
+            if text is None or "cuda" in text or api.DEVICE_LITERAL.match(text):
+                self.facts.flags.default_device = True
+                self.facts.flags.places = True
+            return UNKNOWN
+        if rest == "load":
+            self.record_load(node)
+            return UNKNOWN
+        if last == "init_process_group":
+            return self.process_group(node)
+        if qualified in api.DISTRIBUTED_DP or qualified in api.DATAPARALLEL:
+            return self.wrap_module(node, qualified, args)
+        if rest.startswith("nn.") and not rest.startswith("nn.functional.") and last[:1].isupper():
+            return self.nn_constructor(node, last, args)
+        if rest.startswith("optim.") and last[:1].isupper() and "lr_scheduler" not in rest:
+            source = args[0].source if args and args[0].kind is Kind.PARAMS else ""
+            return Value(Kind.OPTIMIZER, source=source)
+        if last.endswith("DataLoader"):
+            return self.data_loader(node, args)
+        if last == "TensorDataset":
+            return Value(Kind.LOADER, join_places([arg.place for arg in args]))
+        return self.combine(args)
+
+    def factory(self, node: cst.Call, function: str, args: list[Value]) -> Value:
+        device = keyword_value(node, args, "device")
+        if device is not None:
+            place = self.place_of_target(device[0].value, device[1])
+            result = Value(Kind.TENSOR, place or Place.UNKNOWN)
+        elif function in api.LIKE_FACTORIES:
+            result = Value(Kind.TENSOR, args[0].place if args else Place.UNKNOWN)
+        elif (
+            function == "tensor"
+            and node.args
+            and isinstance(node.args[0].value, cst.Integer | cst.Float)
+        ):
+            result = SCALAR
+        elif self.facts.flags.default_device:
+            result = Value(Kind.TENSOR)
+        else:
+            result = Value(Kind.TENSOR, Place.HOST)
+        if function in api.SHAPE_FACTORIES or function == "tensor":
+            self.record_factory(node, function, device is not None)
+        return result
+
+    def cuda_call(self, node: cst.Call, rest: str) -> Value:
+        flags = self.facts.flags
+        flags.device_notion = True
+        self.scope.cuda_initialised = True
+        if rest in ("cuda.is_available", "cuda.device_count"):
+            flags.availability_check = True
+            return SCALAR
+        if rest == "cuda.set_device":
+            flags.per_rank_device = True
+            flags.places = True
+        return UNKNOWN
+
+    def device_constructor(self, node: cst.Call, args: list[Value]) -> Value:
+        self.facts.flags.device_notion = True
+        if not args:
+            return Value(Kind.DEVICE)
+        if len(args) > 1:
+            self.facts.flags.per_rank_device = True
+        first = node.args[0].value
+        text = string_value(first)
+        if text is not None and not api.CPU_LITERAL.match(text):
+            self.note_cuda(node, text)
+        if isinstance(first, cst.FormattedString):
+            self.facts.flags.per_rank_device = True
+        cpu = args[0].kind is Kind.DEVICE and args[0].cpu_device
+        return Value(Kind.DEVICE, cpu_device=cpu)
+
+    def process_group(self, node: cst.Call) -> Value:
+        backend_arg = keyword(node, "backend")
+        if backend_arg is None and node.args and node.args[0].keyword is None:
+            backend_arg = node.args[0]
+        backend = string_value(backend_arg.value) if backend_arg is not None else None
+        has_device_id = keyword(node, "device_id") is not None
+        self.facts.process_groups.append(ProcessGroupInit(node, backend, has_device_id))
+        if backend == "nccl":
+            self.facts.flags.cuda_only = True
+            self.facts.flags.places = True
+        return UNKNOWN
+
+    def wrap_module(self, node: cst.Call, qualified: str, args: list[Value]) -> Value:
+        inner = args[0] if args else UNKNOWN
+        if qualified in api.DATAPARALLEL:
+            return replace(inner, kind=Kind.MODULE, wrapper=True, weighted=True)
+        name = dotted(node.args[0].value) if node.args else None
+        has_ids = keyword(node, "device_ids") is not None
+        self.facts.ddp_wraps.append(DDPWrap(node, name, inner, has_ids))
+        return replace(inner, kind=Kind.MODULE, weighted=True)
+
+    def nn_constructor(self, node: cst.Call, name: str, args: list[Value]) -> Value:
+        if name == "Parameter":
+            return Value(Kind.TENSOR, args[0].place if args else Place.UNKNOWN)
+        device = keyword_value(node, args, "device")
+        place = Place.HOST
+        if device is not None:
+            place = self.place_of_target(device[0].value, device[1]) or Place.UNKNOWN
+        weighted = name in api.WEIGHTED_LAYERS
+        for weight_name in ("weight", "pos_weight"):
+            weight = keyword_value(node, args, weight_name)
+            if weight is not None and name.endswith("Loss"):
+                weighted = True
+                self.facts.loss_weights.append(
+                    LossWeight(node, weight[0].value, weight[1], None, self.scope.device_name())
+                )
+        return Value(Kind.MODULE, place, weighted=weighted, origin=node)
+
+    def data_loader(self, node: cst.Call, args: list[Value]) -> Value:
+        if keyword(node, "collate_fn") is not None:
+            return Value(Kind.LOADER)
+        dataset = keyword_value(node, args, "dataset")
+        first = dataset[1] if dataset is not None else (args[0] if args else None)
+        if first is not None and first.kind is Kind.LOADER:
+            return Value(Kind.LOADER, first.place)
+        return Value(Kind.LOADER, Place.HOST)
+
+    def zoo_model(self, node: cst.Call, qualified: str) -> Value:
+        last = qualified.rsplit(".", 1)[-1]
+        if any(word in qualified for word in ("Tokenizer", "Processor", "Config", "pipeline")):
+            return UNKNOWN
+        if last[:1].isupper() and not qualified.startswith("transformers."):
+            return UNKNOWN
+        return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)
+
+    def record_env_call(self, node: cst.Call) -> None:
+        first = string_value(node.args[0].value) if node.args else None
+        if first == "CUDA_VISIBLE_DEVICES":
+            self.facts.env_assigns.append(EnvAssign(node, self.cuda_initialised_here()))
+
+    def cuda_initialised_here(self) -> bool:
+        return self.scope.cuda_initialised or self.module_scope.cuda_initialised

@@ -1,0 +1,94 @@
+"""Scopes: what each name holds at this point of the walk, and how parameters are typed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.facts import ModuleClass
+from gpudoc.lint.analysis.names import ImportTable, dotted
+from gpudoc.lint.analysis.values import Kind, Place, Value
+
+
+@dataclass
+class Scope:
+    parent: Scope | None = None
+    function: str | None = None
+    """The enclosing function's name; None at module level."""
+    module_class: ModuleClass | None = None
+    """The nn.Module subclass whose method this is."""
+    env: dict[str, Value] = field(default_factory=dict)
+    optimizers: dict[str, tuple[str, int]] = field(default_factory=dict)
+    """optimizer name -> (module name it was built for, walk step when built)."""
+    rebound_at: dict[str, tuple[int, cst.CSTNode]] = field(default_factory=dict)
+    """module name -> (walk step, statement) of its latest rebinding."""
+    cuda_initialised: bool = False
+    first_tensor_param: str | None = None
+
+    def lookup(self, name: str) -> Value | None:
+        value = self.env.get(name)
+        if value is None and self.parent is not None:
+            return self.parent.lookup(name)
+        return value
+
+    def device_name(self) -> str | None:
+        """A name holding the script's (non-CPU) device here: what a fix moves things to."""
+        scope: Scope | None = self
+        while scope is not None:
+            for name, value in scope.env.items():
+                if value.kind is Kind.DEVICE and not value.cpu_device and "." not in name:
+                    return name
+            scope = scope.parent
+        return None
+
+
+def _annotation_value(annotation: cst.Annotation | None, imports: ImportTable) -> Value | None:
+    if annotation is None:
+        return None
+    text = imports.qualify(annotation.annotation) or dotted(annotation.annotation) or ""
+    last = text.rsplit(".", 1)[-1]
+    if last in ("Module", "DataParallel", "DistributedDataParallel"):
+        return Value(Kind.MODULE, weighted=True)
+    if last == "Tensor":
+        return Value(Kind.TENSOR)
+    if last == "DataLoader":
+        return Value(Kind.LOADER, Place.HOST)
+    if last == "device":
+        return Value(Kind.DEVICE)
+    return None
+
+
+def parameter_values(params: cst.Parameters, imports: ImportTable) -> dict[str, Value]:
+    """Type a function's parameters from annotations, then from conventional names.
+
+    A module parameter counts as placed when the function also takes a device: `def test(model,
+    device, loader)` is the shape whose unmoved batches the tutorials warn about.
+    """
+    all_params = [*params.posonly_params, *params.params, *params.kwonly_params]
+    names = [param.name.value for param in all_params]
+    has_device = any(api.DEVICE_NAME.search(name) for name in names)
+    values: dict[str, Value] = {}
+    for param, name in zip(all_params, names, strict=True):
+        value = _annotation_value(param.annotation, imports)
+        if value is None:
+            value = _value_from_name(name, has_device)
+        elif value.kind is Kind.MODULE and has_device:
+            value = value.with_place(Place.DEVICE)
+        if value is not None:
+            values[name] = value
+    return values
+
+
+def _value_from_name(name: str, has_device: bool) -> Value | None:
+    if api.DEVICE_NAME.search(name) and "rank" not in name.lower():
+        return Value(Kind.DEVICE)
+    if api.MODULE_NAME.match(name):
+        place = Place.DEVICE if has_device else Place.UNKNOWN
+        return Value(Kind.MODULE, place, weighted=True)
+    if api.LOADER_NAME.match(name):
+        return Value(Kind.LOADER, Place.HOST)
+    if api.TENSOR_NAME.match(name):
+        return Value(Kind.TENSOR, by_name=True)
+    return None

@@ -1,0 +1,103 @@
+"""The light type lattice: what a name holds (kind) and where it lives (place)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import Enum
+
+import libcst as cst
+
+
+class Kind(Enum):
+    UNKNOWN = "unknown"
+    MODULE = "module"
+    TENSOR = "tensor"
+    BATCH = "batch"
+    """A tuple, list or dict of tensors, as a DataLoader yields them."""
+    LOADER = "loader"
+    """Iterating it yields BATCH values in its ``place``."""
+    OPTIMIZER = "optimizer"
+    DEVICE = "device"
+    NDARRAY = "ndarray"
+    SCALAR = "scalar"
+    """A number or a 0-dim tensor: PyTorch combines these with tensors on any device."""
+    PARAMS = "params"
+    """``model.parameters()``: remembers the module it came from."""
+
+
+class Place(Enum):
+    UNKNOWN = "unknown"
+    HOST = "host"
+    DEVICE = "device"
+
+
+def join_places(places: list[Place]) -> Place:
+    """The place of a result computed from several tensors: a device wins, else all must agree."""
+    if Place.DEVICE in places:
+        return Place.DEVICE
+    if places and all(place is Place.HOST for place in places):
+        return Place.HOST
+    return Place.UNKNOWN
+
+
+@dataclass(frozen=True)
+class Value:
+    kind: Kind = Kind.UNKNOWN
+    place: Place = Place.UNKNOWN
+    weighted: bool = False
+    """A module with parameters or buffers (a loss without weights is not: it runs anywhere)."""
+    stale: bool = False
+    """A module rebinding a name that was placed on the device before, not placed since."""
+    wrapper: bool = False
+    """nn.DataParallel: it scatters host inputs itself."""
+    managed: bool = False
+    """A Lightning module: its trainer moves batches and the module."""
+    cpu_device: bool = False
+    """For DEVICE values: the device is the CPU."""
+    by_name: bool = False
+    """Typed only by a conventional parameter name (``x``, ``images``), not by its binding."""
+    source: str = ""
+    """For PARAMS and OPTIMIZER: the name of the module whose parameters they hold."""
+    binding: cst.CSTNode | None = None
+    """The statement (or ``for`` loop) that bound the name: where a fix inserts a move."""
+    origin: cst.CSTNode | None = None
+    """For modules: the expression that created it."""
+    items: tuple[Value, ...] | None = None
+    """For tuples of known shape: the value of each element."""
+
+    def with_place(self, place: Place) -> Value:
+        return replace(self, place=place, stale=False if place is Place.DEVICE else self.stale)
+
+    def bound_at(self, node: cst.CSTNode) -> Value:
+        return replace(self, binding=node)
+
+    @property
+    def is_tensorish(self) -> bool:
+        return self.kind in (Kind.TENSOR, Kind.BATCH)
+
+    @property
+    def is_device_module(self) -> bool:
+        """A module that should receive device inputs: placed, or a stale rebinding."""
+        return self.kind is Kind.MODULE and (self.place is Place.DEVICE or self.stale)
+
+
+UNKNOWN = Value()
+SCALAR = Value(Kind.SCALAR)
+
+
+def element_of(value: Value) -> Value:
+    """What iterating ``value`` yields."""
+    if value.kind is Kind.LOADER:
+        return Value(Kind.BATCH, value.place)
+    if value.kind in (Kind.TENSOR, Kind.BATCH):
+        return Value(Kind.TENSOR, value.place)
+    return UNKNOWN
+
+
+def unpack(value: Value, count: int) -> list[Value]:
+    """The values that ``a, b, ... = value`` binds."""
+    if value.items is not None and len(value.items) == count:
+        return list(value.items)
+    if value.kind in (Kind.TENSOR, Kind.BATCH):
+        return [Value(Kind.TENSOR, value.place) for _ in range(count)]
+    return [UNKNOWN] * count

@@ -1,0 +1,165 @@
+"""The lint engine that the CLI and --fix share: sources and paths in, results out.
+
+``lint_source`` checks one text; ``lint_paths`` reads files (in parallel processes), uses the
+per-file cache, and applies the configuration. The worker never prints.
+"""
+
+from __future__ import annotations
+
+import io
+import multiprocessing
+import os
+import sys
+import tokenize
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+
+from gpudoc.lint.cache import ResultCache, content_key
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.discover import Target, discover
+from gpudoc.lint.model import FileResult, Finding, LintResult
+
+PARALLEL_MIN_FILES = 8
+
+
+def lint_source(source: str, path: str = "<stdin>", config: LintConfig | None = None) -> FileResult:
+    """Lint one source text as if it were the file ``path``."""
+    findings, error = _check(source, path)
+    if error is not None:
+        return FileResult(path, error=f"{path}: {error}")
+    return FileResult(path, tuple(_selected(findings, config or LintConfig(), path)))
+
+
+def _check(source: str, path: str) -> tuple[list[Finding], str | None]:
+    """All rules' findings, or the one-line reason there are none. Never raises."""
+    from gpudoc.lint.checker import SourceError, check_source
+
+    try:
+        return check_source(source, path), None
+    except SourceError as error:
+        return [], str(error)
+    except Exception as error:
+        return [], f"internal error ({type(error).__name__}: {error}); please report it"
+
+
+def _selected(findings: list[Finding], config: LintConfig, path: str) -> list[Finding]:
+    return [f for f in findings if config.enabled(f.code, not f.code.startswith("GPD9"), path)]
+
+
+def decode(data: bytes) -> str:
+    """Source bytes to text as Python reads them (coding cookie, BOM). Raises ValueError."""
+    if b"\0" in data:
+        raise ValueError("binary file (contains NUL bytes), not Python source")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        raise ValueError(f"cannot read: {error}") from None
+    try:
+        return data.decode(encoding)
+    except (UnicodeDecodeError, LookupError):
+        raise ValueError(f"not valid {encoding} text") from None
+
+
+@dataclass(frozen=True)
+class _Job:
+    index: int
+    display: str
+    source: str
+    key: str
+
+
+def _run_job(job: _Job) -> tuple[int, list[Finding], str | None]:
+    findings, error = _check(job.source, job.display)
+    return job.index, findings, error
+
+
+def lint_paths(
+    paths: Sequence[str],
+    config: LintConfig | None = None,
+    jobs: int | None = None,
+    use_cache: bool = True,
+    stdin: str | None = None,
+) -> LintResult:
+    """Lint files and directories (``-`` is ``stdin``, or standard input when None)."""
+    config = config or LintConfig()
+    cache = ResultCache() if use_cache else None
+    results: dict[int, FileResult] = {}
+    pending: list[_Job] = []
+    targets = [t for t in discover(list(paths)) if t.error or not _excluded(t, config)]
+    for index, target in enumerate(targets):
+        read = _read(target, stdin)
+        if isinstance(read, FileResult):
+            results[index] = read
+            continue
+        key = content_key(read.encode("utf-8", "surrogatepass"))
+        hit = cache.get(key, target.display) if cache is not None else None
+        if hit is not None:
+            results[index] = _result(target.display, hit[0], hit[1], config, cached=True)
+        else:
+            pending.append(_Job(index, target.display, read, key))
+    keys = {job.index: job.key for job in pending}
+    for index, findings, error in _run_all(pending, jobs):
+        results[index] = _result(targets[index].display, findings, error, config)
+        if cache is not None:
+            cache.put(keys[index], findings, error)
+    if cache is not None:
+        cache.save()
+    return LintResult(tuple(results[index] for index in sorted(results)))
+
+
+def _excluded(target: Target, config: LintConfig) -> bool:
+    return target.path is not None and config.excluded(str(target.path))
+
+
+def _result(
+    display: str,
+    findings: list[Finding],
+    error: str | None,
+    config: LintConfig,
+    cached: bool = False,
+) -> FileResult:
+    if error is not None:
+        return FileResult(display, error=f"{display}: {error}", cached=cached)
+    return FileResult(display, tuple(_selected(findings, config, display)), cached=cached)
+
+
+def _read(target: Target, stdin: str | None) -> str | FileResult:
+    if target.error is not None:
+        return FileResult(target.display, error=target.error)
+    try:
+        if target.path is None:
+            return stdin if stdin is not None else sys.stdin.read()
+        if target.path.is_dir():
+            return FileResult(target.display, error=f"{target.display}: is a directory")
+        return decode(target.path.read_bytes())
+    except PermissionError:
+        return FileResult(target.display, error=f"{target.display}: permission denied")
+    except (OSError, ValueError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        return FileResult(target.display, error=f"{target.display}: {reason}")
+
+
+def default_jobs() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _run_all(pending: list[_Job], jobs: int | None) -> list[tuple[int, list[Finding], str | None]]:
+    workers = min(jobs or default_jobs(), len(pending))
+    if workers <= 1 or len(pending) < PARALLEL_MIN_FILES:
+        return [_run_job(job) for job in pending]
+    method = "fork" if sys.platform == "linux" else None
+    context = multiprocessing.get_context(method)
+    done: list[tuple[int, list[Finding], str | None]] = []
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            done.extend(pool.map(_run_job, pending, chunksize=4))
+    except BrokenProcessPool:
+        finished = {index for index, _, _ in done}
+        crashed = "the checker crashed on this file (too deeply nested?)"
+        done += [(job.index, [], crashed) for job in pending if job.index not in finished]
+    return done
+
+
+__all__ = ["FileResult", "LintConfig", "LintResult", "lint_paths", "lint_source"]

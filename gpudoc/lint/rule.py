@@ -1,0 +1,108 @@
+"""The rule base class, what a rule reports, and rule discovery.
+
+A rule reads the shared facts of one walk (analysis/) and reports nodes; the engine turns nodes
+into positions once per file, and only for files that have findings.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import ClassVar, Literal
+
+import libcst as cst
+
+from gpudoc.lint.analysis.facts import Facts
+
+Where = Literal["replace", "before", "after", "line_after", "line_before"]
+
+
+@dataclass(frozen=True)
+class NodeEdit:
+    """An edit expressed on a node; the engine turns it into a position-based Edit.
+
+    ``line_after`` / ``line_before`` insert a whole line, indented like the node's line.
+    """
+
+    node: cst.CSTNode
+    text: str
+    where: Where
+
+
+@dataclass(frozen=True)
+class FixSpec:
+    edits: tuple[NodeEdit, ...]
+    safe: bool
+    description: str
+
+
+@dataclass(frozen=True)
+class Report:
+    node: cst.CSTNode
+    message: str
+    fix: FixSpec | None = None
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """An INVALID example: the code and where the finding must be (1-based line and column)."""
+
+    code: str
+    line: int
+    col: int
+
+
+@dataclass(frozen=True)
+class Context:
+    module: cst.Module
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+
+class Rule:
+    """One check. Subclasses set the class variables and implement ``check``."""
+
+    CODE: ClassVar[str]
+    NAME: ClassVar[str]
+    SUMMARY: ClassVar[str]
+    """One line: what is wrong (README and --explain headline)."""
+    DEFAULT: ClassVar[bool] = True
+    """Off-by-default rules (GPD9xx) run only when selected."""
+    PLACEMENT: ClassVar[bool] = True
+    """Placement rules stay quiet in files that never place anything on a device."""
+    VALID: ClassVar[tuple[str, ...]] = ()
+    INVALID: ClassVar[tuple[Invalid, ...]] = ()
+
+    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
+        raise NotImplementedError
+
+    @classmethod
+    def doc(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+
+@cache
+def all_rules() -> tuple[type[Rule], ...]:
+    """Every rule class in gpudoc.lint.rules, sorted by code."""
+    from gpudoc.lint import rules
+
+    found: list[type[Rule]] = []
+    for info in pkgutil.iter_modules(rules.__path__):
+        module = importlib.import_module(f"{rules.__name__}.{info.name}")
+        for item in vars(module).values():
+            is_rule = isinstance(item, type) and issubclass(item, Rule) and item is not Rule
+            if is_rule and getattr(item, "CODE", None) and item.__module__ == module.__name__:
+                found.append(item)
+    return tuple(sorted(found, key=lambda rule: rule.CODE))
+
+
+def rule_by_code(code: str) -> type[Rule] | None:
+    for rule in all_rules():
+        if code.upper() == rule.CODE:
+            return rule
+    return None

@@ -1,0 +1,62 @@
+"""Small helpers the rules share: names in targets, move fixes."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpudoc.lint.rule import FixSpec, NodeEdit
+
+
+def sibling_names(target: cst.BaseExpression, name: str) -> list[str] | None:
+    """The names of the innermost tuple of ``target`` that binds ``name`` (all plain names)."""
+    if isinstance(target, cst.Name):
+        return [name] if target.value == name else None
+    if not isinstance(target, cst.Tuple | cst.List):
+        return None
+    plain = [e.value for e in target.elements if isinstance(e.value, cst.Name)]
+    for element in target.elements:
+        inner = element.value
+        if isinstance(inner, cst.Tuple | cst.List):
+            found = sibling_names(inner, name)
+            if found is not None:
+                return found
+    names = [n.value for n in plain if isinstance(n, cst.Name)]
+    if name in names and len(plain) == len(target.elements):
+        return names
+    return None
+
+
+def binding_target(binding: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+    if isinstance(binding, cst.For):
+        return binding.target
+    if isinstance(binding, cst.SimpleStatementLine):
+        small = binding.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            return small.targets[0].target
+    return None
+
+
+def move_line(names: list[str], device: str) -> str:
+    moved = ", ".join(f"{name}.to({device})" for name in names)
+    return f"{', '.join(names)} = {moved}"
+
+
+def move_after_binding(
+    binding: cst.CSTNode | None, name: str, device: str | None
+) -> FixSpec | None:
+    """Insert ``a, b = a.to(device), b.to(device)`` right after the line that bound ``name``."""
+    if binding is None or device is None:
+        return None
+    target = binding_target(binding, name)
+    names = sibling_names(target, name) if target is not None else None
+    if not names:
+        return None
+    text = move_line(names, device)
+    if isinstance(binding, cst.For):
+        body = binding.body
+        if not isinstance(body, cst.IndentedBlock) or not body.body:
+            return None
+        edit = NodeEdit(body.body[0], text, "line_before")
+    else:
+        edit = NodeEdit(binding, text, "line_after")
+    return FixSpec((edit,), safe=False, description=f"move {', '.join(names)} to {device}")

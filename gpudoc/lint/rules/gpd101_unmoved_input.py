@@ -1,0 +1,134 @@
+"""GPD101: a placed module called on a batch that never left the host."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.values import Place
+from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.rules._helpers import move_after_binding
+
+
+class UnmovedInput(Rule):
+    """A module on the device is called on a tensor that is still on the host.
+
+    ## What it does
+    Finds calls of a module that was moved to a device (`model.to(device)`, `.cuda()`, built with
+    `device=`) whose input comes from a `DataLoader`, a dataset or a tensor factory and was never
+    moved: the evaluation loop copied from the CPU half of a tutorial.
+
+    ## Why is this bad?
+    On a GPU it crashes with `RuntimeError: Input type (torch.FloatTensor) and weight type
+    (torch.cuda.FloatTensor) should be the same` or `Expected all tensors to be on the same
+    device, but found at least two devices, cuda:0 and cpu!`. On a CPU-only laptop it runs, which
+    is why it reaches the GPU box.
+
+    ## Example
+    ```python
+    model = Net().to(device)
+    for images, labels in test_loader:
+        outputs = model(images)
+    ```
+
+    ## Use instead
+    ```python
+    model = Net().to(device)
+    for images, labels in test_loader:
+        images, labels = images.to(device), labels.to(device)
+        outputs = model(images)
+    ```
+
+    ## Known problems
+    Batches moved by a helper function, a custom `collate_fn`, or a framework (Lightning,
+    accelerate's `prepare`) are recognised as moved or unknown, never as host tensors. A module
+    wrapped in `nn.DataParallel` scatters host inputs itself and is not reported. The fix
+    (unsafe) moves every tensor the loop unpacks, to the device named in the script.
+    """
+
+    CODE = "GPD101"
+    NAME = "unmoved-input"
+    SUMMARY = "a module on the device is called on a batch or tensor left on the host"
+    VALID = (
+        """\
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 2).to(device)
+loader = torch.utils.data.DataLoader(dataset, batch_size=8)
+for x, y in loader:
+    x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+    out = model(x)
+""",
+        """\
+import torch
+model = torch.nn.Linear(4, 2).to("cuda")
+for batch in loader:
+    batch = {k: v.to("cuda") for k, v in batch.items()}
+    out = model(**batch)
+""",
+        """\
+import torch
+model = torch.nn.Linear(4, 2)
+for x, y in torch.utils.data.DataLoader(dataset):
+    out = model(x)
+""",
+        """\
+import torch
+model = torch.nn.DataParallel(torch.nn.Linear(4, 2)).cuda()
+for x, y in torch.utils.data.DataLoader(dataset):
+    out = model(x)
+""",
+    )
+    INVALID = (
+        Invalid(
+            """\
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 2).to(device)
+loader = torch.utils.data.DataLoader(dataset, batch_size=8)
+for x, y in loader:
+    out = model(x)
+""",
+            line=6,
+            col=17,
+        ),
+        Invalid(
+            """\
+import torch
+def test(model, device, test_loader):
+    model.eval()
+    with torch.no_grad():
+        for data, target in test_loader:
+            output = model(data)
+""",
+            line=6,
+            col=28,
+        ),
+    )
+
+    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
+        flags = facts.flags
+        if flags.default_device or "lightning" in flags.frameworks:
+            return
+        for call in facts.module_calls:
+            module = call.module
+            if not module.is_device_module or module.wrapper or module.managed:
+                continue
+            if not module.weighted:
+                continue
+            for arg in call.args:
+                value = arg.value
+                if not (value.is_tensorish and value.place is Place.HOST):
+                    continue
+                shown = arg.name or context.code(arg.node)
+                device = call.device_name or "device"
+                why = "was on the device before" if module.stale else "is on the device"
+                message = (
+                    f"`{shown}` is still on the host but `{call.module_name}` {why}: "
+                    f"move it first (`{shown} = {shown}.to({device})`)"
+                )
+                fix = None
+                if arg.name is not None and "." not in arg.name and value.kind.value == "tensor":
+                    fix = move_after_binding(value.binding, arg.name, call.device_name)
+                yield Report(arg.node, message, fix)
+                break

@@ -1,0 +1,138 @@
+"""GPD102: a module re-created or reloaded and never moved back to the device."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.values import Place
+from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+
+
+class UnmovedModule(Rule):
+    """A module is used on the device's data, or was on the device, but is never moved there.
+
+    ## What it does
+    Finds a model that is re-created or reloaded (`net = Net(); net.load_state_dict(...)`) after
+    the same name was moved to the device, and then used without a new `.to(device)`; and a model
+    that is never moved while the tensors it is called on are.
+
+    ## Why is this bad?
+    A fresh module lives on the CPU. Called on device tensors it crashes with `Input type
+    (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same`; called on
+    host tensors it silently evaluates on the CPU, and the GPU sits idle.
+
+    ## Example
+    ```python
+    net = Net()
+    net.to(device)
+    ...
+    net = Net()
+    net.load_state_dict(torch.load(PATH))
+    outputs = net(images)
+    ```
+
+    ## Use instead
+    ```python
+    net = Net()
+    net.load_state_dict(torch.load(PATH, map_location=device))
+    net.to(device)
+    outputs = net(images)
+    ```
+
+    ## Known problems
+    A model loaded whole with `torch.load` is of unknown placement and not reported. A module
+    moved inside a helper function counts as unmoved only when the helper's result is discarded.
+    """
+
+    CODE = "GPD102"
+    NAME = "unmoved-module"
+    SUMMARY = "a module re-created, reloaded or fed device tensors is never moved to the device"
+    VALID = (
+        """\
+import torch
+model = torch.nn.Linear(4, 2).to("cuda")
+model = torch.nn.Linear(4, 2)
+model = model.to("cuda")
+out = model(torch.randn(3, 4, device="cuda"))
+""",
+        """\
+import torch
+model = torch.nn.Linear(4, 2)
+out = model(torch.randn(3, 4))
+""",
+    )
+    INVALID = (
+        Invalid(
+            """\
+import torch
+net = torch.nn.Linear(4, 2)
+net.to("cuda")
+net = torch.nn.Linear(4, 2)
+net.load_state_dict(torch.load("w.pt", map_location="cpu"))
+out = net(x)
+""",
+            line=4,
+            col=1,
+        ),
+        Invalid(
+            """\
+import torch
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = torch.nn.Linear(4, 2)
+x = torch.randn(3, 4).to(device)
+out = model(x)
+""",
+            line=3,
+            col=1,
+        ),
+    )
+
+    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
+        for rebinding in facts.rebindings:
+            if rebinding.first_use is None:
+                continue
+            device = rebinding.device_name or "device"
+            message = (
+                f"`{rebinding.name}` is re-created here on the host after it was moved to the "
+                f"device, and is used without `{rebinding.name}.to({device})`"
+            )
+            yield Report(
+                rebinding.statement,
+                message,
+                _fix(rebinding.statement, rebinding.name, rebinding.device_name),
+            )
+        yield from self.unmoved_with_device_inputs(facts)
+
+    def unmoved_with_device_inputs(self, facts: Facts) -> Iterator[Report]:
+        seen: set[int] = set()
+        for call in facts.module_calls:
+            module = call.module
+            if module.place is not Place.HOST or module.stale or not module.weighted:
+                continue
+            if module.wrapper or module.managed or facts.flags.default_device:
+                continue
+            moved = [a for a in call.args if a.value.is_tensorish and a.value.place is Place.DEVICE]
+            if not moved:
+                continue
+            node = module.binding if module.binding is not None else call.call
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            shown = moved[0].name or "its input"
+            device = call.device_name or "device"
+            message = (
+                f"`{call.module_name}` stays on the host but `{shown}` is on the device: "
+                f"move the module with `{call.module_name}.to({device})`"
+            )
+            fix = _fix(node, call.module_name, call.device_name)
+            yield Report(node, message, fix)
+
+
+def _fix(statement: cst.CSTNode, name: str, device: str | None) -> FixSpec | None:
+    if device is None or not isinstance(statement, cst.SimpleStatementLine) or "." in name:
+        return None
+    edit = NodeEdit(statement, f"{name}.to({device})", "line_after")
+    return FixSpec((edit,), safe=False, description=f"move {name} to {device}")

@@ -1,0 +1,198 @@
+"""The data of gpudoc smoke: frozen dataclasses that cross process boundaries as JSON.
+
+Every class round-trips: ``Cls.from_dict(json.loads(json.dumps(obj.to_dict()))) == obj``. A child
+process (one per device, or one per rank under torchrun) sends its ``DeviceResult`` to the parent
+this way. Missing values are ``None``; units are in field names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, Literal
+
+SCHEMA_VERSION = 1
+
+Verdict = Literal["pass", "warn", "fail", "skip"]
+Status = Literal["PASS", "WARN", "FAIL", "HUNG"]
+Value = float | int | str | bool | None
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How one training run is done. ``lockstep_steps`` are sampled against a float64 recompute."""
+
+    name: str
+    batch_size: int
+    lr: float
+    momentum: float
+    steps: int
+    lockstep_steps: tuple[int, ...] = (0, 10, 50)
+
+
+RECIPES = {
+    # The gate: loss ratio <= 0.13 and held-out accuracy >= 0.90 on four seeds (measured).
+    "default": Recipe("default", batch_size=32, lr=0.01, momentum=0.9, steps=300),
+    # The tutorial's batch 4 and lr 0.001: it needs ~1000 steps before it leaves ln(10).
+    "tutorial": Recipe("tutorial", batch_size=4, lr=0.001, momentum=0.9, steps=1500),
+}
+
+
+@dataclass(frozen=True)
+class SmokeConfig:
+    """Everything a worker needs to do one device's run; identical for every device of a run."""
+
+    recipe: Recipe = RECIPES["default"]
+    quick: bool = False
+    seed: int = 0
+    data_root: str | None = None
+    throughput_batch_sizes: tuple[int, ...] = (4, 256)
+    throughput_seconds: float = 0.3
+    cpu_threads: int = 1
+    timeout_s: float = 120.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SmokeConfig:
+        recipe = data["recipe"]
+        recipe = Recipe(**{**recipe, "lockstep_steps": tuple(recipe["lockstep_steps"])})
+        return cls(
+            **{
+                **data,
+                "recipe": recipe,
+                "throughput_batch_sizes": tuple(data["throughput_batch_sizes"]),
+            }
+        )
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check on one device: what was measured, against what, and the verdict."""
+
+    id: str
+    verdict: Verdict
+    value: Value = None
+    threshold: Value = None
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """Training images per second at one batch size, after warm-up (fp32, TF32 off)."""
+
+    batch_size: int
+    images_per_s: float
+    speedup_vs_cpu: float | None = None
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What the device and its software stack are; the identity used to group identical devices."""
+
+    device: str
+    name: str | None = None
+    kind: str | None = None
+    uuid: str | None = None
+    compute_capability: str | None = None
+    sm_count: int | None = None
+    memory_total_bytes: int | None = None
+    driver_version: str | None = None
+    torch_version: str | None = None
+    cuda_version: str | None = None
+    cudnn_version: int | None = None
+    cpu_capability: str | None = None
+    threads: int | None = None
+    deterministic: bool | None = None
+    fp32_precision_matmul: str | None = None
+    fp32_precision_conv: str | None = None
+
+    def identity(self) -> tuple[Value, ...]:
+        """Devices with equal identity must compute the same bits (uuid and device excluded)."""
+        return tuple(
+            getattr(self, f.name) for f in fields(self) if f.name not in ("device", "uuid")
+        )
+
+
+@dataclass(frozen=True)
+class DeviceResult:
+    """One device's run. ``index`` is the worker's position on the command line (0-based)."""
+
+    index: int
+    device: str
+    status: Status
+    reason: str | None = None
+    info: DeviceInfo | None = None
+    checks: tuple[CheckResult, ...] = ()
+    loss_first: float | None = None
+    loss_last: float | None = None
+    heldout_accuracy: float | None = None
+    lockstep_max_rel_err: float | None = None
+    fingerprint: str | None = None
+    data_sha256: str | None = None
+    throughput: tuple[Throughput, ...] = ()
+    seconds: float | None = None
+    agreement: str | None = None
+    injected_fault: str | None = None
+
+    def check(self, check_id: str) -> CheckResult | None:
+        return next((c for c in self.checks if c.id == check_id), None)
+
+    def with_check(self, new: CheckResult) -> DeviceResult:
+        """This result with ``new`` added (or replacing the check of the same id), status redone."""
+        checks = (*(c for c in self.checks if c.id != new.id), new)
+        return replace(self, checks=checks, status=status_of(checks, self.status))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DeviceResult:
+        info = data.get("info")
+        return cls(
+            **{
+                **data,
+                "info": DeviceInfo(**info) if info is not None else None,
+                "checks": tuple(CheckResult(**c) for c in data.get("checks", ())),
+                "throughput": tuple(Throughput(**t) for t in data.get("throughput", ())),
+            }
+        )
+
+
+def status_of(checks: tuple[CheckResult, ...], current: Status = "PASS") -> Status:
+    """HUNG stays HUNG; otherwise the worst verdict of the checks decides."""
+    if current == "HUNG":
+        return current
+    verdicts = {c.verdict for c in checks}
+    if "fail" in verdicts:
+        return "FAIL"
+    return "WARN" if "warn" in verdicts else "PASS"
+
+
+@dataclass(frozen=True)
+class SmokeReport:
+    """The whole run: settings, every device's result, and the overall verdict."""
+
+    config: SmokeConfig
+    results: tuple[DeviceResult, ...]
+    overall: Status
+    gpudoc_version: str
+    seconds: float
+    strict: bool = False
+    schema_version: int = SCHEMA_VERSION
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        return {"schema_version": data.pop("schema_version"), **data}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SmokeReport:
+        return cls(
+            **{
+                **data,
+                "config": SmokeConfig.from_dict(data["config"]),
+                "results": tuple(DeviceResult.from_dict(r) for r in data["results"]),
+                "notes": tuple(data.get("notes", ())),
+            }
+        )

@@ -1,0 +1,159 @@
+"""The only code of gpudoc smoke that writes output: live progress, the table, the summary, JSON."""
+
+from __future__ import annotations
+
+import json
+import threading
+from types import TracebackType
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from gpudoc.smoke.model import DeviceResult, SmokeReport
+
+STYLE = {"PASS": "green", "WARN": "yellow", "FAIL": "bold red", "HUNG": "bold red"}
+PHASES = ("data", "train A", "train B", "evaluate", "throughput")
+
+
+class LiveProgress:
+    """One progress bar per worker on stderr, fed by worker events from reader threads."""
+
+    def __init__(self, console: Console, enabled: bool) -> None:
+        self.enabled = enabled
+        self.progress = Progress(
+            TextColumn("{task.fields[label]:<12}"),
+            BarColumn(bar_width=30),
+            TextColumn("{task.fields[phase]}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        )
+        self.tasks: dict[int, TaskID] = {}
+        self.lock = threading.Lock()
+
+    def __enter__(self) -> LiveProgress:
+        if self.enabled:
+            self.progress.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.enabled:
+            self.progress.stop()
+
+    def on_event(self, index: int, event: dict[str, Any]) -> None:
+        if not self.enabled:
+            return
+        with self.lock:
+            if index not in self.tasks:
+                label = f"{index} {event.get('device', '')}"
+                self.tasks[index] = self.progress.add_task("", total=100, label=label, phase="")
+            task = self.tasks[index]
+            kind = event.get("event")
+            if kind == "progress":
+                phase = str(event["phase"])
+                done = PHASES.index(phase) if phase in PHASES else 0
+                fraction = (done + event["done"] / max(1, event["total"])) / len(PHASES)
+                label = f"{phase} {event['done']}/{event['total']}"
+                self.progress.update(task, completed=100 * fraction, phase=label)
+            elif kind == "inject":
+                self.progress.update(task, phase=f"injecting {event['fault']}")
+            elif kind in ("result", "done"):
+                status = event.get("status") or event.get("result", {}).get("status", "")
+                self.progress.update(task, completed=100, phase=status)
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _loss(result: DeviceResult) -> str:
+    if result.loss_first is None and result.loss_last is None:
+        return "-"
+    return f"{_fmt(result.loss_first, '.2f')}→{_fmt(result.loss_last, '.2f')}"
+
+
+def _rate(value: float) -> str:
+    return f"{value / 1000:.1f}k" if value >= 1000 else f"{value:.0f}"
+
+
+def _speed(result: DeviceResult) -> str:
+    return " / ".join(_rate(t.images_per_s) for t in result.throughput) or "-"
+
+
+def _speedup(result: DeviceResult) -> str:
+    if result.device == "cpu":
+        return "-"
+    parts = [_fmt(t.speedup_vs_cpu, ".1f") + "×" for t in result.throughput if t.speedup_vs_cpu]
+    return " / ".join(parts) or "-"
+
+
+def table(report: SmokeReport) -> Table:
+    sizes = "/".join(str(b) for b in report.config.throughput_batch_sizes)
+    grid = Table(box=None, pad_edge=False, header_style="bold")
+    for title, justify in (
+        ("#", "right"),
+        ("device", "left"),
+        ("name", "left"),
+        ("status", "left"),
+        ("loss", "left"),
+        ("acc", "right"),
+        ("Δfp64", "right"),
+        ("fingerprint", "left"),
+        ("agree", "left"),
+        (f"img/s b{sizes}", "right"),
+        ("×cpu", "right"),
+        ("s", "right"),
+    ):
+        grid.add_column(title, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    for r in report.results:
+        grid.add_row(
+            str(r.index),
+            r.device,
+            (r.info.name if r.info else None) or "-",
+            f"[{STYLE[r.status]}]{r.status}[/]",
+            _loss(r),
+            _fmt(r.heldout_accuracy, ".2f"),
+            _fmt(r.lockstep_max_rel_err, ".1e"),
+            (r.fingerprint or "-")[:12],
+            r.agreement or "-",
+            _speed(r),
+            _speedup(r),
+            _fmt(r.seconds, ".1f"),
+        )
+    return grid
+
+
+def summary(report: SmokeReport) -> str:
+    results = report.results
+    bad = [r for r in results if r.status in ("FAIL", "HUNG")]
+    warned = [r for r in results if r.status == "WARN"]
+    counts = f"{len(results) - len(bad)} of {len(results)} devices passed"
+    if warned:
+        counts += (
+            f" ({len(warned)} with warnings{'; --strict fails them' if report.strict else ''})"
+        )
+    steps = f"{report.config.recipe.name} recipe, {report.config.recipe.steps} steps"
+    return f"{report.overall}: {counts} in {report.seconds:.1f} s ({steps})"
+
+
+def print_report(report: SmokeReport, console: Console) -> None:
+    console.print(table(report))
+    for r in report.results:
+        if r.status != "PASS" and r.reason:
+            status = f"[{STYLE[r.status]}]{r.status}[/]"
+            console.print(f"  {r.index} {r.device} {status}: {escape(r.reason)}")
+    for note in report.notes:
+        console.print(f"  note: {escape(note)}")
+    console.print(f"[{STYLE[report.overall]}]{summary(report)}[/]")
+
+
+def to_json(report: SmokeReport) -> str:
+    return json.dumps(report.to_dict(), indent=2, allow_nan=False) + "\n"

@@ -1,0 +1,166 @@
+"""Worker processes: start one per device, read its events, and kill it when its time is up.
+
+Stdlib only: the parent never imports torch, so it can never touch CUDA. Each worker is a fresh
+interpreter (``python -m gpudoc.smoke.worker``): the equivalent of the ``spawn`` start method,
+with its own environment set before torch loads (CUDA_VISIBLE_DEVICES, thread count).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import gpudoc
+from gpudoc.smoke.model import CheckResult, DeviceResult, SmokeConfig, Status
+
+Event = dict[str, Any]
+OnEvent = Callable[[int, Event], None]
+"""``on_event(worker_index, event)``: the worker's progress, inject and result events."""
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """One worker: its index, the device label users see, and the device torch uses in it."""
+
+    index: int
+    device: str
+    torch_device: str
+    env: dict[str, str] = field(default_factory=dict)
+
+
+class Worker:
+    """A running worker process and what it has said so far."""
+
+    def __init__(self, spec: WorkerSpec, config: SmokeConfig, on_event: OnEvent) -> None:
+        self.spec = spec
+        self.on_event = on_event
+        self.result: DeviceResult | None = None
+        self.last_progress: Event | None = None
+        self.injected: str | None = None
+        self.started = time.monotonic()
+        self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in _finish)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "gpudoc.smoke.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            env=_child_env(spec),
+        )
+        request = {"config": config.to_dict(), "device": spec.device, "index": spec.index}
+        request["torch_device"] = spec.torch_device
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(request).encode())
+        self.process.stdin.close()
+        self.reader = threading.Thread(target=self._read, args=(self.process.stdout,), daemon=True)
+        self.reader.start()
+
+    def _read(self, stream: IO[bytes]) -> None:
+        for line in stream:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue  # a library wrote to stdout; not ours
+            if not isinstance(event, dict):
+                continue
+            event.setdefault("device", self.spec.device)
+            kind = event.get("event")
+            if kind == "result":
+                self.result = DeviceResult.from_dict(event["result"])
+            elif kind == "progress":
+                self.last_progress = event
+            elif kind == "inject":
+                self.injected = str(event.get("fault"))
+            self.on_event(self.spec.index, event)
+
+    def wait(self, deadline: float) -> DeviceResult:
+        """Block until the worker exits or ``deadline`` (monotonic) passes; never raises."""
+        try:
+            self.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            self.reader.join(timeout=5)
+            return self._failed("HUNG", f"no result within {deadline - self.started:.0f} s; killed")
+        self.reader.join(timeout=5)
+        if self.result is not None:
+            return self.result
+        code = self.process.returncode
+        how = f"killed by {_signal_name(-code)}" if code < 0 else f"exit status {code}"
+        detail = _last_line(self.stderr)
+        return self._failed("FAIL", f"worker crashed ({how})" + (f": {detail}" if detail else ""))
+
+    def _failed(self, status: Status, what: str) -> DeviceResult:
+        progress = self.last_progress
+        if progress is not None:
+            what += f" during {progress['phase']} {progress['done']}/{progress['total']}"
+        if self.injected:
+            what += f" [injected fault: {self.injected}]"
+        check = CheckResult("completed", "fail", False, True, what)
+        seconds = round(time.monotonic() - self.started, 3)
+        return DeviceResult(
+            self.spec.index,
+            self.spec.device,
+            status,
+            what,
+            checks=(check,),
+            seconds=seconds,
+            injected_fault=self.injected,
+        )
+
+
+def _child_env(spec: WorkerSpec) -> dict[str, str]:
+    env = dict(os.environ)
+    package_root = str(Path(gpudoc.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    env["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"  # deterministic cuBLAS on older torch
+    env.update(spec.env)
+    return env
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _last_line(stream: IO[bytes]) -> str | None:
+    stream.seek(0)
+    lines = [line.strip() for line in stream.read().decode(errors="replace").splitlines()]
+    lines = [line for line in lines if line]
+    return lines[-1][:200] if lines else None
+
+
+def run_workers(
+    config: SmokeConfig,
+    specs: list[WorkerSpec],
+    timeout_s: float,
+    on_event: OnEvent,
+    serial: bool = False,
+) -> list[DeviceResult]:
+    """Every worker at once (or one after another with ``serial``), each with its own deadline."""
+    if serial:
+        results = []
+        for spec in specs:
+            worker = Worker(spec, config, on_event)
+            results.append(_finish(worker, worker.started + timeout_s, on_event))
+        return results
+    workers = [Worker(spec, config, on_event) for spec in specs]
+    return [_finish(w, w.started + timeout_s, on_event) for w in workers]
+
+
+def _finish(worker: Worker, deadline: float, on_event: OnEvent) -> DeviceResult:
+    result = worker.wait(deadline)
+    worker.stderr.close()
+    on_event(worker.spec.index, {"event": "done", "status": result.status, "device": result.device})
+    return result

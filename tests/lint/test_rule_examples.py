@@ -1,0 +1,53 @@
+"""Each rule's VALID examples draw no finding from it; each INVALID one exactly one, as stated."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from gpudoc.lint.engine import lint_source
+from gpudoc.lint.rule import Invalid, Rule, all_rules
+
+VALID = [(rule, code) for rule in all_rules() for code in rule.VALID]
+INVALID = [(rule, example) for rule in all_rules() for example in rule.INVALID]
+
+
+def _own(rule: type[Rule], code: str) -> list[tuple[int, int]]:
+    findings = lint_source(code, "example.py").findings
+    return [(f.line, f.col) for f in findings if f.code == rule.CODE]
+
+
+@pytest.mark.parametrize(
+    ("rule", "code"), VALID, ids=[f"{r.CODE}-{i}" for i, (r, _) in enumerate(VALID)]
+)
+def test_valid_example_is_quiet(rule: type[Rule], code: str) -> None:
+    cst.parse_module(code)
+    assert _own(rule, code) == []
+
+
+@pytest.mark.parametrize(
+    ("rule", "example"), INVALID, ids=[f"{r.CODE}-{i}" for i, (r, _) in enumerate(INVALID)]
+)
+def test_invalid_example_is_reported_where_stated(rule: type[Rule], example: Invalid) -> None:
+    assert _own(rule, example.code) == [(example.line, example.col)]
+
+
+def test_every_rule_is_documented_and_has_examples() -> None:
+    sections = (
+        "## What it does",
+        "## Why is this bad?",
+        "## Example",
+        "## Use instead",
+        "## Known problems",
+    )
+    for rule in all_rules():
+        assert rule.CODE.startswith("GPD") and len(rule.CODE) == 6
+        assert all(section in rule.doc() for section in sections), rule.CODE
+        assert rule.VALID and rule.INVALID, rule.CODE
+        assert rule.SUMMARY and rule.NAME
+
+
+def test_codes_and_names_are_unique() -> None:
+    rules = all_rules()
+    assert len({r.CODE for r in rules}) == len(rules)
+    assert len({r.NAME for r in rules}) == len(rules)

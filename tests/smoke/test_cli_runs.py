@@ -1,0 +1,134 @@
+"""`gpudoc smoke` end to end on the CPU: real training in real worker processes.
+
+These are the slow tests of the area (a few seconds of training each); most use --quick.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from conftest import RunGpudoc
+from smoke_helpers import write_cifar
+
+SCHEMA = json.loads((Path(__file__).parents[2] / "gpudoc/smoke/schema.json").read_text())
+
+
+def _report(stdout: str) -> dict[str, Any]:
+    report = json.loads(stdout)
+    jsonschema.validate(report, SCHEMA)
+    return report
+
+
+def _checks(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["id"]: c for c in result["checks"]}
+
+
+def test_two_cpu_workers_agree_bitwise_and_a_bitflip_is_caught(run_gpudoc: RunGpudoc) -> None:
+    """Three workers, full recipe: 0 and 1 pass and agree bit for bit; 2 has one bit flipped
+    mid-run, which leaves loss and accuracy alone and is caught by the A/B comparison."""
+    done = run_gpudoc(
+        "smoke",
+        "--device",
+        "cpu",
+        "--device",
+        "cpu",
+        "--device",
+        "cpu",
+        "--json",
+        env={"GPUDOC_SMOKE_INJECT": "bitflip:2"},
+    )
+    assert done.returncode == 1, done.stderr
+    report = _report(done.stdout)
+    good, other, flipped = report["results"]
+    assert [good["status"], other["status"], flipped["status"]] == ["PASS", "PASS", "FAIL"]
+    assert good["fingerprint"] == other["fingerprint"]
+    assert _checks(good)["cross_device"]["verdict"] == "pass" and good["agreement"] == "2/2"
+    for check in (
+        "finite",
+        "loss_falls",
+        "heldout_accuracy",
+        "lockstep_logits",
+        "lockstep_grads",
+        "self_consistency",
+        "save_load",
+        "eval_on_device",
+    ):
+        assert _checks(good)[check]["verdict"] == "pass", check
+    assert _checks(good)["lockstep_grads"]["value"] < 1e-5
+    assert good["heldout_accuracy"] >= 0.8 and good["loss_last"] < good["loss_first"] / 2
+    assert [t["batch_size"] for t in good["throughput"]] == [4, 256]
+    assert _checks(flipped)["self_consistency"]["verdict"] == "fail"
+    assert _checks(flipped)["heldout_accuracy"]["verdict"] == "pass"  # only bits see it
+    assert "self_consistency" in flipped["reason"] and "bitflip" in flipped["reason"]
+    assert report["overall"] == "FAIL"
+
+
+def test_crash_and_nan_fail_only_their_worker(run_gpudoc: RunGpudoc) -> None:
+    done = run_gpudoc(
+        "smoke",
+        "--quick",
+        "--device",
+        "cpu",
+        "--device",
+        "cpu",
+        "--device",
+        "cpu",
+        "--json",
+        env={"GPUDOC_SMOKE_INJECT": "crash:0,nan:1"},
+    )
+    assert done.returncode == 1, done.stderr
+    crashed, nan, clean = _report(done.stdout)["results"]
+    assert crashed["status"] == "FAIL" and "crashed" in crashed["reason"]
+    assert "SIGSEGV" in crashed["reason"] and "[injected fault: crash]" in crashed["reason"]
+    assert nan["status"] == "FAIL" and nan["reason"].startswith("finite:")
+    assert "[injected fault: nan]" in nan["reason"]
+    assert clean["status"] == "PASS" and clean["injected_fault"] is None
+    assert _checks(clean)["self_consistency"]["verdict"] == "skip"  # --quick: one run
+
+
+def test_a_hung_worker_is_killed_at_its_timeout(run_gpudoc: RunGpudoc) -> None:
+    started = time.monotonic()
+    done = run_gpudoc(
+        "smoke",
+        "--quick",
+        "--device",
+        "cpu",
+        "--steps",
+        "20",
+        "--timeout",
+        "15",
+        "--json",
+        env={"GPUDOC_SMOKE_INJECT": "hang:0"},
+    )
+    assert time.monotonic() - started < 60  # killed at 15 s, not left to run
+    assert done.returncode == 1, done.stderr
+    (hung,) = _report(done.stdout)["results"]
+    assert hung["status"] == "HUNG"
+    assert hung["reason"].startswith("no result within 15 s; killed during train A 10/20")
+    assert hung["reason"].endswith("[injected fault: hang]")
+
+
+def test_trains_on_a_real_format_cifar_directory(run_gpudoc: RunGpudoc, tmp_path: Path) -> None:
+    write_cifar(tmp_path / "data")
+    out = tmp_path / "report.json"
+    done = run_gpudoc(
+        "smoke",
+        "--quick",
+        "--device",
+        "cpu",
+        "--data-root",
+        str(tmp_path / "data"),
+        "--json",
+        str(out),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS: 1 of 1 devices passed" in done.stdout  # the table still prints
+    (result,) = _report(out.read_text())["results"]
+    assert result["status"] == "PASS"
+    assert _checks(result)["heldout_accuracy"]["threshold"] == 0.2  # the real-data threshold
+    assert result["heldout_accuracy"] > 0.5
+    assert done.stderr == ""  # not a terminal: no progress display

@@ -1,0 +1,55 @@
+"""`gpudoc smoke` refuses what it cannot judge with exit 2 and one line, before any training."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import RunGpudoc
+from smoke_helpers import write_cifar
+
+from gpudoc.cli import main
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        (["--device", "tpu"], {}, "--device 'tpu': expected cpu, cuda or cuda:N"),
+        (["--device", "cuda:3"], {}, "no device matched: cuda:3 not found"),
+        (["--timeout", "0"], {}, "expected a positive number of seconds"),
+        (["--steps", "x"], {}, "expected a positive integer"),
+        (["--download"], {}, "--download needs --data-root"),
+        (["--data-root", "nowhere"], {}, "no CIFAR-10 at nowhere"),
+        ([], {"GPUDOC_SMOKE_INJECT": "melt:0"}, "GPUDOC_SMOKE_INJECT='melt:0': expected"),
+        (["--all-devices", "--device", "cpu"], {}, "not allowed with argument"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(
+    run_gpudoc: RunGpudoc, tmp_path: Path, args: list[str], env: dict[str, str], message: str
+) -> None:
+    done = run_gpudoc("smoke", *args, cwd=tmp_path, env=env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert message in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 or "usage:" in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_corrupt_data_root_is_exit_2(run_gpudoc: RunGpudoc, tmp_path: Path) -> None:
+    folder = write_cifar(tmp_path, per_batch=4, test=3)
+    (folder / "test_batch").write_bytes(b"\x80\x02garbage")
+    done = run_gpudoc("smoke", "--data-root", str(tmp_path))
+    assert done.returncode == 2
+    assert "test_batch: pickle data was truncated" in done.stderr
+
+
+def test_without_torch_there_is_no_verdict(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a)
+    )
+    assert main(["smoke", "--device", "cpu"]) == 2
+    assert "PyTorch is not installed" in capsys.readouterr().err
