@@ -224,6 +224,12 @@ def github_annotation(finding: Finding, locate: Locate | None = None) -> str:
     return f"::{level(finding.code)} {fields}::{_escape_data(message)}"
 
 
+def github_error(error: str) -> str:
+    """A file that could not be linted, as a workflow error (no line: it is about the file)."""
+    path = error.split(":", 1)[0]
+    return f"::error title=gpudoc lint,file={_escape_property(path)}::{_escape_data(error)}"
+
+
 def github_annotations(findings: Iterable[Finding], locate: Locate | None = None) -> str:
     """Every finding as a workflow command, one per line, in a stable order."""
     ordered = sorted(findings, key=report_order)
