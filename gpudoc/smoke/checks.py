@@ -38,10 +38,15 @@ def finite(losses: Sequence[float], params_finite: bool) -> CheckResult:
     return CheckResult("finite", "pass" if ok else "fail", bad, 0, None if ok else where)
 
 
+def tenth_means(losses: Sequence[float]) -> tuple[float, float]:
+    """Mean loss of the first and of the last tenth of the steps (one step is too noisy)."""
+    tenth = max(1, len(losses) // 10)
+    return sum(losses[:tenth]) / tenth, sum(losses[-tenth:]) / tenth
+
+
 def loss_falls(losses: Sequence[float], threshold: float) -> CheckResult:
     """Mean of the last 10 % of steps over the mean of the first 10 %."""
-    tenth = max(1, len(losses) // 10)
-    first, last = sum(losses[:tenth]) / tenth, sum(losses[-tenth:]) / tenth
+    first, last = tenth_means(losses)
     ratio = last / first if first > 0 else math.inf
     ok = math.isfinite(ratio) and ratio <= threshold
     detail = f"loss {first:.3f} -> {last:.3f}"

@@ -15,6 +15,7 @@ import codecs
 import hashlib
 import io
 import pickle
+import shutil
 import tarfile
 import tempfile
 import urllib.request
@@ -229,7 +230,7 @@ def download(root: str | Path, url: str = URL) -> Path:
     with tempfile.NamedTemporaryFile(dir=root, suffix=".tar.gz") as archive:
         try:
             with urllib.request.urlopen(url, timeout=60) as response:
-                archive.write(response.read())
+                shutil.copyfileobj(response, archive)
         except OSError as error:
             raise CifarError(f"download of {url} failed: {error}") from None
         archive.flush()

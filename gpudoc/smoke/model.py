@@ -116,7 +116,10 @@ class DeviceInfo:
 
 @dataclass(frozen=True)
 class DeviceResult:
-    """One device's run. ``index`` is the worker's position on the command line (0-based)."""
+    """One device's run. ``index`` is the worker's index (0-based, in command-line order).
+
+    ``loss_first`` and ``loss_last`` are the mean losses of the first and last tenth of the steps.
+    """
 
     index: int
     device: str

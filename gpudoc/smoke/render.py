@@ -141,6 +141,7 @@ def summary(report: SmokeReport) -> str:
             f" ({len(warned)} with warnings{'; --strict fails them' if report.strict else ''})"
         )
     steps = f"{report.config.recipe.name} recipe, {report.config.recipe.steps} steps"
+    steps += ", one run (--quick)" if report.config.quick else ", two runs"
     return f"{report.overall}: {counts} in {report.seconds:.1f} s ({steps})"
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
+import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -86,3 +88,30 @@ def test_python2_style_str_pickle_loads(tmp_path: Path) -> None:
     write_batch(tmp_path / "b", 3, seed=1, protocol=0)
     entry = cifar.safe_load((tmp_path / "b").read_bytes())
     assert entry[b"labels"] and isinstance(entry[b"data"], object)
+
+
+def _archive(tmp_path: Path) -> Path:
+    write_cifar(tmp_path / "src", per_batch=4, test=3)
+    archive = tmp_path / "cifar-10-python.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(tmp_path / "src" / cifar.FOLDER, arcname=cifar.FOLDER)
+    return archive
+
+
+def test_download_checks_the_archive_md5_then_unpacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = _archive(tmp_path)
+    with pytest.raises(cifar.CifarError, match="corrupt \\(MD5 mismatch\\)"):
+        cifar.download(tmp_path / "data", url=archive.as_uri())
+    assert not (tmp_path / "data" / cifar.FOLDER).exists()
+    digest = hashlib.md5(archive.read_bytes(), usedforsecurity=False).hexdigest()
+    monkeypatch.setattr(cifar, "ARCHIVE_MD5", digest)
+    folder = cifar.download(tmp_path / "data", url=archive.as_uri())
+    assert cifar.load_cifar(folder).test.count == 3
+    assert cifar.download(tmp_path / "data", url="http://127.0.0.1:9/unused") == folder  # present
+
+
+def test_download_failure_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(cifar.CifarError, match=r"download of .* failed"):
+        cifar.download(tmp_path, url=(tmp_path / "absent.tar.gz").as_uri())

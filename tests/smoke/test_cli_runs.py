@@ -30,17 +30,8 @@ def _checks(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_two_cpu_workers_agree_bitwise_and_a_bitflip_is_caught(run_gpudoc: RunGpudoc) -> None:
     """Three workers, full recipe: 0 and 1 pass and agree bit for bit; 2 has one bit flipped
     mid-run, which leaves loss and accuracy alone and is caught by the A/B comparison."""
-    done = run_gpudoc(
-        "smoke",
-        "--device",
-        "cpu",
-        "--device",
-        "cpu",
-        "--device",
-        "cpu",
-        "--json",
-        env={"GPUDOC_SMOKE_INJECT": "bitflip:2"},
-    )
+    devices = ["--device", "cpu"] * 3
+    done = run_gpudoc("smoke", *devices, "--json", env={"GPUDOC_SMOKE_INJECT": "bitflip:2"})
     assert done.returncode == 1, done.stderr
     report = _report(done.stdout)
     good, other, flipped = report["results"]
@@ -67,19 +58,12 @@ def test_two_cpu_workers_agree_bitwise_and_a_bitflip_is_caught(run_gpudoc: RunGp
     assert report["overall"] == "FAIL"
 
 
-def test_crash_and_nan_fail_only_their_worker(run_gpudoc: RunGpudoc) -> None:
+def test_crash_and_nan_fail_only_their_worker_also_one_at_a_time(run_gpudoc: RunGpudoc) -> None:
+    devices = ["--device", "cpu"] * 3
     done = run_gpudoc(
-        "smoke",
-        "--quick",
-        "--device",
-        "cpu",
-        "--device",
-        "cpu",
-        "--device",
-        "cpu",
-        "--json",
+        "smoke", "--quick", "--serial", *devices, "--json",
         env={"GPUDOC_SMOKE_INJECT": "crash:0,nan:1"},
-    )
+    )  # fmt: skip
     assert done.returncode == 1, done.stderr
     crashed, nan, clean = _report(done.stdout)["results"]
     assert crashed["status"] == "FAIL" and "crashed" in crashed["reason"]

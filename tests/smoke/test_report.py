@@ -131,7 +131,7 @@ def test_table_as_text_at_fixed_width() -> None:
         "2  cuda:2  NVIDIA H100 80GB HBM3  FAIL    2.32→0.05  0.90  3.1e-07  bbbbbbbbbbbb  differs"
         " (2/3)  1.8k / 412.0k     -  4.1",
         "  2 cuda:2 FAIL: cross_device: SDC suspect: differs from 2 of 3 identical devices",
-        "FAIL: 2 of 3 devices passed in 6.2 s (default recipe, 300 steps)",
+        "FAIL: 2 of 3 devices passed in 6.2 s (default recipe, 300 steps, two runs)",
     ]
 
 
