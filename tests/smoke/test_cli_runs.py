@@ -84,15 +84,15 @@ def test_a_hung_worker_is_killed_at_its_timeout(run_gpudoc: RunGpudoc) -> None:
         "--steps",
         "20",
         "--timeout",
-        "15",
+        "30",
         "--json",
         env={"GPUDOC_SMOKE_INJECT": "hang:0"},
     )
-    assert time.monotonic() - started < 60  # killed at 15 s, not left to run
+    assert time.monotonic() - started < 90  # killed at 30 s, not left to run
     assert done.returncode == 1, done.stderr
     (hung,) = _report(done.stdout)["results"]
     assert hung["status"] == "HUNG"
-    assert hung["reason"].startswith("no result within 15 s; killed during train A 10/20")
+    assert hung["reason"].startswith("no result within 30 s; killed during train A 10/20")
     assert hung["reason"].endswith("[injected fault: hang]")
 
 
