@@ -47,6 +47,11 @@ ORDINAL = (
     "device-ordinal-out-of-visible-range",
 )
 INDEXING = ("a host tensor indexed with device indices", "GPD108", "index-device-mismatch")
+FORKED_WORKER = (
+    "CUDA used inside a DataLoader worker process (in a Dataset or collate function)",
+    "GPD204",
+    "cuda-in-dataset-worker",
+)
 UNKNOWN = ("tensors on different devices meet in one operation", None, None)
 
 
@@ -74,6 +79,8 @@ def _classify(
         return NUMPY
     if kind == "invalid-device-ordinal":
         return ORDINAL
+    if kind == "cuda-in-forked-worker":
+        return FORKED_WORKER
     if str(error).startswith("indices should be"):
         return INDEXING
     hosts = [

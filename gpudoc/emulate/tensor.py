@@ -163,7 +163,14 @@ class _ToDevice(torch.autograd.Function):  # type: ignore[misc]
 def _copy_to(tensor: torch.Tensor, index: int | None) -> torch.Tensor:
     data = tensor._inner if isinstance(tensor, EmulatedTensor) else tensor
     data = data.detach().clone()
-    return data if index is None else wrap(data, index)
+    return data if index is None else to_device(data, index)
+
+
+def to_device(data: torch.Tensor, index: int) -> EmulatedTensor:
+    """Every way onto a device goes through here: a move, a factory, a load."""
+    errors.check_not_in_forked_worker()
+    STATE.cuda_initialized = True
+    return EmulatedTensor(data, index)
 
 
 def move_tensor(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
