@@ -240,6 +240,22 @@ def _parse_native_functions(text: str) -> dict[tuple[str, str], dict[str, Any]]:
     return entries
 
 
+# Device errors that torch's own Python code raises (DataParallel, RNN input checks, ...).
+_TORCH_DEVICE_MESSAGES = (
+    "module must have its parameters and buffers on device",
+    "Expected all tensors to be on the same device",
+    "are not at the same device",
+    "device type tensor to numpy",
+)
+
+
+def is_device_message(failure: BaseException) -> bool:
+    text = str(failure)
+    return isinstance(failure, RuntimeError | TypeError) and any(
+        fragment in text for fragment in _TORCH_DEVICE_MESSAGES
+    )
+
+
 def needs_real_gpu(failure: BaseException) -> str | None:
     """Name what a failure needed from a real GPU (Triton, NCCL, CUDA itself), or None."""
     text = str(failure)

@@ -69,6 +69,8 @@ def _execute(target: Target) -> _Outcome:
     except errors.NotEmulatedError as stop:
         return _Outcome(exit_code=1, not_emulated=str(stop))
     except Exception as failure:
+        if errors.is_device_message(failure):
+            return _Outcome(exit_code=1, error=diagnose(failure))
         reason = errors.needs_real_gpu(failure)
         if reason is not None:
             return _Outcome(exit_code=1, not_emulated=str(errors.not_emulated(reason)))

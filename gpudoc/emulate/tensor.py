@@ -176,6 +176,8 @@ def to_device(data: torch.Tensor, index: int) -> EmulatedTensor:
 def move_tensor(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     """``tensor.to(...)`` with emulated devices: a copy on the target, as on a GPU."""
     copy_flag = bool(kwargs.pop("copy", False))
+    if args and isinstance(args[0], torch.Tensor):  # to(other): other's device, as Python sees it
+        args = (args[0].device, args[0].dtype, *args[1:])
     device, dtype, _non_blocking, _memory_format = torch._C._nn._parse_to(*args, **kwargs)
     source = tensor._index if isinstance(tensor, EmulatedTensor) else None
     if device is None:
