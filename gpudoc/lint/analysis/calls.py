@@ -184,6 +184,7 @@ class CallEvaluator(Evaluator):
         if method == "cuda":
             self.note_cuda(node, ".cuda()")
             self.facts.flags.places = True
+            self.facts.flags.per_rank_device |= bool(node.args)
             place = Place.DEVICE
         elif method == "cpu":
             place = Place.HOST
@@ -233,6 +234,7 @@ class CallEvaluator(Evaluator):
             return None
         if api.DEVICE_NAME.search(last):
             self.facts.flags.places = True
+            self.facts.flags.per_rank_device |= "rank" in last or "gpu" in last
             return Place.DEVICE
         return None
 
@@ -278,7 +280,7 @@ class CallEvaluator(Evaluator):
                 node,
                 function,
                 self.scope.function,
-                cls is not None and not cls.lightning,
+                cls is not None,
                 has_device,
                 node in self.moved_receivers,
                 zero_dim,

@@ -70,8 +70,6 @@ class ClassFacts(QualifiedCalls):
             return "empty-list"
         if isinstance(expr, cst.Dict) and not expr.elements:
             return "empty-dict"
-        if value.kind is Kind.BATCH and isinstance(expr, cst.ListComp | cst.List | cst.DictComp):
-            return None
         if isinstance(expr, cst.List | cst.ListComp) and self.holds_modules(expr):
             return "module-list"
         if isinstance(expr, cst.Dict | cst.DictComp) and self.holds_modules(expr):

@@ -95,6 +95,8 @@ class LossWeight:
     target: str | None
     """The name the criterion was bound to."""
     device_name: str | None
+    chained_move: bool
+    """``nn.CrossEntropyLoss(weight=w).to(device)``: the weight buffer moves with it."""
 
 
 @dataclass

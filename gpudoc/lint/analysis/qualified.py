@@ -151,8 +151,10 @@ class QualifiedCalls(CallEvaluator):
             weight = keyword_value(node, args, weight_name)
             if weight is not None and name.endswith("Loss"):
                 weighted = True
+                device_name = self.scope.device_name()
+                moved = node in self.moved_receivers
                 self.facts.loss_weights.append(
-                    LossWeight(node, weight[0].value, weight[1], None, self.scope.device_name())
+                    LossWeight(node, weight[0].value, weight[1], None, device_name, moved)
                 )
         return Value(Kind.MODULE, place, weighted=weighted, origin=node)
 

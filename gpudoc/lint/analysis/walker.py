@@ -96,6 +96,12 @@ class Analyzer(ClassFacts):
         text = string_value(value)
         if text is not None and text.startswith("cuda"):
             self.note_cuda(value, text)
+        if isinstance(value, cst.FormattedString) and any(
+            isinstance(part, cst.FormattedStringText) and "cuda" in part.value
+            for part in value.parts
+        ):
+            self.facts.flags.per_rank_device = True  # f"cuda:{local_rank}"
+            self.facts.flags.device_notion = True
 
     def walk_expression_statement(self, node: cst.Expr, line: cst.SimpleStatementLine) -> None:
         call = node.value
