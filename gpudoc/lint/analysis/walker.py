@@ -148,6 +148,7 @@ class Analyzer(ClassFacts):
                 after = self.cuda_initialised_here()
                 self.facts.env_assigns.append(EnvAssign(statement, after))
         elif base is not None:
+            self.record_item_assignment(base, statement)
             held = self.scope.lookup(base)
             if held is not None and held.is_tensorish:
                 self.assign_name(base, held.with_place(Place.UNKNOWN))

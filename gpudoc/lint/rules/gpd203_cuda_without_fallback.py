@@ -33,7 +33,8 @@ class CudaWithoutFallback(Rule):
     ```
 
     ## Known problems
-    Files written for GPUs only (NCCL process groups, per-rank `set_device`) are not reported.
+    Files written for GPUs only (NCCL process groups, per-rank `set_device`,
+    `torch.set_default_device("cuda")`) are not reported.
     A guard in a caller (a helper only called under `if use_cuda:`) is not seen.
     """
 
@@ -77,6 +78,8 @@ model = torch.nn.Linear(4, 2).to(device)
     def check(self, facts: Facts, context: Context) -> Iterator[Report]:
         flags = facts.flags
         if flags.availability_check or flags.cuda_only or flags.per_rank_device:
+            return
+        if flags.default_device:  # torch.set_default_device("cuda"): the device is chosen once
             return
         for mention in facts.cuda_mentions:
             if mention.guarded:
