@@ -150,6 +150,8 @@ class ModuleClass:
     moved_on_use: set[str] = field(default_factory=set)
     """Attributes moved by .to()/.cuda()/.type_as() where they are used."""
     custom_apply: bool = False
+    places_itself: bool = False
+    """``self.to(...)`` / ``self.cuda()`` in ``__init__``."""
 
 
 @dataclass

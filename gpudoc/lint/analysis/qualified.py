@@ -140,7 +140,8 @@ class QualifiedCalls(CallEvaluator):
         name = dotted(node.args[0].value) if node.args else None
         has_ids = keyword(node, "device_ids") is not None
         self.facts.ddp_wraps.append(DDPWrap(node, name, inner, has_ids))
-        return replace(inner, kind=Kind.MODULE, weighted=True)
+        # with device_ids, DDP moves its inputs to device_ids[0] itself
+        return replace(inner, kind=Kind.MODULE, weighted=True, wrapper=has_ids)
 
     def nn_constructor(self, node: cst.Call, name: str, args: list[Value]) -> Value:
         if name == "Parameter":
@@ -150,6 +151,10 @@ class QualifiedCalls(CallEvaluator):
         if device is not None:
             place = self.place_of_target(device[0].value, device[1]) or Place.UNKNOWN
         weighted = name in api.WEIGHTED_LAYERS
+        if name in ("Sequential", "ModuleList", "ModuleDict") and not all(
+            arg.kind is Kind.MODULE and arg.place is Place.HOST for arg in args
+        ):
+            place = Place.UNKNOWN  # built from modules that may already be placed
         for weight_name in ("weight", "pos_weight"):
             weight = keyword_value(node, args, weight_name)
             if weight is not None and name.endswith("Loss"):

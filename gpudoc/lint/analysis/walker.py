@@ -94,7 +94,7 @@ class Analyzer(ClassFacts):
     def note_cuda_assignment(self, value: cst.BaseExpression) -> None:
         """``device = "cuda"``: a hard-coded device (an IfExp around it is the fallback)."""
         text = string_value(value)
-        if text is not None and text.startswith("cuda"):
+        if text is not None and api.CUDA_LITERAL.match(text):
             self.note_cuda(value, text)
         if isinstance(value, cst.FormattedString) and any(
             isinstance(part, cst.FormattedStringText) and "cuda" in part.value
