@@ -129,8 +129,8 @@ def memory_held(report: InfoReport) -> Iterator[Finding]:
         yield finding(
             "memory-held",
             "warn",
-            f"{_label(gpu)}: other processes hold {held / GIB:.1f} of "
-            f"{gpu.memory_total_bytes / GIB:.1f} GiB ({who}).",
+            f"{_label(gpu)}: {held / GIB:.1f} of {gpu.memory_total_bytes / GIB:.1f} GiB held by "
+            f"other processes: {who}.",
             "stop those processes or pick a freer GPU; memory held by processes that nvidia-smi "
             "does not list: sudo fuser -v /dev/nvidia*",
             gpu.nvml_index,

@@ -109,11 +109,12 @@ def cuda_unavailable(report: InfoReport) -> Iterator[Finding]:
     torch = _torch(report)
     if torch.build != "cuda" or torch.cuda_available is not False:
         return
-    reason = torch.unavailable_reason or "; ".join(torch.init_warnings) or "no reason given"
+    reason = torch.unavailable_reason or "; ".join(torch.init_warnings)
+    said = f"torch says: {reason}" if reason else "torch gives no reason"
     yield finding(
         "cuda-unavailable",
         "fail" if nvidia_gpu_present(report) else "warn",
-        f"torch.cuda.is_available() is False. torch says: {reason}",
+        f"torch.cuda.is_available() is False; {said}.",
         "see the other findings for the cause; none found means CUDA sees no device "
         "(check CUDA_VISIBLE_DEVICES and `nvidia-smi`)",
     )
@@ -192,6 +193,9 @@ CHECKS = (
         torchvision_mismatch,
         needs_torch=True,
     ),
+)
+# Shown after every other check: torch's own verdict, once the causes are listed.
+SUMMARY_CHECKS = (
     Check(
         "cuda-unavailable",
         "torch.cuda.is_available() on a CUDA build",

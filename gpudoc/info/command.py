@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from gpudoc.exit_codes import FINDINGS, OK, UsageError
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list_checks:
         render.render_check_list(all_checks(), console)
         return OK
-    if args.torch_timeout <= 0:
+    if not 0 < args.torch_timeout < math.inf:  # also refuses nan
         raise UsageError("--torch-timeout must be a positive number of seconds")
     probe = None if args.no_torch else (lambda: start_torch_probe(args.torch_timeout))
     report = run_doctor(collect_info(torch_probe=probe))

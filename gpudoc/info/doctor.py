@@ -29,7 +29,13 @@ class Check:
 def all_checks() -> tuple[Check, ...]:
     from gpudoc.info import checks_env, checks_gpu, checks_host, checks_software
 
-    return checks_software.CHECKS + checks_host.CHECKS + checks_env.CHECKS + checks_gpu.CHECKS
+    return (
+        checks_software.CHECKS
+        + checks_host.CHECKS
+        + checks_env.CHECKS
+        + checks_gpu.CHECKS
+        + checks_software.SUMMARY_CHECKS
+    )
 
 
 def run_check(check: Check, report: InfoReport) -> CheckResult:

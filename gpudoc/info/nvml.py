@@ -56,7 +56,8 @@ class _Reader:
         self.errors: list[FieldError] = []
         self.lost = False
 
-    def get(self, field: str, function: str, *args: Any, **kwargs: Any) -> Any:
+    def get(self, field: str, function: str, *args: Any, expected: tuple[str, ...] = ()) -> Any:
+        """`function(*args)`, or None; errors named in `expected` are answers, not failures."""
         if self.lost:
             return None  # every further call on a lost GPU raises GpuIsLost again
         call: Callable[..., Any] | None = getattr(self.lib, function, None)
@@ -64,9 +65,11 @@ class _Reader:
             self.errors.append(FieldError(field, "FunctionNotFound"))
             return None
         try:
-            return call(*args, **kwargs)
+            return call(*args)
         except Exception as error:  # NVMLError, NVMLLibraryMismatchError, ctypes trouble
             name = error_name(error)
+            if name in expected:
+                return None
             self.errors.append(FieldError(field, name))
             self.lost = self.lost or name == "GpuIsLost"
             return None
@@ -193,7 +196,7 @@ def _modes(lib: Any, read: _Reader, handle: Any) -> dict[str, Any]:
         "persistence_mode": None if persistence is None else bool(persistence),
         "mig_mode_current": mig_current,
         "mig_mode_pending": None if mig is None else bool(mig[1]),
-        "mig_instances": _mig_instances(lib, read, handle) if mig_current else None,
+        "mig_instances": _mig_instances(read, handle) if mig_current else None,
         "ecc_uncorrected_volatile": ecc,
     }
 
@@ -204,15 +207,21 @@ def _empty_gpu(index: int, read: _Reader) -> GpuInfo:
     return GpuInfo(**nothing)
 
 
-def _mig_instances(lib: Any, read: _Reader, handle: Any) -> tuple[MigInstance, ...] | None:
+def _mig_instances(read: _Reader, handle: Any) -> tuple[MigInstance, ...] | None:
     slots = read.get("mig_instances", "nvmlDeviceGetMaxMigDeviceCount", handle)
     if slots is None:
         return None
     instances = []
     for slot in range(slots):
-        try:  # an empty slot raises NotFound: that is the normal answer, not an error
-            mig = lib.nvmlDeviceGetMigDeviceHandleByIndex(handle, slot)
-        except Exception:
+        # An empty slot raises NotFound: that is the normal answer, not an error.
+        mig = read.get(
+            "mig_handle",
+            "nvmlDeviceGetMigDeviceHandleByIndex",
+            handle,
+            slot,
+            expected=("NotFound",),
+        )
+        if mig is None:
             continue
         memory = read.get("mig_memory", "nvmlDeviceGetMemoryInfo", mig)
         uuid = read.get("mig_uuid", "nvmlDeviceGetUUID", mig)

@@ -12,7 +12,14 @@ from rich.text import Text
 
 from gpudoc import __version__
 from gpudoc.info.doctor import Check, problems, usable_gpu_count
-from gpudoc.info.model import SCHEMA_VERSION, CheckResult, GpuInfo, InfoReport, TorchInfo
+from gpudoc.info.model import (
+    SCHEMA_VERSION,
+    CheckResult,
+    DriverInfo,
+    GpuInfo,
+    InfoReport,
+    TorchInfo,
+)
 
 MISSING = "–"
 GIB = 1024**3
@@ -91,7 +98,7 @@ def _torch_rows(torch: TorchInfo) -> list[tuple[str, str]]:
         available += f" — {torch.unavailable_reason}"
     rows = [
         ("version", f"{torch.version} ({build.get(torch.build or '', 'CPU-only build')})"),
-        ("cuDNN / NCCL", f"{_v(torch.cudnn_version)} / {_v(torch.nccl_version)}"),
+        ("cuDNN / NCCL", f"{_cudnn(torch.cudnn_version)} / {_v(torch.nccl_version)}"),
         ("arch list", " ".join(torch.arch_list or ()) or MISSING),
         ("CUDA available", available),
         ("devices (torch)", _v(torch.device_count)),
@@ -103,6 +110,14 @@ def _torch_rows(torch: TorchInfo) -> list[tuple[str, str]]:
         if vision.ops_error or vision.import_error:
             rows.append(("", vision.ops_error or vision.import_error or ""))
     return rows
+
+
+def _cudnn(version: int | None) -> str:
+    """91002 -> 9.10.2 (cuDNN 9 encodes major*10000); 8907 -> 8.9.7 (cuDNN 8: major*1000)."""
+    if version is None:
+        return MISSING
+    major, rest = divmod(version, 10000 if version >= 10000 else 1000)
+    return f"{major}.{rest // 100}.{rest % 100}"
 
 
 def _vision(installed: bool, version: str | None, ops: bool | None) -> str:
@@ -123,8 +138,12 @@ def _driver_rows(report: InfoReport) -> list[tuple[str, str]]:
         ("CUDA (driver)", _v(driver.cuda_driver_version)),
         ("kernel module", _v(driver.kernel_module_version)),
         ("NVML library", _v(driver.nvml_library_path)),
-        ("NVML binding", ", ".join(filter(None, [driver.nvml_binding])) or MISSING),
+        ("NVML binding", ", ".join(dict.fromkeys(_bindings(driver))) or MISSING),
     ]
+
+
+def _bindings(driver: DriverInfo) -> list[str]:
+    return [b for b in (driver.nvml_binding, *driver.nvml_binding_deprecated) if b]
 
 
 def _devices(report: InfoReport) -> RenderableType:
@@ -158,7 +177,7 @@ def _field(gpu: GpuInfo, name: str, text: str | None) -> str:
 def _device_row(gpu: GpuInfo) -> list[str]:
     memory = None
     if gpu.memory_total_bytes is not None:
-        memory = f"{(gpu.memory_used_bytes or 0) / GIB:.1f}/{gpu.memory_total_bytes / GIB:.1f} GiB"
+        memory = f"{_gib(gpu.memory_used_bytes)}/{_gib(gpu.memory_total_bytes)} GiB"
     power = None
     if gpu.power_draw_mw is not None:
         power = f"{gpu.power_draw_mw / 1000:.0f}/{_v(_watts(gpu.power_limit_mw))} W"
@@ -184,6 +203,10 @@ def _device_row(gpu: GpuInfo) -> list[str]:
     ]
 
 
+def _gib(size_bytes: int | None) -> str:
+    return "?" if size_bytes is None else f"{size_bytes / GIB:.1f}"
+
+
 def _watts(milliwatts: int | None) -> str | None:
     return None if milliwatts is None else f"{milliwatts / 1000:.0f}"
 
@@ -204,7 +227,7 @@ def _device_details(gpu: GpuInfo) -> str:
     )
     if gpu.processes is not None:
         listed = [
-            f"{p.pid} {p.name or ''} {(p.used_memory_bytes or 0) / GIB:.1f} GiB".replace("  ", " ")
+            " ".join(filter(None, [str(p.pid), p.name, f"{_gib(p.used_memory_bytes)} GiB"]))
             for p in gpu.processes
         ]
         parts.append("processes " + (", ".join(listed) or "none"))
@@ -265,8 +288,11 @@ def _closing(report: InfoReport) -> Text:
     if count == 0:
         return Text("No issues found.", style="green bold")
     facts = summary(report)
-    parts = [f"{facts['failures']} failure(s)", f"{facts['warnings']} warning(s)"]
+    parts = [_count(facts["failures"], "failure"), _count(facts["warnings"], "warning")]
     if facts["crashed_checks"]:
-        parts.append(f"{facts['crashed_checks']} crashed check(s)")
-    noun = "problem" if count == 1 else "problems"
-    return Text(f"{count} {noun} found ({', '.join(parts)}).", style="red bold")
+        parts.append(_count(facts["crashed_checks"], "crashed check"))
+    return Text(f"{_count(count, 'problem')} found ({', '.join(parts)}).", style="red bold")
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"

@@ -160,7 +160,12 @@ def test_list_checks_lists_every_required_check(run_gpudoc: RunGpudoc) -> None:
 
 
 def test_usage_errors_are_one_line_and_exit_2(run_gpudoc: RunGpudoc) -> None:
-    for args in (("--torch-timeout", "0"), ("--torch-timeout", "soon"), ("--bogus",)):
+    for args in (
+        ("--torch-timeout", "0"),
+        ("--torch-timeout", "nan"),
+        ("--torch-timeout", "soon"),
+        ("--bogus",),
+    ):
         result = run_gpudoc("info", *args)
         assert result.returncode == 2, args
         assert "Traceback" not in result.stderr

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gpudoc.info.visible import parse_visible_devices
 
@@ -57,3 +59,13 @@ def test_without_nvml_only_syntax_is_checked() -> None:
     assert parse_visible_devices("5", None).problems == ()
     assert parse_visible_devices("GPU-anything", None).problems == ()
     assert parse_visible_devices("all", None).problems != ()
+
+
+@given(st.text(alphabet="0123456789,-GPUMIabcdef ", max_size=30))
+def test_any_value_parses_to_distinct_existing_devices(raw: str) -> None:
+    parsed = parse_visible_devices(raw, UUIDS, MIG)
+    indices = parsed.nvml_indices or ()
+    assert len(set(indices)) == len(indices)
+    assert all(0 <= i < len(UUIDS) for i in indices)
+    if not raw.strip():
+        assert parsed.problems and indices == ()
