@@ -134,6 +134,8 @@ def _search_module(
         path = f"{var}.{prefix}" if prefix else var
         _search_members(path, sub, targets, found)
         for attr, value in vars(sub).items():
+            if attr == "_modules":  # the registered submodules, searched by named_modules()
+                continue
             for key, held in _held_modules(value):
                 container = f"{path}.{attr}"
                 before = len(found.names)
