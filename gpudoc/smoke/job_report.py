@@ -132,10 +132,10 @@ def _collective_checks(payload: dict[str, Any] | None, lost: bool) -> tuple[Chec
     found = []
     for name in COLLECTIVES:
         wrong = int(payload[f"{name}_wrong"])
-        detail = f"{wrong} wrong elements" if wrong else None
+        detail = f"wrong elements: {wrong}" if wrong else None
         if name == "all_gather" and payload["all_gather_wrong_from"]:
             sources = ", ".join(sorted(payload["all_gather_wrong_from"], key=int))
-            detail = f"{wrong} wrong elements, in the parts from rank {sources}"
+            detail = f"wrong elements: {wrong}, in the parts from rank {sources}"
         found.append(CheckResult(name, "pass" if wrong == 0 else "fail", wrong, 0, detail))
     return tuple(found)
 
