@@ -273,7 +273,8 @@ class Job:
 def _one_line(error: BaseException) -> str:
     """The first line of an error, without the C++ source location gloo and c10d put first."""
     text = _SOURCE_LOCATION.sub("", str(error)).strip().splitlines()
-    return f"{type(error).__name__}: {text[0] if text else ''}"[:200]
+    first = text[0].split(". ")[0] if text else ""  # gloo goes on with advice and an emoji
+    return f"{type(error).__name__}: {first}"[:200]
 
 
 _SOURCE_LOCATION = re.compile(r"\[[^\]\s]*\.(?:cc|cpp|h):\d+\] ")
