@@ -11,6 +11,7 @@ from gpudoc.lint.analysis.facts import (
     CudaMention,
     FactoryCall,
     LoadCall,
+    MixedCall,
     ModuleCall,
     NumpyUse,
     StaleOptimizer,
@@ -140,6 +141,8 @@ class CallEvaluator(Evaluator):
                     rebinding.first_use = node
         if module.weighted and module.place is not Place.UNKNOWN:
             return Value(Kind.TENSOR, module.place)
+        if not module.weighted:
+            self.record_mixed(node, name, values)
         return self.combine([*values, Value(Kind.TENSOR, module.place)])
 
     # -- methods ----------------------------------------------------------------------------
@@ -263,6 +266,16 @@ class CallEvaluator(Evaluator):
         if rebound is not None and rebound[0] > built_at:
             self.facts.stale_optimizers.append(StaleOptimizer(node, name, module, rebound[1]))
             del self.scope.optimizers[name]
+
+    def record_mixed(self, node: cst.Call, function: str, values: list[Value]) -> None:
+        if sum(1 for value in values if value.is_tensorish) < 2:
+            return
+        arguments = [
+            Argument(arg.value, dotted(arg.value), value)
+            for arg, value in zip(node.args, values, strict=True)
+        ]
+        device = self.scope.device_name()
+        self.facts.mixed_calls.append(MixedCall(node, function, arguments, device))
 
     # -- facts recorded by qualified.py -----------------------------------------------------
     def record_load(self, node: cst.Call) -> None:

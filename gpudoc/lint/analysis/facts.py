@@ -28,6 +28,16 @@ class ModuleCall:
 
 
 @dataclass
+class MixedCall:
+    """A loss module or torch function called on tensors: all must share one device."""
+
+    call: cst.Call
+    function: str
+    args: list[Argument]
+    device_name: str | None
+
+
+@dataclass
 class Rebinding:
     """``name = Module()`` where ``name`` held a module placed on the device before."""
 
@@ -174,6 +184,7 @@ class FileFlags:
 class Facts:
     flags: FileFlags = field(default_factory=FileFlags)
     module_calls: list[ModuleCall] = field(default_factory=list)
+    mixed_calls: list[MixedCall] = field(default_factory=list)
     rebindings: list[Rebinding] = field(default_factory=list)
     discarded_moves: list[DiscardedMove] = field(default_factory=list)
     loads: list[LoadCall] = field(default_factory=list)

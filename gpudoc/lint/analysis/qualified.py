@@ -68,6 +68,8 @@ class QualifiedCalls(CallEvaluator):
             return self.data_loader(node, args)
         if last == "TensorDataset":
             return Value(Kind.LOADER, join_places([arg.place for arg in args]))
+        if rest.startswith("nn.functional.") or "." not in rest:
+            self.record_mixed(node, f"torch.{rest}", args)
         combined = self.combine(args)
         if combined.kind is Kind.UNKNOWN and _returns_tensor(rest, last):
             return Value(Kind.TENSOR)
