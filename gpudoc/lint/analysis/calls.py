@@ -8,6 +8,7 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.expressions import Evaluator, string_value
 from gpudoc.lint.analysis.facts import (
     Argument,
+    ConditionalMove,
     CudaMention,
     FactoryCall,
     LoadCall,
@@ -135,6 +136,7 @@ class CallEvaluator(Evaluator):
         self.facts.module_calls.append(
             ModuleCall(node, name, module, arguments, self.scope.device_name())
         )
+        self.check_conditional_move(node, name, module, values)
         if module.stale:
             for rebinding in self.facts.rebindings:
                 if rebinding.name == name and rebinding.first_use is None:
@@ -266,6 +268,19 @@ class CallEvaluator(Evaluator):
         if rebound is not None and rebound[0] > built_at:
             self.facts.stale_optimizers.append(StaleOptimizer(node, name, module, rebound[1]))
             del self.scope.optimizers[name]
+
+    def check_conditional_move(
+        self, node: cst.Call, name: str, module: Value, values: list[Value]
+    ) -> None:
+        """Called outside the ``if`` that alone moved it, on device tensors."""
+        test = module.moved_if
+        if test is None or test in self.branch_tests:
+            return
+        if not any(v.is_tensorish and v.place is Place.DEVICE for v in values):
+            return
+        moved_at = module.moved_at or node
+        if all(c.statement is not moved_at for c in self.facts.conditional_moves):
+            self.facts.conditional_moves.append(ConditionalMove(moved_at, name, test))
 
     def record_mixed(self, node: cst.Call, function: str, values: list[Value]) -> None:
         if sum(1 for value in values if value.is_tensorish) < 2:

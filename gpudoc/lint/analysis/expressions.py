@@ -59,6 +59,8 @@ class Evaluator:
         self.guard_depth = 0
         self.step = 0
         self.moved_receivers: set[cst.Call] = set()
+        self.branch_tests: list[cst.BaseExpression] = []
+        """Tests of the enclosing ``if`` statements, innermost last."""
         self.local_classes: dict[str, ModuleClass | str] = {}
         """Class name -> its ModuleClass, or ``"dataset"``."""
 
