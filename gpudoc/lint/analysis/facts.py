@@ -47,6 +47,18 @@ class ConditionalMove:
 
 
 @dataclass
+class DeviceCompare:
+    """``x.device == "cuda"`` / ``x.device == torch.device("cuda")``: never true as intended."""
+
+    node: cst.Comparison
+    device_side: cst.Attribute
+    other: cst.BaseExpression
+    text: str
+    """The compared device text, ``cuda``."""
+    is_string: bool
+
+
+@dataclass
 class Rebinding:
     """``name = Module()`` where ``name`` held a module placed on the device before."""
 
@@ -195,6 +207,7 @@ class Facts:
     module_calls: list[ModuleCall] = field(default_factory=list)
     mixed_calls: list[MixedCall] = field(default_factory=list)
     conditional_moves: list[ConditionalMove] = field(default_factory=list)
+    device_compares: list[DeviceCompare] = field(default_factory=list)
     rebindings: list[Rebinding] = field(default_factory=list)
     discarded_moves: list[DiscardedMove] = field(default_factory=list)
     loads: list[LoadCall] = field(default_factory=list)
