@@ -59,6 +59,15 @@ class DeviceCompare:
 
 
 @dataclass
+class HostThenTransfer:
+    """``torch.zeros(...).to(device)``: built on the host, then copied."""
+
+    move: cst.Call
+    factory: cst.Call
+    function: str
+
+
+@dataclass
 class Rebinding:
     """``name = Module()`` where ``name`` held a module placed on the device before."""
 
@@ -208,6 +217,7 @@ class Facts:
     mixed_calls: list[MixedCall] = field(default_factory=list)
     conditional_moves: list[ConditionalMove] = field(default_factory=list)
     device_compares: list[DeviceCompare] = field(default_factory=list)
+    host_then_transfer: list[HostThenTransfer] = field(default_factory=list)
     rebindings: list[Rebinding] = field(default_factory=list)
     discarded_moves: list[DiscardedMove] = field(default_factory=list)
     loads: list[LoadCall] = field(default_factory=list)
