@@ -167,6 +167,16 @@ def test_a_collective_broken_by_a_lost_peer_does_not_blame_the_survivor() -> Non
     assert _rank(report, 1).status == "FAIL"
 
 
+def test_two_ranks_on_one_gpu_are_both_named() -> None:
+    posted = _posted()
+    for rank in (0, 1, 2, 3):
+        info = replace(A100, uuid=f"GPU-{min(rank, 2)}")  # ranks 2 and 3 got the same GPU
+        posted["smoke"][rank] = {**posted["smoke"][rank], "info": asdict(info)}
+    report = _judge(posted)
+    assert [r.status for r in report.ranks] == ["PASS", "PASS", "FAIL", "FAIL"]
+    assert "shares its GPU with rank 3" in (_rank(report, 2).reason or "")
+
+
 def test_version_skew_is_noted() -> None:
     posted = _posted()
     posted["info"][3] = {**posted["info"][3], "torch_version": "2.12.1"}
