@@ -61,7 +61,7 @@ def test_json_validates_against_the_schema(name: str, tmp_path: Path) -> None:
         data = report_to_json(collect_scenario(name, tmp_path / str(torch), torch=torch))
         jsonschema.validate(data, SCHEMA)
         out = StringIO()
-        render_json(collect_scenario(name, tmp_path / f"r{torch}", torch=torch), _console(out))
+        render_json(collect_scenario(name, tmp_path / f"r{torch}", torch=torch), out)
         assert (
             json.loads(out.getvalue())["schema_version"]
             == SCHEMA["properties"]["schema_version"]["const"]
