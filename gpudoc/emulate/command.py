@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
-from gpudoc.exit_codes import USAGE
+from gpudoc.emulate.model import Target
+from gpudoc.exit_codes import FINDINGS, USAGE, UsageError
+
+EPILOG = """\
+examples:
+  gpudoc run --emulate-cuda train.py
+  gpudoc run --emulate-cuda --devices 2 --batches 3 -- train.py --epochs 1
+  gpudoc run --emulate-cuda -m mypackage.train
+
+The script's own output and exit status pass through. gpudoc's report goes to stderr.
+exit codes: the script's own status when it finishes (0 when it succeeds); 1 on a device error;
+2 on a usage error, or when the script needs something only a real GPU has (a CUDA extension)."""
 
 
 def add_parser(subparsers: Any) -> None:
@@ -14,11 +26,55 @@ def add_parser(subparsers: Any) -> None:
         help="run a script on the CPU while PyTorch believes CUDA devices exist",
         description="Run your script on the CPU with emulated CUDA devices, so device bugs raise "
         "their real GPU error at your line.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--emulate-cuda", action="store_true", help="emulate CUDA devices")
+    parser.add_argument(
+        "--devices", type=int, default=1, metavar="N", help="number of emulated GPUs (default 1)"
+    )
+    parser.add_argument(
+        "--batches",
+        type=int,
+        default=None,
+        metavar="K",
+        help="stop every DataLoader loop after K batches",
+    )
+    parser.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as python -m")
+    parser.add_argument("script", nargs="?", help="the script to run")
+    parser.add_argument("script_args", nargs=argparse.REMAINDER, help="the script's arguments")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    print("gpudoc run: not built yet")
-    return USAGE
+    target = _target(args)
+    from gpudoc.emulate.render import render
+    from gpudoc.emulate.runner import run_emulated
+
+    report = run_emulated(target, args.devices, args.batches)
+    render(report)
+    if report.error is not None:
+        return FINDINGS
+    if report.not_emulated is not None:
+        return USAGE
+    return report.script_exit_code
+
+
+def _target(args: argparse.Namespace) -> Target:
+    if not args.emulate_cuda:
+        raise UsageError("gpudoc run needs --emulate-cuda (the only way it runs scripts so far)")
+    if args.devices < 1:
+        raise UsageError(f"--devices must be at least 1, got {args.devices}")
+    if args.batches is not None and args.batches < 1:
+        raise UsageError(f"--batches must be at least 1, got {args.batches}")
+    rest = [item for item in [args.script, *args.script_args] if item is not None]
+    if rest and rest[0] == "--":
+        rest = rest[1:]
+    if args.module is not None:
+        return Target(args.module, tuple(rest), as_module=True)
+    if not rest:
+        raise UsageError("give a script to run (gpudoc run --emulate-cuda train.py)")
+    script = rest[0]
+    if not os.path.isfile(script):
+        raise UsageError(f"cannot open script {script!r}: no such file")
+    return Target(script, tuple(rest[1:]), as_module=False)

@@ -54,7 +54,8 @@ class LiveProgress:
         with self.lock:
             if index not in self.tasks:
                 label = f"{index} {event.get('device', '')}"
-                self.tasks[index] = self.progress.add_task("", total=100, label=label, phase="")
+                phase = "starting (imports torch)"
+                self.tasks[index] = self.progress.add_task("", total=100, label=label, phase=phase)
             task = self.tasks[index]
             kind = event.get("event")
             if kind == "progress":
@@ -140,8 +141,8 @@ def summary(report: SmokeReport) -> str:
         counts += (
             f" ({len(warned)} with warnings{'; --strict fails them' if report.strict else ''})"
         )
-    steps = f"{report.config.recipe.name} recipe, {report.config.recipe.steps} steps"
-    steps += ", one run (--quick)" if report.config.quick else ", two runs"
+    runs = "1 run, --quick" if report.config.quick else "2 runs"
+    steps = f"{report.config.recipe.name} recipe, {report.config.recipe.steps} steps × {runs}"
     return f"{report.overall}: {counts} in {report.seconds:.1f} s ({steps})"
 
 

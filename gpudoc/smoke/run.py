@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -146,6 +147,35 @@ def _verdict(member: DeviceResult, size: int, winner: str | None, votes: int) ->
     return replace(member.with_check(check), agreement=f"differs ({votes}/{size})", reason=reason)
 
 
+SLOW_FRACTION = 0.7
+
+
+def slow_peers(results: Sequence[DeviceResult]) -> list[DeviceResult]:
+    """WARN a GPU slower than 0.7x the median of its identical peers at the largest batch.
+
+    CPU workers are left out: in parallel they share the same cores, so their speeds are not
+    independent measurements.
+    """
+    groups: dict[tuple[object, ...], list[DeviceResult]] = defaultdict(list)
+    for result in results:
+        key = group_key(result)
+        if key is not None and result.info and result.info.kind == "cuda" and result.throughput:
+            groups[key].append(result)
+    checked = {}
+    for members in (m for m in groups.values() if len(m) >= 2):
+        median = statistics.median(m.throughput[-1].images_per_s for m in members)
+        for member in members:
+            ratio = round(member.throughput[-1].images_per_s / median, 3) if median else 1.0
+            ok = ratio >= SLOW_FRACTION
+            detail = f"{ratio:.2f}x the median of {len(members)} identical devices"
+            check = CheckResult("throughput_peers", "pass" if ok else "warn", ratio, SLOW_FRACTION)
+            updated = member.with_check(replace(check, detail=detail))
+            if not ok and updated.reason is None:
+                updated = replace(updated, reason=f"throughput_peers: slow device, {detail}")
+            checked[member.index] = updated
+    return [checked.get(r.index, r) for r in results]
+
+
 def with_speedups(results: Sequence[DeviceResult]) -> list[DeviceResult]:
     """Speed-up of each device over the CPU worker at the same batch size (if a CPU ran)."""
     cpu = next((r for r in results if r.device == "cpu" and r.throughput), None)
@@ -192,7 +222,7 @@ def smoke(
     if cpu:
         config = replace(config, cpu_threads=int(cpu[0].env["OMP_NUM_THREADS"]))
     results = run_workers(config, specs, config.timeout_s, on_event, serial=serial)
-    results = with_speedups(vote(results))
+    results = with_speedups(slow_peers(vote(results)))
     notes = tuple(f"{d}: not found" for d in missing)
     results += [_missing(len(results) + i, d) for i, d in enumerate(missing)]
     return SmokeReport(

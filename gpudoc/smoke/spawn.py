@@ -25,7 +25,8 @@ from gpudoc.smoke.model import CheckResult, DeviceResult, SmokeConfig, Status
 
 Event = dict[str, Any]
 OnEvent = Callable[[int, Event], None]
-"""``on_event(worker_index, event)``: the worker's progress, inject and result events."""
+"""``on_event(worker_index, event)``: start and done from here; progress, inject and result
+events as the worker sent them."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class Worker:
         self.last_progress: Event | None = None
         self.injected: str | None = None
         self.started = time.monotonic()
+        on_event(spec.index, {"event": "start", "device": spec.device})
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in _finish)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "gpudoc.smoke.worker"],
@@ -87,10 +89,9 @@ class Worker:
         try:
             self.process.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-            self.reader.join(timeout=5)
-            return self._failed("HUNG", f"no result within {deadline - self.started:.0f} s; killed")
+            return self._failed(
+                "HUNG", f"no result within {deadline - self.started:.0f} s; {self.kill()}"
+            )
         self.reader.join(timeout=5)
         if self.result is not None:
             return self.result
@@ -98,6 +99,16 @@ class Worker:
         how = f"killed by {_signal_name(-code)}" if code < 0 else f"exit status {code}"
         detail = _last_line(self.stderr)
         return self._failed("FAIL", f"worker crashed ({how})" + (f": {detail}" if detail else ""))
+
+    def kill(self) -> str:
+        """SIGKILL; a process stuck in a driver call can outlive even that, so do not wait long."""
+        self.process.kill()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            return "could not be killed"
+        self.reader.join(timeout=5)
+        return "killed"
 
     def _failed(self, status: Status, what: str) -> DeviceResult:
         progress = self.last_progress
@@ -149,18 +160,24 @@ def run_workers(
     serial: bool = False,
 ) -> list[DeviceResult]:
     """Every worker at once (or one after another with ``serial``), each with its own deadline."""
-    if serial:
-        results = []
-        for spec in specs:
-            worker = Worker(spec, config, on_event)
-            results.append(_finish(worker, worker.started + timeout_s, on_event))
-        return results
-    workers = [Worker(spec, config, on_event) for spec in specs]
-    return [_finish(w, w.started + timeout_s, on_event) for w in workers]
+    workers: list[Worker] = []
+    try:
+        if serial:
+            results = []
+            for spec in specs:
+                workers.append(Worker(spec, config, on_event))
+                results.append(_finish(workers[-1], timeout_s, on_event))
+            return results
+        workers = [Worker(spec, config, on_event) for spec in specs]
+        return [_finish(w, timeout_s, on_event) for w in workers]
+    finally:  # interrupted (Ctrl-C): leave no worker behind
+        for worker in workers:
+            if worker.process.poll() is None:
+                worker.kill()
 
 
-def _finish(worker: Worker, deadline: float, on_event: OnEvent) -> DeviceResult:
-    result = worker.wait(deadline)
+def _finish(worker: Worker, timeout_s: float, on_event: OnEvent) -> DeviceResult:
+    result = worker.wait(worker.started + timeout_s)
     worker.stderr.close()
     on_event(worker.spec.index, {"event": "done", "status": result.status, "device": result.device})
     return result

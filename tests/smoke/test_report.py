@@ -20,7 +20,15 @@ from gpudoc.smoke.model import (
     SmokeReport,
     Throughput,
 )
-from gpudoc.smoke.run import cpu_threads, overall, parse_devices, plan, vote, with_speedups
+from gpudoc.smoke.run import (
+    cpu_threads,
+    overall,
+    parse_devices,
+    plan,
+    slow_peers,
+    vote,
+    with_speedups,
+)
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "gpudoc/smoke/schema.json").read_text())
 H100 = DeviceInfo(
@@ -93,6 +101,20 @@ def test_overall_verdict_and_strict() -> None:
     assert overall([gpu(0, "a"), gpu(1, "a", status="HUNG")]) == "HUNG"
 
 
+def test_a_slow_gpu_among_identical_peers_is_a_warning() -> None:
+    slow = replace(gpu(2, "a"), throughput=(Throughput(4, 1800.0), Throughput(256, 200_000.0)))
+    results = slow_peers([gpu(0, "a"), gpu(1, "a"), slow])
+    assert [r.status for r in results] == ["PASS", "PASS", "WARN"]
+    check = results[2].check("throughput_peers")
+    assert check is not None and check.value == pytest.approx(0.485, abs=1e-3)
+    assert (
+        results[2].reason
+        == "throughput_peers: slow device, 0.48x the median of 3 identical devices"
+    )
+    cpus = [replace(r, info=replace(H100, kind="cpu")) for r in (gpu(0, "a"), slow)]
+    assert slow_peers(cpus) == cpus  # CPU workers share cores: never compared
+
+
 def test_speedup_over_the_cpu_worker() -> None:
     cpu = replace(
         gpu(0, "c"), device="cpu", throughput=(Throughput(4, 2000.0), Throughput(256, 8000.0))
@@ -131,7 +153,7 @@ def test_table_as_text_at_fixed_width() -> None:
         "2  cuda:2  NVIDIA H100 80GB HBM3  FAIL    2.32→0.05  0.90  3.1e-07  bbbbbbbbbbbb  differs"
         " (2/3)  1.8k / 412.0k     -  4.1",
         "  2 cuda:2 FAIL: cross_device: SDC suspect: differs from 2 of 3 identical devices",
-        "FAIL: 2 of 3 devices passed in 6.2 s (default recipe, 300 steps, two runs)",
+        "FAIL: 2 of 3 devices passed in 6.2 s (default recipe, 300 steps × 2 runs)",
     ]
 
 

@@ -1,0 +1,119 @@
+"""Overhead of `gpudoc run --emulate-cuda` against the same work on the plain CPU.
+
+Two measurements, both printed as ratios (emulated / plain; the issue's budget is 3x):
+
+1. whole script: fixtures/emulate/tutorial_fixed.py run by `python` (torch sees no GPU, so it
+   trains on the CPU) and by `gpudoc run --emulate-cuda`, each in a fresh process; CPU seconds
+   (user + sys) of the child, best of N alternating runs. This includes start-up.
+2. steady state: one training step of the tutorial's Net (forward, backward, SGD with momentum)
+   at batch sizes 4 (the tutorial's) and 64, in-process, one thread; best of several rounds.
+
+Usage: python bench/emulate_overhead.py [--runs 3] [--steps 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "fixtures" / "emulate" / "tutorial_fixed.py"
+
+
+def child_cpu_seconds(command: list[str]) -> tuple[float, float]:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(command, env=env, check=True, capture_output=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, wall
+
+
+def whole_script(runs: int) -> None:
+    plain = [sys.executable, str(SCRIPT)]
+    emulated = [sys.executable, "-m", "gpudoc", "run", "--emulate-cuda", str(SCRIPT)]
+    best = {"plain": (1e9, 1e9), "emulated": (1e9, 1e9)}
+    for _ in range(runs):
+        for name, command in (("plain", plain), ("emulated", emulated)):
+            cpu, wall = child_cpu_seconds(command)
+            best[name] = (min(best[name][0], cpu), min(best[name][1], wall))
+    (plain_cpu, plain_wall), (emu_cpu, emu_wall) = best["plain"], best["emulated"]
+    print(f"whole script ({SCRIPT.relative_to(REPO)}, best of {runs}):")
+    print(f"  plain CPU   {plain_cpu:6.2f} s CPU  {plain_wall:6.2f} s wall")
+    print(f"  emulated    {emu_cpu:6.2f} s CPU  {emu_wall:6.2f} s wall")
+    print(f"  ratio       {emu_cpu / plain_cpu:6.2f}x CPU  {emu_wall / plain_wall:6.2f}x wall")
+
+
+def steady_state(steps: int) -> None:
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    from gpudoc.emulate.patches import emulated_cuda
+
+    torch.set_num_threads(1)
+
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv1, self.pool = nn.Conv2d(3, 6, 5), nn.MaxPool2d(2, 2)
+            self.conv2, self.fc1 = nn.Conv2d(6, 16, 5), nn.Linear(400, 120)
+            self.fc2, self.fc3 = nn.Linear(120, 84), nn.Linear(84, 10)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            x = self.pool(F.relu(self.conv1(x)))
+            x = self.pool(F.relu(self.conv2(x)))
+            x = F.relu(self.fc1(torch.flatten(x, 1)))
+            return self.fc3(F.relu(self.fc2(x)))
+
+    def per_step_ms(device: str, batch: int) -> float:
+        inputs, labels = torch.randn(batch, 3, 32, 32), torch.randint(0, 10, (batch,))
+        net = Net().to(device)
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
+        criterion = nn.CrossEntropyLoss()
+
+        def step() -> None:
+            x, y = inputs.to(device), labels.to(device)
+            optimizer.zero_grad()
+            criterion(net(x), y).backward()
+            optimizer.step()
+
+        for _ in range(10):
+            step()
+        started = time.process_time()
+        for _ in range(steps):
+            step()
+        return (time.process_time() - started) / steps * 1000
+
+    print(f"steady state (one training step of the tutorial Net, {steps} steps, best of 3):")
+    for batch in (4, 64):
+        plain, emulated = 1e9, 1e9
+        for _ in range(3):
+            plain = min(plain, per_step_ms("cpu", batch))
+            with emulated_cuda(1):
+                emulated = min(emulated, per_step_ms("cuda", batch))
+        print(
+            f"  batch {batch:3d}   plain {plain:7.2f} ms   emulated {emulated:7.2f} ms"
+            f"   ratio {emulated / plain:5.2f}x"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=200)
+    options = parser.parse_args()
+    sys.path.insert(0, str(REPO))
+    whole_script(options.runs)
+    steady_state(options.steps)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""Where tensors enter an emulated device: factories with ``device=``, and ``.to()`` / ``.cuda()``
+on host tensors. Once a tensor is emulated, its own ``__torch_dispatch__`` (tensor.py) does
+the rest.
+
+These entry points are patched by name (``torch.zeros``, ``torch.Tensor.to``, ...) rather than
+caught by a TorchFunctionMode: a mode sees every torch call, and on the tutorial's batch of 4
+its pass-through alone cost 45% of a plain CPU training step (measured), while the entry points
+are called a handful of times per step.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from gpudoc.emulate import errors, tracking
+from gpudoc.emulate.state import STATE
+from gpudoc.emulate.tensor import EmulatedTensor, cuda_device, move_tensor, target_index, wrap
+
+# torch.* functions with a ``device=`` argument (from native_functions.yaml, plus the Python ones).
+FACTORY_NAMES: tuple[str, ...] = (
+    "arange",
+    "bartlett_window",
+    "blackman_window",
+    "empty",
+    "empty_like",
+    "empty_permuted",
+    "empty_strided",
+    "eye",
+    "full",
+    "full_like",
+    "hamming_window",
+    "hann_window",
+    "kaiser_window",
+    "linspace",
+    "logspace",
+    "normal",
+    "ones",
+    "ones_like",
+    "rand",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "randn_like",
+    "randperm",
+    "range",
+    "scalar_tensor",
+    "sparse_coo_tensor",
+    "tril_indices",
+    "triu_indices",
+    "zeros",
+    "zeros_like",
+    "tensor",
+    "as_tensor",
+    "asarray",
+)
+TENSOR_FACTORY_NAMES: tuple[str, ...] = (
+    "new_empty",
+    "new_empty_strided",
+    "new_full",
+    "new_ones",
+    "new_zeros",
+    "new_tensor",
+)
+
+
+def device_aware(factory: Callable[..., Any]) -> Callable[..., Any]:
+    """A factory that makes ``device="cuda:N"`` tensors on the CPU and wraps them."""
+
+    @functools.wraps(factory)
+    def patched(*args: Any, **kwargs: Any) -> Any:
+        device = kwargs.get("device")
+        if device is None:
+            result = factory(*args, **kwargs)
+            if tracking.is_user_file(sys._getframe(1).f_code.co_filename):
+                tracking.set_origin(result, "created on the host")
+            return result
+        return _with_device(factory, args, kwargs, device)
+
+    return patched
+
+
+def _with_device(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], device: Any) -> Any:
+    requested = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
+    if requested.type == "cpu":
+        STATE.host_requested = True
+        try:
+            result = func(*args, **kwargs)
+        finally:
+            STATE.host_requested = False
+        tracking.set_origin(result, "created on the host")
+        return result
+    if requested.type != "cuda":
+        raise errors.not_emulated(f"device '{requested}'")
+    index = target_index(requested)
+    result = func(*args, **dict(kwargs, device=torch.device("cpu")))
+    if isinstance(result, EmulatedTensor) or not isinstance(result, torch.Tensor):
+        return result
+    requires_grad = result.requires_grad
+    wrapped = wrap(result.detach(), index)
+    if requires_grad:
+        wrapped.requires_grad_(True)
+    tracking.set_origin(wrapped, f"created on cuda:{index}")
+    return wrapped
+
+
+def host_to(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+    return move_tensor(self, *args, **kwargs)
+
+
+def host_cuda(self: torch.Tensor, device: Any = None, non_blocking: bool = False) -> torch.Tensor:
+    return move_tensor(self, cuda_device(device))
+
+
+def host_type(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def patched(self: torch.Tensor, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(dtype, str) and dtype.startswith("torch.cuda."):
+            host = original(self, dtype.replace("torch.cuda.", "torch.", 1), *args, **kwargs)
+            return move_tensor(host, torch.device("cuda", STATE.current_index))
+        return original(self, dtype, *args, **kwargs)
+
+    return patched
+
+
+def host_pin_memory(self: torch.Tensor, device: Any = None) -> torch.Tensor:
+    # Pinning copies into page-locked host memory; here the copy is an ordinary one.
+    return self.clone()
+
+
+def counted_backward(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def patched(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        STATE.reached("backward", tracking.where_text())
+        return original(self, *args, **kwargs)
+
+    return patched

@@ -1,0 +1,144 @@
+"""From the first device error to a report: the user's line, the tensors involved (by the user's
+own names, with where each was created or moved), and the gpudoc lint rule for the pattern."""
+
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass
+from types import FrameType, TracebackType
+from typing import Any
+
+import torch
+
+from gpudoc.emulate import tracking
+from gpudoc.emulate.model import DeviceError, SourceLocation, TensorOrigin
+from gpudoc.emulate.rules import classify
+
+
+@dataclass
+class Found:
+    """What the user's frames say about one tensor."""
+
+    names: list[str]
+    owner: torch.nn.Module | None = None
+    owner_name: str | None = None
+    plain_attribute: bool = False
+
+
+def diagnose(error: BaseException) -> DeviceError:
+    frames = user_frames(error.__traceback__)
+    operands: list[tuple[str, torch.Tensor]] = list(getattr(error, "operands", []))
+    found = [_find(tensor, frames) for _, tensor in operands]
+    origins = tuple(
+        _describe(argument, tensor, facts)
+        for (argument, tensor), facts in zip(operands, found, strict=True)
+    )
+    pattern, code, name = classify(error, operands, found)
+    return DeviceError(
+        error_type=_builtin_name(error),
+        message=str(error).rstrip(),
+        location=source_location(frames[-1]) if frames else None,
+        called_from=tuple(source_location(frame) for frame in frames[:-1][-3:]),
+        operands=origins,
+        pattern=pattern,
+        rule_code=code,
+        rule_name=name,
+    )
+
+
+def _builtin_name(error: BaseException) -> str:
+    """The exception class a GPU run shows (RuntimeError, TypeError), not our subclass."""
+    return next(cls.__name__ for cls in type(error).__mro__ if cls.__module__ == "builtins")
+
+
+def user_frames(tb: TracebackType | None) -> list[FrameType]:
+    """The traceback's frames that run the user's code, outermost first."""
+    frames: list[FrameType] = []
+    while tb is not None:
+        if tracking.is_user_file(tb.tb_frame.f_code.co_filename):
+            frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    return frames
+
+
+def source_location(frame: FrameType, line: int | None = None) -> SourceLocation:
+    filename = frame.f_code.co_filename
+    lineno = frame.f_lineno if line is None else line
+    return SourceLocation(filename, lineno, frame.f_code.co_name, _source(filename, lineno))
+
+
+def _source(filename: str, line: int) -> str | None:
+    text = linecache.getline(filename, line).strip()
+    return text or None
+
+
+def _find(tensor: torch.Tensor, frames: list[FrameType]) -> Found:
+    """The user's names for a tensor (or for the tensor it is a view of), outermost frame first."""
+    targets = [tensor] + ([tensor._base] if tensor._base is not None else [])
+    found = Found(names=[])
+    for frame in frames:
+        for var, value in list(frame.f_locals.items()):
+            if any(value is target for target in targets):
+                _add(found.names, var)
+            elif isinstance(value, torch.nn.Module):
+                _search_module(var, value, targets, found)
+    return found
+
+
+def _add(names: list[str], name: str) -> None:
+    if name not in names:
+        names.append(name)
+
+
+def _search_module(
+    var: str, module: torch.nn.Module, targets: list[torch.Tensor], found: Found
+) -> None:
+    for prefix, sub in module.named_modules():
+        path = f"{var}.{prefix}" if prefix else var
+        members = {**sub._parameters, **sub._buffers}
+        plain = {k: v for k, v in vars(sub).items() if isinstance(v, torch.Tensor)}
+        for attr, value in [*members.items(), *plain.items()]:
+            if value is not None and any(value is target for target in targets):
+                _add(found.names, f"{path}.{attr}")
+                if found.owner is None:
+                    found.owner, found.owner_name = sub, path
+                    found.plain_attribute = attr in plain
+
+
+def _describe(argument: str, tensor: torch.Tensor, found: Found) -> TensorOrigin:
+    origin = tracking.origin(tensor)
+    if origin is None and tensor._base is not None:
+        origin = tracking.origin(tensor._base)
+    where = None
+    if origin is not None:
+        _verb, filename, line, function = origin
+        where = SourceLocation(filename, line, function, _source(filename, line))
+    return TensorOrigin(
+        argument=argument,
+        names=tuple(found.names),
+        device=str(tensor.device),
+        shape=tuple(tensor.shape),
+        how=None if origin is None else origin[0],
+        where=where,
+        note=_note(tensor, found),
+    )
+
+
+def _note(tensor: torch.Tensor, found: Found) -> str | None:
+    copied: Any = getattr(tensor, "_gpudoc_copied_at", None)
+    if tensor.device.type == "cpu" and copied is not None:
+        filename, line, _function, index = copied
+        return (
+            f".to() at {filename}:{line} returned a copy on cuda:{index} that was not kept; "
+            "this tensor itself stayed on cpu"
+        )
+    if found.plain_attribute and found.owner_name is not None:
+        return (
+            f"a plain tensor attribute of {found.owner_name}, not a registered buffer: "
+            "module.to() does not move it"
+        )
+    if found.owner is not None and found.owner_name is not None and tensor.device.type == "cpu":
+        moved_at = getattr(found.owner, "_gpudoc_moved_at", None)
+        if moved_at is None:
+            return f"{found.owner_name.split('.')[0]} was never moved to a device"
+    return None

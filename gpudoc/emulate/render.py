@@ -1,0 +1,117 @@
+"""The report of an emulated run, on stderr (the script's own output keeps stdout)."""
+
+from __future__ import annotations
+
+import os
+from typing import IO
+
+from rich.console import Console
+from rich.text import Text
+
+from gpudoc.console import make_console
+from gpudoc.emulate.model import DeviceError, EmulationReport, SourceLocation, TensorOrigin
+
+TITLE = "gpudoc run --emulate-cuda"
+
+
+def render(report: EmulationReport, file: IO[str] | None = None, width: int | None = None) -> None:
+    console = make_console(file=file, stderr=file is None, width=width)
+    console.soft_wrap = True  # long paths and error texts stay on one line, for grep and CI logs
+    console.print()
+    if report.error is not None:
+        _render_error(console, report.error)
+    elif report.not_emulated is not None:
+        console.print(Text(f"{TITLE}: stopped. {report.not_emulated}", style="bold yellow"))
+    else:
+        _render_summary(console, report)
+
+
+def _render_error(console: Console, error: DeviceError) -> None:
+    console.print(Text(f"{TITLE}: device error — a GPU raises this here", style="bold red"))
+    console.print()
+    console.print(Text(f"  {error.error_type}: {error.message}", style="red"), soft_wrap=True)
+    console.print()
+    if error.location is not None:
+        _print_location(console, "at", error.location)
+    for caller in reversed(error.called_from):
+        _print_location(console, "called from", caller)
+    if error.operands:
+        console.print()
+        console.print("  tensors involved")
+        for operand in error.operands:
+            names = " = ".join(operand.names) or "(unnamed)"
+            head = f"    {operand.argument:<8}{operand.device:<8}{_shape(operand.shape):<16}{names}"
+            console.print(head, soft_wrap=True)
+            console.print(f"    {'':<8}{_how(operand)}", soft_wrap=True)
+    console.print()
+    console.print(f"  pattern  {error.pattern}", soft_wrap=True)
+    if error.rule_code is not None:
+        where = _path(error.location.file) if error.location is not None else "your script"
+        console.print(
+            f"  lint     {error.rule_code} {error.rule_name}: "
+            f"`gpudoc lint {where}` looks for this pattern without running the script"
+        )
+
+
+def _print_location(console: Console, label: str, location: SourceLocation) -> None:
+    console.print(
+        f"  {label} {_path(location.file)}:{location.line} in {location.function}", soft_wrap=True
+    )
+    if location.source is not None:
+        console.print(Text(f"      {location.source}", style="bold"))
+
+
+def _how(operand: TensorOrigin) -> str:
+    parts = []
+    if operand.how is not None:
+        where = operand.where
+        at = f" at {_path(where.file)}:{where.line}" if where is not None else ""
+        parts.append(f"{operand.how}{at}")
+        if where is not None and where.source is not None:
+            parts.append(f"`{where.source}`")
+    if operand.note is not None:
+        parts.append(f"({operand.note})")
+    return " ".join(parts) or f"computed on {operand.device} by an earlier operation"
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(size) for size in shape) + ")"
+
+
+def _render_summary(console: Console, report: EmulationReport) -> None:
+    status = report.script_exit_code
+    if status == 0:
+        console.print(Text(f"{TITLE}: no device errors", style="bold green"))
+    else:
+        console.print(
+            Text(f"{TITLE}: no device errors; the script exited with {status}", style="bold")
+        )
+    devices = ", ".join(f"cuda:{index}" for index in range(report.device_count))
+    cap = f"capped at {report.batch_limit} batches" if report.batch_limit else "not capped"
+    console.print(f"  devices    {report.device_count} emulated ({devices})")
+    console.print(
+        f"  data       {report.batches_seen} batches from DataLoaders ({cap}; "
+        f"{report.loops_capped} loops cut short)"
+    )
+    modules = "module" if report.modules_moved == 1 else "modules"
+    console.print(f"  moved      {report.tensors_moved} tensors, {report.modules_moved} {modules}")
+    console.print(f"  ran        {report.ops_on_device:,} operations on emulated devices")
+    console.print(f"  time       {report.wall_s:.1f} s")
+    if report.phases:
+        console.print("  phases reached")
+        for phase in report.phases:
+            on = "on " + ", ".join(phase.devices) if phase.devices else ""
+            first = f"first at {_path(phase.first_at)}" if phase.first_at else ""
+            line = f"    {phase.name:<22}{phase.count:>6}  {on:<10}  {first}"
+            console.print(line.rstrip())
+    for note in report.notes:
+        console.print(Text(f"  note: {note}", style="yellow"))
+
+
+def _path(path: str) -> str:
+    """Paths under the current directory are shown relative to it, as the user typed them."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if relative.startswith("..") else relative

@@ -1,0 +1,104 @@
+"""Which bug pattern a device error shows, and the ``gpudoc lint`` rule that finds it statically.
+
+Each pattern carries the code the lint catalogue gives it (GPD1xx placement mismatches, GPD2xx
+host/device boundary, GPD4xx multi-GPU). A code is cited only when ``gpudoc lint`` has that rule
+(its name is read from the rule itself); otherwise the pattern is named alone.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+if TYPE_CHECKING:
+    from gpudoc.emulate.diagnose import Found
+
+Classification = tuple[str, str | None, str | None]
+
+NUMPY = ("a device tensor converted to NumPy without .cpu()", "GPD202", "numpy-on-device-tensor")
+DISCARDED = ("the result of .to() was discarded", "GPD103", "discarded-tensor-to")
+PLAIN_ATTRIBUTE = (
+    "a tensor kept as a plain module attribute instead of a buffer",
+    "GPD105",
+    "tensor-attribute-not-buffer",
+)
+FACTORY_IN_FORWARD = (
+    "a tensor created in forward() without device=",
+    "GPD106",
+    "factory-without-device-in-forward",
+)
+LOSS_WEIGHT = ("a loss weight left on the host", "GPD107", "loss-weight-on-host")
+MODULE_ON_HOST = (
+    "a model created or reloaded on the host, never moved, used with data on the device",
+    "GPD102",
+    "rebound-module-not-placed",
+)
+INPUT_ON_HOST = (
+    "a batch left on the host, fed to a model on the device",
+    "GPD101",
+    "unplaced-input-to-placed-module",
+)
+TWO_DEVICES = ("tensors on two different GPUs meet in one operation", None, None)
+ORDINAL = (
+    "a device index beyond the visible GPUs",
+    "GPD405",
+    "device-ordinal-out-of-visible-range",
+)
+INDEXING = ("a host tensor indexed with device indices", "GPD108", "index-device-mismatch")
+UNKNOWN = ("tensors on different devices meet in one operation", None, None)
+
+
+def classify(
+    error: BaseException, operands: list[tuple[str, torch.Tensor]], found: list[Found]
+) -> Classification:
+    pattern, code, _catalogue_name = _classify(error, operands, found)
+    name = lint_rule_names().get(code) if code is not None else None
+    return (pattern, code, name) if name is not None else (pattern, None, None)
+
+
+@functools.cache
+def lint_rule_names() -> dict[str, str]:
+    """The codes and names of the rules ``gpudoc lint`` has, from the rule classes."""
+    from gpudoc.lint.rule import all_rules
+
+    return {rule.CODE: rule.NAME for rule in all_rules()}
+
+
+def _classify(
+    error: BaseException, operands: list[tuple[str, torch.Tensor]], found: list[Found]
+) -> Classification:
+    kind = getattr(error, "kind", "")
+    if kind == "numpy-on-device":
+        return NUMPY
+    if kind == "invalid-device-ordinal":
+        return ORDINAL
+    if str(error).startswith("indices should be"):
+        return INDEXING
+    hosts = [
+        (tensor, facts)
+        for (_, tensor), facts in zip(operands, found, strict=True)
+        if tensor.device.type == "cpu" and tensor.dim() > 0
+    ]
+    if not hosts:
+        indices = {tensor.device for _, tensor in operands}
+        return TWO_DEVICES if len(indices) > 1 else UNKNOWN
+    return _host_pattern(*hosts[0])
+
+
+def _host_pattern(tensor: torch.Tensor, facts: Found) -> Classification:
+    """Why a tensor is on the host when its partners are on a device."""
+    base = tensor._base if tensor._base is not None else tensor
+    if getattr(base, "_gpudoc_copied_at", None) is not None:
+        return DISCARDED
+    if facts.plain_attribute:
+        return PLAIN_ATTRIBUTE
+    if facts.owner is not None:
+        if isinstance(facts.owner, torch.nn.modules.loss._Loss):
+            return LOSS_WEIGHT
+        return MODULE_ON_HOST
+    origin: Any = getattr(base, "_gpudoc_origin", None)
+    if origin is not None and origin[3] == "forward":
+        return FACTORY_IN_FORWARD
+    return INPUT_ON_HOST

@@ -1,0 +1,139 @@
+"""Run the user's script (or module) under emulated CUDA devices, as ``python`` would run it.
+
+The script's output and exit status are its own. What comes back is an :class:`EmulationReport`:
+the first device error (diagnosed), or the summary of what ran on the emulated devices.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpudoc.emulate import errors, tracking
+from gpudoc.emulate.diagnose import diagnose
+from gpudoc.emulate.model import DeviceError, EmulationReport, PhaseCount, Target
+from gpudoc.emulate.patches import emulated_cuda
+from gpudoc.emulate.state import STATE
+
+PHASE_ORDER = (
+    "forward (training)",
+    "backward",
+    "optimizer step",
+    "checkpoint saved",
+    "checkpoint loaded",
+    "forward (evaluation)",
+)
+
+
+@dataclass
+class _Outcome:
+    exit_code: int = 0
+    error: DeviceError | None = None
+    not_emulated: str | None = None
+
+
+def run_emulated(target: Target, device_count: int, batch_limit: int | None) -> EmulationReport:
+    started = time.perf_counter()
+    outcome = _Outcome()
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    try:
+        with emulated_cuda(device_count, batch_limit):
+            outcome = _execute(target)
+    finally:
+        sys.argv[:], sys.path[:] = saved_argv, saved_path
+    return _report(target, outcome, time.perf_counter() - started)
+
+
+def _execute(target: Target) -> _Outcome:
+    sys.argv[:] = [target.name, *target.args]
+    try:
+        if target.as_module:
+            sys.path.insert(0, os.getcwd())
+            runpy.run_module(target.name, run_name="__main__", alter_sys=True)
+        else:
+            sys.path.insert(0, str(Path(target.name).resolve().parent))
+            runpy.run_path(target.name, run_name="__main__")
+    except SystemExit as exit_request:
+        return _Outcome(exit_code=_exit_status(exit_request.code))
+    except (errors.EmulatedDeviceError, errors.NumpyOnDeviceError) as device_error:
+        return _Outcome(exit_code=1, error=diagnose(device_error))
+    except errors.NotEmulatedError as stop:
+        return _Outcome(exit_code=1, not_emulated=str(stop))
+    except Exception as failure:
+        reason = errors.needs_real_gpu(failure)
+        if reason is not None:
+            return _Outcome(exit_code=1, not_emulated=str(errors.not_emulated(reason)))
+        _print_user_traceback(failure)
+        return _Outcome(exit_code=1)
+    finally:
+        sys.stdout.flush()
+    return _Outcome()
+
+
+def _exit_status(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _print_user_traceback(failure: BaseException) -> None:
+    """What ``python script.py`` prints: the traceback from the script's first frame on."""
+    tb = failure.__traceback__
+    while tb is not None and not tracking.is_user_file(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    traceback.print_exception(type(failure), failure, tb or failure.__traceback__)
+
+
+def _report(target: Target, outcome: _Outcome, wall_s: float) -> EmulationReport:
+    return EmulationReport(
+        target=("-m " if target.as_module else "") + target.name,
+        device_count=STATE.device_count,
+        batch_limit=STATE.batch_limit,
+        script_exit_code=outcome.exit_code,
+        wall_s=wall_s,
+        tensors_moved=STATE.tensors_moved,
+        modules_moved=STATE.modules_moved,
+        ops_on_device=STATE.ops_on_device,
+        batches_seen=STATE.batches_seen,
+        loops_capped=STATE.loops_capped,
+        phases=_phases(),
+        error=outcome.error,
+        not_emulated=outcome.not_emulated,
+        notes=_notes(),
+    )
+
+
+def _notes() -> tuple[str, ...]:
+    """What ran, but would surprise on a GPU: model passes on the host next to device ones."""
+    devices = STATE.phase_devices
+    on_device = sorted({d for found in devices.values() for d in found if d.startswith("cuda")})
+    if not on_device:
+        return ()
+    return tuple(
+        f"{phase} ran on cpu while other passes ran on {', '.join(on_device)}: on a GPU this "
+        "part runs on the CPU, slowly (a model created or reloaded and never moved? GPD102)"
+        for phase, found in devices.items()
+        if "cpu" in found
+    )
+
+
+def _phases() -> tuple[PhaseCount, ...]:
+    names = [name for name in PHASE_ORDER if name in STATE.phases]
+    names += [name for name in STATE.phases if name not in PHASE_ORDER]
+    return tuple(
+        PhaseCount(
+            name=name,
+            count=STATE.phases[name],
+            first_at=STATE.phase_lines.get(name),
+            devices=tuple(sorted(STATE.phase_devices.get(name, ()))),
+        )
+        for name in names
+    )

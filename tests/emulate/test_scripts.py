@@ -1,0 +1,189 @@
+"""The tutorial-shaped fixture scripts, run through the real CLI in subprocesses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import REPO, RunGpudoc
+
+FIXTURES = REPO / "fixtures" / "emulate"
+
+
+def _line_of(script: str, text: str) -> int:
+    """The last line of the script that is exactly this statement (docstrings quote some)."""
+    lines = (FIXTURES / script).read_text().splitlines()
+    return [number for number, line in enumerate(lines, 1) if line.strip() == text][-1]
+
+
+def _emulate(run_gpudoc: RunGpudoc, *args: str) -> tuple[int, str, str]:
+    result = run_gpudoc("run", "--emulate-cuda", *args, cwd=REPO)
+    return result.returncode, result.stdout, result.stderr
+
+
+def test_buggy_tutorial_fails_at_the_evaluation_line_with_the_gpu_error(
+    run_gpudoc: RunGpudoc,
+) -> None:
+    code, out, err = _emulate(run_gpudoc, "--batches", "2", "fixtures/emulate/tutorial_buggy.py")
+    assert code == 1, err
+    assert "Finished Training" in out  # the script's own output passes through, up to the bug
+    assert (
+        "RuntimeError: Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) "
+        "should be the same or input should be a MKLDNN tensor and weight is a dense tensor"
+    ) in err
+    line = _line_of("tutorial_buggy.py", "outputs = net(images)")
+    assert f"called from fixtures/emulate/tutorial_buggy.py:{line} in <module>" in err
+    loop = _line_of("tutorial_buggy.py", "for data in testloader:")
+    assert (
+        f"loaded by a DataLoader (on the host) at fixtures/emulate/tutorial_buggy.py:{loop}" in err
+    )
+    moved = _line_of("tutorial_buggy.py", "net.to(device)")
+    assert f"moved to cuda:0 at fixtures/emulate/tutorial_buggy.py:{moved} `net.to(device)`" in err
+    assert "net.conv1.weight = self.conv1.weight" in err
+    assert "lint     GPD101 unmoved-input" in err
+
+
+def test_fixed_tutorial_passes_every_phase(run_gpudoc: RunGpudoc) -> None:
+    code, out, err = _emulate(run_gpudoc, "--batches", "3", "fixtures/emulate/tutorial_fixed.py")
+    assert code == 0, err
+    assert "device: cuda:0" in out and "Accuracy of the network" in out
+    assert "no device errors" in err
+    for phase in ("forward (training)", "backward", "optimizer step", "checkpoint saved"):
+        assert phase in err
+    assert "checkpoint loaded" in err
+    evaluation = next(line for line in err.splitlines() if "forward (evaluation)" in line)
+    assert "on cuda:0" in evaluation
+    # 2 epochs x 3 batches of training, then 2 evaluation loops of 3 batches each
+    assert "12 batches from DataLoaders (capped at 3 batches; 4 loops cut short)" in err
+
+
+def test_tutorial_as_printed_runs_but_evaluates_on_the_cpu(run_gpudoc: RunGpudoc) -> None:
+    code, _out, err = _emulate(
+        run_gpudoc, "--batches", "2", "fixtures/emulate/tutorial_as_printed.py"
+    )
+    assert code == 0, err
+    training = next(line for line in err.splitlines() if "forward (training)" in line)
+    evaluation = next(line for line in err.splitlines() if "forward (evaluation)" in line)
+    assert "on cuda:0" in training and "on cpu" in evaluation
+    assert "note: forward (evaluation) ran on cpu while other passes ran on cuda:0" in err
+
+
+def test_reloaded_net_never_moved(run_gpudoc: RunGpudoc) -> None:
+    code, _out, err = _emulate(
+        run_gpudoc, "--batches", "2", "fixtures/emulate/tutorial_reloaded_net.py"
+    )
+    assert code == 1
+    assert "Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor)" in err
+    created = _line_of("tutorial_reloaded_net.py", "net = Net()")
+    assert f"created on the host at fixtures/emulate/tutorial_reloaded_net.py:{created}" in err
+    assert "(net was never moved to a device)" in err
+    assert "lint     GPD102 unmoved-module" in err
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "message", "line_text", "rule"),
+    [
+        (
+            "discarded_to.py",
+            (),
+            "Expected all tensors to be on the same device, but got mat1 is on cpu, different "
+            "from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm)",
+            "outputs = net(inputs)",
+            "lint     GPD103 discarded-tensor-move",
+        ),
+        (
+            "numpy_on_device.py",
+            (),
+            "TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to "
+            "copy the tensor to host memory first.",
+            "all_predictions.append(predicted.numpy())",
+            "lint     GPD202 numpy-on-device-tensor",
+        ),
+        (
+            "buffer_attribute.py",
+            (),
+            "Expected all tensors to be on the same device, but found at least two devices, "
+            "cuda:0 and cpu!",
+            "x = (x - self.mean) / self.std",
+            "pattern  a tensor kept as a plain module attribute instead of a buffer",
+        ),
+        (
+            "two_devices.py",
+            ("--devices", "2"),
+            "Expected all tensors to be on the same device, but got target is on cuda:1, "
+            "different from other tensors on cuda:0 (when checking argument in method "
+            "wrapper_CUDA_nll_loss_forward)",
+            "loss = criterion(outputs, labels)",
+            "pattern  tensors on two different GPUs meet in one operation",
+        ),
+    ],
+)
+def test_bug_scripts_fail_at_their_line(
+    run_gpudoc: RunGpudoc,
+    script: str,
+    args: tuple[str, ...],
+    message: str,
+    line_text: str,
+    rule: str,
+) -> None:
+    code, _out, err = _emulate(run_gpudoc, *args, "--batches", "2", f"fixtures/emulate/{script}")
+    assert code == 1, err
+    assert message in err
+    line = _line_of(script, line_text)
+    assert f"fixtures/emulate/{script}:{line} in " in err
+    assert line_text in err
+    assert rule in err
+
+
+def test_the_scripts_exit_status_and_arguments_pass_through(
+    run_gpudoc: RunGpudoc, tmp_path: Path
+) -> None:
+    script = tmp_path / "exits.py"
+    script.write_text(
+        "import sys, torch\n"
+        "print('args', sys.argv[1:], torch.cuda.device_count())\n"
+        "sys.exit(int(sys.argv[1]))\n"
+    )
+    result = run_gpudoc("run", "--emulate-cuda", "--devices", "3", "--", str(script), "7", "x")
+    assert result.returncode == 7
+    assert "args ['7', 'x'] 3" in result.stdout
+    assert "the script exited with 7" in result.stderr
+
+
+def test_a_module_runs_with_dash_m(run_gpudoc: RunGpudoc, tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "train.py").write_text(
+        "import torch\nx = torch.ones(2, device='cuda')\nprint('on', x.device, x.is_cuda)\n"
+    )
+    result = run_gpudoc("run", "--emulate-cuda", "-m", "pkg.train", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "on cuda:0 True" in result.stdout
+
+
+def test_an_ordinary_exception_keeps_its_traceback(run_gpudoc: RunGpudoc, tmp_path: Path) -> None:
+    script = tmp_path / "broken.py"
+    script.write_text("import torch\n\ndef f():\n    raise ValueError('boom')\n\nf()\n")
+    result = run_gpudoc("run", "--emulate-cuda", str(script))
+    assert result.returncode == 1
+    assert 'broken.py", line 4, in f' in result.stderr and "ValueError: boom" in result.stderr
+    assert "gpudoc/emulate" not in result.stderr.split("ValueError")[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("run", "x.py"), "needs --emulate-cuda"),
+        (("run", "--emulate-cuda", "missing.py"), "cannot open script 'missing.py'"),
+        (("run", "--emulate-cuda", "--devices", "0", "x.py"), "--devices must be at least 1"),
+        (("run", "--emulate-cuda"), "give a script to run"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(
+    run_gpudoc: RunGpudoc, args: tuple[str, ...], message: str
+) -> None:
+    result = run_gpudoc(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
