@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from gpudoc.lint.fix import FixResult, Lint, fix_source
 from gpudoc.lint.model import Finding
-from gpudoc.lint.notebook import Notebook, NotebookError, with_sources
+from gpudoc.lint.notebook import Notebook, NotebookError, load, with_sources
 
 MARKER = "# %% gpudoc cell {index}\n"
 _MARKER_LINE = re.compile(r"^# %% gpudoc cell (\d+)\n", re.MULTILINE)
@@ -41,8 +41,8 @@ class VirtualSource:
     magics: tuple[str, ...]
     """The original text of each neutralised line, by its number."""
     ends_with_newline: Mapping[int, bool]
-    skipped: tuple[tuple[int, str], ...]
-    """(cell index, why) for the cells left out."""
+    errors: tuple[tuple[int, str], ...]
+    """(cell index, syntax error) for the cells left out because they do not compile."""
 
     def locate(self, line: int) -> tuple[int, int]:
         """(cell, line within the cell) of a 1-based line of ``text``."""
@@ -116,37 +116,77 @@ def build(notebook: Notebook) -> VirtualSource:
     positions: list[tuple[int, int]] = []
     magics: list[str] = []
     ends: dict[int, bool] = {}
-    skipped: list[tuple[int, str]] = []
+    errors: list[tuple[int, str]] = []
     for cell in notebook.cells:
         neutral = _neutralise(cell.source, magics)
-        if neutral is None:
-            skipped.append((cell.index, "not Python (cell magic)"))
+        if neutral is None:  # %%bash, %%writefile...: not Python, nothing to lint
             continue
         problem = _syntax_error(neutral)
         if problem is not None:
-            skipped.append((cell.index, f"syntax error at {problem}"))
+            errors.append((cell.index, f"syntax error at {problem}"))
             continue
         body = neutral if neutral.endswith("\n") or not neutral else neutral + "\n"
         chunks += [MARKER.format(index=cell.index), body]
         positions.append((cell.index, 0))
         positions += [(cell.index, line) for line in range(1, body.count("\n") + 1)]
         ends[cell.index] = cell.source.endswith("\n") or not cell.source
-    return VirtualSource("".join(chunks), tuple(positions), tuple(magics), ends, tuple(skipped))
+    return VirtualSource("".join(chunks), tuple(positions), tuple(magics), ends, tuple(errors))
 
 
-def lint_notebook(
-    notebook: Notebook, path: str, lint: Lint
-) -> tuple[Sequence[Finding], VirtualSource]:
+def _cell_order(finding: Finding) -> tuple[int, int, int, str]:
+    return (finding.cell or 0, finding.line, finding.col, finding.code)
+
+
+def _located(virtual: VirtualSource, findings: Iterable[Finding], path: str) -> list[Finding]:
+    return sorted((virtual.map_finding(f, path) for f in findings), key=_cell_order)
+
+
+def lint_notebook(notebook: Notebook, path: str, lint: Lint) -> tuple[list[Finding], VirtualSource]:
     """The findings of a notebook, each located by cell and line within the cell."""
     virtual = build(notebook)
-    findings = [virtual.map_finding(finding, path) for finding in lint(virtual.text)]
-    return sorted(findings, key=lambda f: (f.cell or 0, f.line, f.col, f.code)), virtual
+    return _located(virtual, lint(virtual.text), path), virtual
 
 
-def fix_notebook(notebook: Notebook, lint: Lint, *, unsafe: bool = False) -> tuple[str, FixResult]:
-    """The notebook's new text with fixes applied to its cells (unchanged when none apply)."""
+def check_notebook(text: str, path: str, check: Lint) -> tuple[list[Finding], str | None]:
+    """Lint a notebook's JSON text: findings by cell, and one line naming what was not linted."""
+    try:
+        notebook = load(text)
+    except NotebookError as error:
+        return [], str(error)
+    if notebook.language != "python":
+        return [], None
+    findings, virtual = lint_notebook(notebook, path, check)
+    problems = "; ".join(f"cell {cell}: {message}" for cell, message in virtual.errors)
+    return findings, problems or None
+
+
+@dataclass(frozen=True)
+class NotebookFix:
+    text: str
+    """The notebook's new JSON text (the old one when nothing changed)."""
+    result: FixResult
+    """The fix on the joined module of the cells."""
+    remaining: tuple[Finding, ...]
+    """What is left after fixing, located by cell."""
+    errors: tuple[tuple[int, str], ...]
+    before: Mapping[int, str]
+    after: Mapping[int, str]
+    """Cell sources (by index) before and after, for the changed cells only."""
+
+
+def fix_notebook(notebook: Notebook, path: str, lint: Lint, *, unsafe: bool = False) -> NotebookFix:
+    """Fix the notebook's cells; outputs, metadata and layout stay as they were."""
     virtual = build(notebook)
     result = fix_source(virtual.text, lint, unsafe=unsafe)
     if not result.changed:
-        return notebook.text, result
-    return with_sources(notebook, virtual.split(result.fixed)), result
+        remaining = tuple(_located(virtual, result.remaining, path))
+        return NotebookFix(notebook.text, result, remaining, virtual.errors, {}, {})
+    sources = virtual.split(result.fixed)
+    text = with_sources(notebook, sources)
+    old = {cell.index: cell.source for cell in notebook.cells}
+    after = {index: source for index, source in sources.items() if source != old[index]}
+    fixed_virtual = build(load(text))
+    found = result.remaining if fixed_virtual.text == result.fixed else lint(fixed_virtual.text)
+    before = {index: old[index] for index in after}
+    remaining = tuple(_located(fixed_virtual, found, path))
+    return NotebookFix(text, result, remaining, fixed_virtual.errors, before, after)

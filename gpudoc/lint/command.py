@@ -9,7 +9,7 @@ from typing import Any
 
 from gpudoc.exit_codes import FINDINGS, OK, USAGE, UsageError
 
-FORMAT_CHOICES = ["text", "json"]
+FORMAT_CHOICES = ["text", "json", "sarif", "github"]
 """Output formats; gpudoc.lint.render.FORMATS holds their renderers."""
 
 
@@ -40,6 +40,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     parser.add_argument("--stdin-filename", metavar="PATH", help="the path to report for -")
+    parser.add_argument("--fix", action="store_true", help="apply safe fixes in place")
+    parser.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="with --fix or --diff, also apply fixes that change behaviour (placement)",
+    )
+    parser.add_argument(
+        "--diff", action="store_true", help="print the fixes as a unified diff; write nothing"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,19 +58,38 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give files or directories to lint, or - for standard input")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    if (args.fix or args.diff) and "-" in args.paths:
+        raise UsageError("--fix and --diff work on files, not on standard input")
+    from gpudoc.lint.config import load_config
     from gpudoc.lint.render import FORMATS
 
-    result = lint(args)
+    config = load_config(Path.cwd()).with_cli(args.select, args.ignore)
+    result = lint(args, config)
+    if args.fix or args.diff:
+        return fix(args, config, result)
     FORMATS[args.format](result, sys.stdout, sys.stderr)
     return exit_code(result)
 
 
-def lint(args: argparse.Namespace) -> Any:
-    """Configuration, then the engine: the LintResult of this invocation."""
-    from gpudoc.lint.config import load_config
+def fix(args: argparse.Namespace, config: Any, result: Any) -> int:
+    """--fix writes the fixes and reports what remains; --diff prints them and writes nothing."""
+    from gpudoc.lint.fixfile import fix_result
+    from gpudoc.lint.render import FORMATS, render_diff, render_fixes
+
+    fixed, outcomes = fix_result(result, config, unsafe=args.unsafe_fixes, write=not args.diff)
+    if args.diff:
+        render_diff(fixed, outcomes, sys.stdout, sys.stderr)
+        changed = any(outcome.changed for outcome in outcomes)
+        return USAGE if fixed.errors else FINDINGS if changed or fixed.findings else OK
+    render_fixes(outcomes, sys.stderr)
+    FORMATS[args.format](fixed, sys.stdout, sys.stderr)
+    return exit_code(fixed)
+
+
+def lint(args: argparse.Namespace, config: Any) -> Any:
+    """The engine: the LintResult of this invocation."""
     from gpudoc.lint.engine import lint_paths
 
-    config = load_config(Path.cwd()).with_cli(args.select, args.ignore)
     paths = [args.stdin_filename if p == "-" and args.stdin_filename else p for p in args.paths]
     stdin = sys.stdin.read() if "-" in args.paths else None
     if args.stdin_filename and stdin is not None:

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-SUFFIXES: tuple[str, ...] = (".py",)
-"""File types a directory walk collects (notebook support extends this)."""
+SUFFIXES: tuple[str, ...] = (".py", ".ipynb")
+"""File types a directory walk collects: scripts and Jupyter notebooks."""
 SKIP_DIRS = frozenset(
     {
         ".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".nox", "site-packages",

@@ -25,18 +25,30 @@ PARALLEL_MIN_FILES = 8
 
 
 def lint_source(source: str, path: str = "<stdin>", config: LintConfig | None = None) -> FileResult:
-    """Lint one source text as if it were the file ``path``."""
+    """Lint one source text as the file ``path`` (a notebook's JSON when it ends in .ipynb)."""
     findings, error = _check(source, path)
-    if error is not None:
-        return FileResult(path, error=f"{path}: {error}")
-    return FileResult(path, tuple(_selected(findings, config or LintConfig(), path)))
+    return _result(path, findings, error, config or LintConfig())
 
 
-def _check(source: str, path: str) -> tuple[list[Finding], str | None]:
-    """All rules' findings, or the one-line reason there are none. Never raises."""
+def python_findings(source: str, path: str, config: LintConfig) -> list[Finding]:
+    """The selected findings of one Python text; none when it cannot be analysed (for --fix)."""
     from gpudoc.lint.checker import SourceError, check_source
 
     try:
+        return _selected(check_source(source, path), config, path)
+    except SourceError:
+        return []
+
+
+def _check(source: str, path: str) -> tuple[list[Finding], str | None]:
+    """All rules' findings, and the one-line reason for what was not checked. Never raises."""
+    from gpudoc.lint.checker import SourceError, check_source
+
+    try:
+        if path.endswith(".ipynb"):
+            from gpudoc.lint.cells import check_notebook
+
+            return check_notebook(source, path, lambda text: check_source(text, path))
         return check_source(source, path), None
     except SourceError as error:
         return [], str(error)
@@ -120,9 +132,10 @@ def _result(
     config: LintConfig,
     cached: bool = False,
 ) -> FileResult:
-    if error is not None:
-        return FileResult(display, error=f"{display}: {error}", cached=cached)
-    return FileResult(display, tuple(_selected(findings, config, display)), cached=cached)
+    # A notebook can have both: findings in its good cells, an error for a cell that won't parse.
+    selected = tuple(_selected(findings, config, display))
+    message = f"{display}: {error}" if error is not None else None
+    return FileResult(display, selected, error=message, cached=cached)
 
 
 def _read(target: Target, stdin: str | None) -> str | FileResult:

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any, TextIO
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
 from gpudoc.lint.model import Finding, LintResult
+
+if TYPE_CHECKING:
+    from gpudoc.lint.fixfile import FileFix
 
 Renderer = Callable[[LintResult, TextIO, TextIO], None]
 
 
 def finding_line(finding: Finding) -> str:
-    return f"{finding.path}:{finding.line}:{finding.col}: {finding.code} {finding.message}"
+    cell = f"cell {finding.cell}:" if finding.cell is not None else ""
+    where = f"{finding.path}:{cell}{finding.line}:{finding.col}"
+    return f"{where}: {finding.code} {finding.message}"
 
 
 def summary(result: LintResult) -> str:
@@ -54,6 +59,7 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "name": finding.name,
         "message": finding.message,
         "fixable": finding.fixable,
+        "cell": finding.cell,
     }
 
 
@@ -68,7 +74,65 @@ def render_json(result: LintResult, out: TextIO, err: TextIO) -> None:
         err.write(f"gpudoc lint: error: {error}\n")
 
 
-FORMATS: dict[str, Renderer] = {"text": render_text, "json": render_json}
+def _errors(result: LintResult, err: TextIO) -> None:
+    for error in result.errors:
+        err.write(f"gpudoc lint: error: {error}\n")
+
+
+def render_sarif(result: LintResult, out: TextIO, err: TextIO) -> None:
+    from gpudoc.lint.rule import all_rules
+    from gpudoc.lint.sarif import notebook_locator, to_sarif
+
+    locate = notebook_locator()
+    document = to_sarif(result.findings, all_rules(), locate=locate, errors=result.errors)
+    out.write(json.dumps(document, indent=2) + "\n")
+    _errors(result, err)
+
+
+def render_github(result: LintResult, out: TextIO, err: TextIO) -> None:
+    from gpudoc.lint.sarif import github_annotations, github_error, notebook_locator
+
+    out.write(github_annotations(result.findings, notebook_locator()))
+    for error in result.errors:
+        out.write(github_error(error) + "\n")
+    err.write(summary(result) + "\n")
+
+
+FORMATS: dict[str, Renderer] = {
+    "text": render_text,
+    "json": render_json,
+    "sarif": render_sarif,
+    "github": render_github,
+}
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' * (count != 1)}"
+
+
+def render_fixes(outcomes: Sequence[FileFix], err: TextIO) -> None:
+    """After --fix: what was fixed (the remaining findings are rendered as usual)."""
+    applied = sum(outcome.fixes_applied for outcome in outcomes)
+    files = sum(1 for outcome in outcomes if outcome.changed)
+    if applied:
+        err.write(f"Fixed {_plural(applied, 'finding')} in {_plural(files, 'file')}.\n")
+    for outcome in outcomes:
+        if not outcome.converged:
+            err.write(f"gpudoc lint: warning: {outcome.path}: fixes did not settle; check it\n")
+
+
+def render_diff(result: LintResult, outcomes: Sequence[FileFix], out: TextIO, err: TextIO) -> None:
+    """--diff: the unified diffs on stdout, what they would do on stderr."""
+    for outcome in outcomes:
+        out.write(outcome.diff)
+    applied = sum(outcome.fixes_applied for outcome in outcomes)
+    files = sum(1 for outcome in outcomes if outcome.changed)
+    remaining = len(result.findings)
+    err.write(
+        f"Would fix {_plural(applied, 'finding')} in {_plural(files, 'file')}; "
+        f"{_plural(remaining, 'finding')} would remain.\n"
+    )
+    _errors(result, err)
 
 
 def render_explain(code: str, name: str, doc: str, default_on: bool, out: TextIO) -> None:

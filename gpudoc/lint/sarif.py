@@ -16,7 +16,9 @@ from typing import Any
 from urllib.parse import quote
 
 from gpudoc import __version__
+from gpudoc.lint.fix import read_source
 from gpudoc.lint.model import Edit, Finding
+from gpudoc.lint.notebook import Notebook, NotebookError, load
 
 SCHEMA_URI = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -28,20 +30,41 @@ Locate = Callable[[Finding], "int | None"]
 """For a notebook finding: the line of the .ipynb file's own text that holds it (None: unknown)."""
 
 
+def notebook_locator() -> Locate:
+    """Where a notebook finding lies in the .ipynb file's text; reads each notebook once."""
+    notebooks: dict[str, Notebook | None] = {}
+
+    def locate(finding: Finding) -> int | None:
+        if finding.cell is None:
+            return None
+        if finding.path not in notebooks:
+            try:
+                notebooks[finding.path] = load(read_source(Path(finding.path)))
+            except (OSError, UnicodeDecodeError, NotebookError):
+                notebooks[finding.path] = None
+        notebook = notebooks[finding.path]
+        return notebook.raw_line(finding.cell, finding.line) if notebook else None
+
+    return locate
+
+
 @dataclass(frozen=True)
 class RuleInfo:
     code: str
     name: str
     summary: str
     doc: str
+    default: bool = True
+    """On unless selected otherwise (the GPD9xx band is off by default)."""
 
 
 def rule_info(rule: object) -> RuleInfo:
-    """The metadata of a rule class (duck-typed: ``CODE``, ``NAME``, ``MESSAGE``, docstring)."""
+    """The metadata of a rule class: ``CODE``, ``NAME``, ``SUMMARY``, ``DEFAULT``, docstring."""
     code = str(getattr(rule, "CODE", ""))
     name = str(getattr(rule, "NAME", code))
-    summary = str(getattr(rule, "MESSAGE", "") or name)
-    return RuleInfo(code, name, summary, inspect.cleandoc(getattr(rule, "__doc__", None) or ""))
+    summary = str(getattr(rule, "SUMMARY", "") or name)
+    doc = inspect.cleandoc(getattr(rule, "__doc__", None) or "")
+    return RuleInfo(code, name, summary, doc, bool(getattr(rule, "DEFAULT", True)))
 
 
 def level(code: str) -> str:
@@ -63,10 +86,10 @@ def _artifact(path: str) -> dict[str, Any]:
 
 
 def _region(line: int, col: int, end_line: int, end_col: int) -> dict[str, int]:
-    """A SARIF region from 1-based lines and 0-based columns (SARIF columns are 1-based)."""
-    region = {"startLine": max(line, 1), "startColumn": col + 1}
+    """A SARIF region from a finding's 1-based positions (``end_col`` one past the end)."""
+    region = {"startLine": max(line, 1), "startColumn": max(col, 1)}
     if end_line >= line and (end_line, end_col) > (line, col):
-        region |= {"endLine": end_line, "endColumn": end_col + 1}
+        region |= {"endLine": end_line, "endColumn": end_col}
     return region
 
 
@@ -82,7 +105,7 @@ def _rule_json(info: RuleInfo) -> dict[str, Any]:
         "id": info.code,
         "name": info.name,
         "shortDescription": {"text": info.summary},
-        "defaultConfiguration": {"level": level(info.code), "enabled": True},
+        "defaultConfiguration": {"level": level(info.code), "enabled": info.default},
         "properties": {"tags": ["pytorch", "device-placement"]},
     }
     if info.doc:
@@ -138,8 +161,9 @@ def to_sarif(
     *,
     locate: Locate | None = None,
     root: str | None = None,
+    errors: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """One SARIF 2.1.0 log with one run of gpudoc over ``findings``."""
+    """One SARIF 2.1.0 log with one run of gpudoc over ``findings``; ``errors`` as notifications."""
     ordered = sorted(findings, key=report_order)
     infos = _rules(ordered, rules)
     index = {info.code: number for number, info in enumerate(infos)}
@@ -153,11 +177,20 @@ def to_sarif(
                 "rules": [_rule_json(info) for info in infos],
             }
         },
+        "invocations": [_invocation(errors)],
         "originalUriBaseIds": {SRCROOT: {"uri": root_uri}},
         "columnKind": "unicodeCodePoints",
         "results": [_result(f, index[f.code], locate) for f in ordered],
     }
     return {"$schema": SCHEMA_URI, "version": SARIF_VERSION, "runs": [run]}
+
+
+def _invocation(errors: Sequence[str]) -> dict[str, Any]:
+    notes = [{"level": "error", "message": {"text": error}} for error in errors]
+    invocation: dict[str, Any] = {"executionSuccessful": not errors}
+    if notes:
+        invocation["toolExecutionNotifications"] = notes
+    return invocation
 
 
 def report_order(finding: Finding) -> tuple[str, int, int, int, str]:
@@ -175,12 +208,12 @@ def _escape_property(text: str) -> str:
 
 def github_annotation(finding: Finding, locate: Locate | None = None) -> str:
     """One ``::error ...::`` workflow command; GitHub shows it on the line in the pull request."""
-    where = f"{finding.line}:{finding.col + 1}"
+    where = f"{finding.line}:{finding.col}"
     properties = {"title": f"gpudoc ({finding.code})", "file": finding.path}
     if finding.cell is None:
-        properties |= {"line": str(finding.line), "col": str(finding.col + 1)}
+        properties |= {"line": str(finding.line), "col": str(finding.col)}
         if finding.end_line >= finding.line and finding.end_line:
-            properties |= {"endLine": str(finding.end_line), "endColumn": str(finding.end_col + 1)}
+            properties |= {"endLine": str(finding.end_line), "endColumn": str(finding.end_col)}
     else:
         where = f"cell {finding.cell}:{where}"
         raw_line = locate(finding) if locate else None
@@ -189,6 +222,12 @@ def github_annotation(finding: Finding, locate: Locate | None = None) -> str:
     fields = ",".join(f"{key}={_escape_property(value)}" for key, value in properties.items())
     message = f"{finding.path}:{where}: {finding.code} {finding.message}"
     return f"::{level(finding.code)} {fields}::{_escape_data(message)}"
+
+
+def github_error(error: str) -> str:
+    """A file that could not be linted, as a workflow error (no line: it is about the file)."""
+    path = error.split(":", 1)[0]
+    return f"::error title=gpudoc lint,file={_escape_property(path)}::{_escape_data(error)}"
 
 
 def github_annotations(findings: Iterable[Finding], locate: Locate | None = None) -> str:

@@ -51,7 +51,7 @@ def test_magics_are_neutralised_line_for_line() -> None:
     notebook = load(tutorial_notebook())
     virtual = build(notebook)
     libcst.parse_module(virtual.text)
-    assert dict(virtual.skipped).keys() == {4, 5}
+    assert virtual.errors == ((5, "syntax error at line 1: invalid syntax"),)  # 4 is %%bash
     sources = {cell.index: cell.source.splitlines() for cell in notebook.cells}
     neutralised: list[str] = []
     for number, line in enumerate(virtual.text.splitlines(), start=1):
@@ -81,7 +81,7 @@ def test_findings_are_located_by_cell_and_line() -> None:
     notebook = load(tutorial_notebook())
     findings, _virtual = lint_notebook(notebook, "nb.ipynb", toy_lint)
     where = [(f.cell, f.line, f.col, f.code) for f in findings]
-    assert where == [(3, 3, 0, "GPD103"), (3, 5, 8, "GPD201"), (6, 2, 0, "GPD103")]
+    assert where == [(3, 3, 1, "GPD103"), (3, 5, 9, "GPD201"), (6, 2, 1, "GPD103")]
     assert all(f.path == "nb.ipynb" for f in findings)
     raw_lines = notebook.text.splitlines()
     raw = notebook.raw_line(3, 3)
@@ -90,7 +90,8 @@ def test_findings_are_located_by_cell_and_line() -> None:
 
 def test_fix_writes_back_only_the_changed_source_lines() -> None:
     text = tutorial_notebook()
-    fixed, result = fix_notebook(load(text), toy_lint, unsafe=True)
+    outcome = fix_notebook(load(text), "nb.ipynb", toy_lint, unsafe=True)
+    fixed = outcome.text
     before, after = nbformat.reads(text, 4), nbformat.reads(fixed, 4)
     nbformat.validate(after)
     assert after.metadata == before.metadata
@@ -106,9 +107,10 @@ def test_fix_writes_back_only_the_changed_source_lines() -> None:
     assert after.cells[4].source == before.cells[4].source  # the broken cell is left alone
     changed = [(a, b) for a, b in zip(text.splitlines(), fixed.splitlines(), strict=True) if a != b]
     assert len(changed) == 3 and len(text.splitlines()) == len(fixed.splitlines())
-    assert result.remaining == ()
-    again, second = fix_notebook(load(fixed), toy_lint, unsafe=True)
-    assert again == fixed and not second.changed
+    assert outcome.remaining == () and sorted(outcome.after) == [3, 6]
+    assert outcome.before[6] == before.cells[5].source
+    again = fix_notebook(load(fixed), "nb.ipynb", toy_lint, unsafe=True)
+    assert again.text == fixed and not again.result.changed
 
 
 def test_hand_written_layout_is_kept() -> None:
@@ -125,7 +127,7 @@ def test_hand_written_layout_is_kept() -> None:
         "nbformat_minor": 5,
     }  # fmt: skip
     text = json.dumps(document, indent=2)  # ensure_ascii: "caf\u00e9" stays escaped
-    fixed, _result = fix_notebook(load(text), toy_lint)
+    fixed = fix_notebook(load(text), "nb.ipynb", toy_lint).text
     expected = text.replace('x.to(device)\\n"', 'x = x.to(device)\\n"').replace(
         '"x.to(device)"', '"x = x.to(device)"'
     )
@@ -152,3 +154,17 @@ def test_other_languages_and_broken_files() -> None:
         load("{ not json")
     with pytest.raises(NotebookError, match="no 'cells' list"):
         load('{"metadata": {}}')
+
+
+def test_check_notebook_reports_cells_it_could_not_lint() -> None:
+    from gpudoc.lint.cells import check_notebook
+
+    findings, error = check_notebook(tutorial_notebook(), "nb.ipynb", toy_lint)
+    assert [(f.cell, f.line) for f in findings] == [(3, 3), (3, 5), (6, 2)]
+    assert error == "cell 5: syntax error at line 1: invalid syntax"
+    assert check_notebook("[]", "x.ipynb", toy_lint) == (
+        [],
+        "not a Jupyter notebook (no 'cells' list)",
+    )
+    r_notebook = {"cells": [], "metadata": {"kernelspec": {"language": "R"}}, "nbformat": 4}
+    assert check_notebook(json.dumps(r_notebook), "r.ipynb", toy_lint) == ([], None)

@@ -151,3 +151,27 @@ def test_the_hook_installs_the_small_core_and_never_torch(hook: Hook) -> None:
     assert "gpudoc" in installed and "libcst" in installed
     assert not {"torch", "torchvision", "numpy"} & installed
     assert installed <= SMALL_CORE, installed - SMALL_CORE
+
+
+def test_a_buggy_commit_is_refused_and_a_clean_one_passes(hook: Hook) -> None:
+    (hook.project / "train.py").write_text(BUGGY)
+    refused = hook.commit("train.py")
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0, output
+    assert "gpudoc lint (PyTorch device placement)" in output and "Failed" in output
+    assert "train.py:8:1: GPD103 " in output and "train.py:9:" in output
+    assert git(hook.project, "log", "--format=%s").stdout.split("\n")[0] == "start"
+
+    (hook.project / "train.py").write_text(CLEAN)
+    passed = hook.commit("train.py")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "gpudoc lint (PyTorch device placement)" in passed.stdout + passed.stderr
+    assert git(hook.project, "log", "--format=%s").stdout.split("\n")[0] == "add train.py"
+
+
+def test_try_repo_shows_the_findings(hook: Hook) -> None:
+    (hook.project / "buggy.py").write_text(BUGGY)
+    result = hook.try_repo("buggy.py")
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "buggy.py:8:1: GPD103 " in output

@@ -23,19 +23,21 @@ class DiscardedTensorTo:
 
     CODE = "GPD103"
     NAME = "discarded-tensor-to"
-    MESSAGE = "the result of Tensor.to() is discarded; tensors do not move in place"
+    SUMMARY = "the result of Tensor.to() is discarded; tensors do not move in place"
+    DEFAULT = True
 
 
+# Finding positions are 1-based as printed; Edit columns are 0-based (model.py).
 FINDINGS = [
     Finding(
-        "src/train.py", 12, 4, "GPD103", "discarded-tensor-to", "the result is discarded",
-        end_line=12, end_col=16, fix=Fix((Edit(12, 4, 12, 4, "x = "),), True, "assign it"),
+        "src/train.py", 12, 5, "GPD103", "discarded-tensor-to", "the result is discarded",
+        end_line=12, end_col=17, fix=Fix((Edit(12, 4, 12, 4, "x = "),), True, "assign it"),
     ),
-    Finding("src/train.py", 3, 8, "GPD201", "load-without-map-location", "no map_location",
-            end_line=3, end_col=29, fix=Fix((Edit(3, 28, 3, 28, ", map_location=device"),), False)),
-    Finding("notebooks/eval one.ipynb", 2, 0, "GPD101", "unmoved-input", "images stay on the host",
-            end_line=2, end_col=12, cell=4),
-    Finding("/abs/path/perf.py", 1, 0, "GPD901", "host-factory-then-transfer", "a, b: 100%\nnext"),
+    Finding("src/train.py", 3, 9, "GPD201", "load-without-map-location", "no map_location",
+            end_line=3, end_col=30, fix=Fix((Edit(3, 28, 3, 28, ", map_location=device"),), False)),
+    Finding("notebooks/eval one.ipynb", 2, 1, "GPD101", "unmoved-input", "images stay on the host",
+            end_line=2, end_col=13, cell=4),
+    Finding("/abs/path/perf.py", 1, 1, "GPD901", "host-factory-then-transfer", "a, b: 100%\nnext"),
 ]  # fmt: skip
 
 
@@ -64,7 +66,7 @@ def test_results_rules_and_regions() -> None:
     rule_ids = [rule["id"] for rule in driver["rules"]]
     assert rule_ids == ["GPD101", "GPD103", "GPD201", "GPD901"]
     gpd103 = driver["rules"][1]
-    assert gpd103["shortDescription"]["text"] == DiscardedTensorTo.MESSAGE
+    assert gpd103["shortDescription"]["text"] == DiscardedTensorTo.SUMMARY
     assert (
         gpd103["fullDescription"]["text"]
         == "Finds a tensor's ``.to()`` whose result is thrown away."
@@ -86,7 +88,7 @@ def test_results_rules_and_regions() -> None:
     nb_location = notebook["locations"][0]["physicalLocation"]
     assert nb_location["artifactLocation"]["uri"] == "notebooks/eval%20one.ipynb"
     assert nb_location["region"] == {"startLine": 57}
-    assert notebook["properties"] == {"cell": 4, "cellLine": 2, "cellColumn": 0}
+    assert notebook["properties"] == {"cell": 4, "cellLine": 2, "cellColumn": 1}
     assert "fixes" not in notebook
 
 
@@ -124,3 +126,30 @@ def test_github_annotations() -> None:
     )
     lines = github_annotations(FINDINGS).splitlines()
     assert len(lines) == 4 and lines[0].startswith("::warning title=gpudoc (GPD901)")
+
+
+def test_errors_become_notifications_and_stay_valid() -> None:
+    document = to_sarif(FINDINGS[:1], errors=["bad.py: syntax error at 3:1"], root="/repo")
+    validate(document)
+    (invocation,) = document["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False
+    assert invocation["toolExecutionNotifications"][0]["message"]["text"].startswith("bad.py")
+    clean = to_sarif([], root="/repo")
+    validate(clean)
+    assert clean["runs"][0]["invocations"] == [{"executionSuccessful": True}]
+    assert clean["runs"][0]["results"] == []
+
+
+def test_notebook_findings_point_at_the_line_of_the_ipynb_file(tmp_path: Path) -> None:
+    from test_notebook import tutorial_notebook
+
+    from gpudoc.lint.sarif import notebook_locator
+
+    path = tmp_path / "eval.ipynb"
+    path.write_text(tutorial_notebook())
+    finding = Finding(str(path), 3, 1, "GPD103", "n", "m", cell=3)
+    raw = notebook_locator()(finding)
+    assert raw is not None
+    assert path.read_text().splitlines()[raw - 1].strip() == '"x.to(device)\\n",'
+    missing = Finding(str(tmp_path / "gone.ipynb"), 1, 1, "GPD103", "n", "m", cell=1)
+    assert notebook_locator()(missing) is None

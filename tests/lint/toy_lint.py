@@ -1,5 +1,6 @@
 """A tiny real libcst rule for testing the fix machinery without the rule engine.
 
+Positions follow the engine: finding columns 1-based as printed, edit columns 0-based.
 It reports an expression statement ``name.to(...)`` (a discarded tensor move) and fixes it safely
 to ``name = name.to(...)``, and ``torch.load(x)`` without ``map_location`` with an unsafe fix.
 """
@@ -24,12 +25,12 @@ class _Visitor(cst.CSTVisitor):
             Finding(
                 path="<toy>",
                 line=where.start.line,
-                col=where.start.column,
+                col=where.start.column + 1,
                 code=code,
                 name=code.lower(),
                 message=message,
                 end_line=where.end.line,
-                end_col=where.end.column,
+                end_col=where.end.column + 1,
                 fix=fix,
             )
         )

@@ -1,0 +1,70 @@
+"""Fixes of the real rules: every INVALID example with a fix, and generated programs."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+from hypothesis import HealthCheck, given, settings
+from programs import PROGRAMS
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import python_findings
+from gpudoc.lint.fix import fix_source, keeps_user_code
+from gpudoc.lint.model import Finding
+from gpudoc.lint.rule import Invalid, Rule, all_rules
+
+CONFIG = LintConfig()
+
+
+def lint(text: str) -> list[Finding]:
+    return python_findings(text, "example.py", CONFIG)
+
+
+def _fixable(rule: type[Rule], example: Invalid) -> bool:
+    return any(f.code == rule.CODE and f.fix is not None for f in lint(example.code))
+
+
+FIXABLE = [(r, e) for r in all_rules() for e in r.INVALID if _fixable(r, e)]
+
+
+def test_some_rules_ship_fixes() -> None:
+    assert len({rule.CODE for rule, _ in FIXABLE}) >= 4
+
+
+@pytest.mark.parametrize(
+    ("rule", "example"), FIXABLE, ids=[f"{r.CODE}-{i}" for i, (r, _) in enumerate(FIXABLE)]
+)
+def test_invalid_example_fix_round_trips(rule: type[Rule], example: Invalid) -> None:
+    result = fix_source(example.code, lint, unsafe=True)
+    assert result.changed
+    cst.parse_module(result.fixed)
+    assert keeps_user_code(example.code, result.fixed)
+    assert not [f for f in result.remaining if f.code == rule.CODE], result.fixed
+    assert result.remaining == tuple(lint(result.fixed))
+    assert not fix_source(result.fixed, lint, unsafe=True).changed
+
+
+@pytest.mark.parametrize(
+    ("rule", "example"), FIXABLE, ids=[f"{r.CODE}-{i}" for i, (r, _) in enumerate(FIXABLE)]
+)
+def test_unsafe_fixes_wait_for_the_flag(rule: type[Rule], example: Invalid) -> None:
+    own = [f for f in lint(example.code) if f.code == rule.CODE and f.fix is not None]
+    result = fix_source(example.code, lint, unsafe=False)
+    if all(f.fix is not None and not f.fix.safe for f in own):
+        assert any(f.code == rule.CODE for f in result.remaining)
+    else:
+        assert result.changed
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(PROGRAMS)
+def test_fix_on_generated_programs(source: str) -> None:
+    """--fix never leaves source that fails to parse, never touches a file without findings."""
+    findings = lint(source)
+    result = fix_source(source, lint, unsafe=True)
+    cst.parse_module(result.fixed)
+    assert keeps_user_code(source, result.fixed)
+    if not findings:
+        assert result.fixed == source
+    if result.changed:
+        assert not fix_source(result.fixed, lint, unsafe=True).changed

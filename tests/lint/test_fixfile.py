@@ -1,0 +1,71 @@
+"""fixfile.py: fixing scripts and notebooks on disk, and the --diff view of it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+from test_notebook import tutorial_notebook
+from toy_lint import toy_lint
+
+from gpudoc.lint.fixfile import fix_file
+
+SCRIPT = "import torch\nx = torch.ones(2)\nx.to('cuda')\nstate = torch.load('c.pt')\n"
+
+
+def test_diff_shows_the_fix_and_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    path.write_text(SCRIPT)
+    outcome = fix_file(path, "train.py", toy_lint, unsafe=False, write=False)
+    assert path.read_text() == SCRIPT
+    assert outcome.diff.splitlines()[:2] == ["--- a/train.py", "+++ b/train.py"]
+    assert "-x.to('cuda')" in outcome.diff and "+x = x.to('cuda')" in outcome.diff
+    assert [(f.path, f.line, f.code) for f in outcome.remaining] == [("train.py", 4, "GPD201")]
+    assert outcome.fixes_applied == 1
+
+
+def test_fix_writes_and_reports_what_remains(tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    path.write_text(SCRIPT)
+    outcome = fix_file(path, "train.py", toy_lint, unsafe=True, write=True)
+    assert path.read_text() == SCRIPT.replace("x.to", "x = x.to").replace(
+        "'c.pt'", "'c.pt', map_location=device"
+    )
+    assert outcome.remaining == () and outcome.fixes_applied == 2
+    assert not fix_file(path, "train.py", toy_lint, unsafe=True, write=True).changed
+
+
+def test_notebook_fix_locates_what_remains_by_cell(tmp_path: Path) -> None:
+    path = tmp_path / "eval.ipynb"
+    path.write_text(tutorial_notebook())
+    outcome = fix_file(path, "eval.ipynb", toy_lint, unsafe=False, write=True)
+    assert [(f.cell, f.line, f.code) for f in outcome.remaining] == [(3, 5, "GPD201")]
+    assert outcome.errors == ("eval.ipynb:cell 5: syntax error at line 1: invalid syntax",)
+    assert "--- a/eval.ipynb:cell 3\n+++ b/eval.ipynb:cell 3\n" in outcome.diff
+    assert "\\ No newline" not in outcome.diff
+    cells = nbformat.read(path, as_version=4).cells
+    assert cells[2].source.splitlines()[2] == "x = x.to(device)"
+
+
+def test_what_cannot_be_read_is_one_error_line(tmp_path: Path) -> None:
+    binary = tmp_path / "blob.py"
+    binary.write_bytes(b"\xff\xfe\x00binary")
+    (outcome,) = [fix_file(binary, "blob.py", toy_lint, unsafe=False, write=True)]
+    assert outcome.errors[0].startswith("blob.py: cannot read: ")
+    broken = tmp_path / "broken.ipynb"
+    broken.write_text("{")
+    assert fix_file(broken, "broken.ipynb", toy_lint, unsafe=False, write=True).errors == (
+        "broken.ipynb: not valid JSON: Expecting property name enclosed in double quotes: "
+        "line 1 column 2 (char 1)",
+    )
+
+
+def test_a_notebook_in_another_language_is_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "r.ipynb"
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "source": "x.to(device)"}
+    document = {"cells": [cell], "metadata": {"kernelspec": {"language": "R"}}, "nbformat": 4}
+    path.write_text(json.dumps(document))
+    outcome = fix_file(path, "r.ipynb", toy_lint, unsafe=True, write=True)
+    assert not outcome.changed and outcome.remaining == ()
+    assert json.loads(path.read_text()) == document
