@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from itertools import accumulate
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -15,6 +16,12 @@ from gpudoc.lint.rule import Context, FixSpec, NodeEdit, Report, Rule, all_rules
 PREFILTER = "torch"
 """Files without this text cannot hold PyTorch code: they are not parsed (as in TorchFix)."""
 MAX_LINE_CHARS = 20_000
+MAX_BRACKET_DEPTH = 200
+"""CPython's own tokenizer limit; libcst's native parser overflows its stack far beyond it."""
+NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+UNARY_RUN = re.compile(r"(?:[-+~][ \t]*){500}[\w(]")
+"""500 stacked unary operators: libcst needs seconds to give up on these; Python gives up too."""
+BRACKET_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
 
 
@@ -29,6 +36,12 @@ def check_source(source: str, path: str = "<stdin>") -> list[Finding]:
     longest = max((len(line) for line in source.split("\n")), default=0)
     if longest > MAX_LINE_CHARS:
         raise SourceError(f"a line of {longest} characters is too long to analyse")
+    if UNARY_RUN.search(source):
+        raise SourceError("too deeply nested to parse (500 stacked unary operators)")
+    if _bracket_depth(source) > MAX_BRACKET_DEPTH:
+        raise SourceError(
+            f"brackets nested deeper than {MAX_BRACKET_DEPTH} levels (Python's limit)"
+        )
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
@@ -39,6 +52,11 @@ def check_source(source: str, path: str = "<stdin>") -> list[Finding]:
         return _run_rules(module, source, path)
     except RecursionError:
         raise SourceError("too deeply nested to analyse") from None
+
+
+def _bracket_depth(source: str) -> int:
+    brackets = NOT_BRACKETS.sub("", source)
+    return max(accumulate(map(BRACKET_STEP.__getitem__, brackets)), default=0)
 
 
 def _run_rules(module: cst.Module, source: str, path: str) -> list[Finding]:

@@ -59,7 +59,8 @@ def discover(paths: list[str]) -> Iterator[Target]:
 def _walk(root: Path) -> list[Path]:
     listed = _git_listed(root)
     if listed is not None:
-        return sorted(path for path in listed if not _under_skipped(path, root))
+        venvs: dict[Path, bool] = {}
+        return sorted(path for path in listed if not _under_skipped(path, root, venvs))
     found: list[Path] = []
     for directory, dirnames, filenames in os.walk(root):
         base = Path(directory)
@@ -68,9 +69,18 @@ def _walk(root: Path) -> list[Path]:
     return sorted(found)
 
 
-def _under_skipped(path: Path, root: Path) -> bool:
+def _under_skipped(path: Path, root: Path, venvs: dict[Path, bool]) -> bool:
     parts = path.relative_to(root).parts[:-1]
-    return any(part in SKIP_DIRS or part.endswith(".egg-info") for part in parts)
+    if any(part in SKIP_DIRS or part.endswith(".egg-info") for part in parts):
+        return True
+    directory = root
+    for part in parts:
+        directory = directory / part
+        if directory not in venvs:
+            venvs[directory] = (directory / "pyvenv.cfg").exists()
+        if venvs[directory]:
+            return True
+    return False
 
 
 def _git_listed(root: Path) -> list[Path] | None:

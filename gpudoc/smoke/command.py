@@ -18,7 +18,12 @@ evaluation on the device; throughput at batch 4 and 256.
 exit codes: 0 every device passed (warnings allowed unless --strict), 1 a device failed or hung,
 2 no verdict (bad arguments, torch missing, no device matched, unreadable --data-root).
 
-testing aid: GPUDOC_SMOKE_INJECT=<crash|hang|nan|bitflip>:<worker-index> breaks one worker."""
+testing aid: GPUDOC_SMOKE_INJECT=<crash|hang|nan|bitflip>:<worker-index> breaks one worker;
+with --distributed, <fault>:rank=<r>[@smoke|@collectives|@ddp] breaks one rank.
+
+--distributed: one rank of a torchrun or srun job (torchrun --nproc-per-node=N -m gpudoc smoke
+--distributed); the device smoke on every rank, exact collectives, DDP steps; rank 0 reports and
+every rank exits with the job's verdict."""
 
 
 def add_parser(subparsers: Any) -> None:
@@ -74,6 +79,12 @@ def add_parser(subparsers: Any) -> None:
         help="seconds per device before it is killed and reported HUNG (default 120)",
     )
     parser.add_argument("--serial", action="store_true", help="one device at a time")
+    parser.add_argument(
+        "--distributed",
+        action="store_true",
+        help="run as one rank of a torchrun/srun job: every rank's device, collectives, DDP "
+        "(--device cpu for gloo on CPUs; NCCL on GPUs otherwise)",
+    )
     parser.add_argument("--strict", action="store_true", help="warnings fail the run")
     parser.set_defaults(handler=run)
 
@@ -101,8 +112,10 @@ def run(args: argparse.Namespace) -> int:
     from gpudoc.smoke import render
     from gpudoc.smoke.run import parse_devices, smoke
 
-    _check_injection()
+    _check_injection(args.distributed)
     config = _config(args)
+    if args.distributed:
+        return _run_distributed(args, config)
     devices = parse_devices(args.device) if args.device else None
     err = make_console(stderr=True)
     live = args.json is None and err.is_terminal and sys.stdout.isatty()
@@ -154,13 +167,42 @@ def _data_root(root: str | None, download: bool) -> str | None:
     return os.path.abspath(root)
 
 
-def _check_injection() -> None:
+def _check_injection(distributed: bool) -> None:
     from gpudoc.smoke import inject
 
     try:
-        inject.from_env()
+        faults = inject.from_env()
     except ValueError as error:
         raise UsageError(str(error)) from None
+    if any(f.rank != distributed for f in faults):
+        form = "<fault>:rank=<r>" if distributed else "<fault>:<worker-index>"
+        raise UsageError(
+            f"{inject.ENV}: {'with' if distributed else 'without'} --distributed, "
+            f"name a fault as {form}"
+        )
+
+
+def _run_distributed(args: argparse.Namespace, config: Any) -> int:
+    """This process is one rank; rank 0 prints the job's report, every rank returns its verdict."""
+    from gpudoc.console import make_console
+    from gpudoc.smoke import render
+    from gpudoc.smoke.distributed import Job
+
+    kinds = {d.strip().lower() for d in args.device or ["cuda"]}
+    if not kinds <= {"cpu", "cuda"} or len(kinds) > 1:
+        raise UsageError("with --distributed, --device is cpu or cuda (each rank binds its own)")
+    job = Job(config, kinds.pop(), strict=args.strict)
+    report = job.run()
+    if report is not None:
+        if args.json == "-":
+            sys.stdout.write(render.distributed_json(report))
+        else:
+            if args.json is not None:
+                _write(args.json, render.distributed_json(report))
+            width = None if sys.stdout.isatty() else 150
+            render.print_distributed(report, make_console(width=width))
+        sys.stdout.flush()
+    return job.finish(report)
 
 
 def _write(path: str, text: str) -> None:

@@ -1,6 +1,8 @@
 """Fault injection, a documented testing aid: ``GPUDOC_SMOKE_INJECT=<fault>:<worker-index>``.
 
-Several faults, one per worker, may be given with commas: ``crash:0,nan:2``.
+Several faults, one per worker, may be given with commas: ``crash:0,nan:2``. Under
+``--distributed`` a fault names a rank instead: ``<fault>:rank=<r>[@<phase>]`` (see
+``distributed.py``; the default phase, ``smoke``, strikes the rank's single-device smoke).
 
 Each fault strikes worker ``index`` once, halfway through its first training run, and must turn
 exactly that worker's row into a failure whose reason names the fault:
@@ -23,6 +25,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the parent parses the variable without paying for torch
+    import torch
+
     from gpudoc.smoke.net import Net
     from gpudoc.smoke.train import StepHook
 
@@ -31,10 +35,15 @@ FAULTS = ("crash", "hang", "nan", "bitflip")
 BITFLIP_BIT = 22
 
 
+RANK_PHASES = ("smoke", "collectives", "ddp")
+
+
 @dataclass(frozen=True)
 class Fault:
     kind: str
     index: int
+    rank: bool = False  # ``index`` is a rank of a --distributed job, not a worker index
+    phase: str = "smoke"
 
 
 def parse(spec: str) -> tuple[Fault, ...]:
@@ -42,11 +51,20 @@ def parse(spec: str) -> tuple[Fault, ...]:
     faults = []
     for item in spec.split(","):
         kind, _, index = item.strip().partition(":")
-        if kind not in FAULTS or not index.isdigit():
-            expected = f"<fault>:<worker-index>[,...] with fault one of {', '.join(FAULTS)}"
-            raise ValueError(f"{ENV}={spec!r}: expected {expected}")
-        faults.append(Fault(kind, int(index)))
+        rank = index.startswith("rank=")
+        index, _, phase = index.removeprefix("rank=").partition("@")
+        if kind not in FAULTS or not index.isdigit() or (phase and not rank):
+            raise ValueError(f"{ENV}={spec!r}: expected {_EXPECTED}")
+        if phase and phase not in RANK_PHASES:
+            raise ValueError(f"{ENV}={spec!r}: phase {phase!r} is not one of {RANK_PHASES}")
+        faults.append(Fault(kind, int(index), rank, phase or "smoke"))
     return tuple(faults)
+
+
+_EXPECTED = (
+    f"<fault>:<worker-index>[,...], or <fault>:rank=<r>[@<phase>] under --distributed, with "
+    f"fault one of {', '.join(FAULTS)}"
+)
 
 
 def from_env(environ: Mapping[str, str] = os.environ) -> tuple[Fault, ...]:
@@ -55,7 +73,11 @@ def from_env(environ: Mapping[str, str] = os.environ) -> tuple[Fault, ...]:
 
 
 def fault_for(index: int, environ: Mapping[str, str] = os.environ) -> Fault | None:
-    return next((f for f in from_env(environ) if f.index == index), None)
+    return next((f for f in from_env(environ) if f.index == index and not f.rank), None)
+
+
+def faults_for_rank(rank: int, environ: Mapping[str, str] = os.environ) -> tuple[Fault, ...]:
+    return tuple(f for f in from_env(environ) if f.rank and f.index == rank)
 
 
 def hook(fault: Fault, at_step: int, announce: Callable[[str, int], None]) -> StepHook:
@@ -66,20 +88,32 @@ def hook(fault: Fault, at_step: int, announce: Callable[[str, int], None]) -> St
         if step != at_step:
             return
         announce(fault.kind, step)
-        if fault.kind == "crash":
-            _crash()
-        elif fault.kind == "hang":
-            while True:
-                time.sleep(1)
+        stop(fault.kind)
         with torch.no_grad():
-            weight = net.fc1.weight
-            if fault.kind == "nan":
-                weight[0, 0] = float("nan")
-            else:
-                bits = weight.view(torch.int32).view(-1)
-                bits[0] ^= 1 << BITFLIP_BIT
+            spoil(fault.kind, net.fc1.weight)
 
     return strike
+
+
+def stop(kind: str) -> None:
+    """``crash`` kills this process and ``hang`` stops it for good; other faults do nothing."""
+    if kind == "crash":
+        _crash()
+    elif kind == "hang":
+        while True:
+            time.sleep(1)
+
+
+def spoil(kind: str, tensor: torch.Tensor) -> None:
+    """``nan`` or ``bitflip`` the first element of a float32 ``tensor``, in place."""
+    import torch
+
+    with torch.no_grad():
+        flat = tensor.view(-1)
+        if kind == "nan":
+            flat[0] = float("nan")
+        elif kind == "bitflip":
+            flat.view(torch.int32)[0] ^= 1 << BITFLIP_BIT
 
 
 def _crash() -> None:

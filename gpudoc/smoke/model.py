@@ -199,3 +199,82 @@ class SmokeReport:
                 "notes": tuple(data.get("notes", ())),
             }
         )
+
+
+@dataclass(frozen=True)
+class RankInfo:
+    """Where one rank of a ``--distributed`` job runs; None where a rank never said."""
+
+    rank: int
+    local_rank: int | None = None
+    host: str | None = None
+    pid: int | None = None
+    device: str | None = None
+    launcher: str | None = None
+    gpudoc_version: str | None = None
+    torch_version: str | None = None
+    python_version: str | None = None
+
+
+@dataclass(frozen=True)
+class RankResult:
+    """One rank: its single-device smoke, its share of the collective and DDP checks."""
+
+    info: RankInfo
+    status: Status
+    reason: str | None = None
+    smoke: DeviceResult | None = None
+    checks: tuple[CheckResult, ...] = ()
+    ddp_fingerprint: str | None = None
+    seconds: float | None = None
+
+    def check(self, check_id: str) -> CheckResult | None:
+        return next((c for c in self.checks if c.id == check_id), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RankResult:
+        smoke = data.get("smoke")
+        return cls(
+            **{
+                **data,
+                "info": RankInfo(**data["info"]),
+                "smoke": DeviceResult.from_dict(smoke) if smoke is not None else None,
+                "checks": tuple(CheckResult(**c) for c in data.get("checks", ())),
+            }
+        )
+
+
+@dataclass(frozen=True)
+class DistributedReport:
+    """A whole ``--distributed`` job as rank 0 saw it: one row per rank, one verdict."""
+
+    config: SmokeConfig
+    world_size: int
+    backend: str
+    ranks: tuple[RankResult, ...]
+    overall: Status
+    gpudoc_version: str
+    seconds: float
+    all_reduce_busbw_gb_per_s: float | None = None
+    bandwidth_bytes: int | None = None
+    strict: bool = False
+    schema_version: int = SCHEMA_VERSION
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        return {"schema_version": data.pop("schema_version"), **data}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DistributedReport:
+        return cls(
+            **{
+                **data,
+                "config": SmokeConfig.from_dict(data["config"]),
+                "ranks": tuple(RankResult.from_dict(r) for r in data["ranks"]),
+                "notes": tuple(data.get("notes", ())),
+            }
+        )

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from gpudoc.smoke.model import DeviceResult, SmokeReport
+from gpudoc.smoke.model import DeviceResult, DistributedReport, RankResult, SmokeReport
 
 STYLE = {"PASS": "green", "WARN": "yellow", "FAIL": "bold red", "HUNG": "bold red"}
 PHASES = ("data", "train A", "train B", "evaluate", "throughput")
@@ -158,4 +158,100 @@ def print_report(report: SmokeReport, console: Console) -> None:
 
 
 def to_json(report: SmokeReport) -> str:
+    return json.dumps(report.to_dict(), indent=2, allow_nan=False) + "\n"
+
+
+def _wrong(rank: RankResult) -> str:
+    counts = [rank.check(name) for name in ("all_reduce", "all_gather", "broadcast")]
+    if not any(counts):
+        return "-"
+    return "/".join(str(c.value) if c and c.value is not None else "?" for c in counts)
+
+
+def _ddp(rank: RankResult) -> str:
+    identical, near = rank.check("ddp_identical"), rank.check("ddp_vs_single")
+    if identical is None:
+        return "-"
+    mark = "same" if identical.verdict == "pass" else "DIFFERS"
+    err = f" {near.value:.0e}" if near is not None and isinstance(near.value, float) else ""
+    return f"{(rank.ddp_fingerprint or '-')[:8]} {mark}{err}"
+
+
+def rank_table(ranks: list[RankResult]) -> Table:
+    """One row per rank of one node."""
+    grid = Table(box=None, pad_edge=False, header_style="bold")
+    for title, justify in (
+        ("rank", "right"),
+        ("local", "right"),
+        ("device", "left"),
+        ("name", "left"),
+        ("status", "left"),
+        ("loss", "left"),
+        ("acc", "right"),
+        ("Δfp64", "right"),
+        ("fingerprint", "left"),
+        ("agree", "left"),
+        ("wrong ar/ag/bc", "right"),
+        ("ddp weights", "left"),
+        ("s", "right"),
+    ):
+        grid.add_column(title, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    for rank in ranks:
+        smoke = rank.smoke
+        grid.add_row(
+            str(rank.info.rank),
+            _fmt(rank.info.local_rank, "d"),
+            rank.info.device or "-",
+            (smoke.info.name if smoke and smoke.info else None) or "-",
+            f"[{STYLE[rank.status]}]{rank.status}[/]",
+            _loss(smoke) if smoke else "-",
+            _fmt(smoke.heldout_accuracy if smoke else None, ".2f"),
+            _fmt(smoke.lockstep_max_rel_err if smoke else None, ".1e"),
+            ((smoke.fingerprint if smoke else None) or "-")[:12],
+            (smoke.agreement if smoke else None) or "-",
+            _wrong(rank),
+            _ddp(rank),
+            _fmt(rank.seconds, ".1f"),
+        )
+    return grid
+
+
+def distributed_summary(report: DistributedReport) -> str:
+    bad = [r for r in report.ranks if r.status in ("FAIL", "HUNG")]
+    hosts = len({r.info.host for r in report.ranks})
+    counts = f"{report.world_size - len(bad)} of {report.world_size} ranks on {hosts} nodes passed"
+    return f"{report.overall}: {counts} in {report.seconds:.1f} s ({report.backend})"
+
+
+def print_distributed(report: DistributedReport, console: Console) -> None:
+    """One table per node, each rank's reason when it did not pass, bandwidth, the verdict."""
+    nodes: dict[str, list[RankResult]] = {}
+    for rank in report.ranks:
+        nodes.setdefault(rank.info.host or "unknown host", []).append(rank)
+    for host, ranks in nodes.items():
+        console.print(f"[bold]node {escape(host)}[/] (ranks {_span(ranks)})")
+        console.print(rank_table(ranks))
+    for rank in report.ranks:
+        if rank.status != "PASS" and rank.reason:
+            where = f"rank {rank.info.rank} on {rank.info.host or 'unknown host'}"
+            console.print(
+                f"  {where} [{STYLE[rank.status]}]{rank.status}[/]: {escape(rank.reason)}"
+            )
+    if report.all_reduce_busbw_gb_per_s is not None and report.bandwidth_bytes:
+        size = report.bandwidth_bytes / 2**20
+        bw = report.all_reduce_busbw_gb_per_s
+        console.print(f"  all_reduce bus bandwidth: {bw:.2f} GB/s at {size:.0f} MiB")
+    for note in report.notes:
+        console.print(f"  note: {escape(note)}")
+    console.print(f"[{STYLE[report.overall]}]{distributed_summary(report)}[/]")
+
+
+def _span(ranks: list[RankResult]) -> str:
+    numbers = [r.info.rank for r in ranks]
+    if numbers == list(range(numbers[0], numbers[-1] + 1)) and len(numbers) > 1:
+        return f"{numbers[0]}-{numbers[-1]}"
+    return ", ".join(map(str, numbers))
+
+
+def distributed_json(report: DistributedReport) -> str:
     return json.dumps(report.to_dict(), indent=2, allow_nan=False) + "\n"

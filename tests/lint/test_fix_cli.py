@@ -85,7 +85,8 @@ def test_diff_prints_and_writes_nothing(run_gpudoc: RunGpudoc, tutorial: Path) -
 def test_a_safe_fix_through_the_cli(run_gpudoc: RunGpudoc, tmp_path: Path) -> None:
     script = tmp_path / "prep.py"
     script.write_text(
-        "import torch\n\ndevice = torch.device('cuda')\nx = torch.randn(3)\n"
+        "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "x = torch.randn(3)\n"
         "x.to(device)  # keep me\nprint(x.sum())\n"
     )
     code, _out, err = lint(run_gpudoc, "--fix", "prep.py", cwd=tmp_path)

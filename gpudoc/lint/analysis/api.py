@@ -252,6 +252,7 @@ LIGHTNING_BASES = frozenset(
 DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.IterableDataset"})
 
 DEVICE_LITERAL = re.compile(r"^(cuda|mps|xpu|hpu|npu|xla|meta|privateuseone)(:\d+)?$")
+CUDA_LITERAL = re.compile(r"^cuda(:\d+)?$")
 CPU_LITERAL = re.compile(r"^cpu(:\d+)?$")
 
 DEVICE_NAME = re.compile(r"(^|_)(device|dev|devices|gpu|gpus|cuda|rank|local_rank|gpu_id)$", re.I)

@@ -52,6 +52,8 @@ class CallEvaluator(Evaluator):
             if isinstance(func.value, cst.Call):
                 self.moved_receivers.add(func.value)
             self.note_moved_attribute(func.value)
+            if isinstance(func.value, cst.Name) and func.value.value == "self":
+                self.note_self_placing()
         qualified = self.imports.qualify(func)
         if qualified is not None:
             return self.eval_qualified(node, qualified)
@@ -67,6 +69,12 @@ class CallEvaluator(Evaluator):
 
     def eval_qualified(self, node: cst.Call, qualified: str) -> Value:
         raise NotImplementedError
+
+    def note_self_placing(self) -> None:
+        """``self.to(device)`` / ``self.cuda()`` in ``__init__``: the class places itself."""
+        cls = self.scope.module_class
+        if cls is not None and self.scope.function == "__init__":
+            cls.places_itself = True
 
     def note_moved_attribute(self, receiver: cst.BaseExpression) -> None:
         """``self.mean.to(x.device)`` in forward: the attribute follows its input by hand."""
@@ -86,9 +94,8 @@ class CallEvaluator(Evaluator):
         if local == "dataset":
             return Value(Kind.LOADER, Place.HOST, origin=node)
         if local is not None and not isinstance(local, str):
-            return Value(
-                Kind.MODULE, Place.HOST, weighted=True, managed=local.lightning, origin=node
-            )
+            place = Place.UNKNOWN if local.places_itself else Place.HOST
+            return Value(Kind.MODULE, place, weighted=True, managed=local.lightning, origin=node)
         if callee is not None and callee.kind is Kind.MODULE:
             return self.module_call(node, name, callee, args)
         return self.eval_builtin(name, args)
@@ -184,6 +191,7 @@ class CallEvaluator(Evaluator):
         if method == "cuda":
             self.note_cuda(node, ".cuda()")
             self.facts.flags.places = True
+            self.facts.flags.per_rank_device |= bool(node.args)
             place = Place.DEVICE
         elif method == "cpu":
             place = Place.HOST
@@ -233,12 +241,13 @@ class CallEvaluator(Evaluator):
             return None
         if api.DEVICE_NAME.search(last):
             self.facts.flags.places = True
+            self.facts.flags.per_rank_device |= "rank" in last or "gpu" in last
             return Place.DEVICE
         return None
 
     def note_cuda(self, node: cst.CSTNode, text: str) -> None:
         self.facts.flags.device_notion = True
-        if text.startswith("cuda") or text == ".cuda()":
+        if api.CUDA_LITERAL.match(text) or text == ".cuda()":
             self.scope.cuda_initialised = True
             guarded = self.guard_depth > 0
             self.facts.cuda_mentions.append(
@@ -278,7 +287,7 @@ class CallEvaluator(Evaluator):
                 node,
                 function,
                 self.scope.function,
-                cls is not None and not cls.lightning,
+                cls is not None,
                 has_device,
                 node in self.moved_receivers,
                 zero_dim,

@@ -70,8 +70,6 @@ class ClassFacts(QualifiedCalls):
             return "empty-list"
         if isinstance(expr, cst.Dict) and not expr.elements:
             return "empty-dict"
-        if value.kind is Kind.BATCH and isinstance(expr, cst.ListComp | cst.List | cst.DictComp):
-            return None
         if isinstance(expr, cst.List | cst.ListComp) and self.holds_modules(expr):
             return "module-list"
         if isinstance(expr, cst.Dict | cst.DictComp) and self.holds_modules(expr):
@@ -131,3 +129,15 @@ class ClassFacts(QualifiedCalls):
         name = dotted(func.value) or ""
         if name.startswith("self.") and self.eval_is_module(call.args[-1].value):
             cls.appended_modules.setdefault(name[5:], call)
+
+    def record_item_assignment(self, name: str, statement: cst.CSTNode) -> None:
+        """``self.experts[name] = nn.Linear(...)`` in ``__init__``: a plain dict of modules."""
+        cls = self.scope.module_class
+        if cls is None or self.scope.function != "__init__" or not name.startswith("self."):
+            return
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return
+        small = statement.body[0]
+        value = small.value if isinstance(small, cst.Assign) else None
+        if isinstance(value, cst.Call) and self.eval_is_module(value):
+            cls.appended_modules.setdefault(name[5:], value)

@@ -123,10 +123,10 @@ class Evaluator:
     def eval_attribute(self, node: cst.Attribute) -> Value:
         name = dotted(node)
         if name is not None:
+            self.note_self_attribute(node)
             known = self.scope.lookup(name)
             if known is not None:
                 return known
-            self.note_self_attribute(node)
             if self.imports.qualify(node) is not None:
                 return UNKNOWN
         base = self.eval(node.value)
@@ -228,7 +228,7 @@ class Evaluator:
                 self.scope.env[name] = old
         if result.is_tensorish or result.place is Place.DEVICE:
             return Value(Kind.BATCH, result.place)
-        return Value(Kind.BATCH) if result.kind is Kind.MODULE else UNKNOWN
+        return UNKNOWN
 
     def target_values(self, target: cst.BaseExpression, value: Value) -> list[tuple[str, Value]]:
         """The (name, value) pairs that binding ``value`` to ``target`` produces."""

@@ -95,6 +95,8 @@ class LossWeight:
     target: str | None
     """The name the criterion was bound to."""
     device_name: str | None
+    chained_move: bool
+    """``nn.CrossEntropyLoss(weight=w).to(device)``: the weight buffer moves with it."""
 
 
 @dataclass
@@ -148,6 +150,8 @@ class ModuleClass:
     moved_on_use: set[str] = field(default_factory=set)
     """Attributes moved by .to()/.cuda()/.type_as() where they are used."""
     custom_apply: bool = False
+    places_itself: bool = False
+    """``self.to(...)`` / ``self.cuda()`` in ``__init__``."""
 
 
 @dataclass

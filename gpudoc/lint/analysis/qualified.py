@@ -68,7 +68,10 @@ class QualifiedCalls(CallEvaluator):
             return self.data_loader(node, args)
         if last == "TensorDataset":
             return Value(Kind.LOADER, join_places([arg.place for arg in args]))
-        return self.combine(args)
+        combined = self.combine(args)
+        if combined.kind is Kind.UNKNOWN and _returns_tensor(rest, last):
+            return Value(Kind.TENSOR)
+        return combined
 
     def factory(self, node: cst.Call, function: str, args: list[Value]) -> Value:
         device = keyword_value(node, args, "device")
@@ -137,7 +140,8 @@ class QualifiedCalls(CallEvaluator):
         name = dotted(node.args[0].value) if node.args else None
         has_ids = keyword(node, "device_ids") is not None
         self.facts.ddp_wraps.append(DDPWrap(node, name, inner, has_ids))
-        return replace(inner, kind=Kind.MODULE, weighted=True)
+        # with device_ids, DDP moves its inputs to device_ids[0] itself
+        return replace(inner, kind=Kind.MODULE, weighted=True, wrapper=has_ids)
 
     def nn_constructor(self, node: cst.Call, name: str, args: list[Value]) -> Value:
         if name == "Parameter":
@@ -147,12 +151,17 @@ class QualifiedCalls(CallEvaluator):
         if device is not None:
             place = self.place_of_target(device[0].value, device[1]) or Place.UNKNOWN
         weighted = name in api.WEIGHTED_LAYERS
+        if name in ("Sequential", "ModuleList", "ModuleDict") and not all(
+            arg.kind is Kind.MODULE and arg.place is Place.HOST for arg in args
+        ):
+            place = Place.UNKNOWN  # built from modules that may already be placed
         for weight_name in ("weight", "pos_weight"):
             weight = keyword_value(node, args, weight_name)
             if weight is not None and name.endswith("Loss"):
-                weighted = True
+                device_name = self.scope.device_name()
+                moved = node in self.moved_receivers
                 self.facts.loss_weights.append(
-                    LossWeight(node, weight[0].value, weight[1], None, self.scope.device_name())
+                    LossWeight(node, weight[0].value, weight[1], None, device_name, moved)
                 )
         return Value(Kind.MODULE, place, weighted=weighted, origin=node)
 
@@ -180,3 +189,43 @@ class QualifiedCalls(CallEvaluator):
 
     def cuda_initialised_here(self) -> bool:
         return self.scope.cuda_initialised or self.module_scope.cuda_initialised
+
+
+NOT_TENSOR_FUNCTIONS = frozenset(
+    [
+        "save",
+        "load",
+        "manual_seed",
+        "no_grad",
+        "enable_grad",
+        "inference_mode",
+        "set_grad_enabled",
+        "is_tensor",
+        "numel",
+        "compile",
+        "device",
+        "Generator",
+        "is_grad_enabled",
+        "set_num_threads",
+        "get_num_threads",
+        "seed",
+        "use_deterministic_algorithms",
+        "set_printoptions",
+        "get_default_dtype",
+        "set_default_dtype",
+        "is_floating_point",
+        "is_complex",
+        "initial_seed",
+        "get_rng_state",
+        "set_rng_state",
+        "autocast",
+    ]
+)
+
+
+def _returns_tensor(rest: str, last: str) -> bool:
+    """torch.<op>, torch.nn.functional.<op>, torch.fft/linalg/special.<op>: tensor results."""
+    namespace = rest.rsplit(".", 1)[0] if "." in rest else ""
+    if namespace not in ("", "nn.functional", "fft", "linalg", "special"):
+        return False
+    return last[:1].islower() and last not in NOT_TENSOR_FUNCTIONS

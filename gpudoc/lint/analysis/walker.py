@@ -94,8 +94,14 @@ class Analyzer(ClassFacts):
     def note_cuda_assignment(self, value: cst.BaseExpression) -> None:
         """``device = "cuda"``: a hard-coded device (an IfExp around it is the fallback)."""
         text = string_value(value)
-        if text is not None and text.startswith("cuda"):
+        if text is not None and api.CUDA_LITERAL.match(text):
             self.note_cuda(value, text)
+        if isinstance(value, cst.FormattedString) and any(
+            isinstance(part, cst.FormattedStringText) and "cuda" in part.value
+            for part in value.parts
+        ):
+            self.facts.flags.per_rank_device = True  # f"cuda:{local_rank}"
+            self.facts.flags.device_notion = True
 
     def walk_expression_statement(self, node: cst.Expr, line: cst.SimpleStatementLine) -> None:
         call = node.value
@@ -142,6 +148,7 @@ class Analyzer(ClassFacts):
                 after = self.cuda_initialised_here()
                 self.facts.env_assigns.append(EnvAssign(statement, after))
         elif base is not None:
+            self.record_item_assignment(base, statement)
             held = self.scope.lookup(base)
             if held is not None and held.is_tensorish:
                 self.assign_name(base, held.with_place(Place.UNKNOWN))

@@ -1,0 +1,106 @@
+"""GPD106: new tensors created in forward() or a training step without device=."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+
+STEP_METHODS = frozenset(
+    {
+        "forward", "training_step", "validation_step", "test_step", "predict_step",
+        "train_step", "eval_step", "init_hidden", "init_hidden_state", "reset_hidden",
+    }
+)  # fmt: skip
+
+
+class FactoryWithoutDevice(Rule):
+    """A tensor factory in `forward` (or a training step) without `device=`.
+
+    ## What it does
+    Finds `torch.zeros(...)`, `torch.ones`, `torch.randn`, `torch.arange`, `torch.tensor([...])`
+    and similar calls inside `forward`, `init_hidden` or a Lightning `*_step` method with no
+    `device=` argument and no `.to(...)` / `.type_as(...)` on the result.
+
+    ## Why is this bad?
+    The new tensor is created on the CPU whatever device the input is on; as soon as the model
+    is moved to a GPU, the forward pass fails with `Expected all tensors to be on the same
+    device` or `Input and hidden tensors are not at the same device` (the hidden-state pattern of
+    `time_sequence_prediction` in pytorch/examples).
+
+    ## Example
+    ```python
+    def forward(self, x):
+        h = torch.zeros(x.size(0), self.hidden_size)
+        return self.rnn(x, h)
+    ```
+
+    ## Use instead
+    ```python
+    def forward(self, x):
+        h = torch.zeros(x.size(0), self.hidden_size, device=x.device)
+        return self.rnn(x, h)
+    ```
+
+    ## Known problems
+    `torch.zeros_like`, `x.new_zeros` and 0-dim `torch.tensor(1.0)` are correct and not reported.
+    A CPU tensor used only as an index is reported although PyTorch accepts it. The fix (unsafe:
+    for random factories it changes the random stream) adds `device=<first input>.device`.
+    """
+
+    CODE = "GPD106"
+    NAME = "factory-without-device"
+    SUMMARY = "a tensor created in forward()/a step without device= stays on the CPU"
+    PLACEMENT = False
+    VALID = (
+        """\
+import torch
+import torch.nn as nn
+class RNN(nn.Module):
+    def forward(self, x):
+        h = torch.zeros(x.size(0), 8, device=x.device)
+        c = torch.zeros_like(h)
+        scale = torch.tensor(0.5)
+        return x.new_ones(3) + h + c + scale
+model = RNN().cuda()
+""",
+    )
+    INVALID = (
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class RNN(nn.Module):
+    def forward(self, x):
+        h = torch.zeros(x.size(0), 8)
+        return x + h
+model = RNN().cuda()
+""",
+            line=5,
+            col=13,
+        ),
+    )
+
+    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
+        flags = facts.flags
+        if flags.default_device or not (flags.places or "lightning" in flags.frameworks):
+            return
+        for factory in facts.factories:
+            if factory.method not in STEP_METHODS or factory.has_device:
+                continue
+            if factory.moved_after or factory.zero_dim:
+                continue
+            if factory.method == "forward" and not factory.in_module_class:
+                continue
+            source = "self" if factory.method.endswith("_step") else factory.first_param
+            hint = f"device={source}.device" if source else "device=..."
+            message = (
+                f"`torch.{factory.function}(...)` in `{factory.method}` creates the tensor on the "
+                f"CPU whatever the input's device: pass `{hint}`"
+            )
+            fix = None
+            if source and factory.call.args and not factory.call.args[-1].star:
+                edit = NodeEdit(factory.call.args[-1].value, f", {hint}", "after")
+                fix = FixSpec((edit,), safe=False, description=hint)
+            yield Report(factory.call, message, fix)

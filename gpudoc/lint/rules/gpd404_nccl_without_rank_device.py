@@ -1,0 +1,75 @@
+"""GPD404: an NCCL process group with no per-rank device."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.rule import Context, Invalid, Report, Rule
+
+
+class NcclWithoutRankDevice(Rule):
+    """`init_process_group("nccl")` in a file that never binds each rank to its own GPU.
+
+    ## What it does
+    Finds NCCL process groups created without `device_id=`, in a file with no
+    `torch.cuda.set_device(local_rank)`, `.cuda(rank)`, `.to(local_rank)` or
+    `torch.device("cuda", rank)` / `f"cuda:{rank}"`.
+
+    ## Why is this bad?
+    Every rank uses `cuda:0`: NCCL fails with `Duplicate GPU detected : rank 1 and rank 0 both on
+    CUDA device ...` or the ranks crowd one GPU (facebookresearch/fairchem#597).
+
+    ## Example
+    ```python
+    dist.init_process_group("nccl")
+    model = Net().cuda()
+    ```
+
+    ## Use instead
+    ```python
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+    model = Net().cuda()
+    ```
+
+    ## Known problems
+    A device bound in another module (a launcher helper) is not seen.
+    """
+
+    CODE = "GPD404"
+    NAME = "nccl-without-rank-device"
+    SUMMARY = "an NCCL process group where ranks never pick their own GPU"
+    PLACEMENT = False
+    VALID = (
+        """\
+import torch
+import torch.distributed as dist
+torch.cuda.set_device(local_rank)
+dist.init_process_group(backend="nccl")
+""",
+    )
+    INVALID = (
+        Invalid(
+            """\
+import torch
+import torch.distributed as dist
+dist.init_process_group(backend="nccl")
+model = torch.nn.Linear(4, 2).cuda()
+""",
+            line=3,
+            col=1,
+        ),
+    )
+
+    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
+        if facts.flags.per_rank_device:
+            return
+        for group in facts.process_groups:
+            if group.backend == "nccl" and not group.has_device_id:
+                message = (
+                    "NCCL process group without a per-rank GPU: every rank will use cuda:0; call "
+                    "`torch.cuda.set_device(local_rank)` first (or pass `device_id=`)"
+                )
+                yield Report(group.call, message)

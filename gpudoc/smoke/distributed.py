@@ -1,0 +1,264 @@
+"""`gpudoc smoke --distributed`: one rank of a torchrun or srun job.
+
+Every rank runs the same phases; rank 0 assembles the report:
+
+1. ``info``: where the rank runs (host, device, versions), posted to the job's key-value store.
+2. ``smoke``: the single-device smoke on the rank's device, in a child process with a watchdog
+   (``spawn.run_workers``): a crash or hang there is a failed row, not a dead rank.
+3. ``collectives``: exact all_reduce, all_gather and broadcast; all_reduce bus bandwidth.
+4. ``ddp``: DDP steps; every rank must end bitwise identical, and near one process that trains
+   on the whole global batch.
+
+Results travel through the store (a TCPStore: torchrun's agent store, or rank 0's under srun), so
+rank 0 can report on whatever arrived even when a rank is lost. Before each collective phase a
+``monitored_barrier`` on a gloo side group waits at most the timeout and names the ranks that
+never arrive; no rank enters a collective with a missing peer. The process group has the same
+timeout, so a collective that stalls fails instead of hanging the job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import re
+import signal
+import socket
+import time
+from dataclasses import asdict, replace
+from datetime import timedelta
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from gpudoc import __version__
+from gpudoc.exit_codes import FINDINGS, OK
+from gpudoc.smoke import collectives, inject, job_report, launch
+from gpudoc.smoke.data import load
+from gpudoc.smoke.jobstore import JobStore
+from gpudoc.smoke.model import DeviceResult, DistributedReport, RankInfo, SmokeConfig
+from gpudoc.smoke.spawn import WorkerSpec, run_workers
+from gpudoc.smoke.worker import configure
+
+GRACE_S = 10.0  # slack for start-up skew between ranks
+STOPPED = "the launcher stopped the job (SIGTERM) after a rank failed; its summary names it too"
+
+
+class Job:
+    """This process's rank: runs the phases, and at rank 0 gathers and judges the job."""
+
+    def __init__(self, config: SmokeConfig, device_kind: str, strict: bool = False) -> None:
+        self.env = launch.from_environ(os.environ)
+        self.config, self.device_kind, self.strict = config, device_kind, strict
+        self.rank, self.world = self.env.rank, self.env.world_size
+        self.faults = {f.phase: f for f in inject.faults_for_rank(self.rank)}
+        self.timeout = timedelta(seconds=config.timeout_s)
+        self.started = time.monotonic()
+        self.store: JobStore
+        self.side: Any = None
+        self.device = torch.device("cpu")
+        self.ready = True  # False once this rank cannot take part in collectives
+        self.gate_errors: dict[str, str] = {}
+        self.ran: list[str] = []
+        self.stopping = False  # the launcher sent SIGTERM: another rank failed
+
+    # -- the phases -------------------------------------------------------------------------
+
+    def run(self) -> DistributedReport | None:
+        """All phases on this rank; the report at rank 0, None elsewhere."""
+        os.environ.update(self.env.variables())
+        agent = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
+        self.store = JobStore(self.env, agent, self.timeout + timedelta(seconds=GRACE_S))
+        signal.signal(signal.SIGTERM, self._on_sigterm)
+        self.store.post("info", asdict(self._info()))
+        joined = self._init_groups()
+        self.store.post("smoke", self._smoke().to_dict())
+        corrupt = self._strike("collectives")
+        if joined and self._gate("collectives"):
+            self._collectives(corrupt)
+            corrupt = self._strike("ddp")
+            if self._gate("ddp"):
+                self._ddp(corrupt)
+                self._gate("report")
+        return self._report() if self.rank == 0 else None
+
+    def _info(self) -> RankInfo:
+        return RankInfo(
+            rank=self.rank,
+            local_rank=self.env.local_rank,
+            host=socket.gethostname(),
+            pid=os.getpid(),
+            device=self._device_label(),
+            launcher=self.env.launcher,
+            gpudoc_version=__version__,
+            torch_version=torch.__version__,
+            python_version=platform.python_version(),
+        )
+
+    def _device_label(self) -> str:
+        """cpu, or this rank's GPU: one visible GPU per task (srun --gpus-per-task=1) means
+        cuda:0, else the local rank's. A rank without it fails its smoke and stops the job
+        before the collectives (NCCL with a rank missing would only hang)."""
+        if self.device_kind == "cpu":
+            return "cpu"
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        index = 0 if count == 1 else self.env.local_rank
+        self.ready = self.ready and index < count
+        return f"cuda:{index}"
+
+    def _init_groups(self) -> bool:
+        backend = "gloo" if self.device_kind == "cpu" else "cpu:gloo,cuda:nccl"
+        try:
+            dist.init_process_group(
+                backend,
+                store=dist.PrefixStore("pg", self.store.store),
+                rank=self.rank,
+                world_size=self.world,
+                timeout=self.timeout,
+            )
+            self.side = dist.new_group(backend="gloo", timeout=self.timeout)
+        except Exception as error:  # a rank that never starts: init times out
+            self.gate_errors["init"] = _one_line(error)
+            return False
+        return True
+
+    def _smoke(self) -> DeviceResult:
+        label = self._device_label()
+        env = {"OMP_NUM_THREADS": str(self.config.cpu_threads)}
+        fault = self.faults.get("smoke")
+        env[inject.ENV] = f"{fault.kind}:0" if fault else ""
+        torch_device = label
+        if label.startswith("cuda"):
+            visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+            index = int(label.split(":")[1])
+            env["CUDA_VISIBLE_DEVICES"] = visible.split(",")[index] if visible else str(index)
+            torch_device = "cuda:0"
+        spec = WorkerSpec(0, label, torch_device, env)
+        result = run_workers(self.config, [spec], self.config.timeout_s, lambda i, e: None)[0]
+        return replace(result, index=self.rank)
+
+    def _collectives(self, corrupt: collectives.Corrupt | None) -> None:
+        try:
+            self._bind_device()
+            found = collectives.check_collectives(self.rank, self.world, self.device, corrupt)
+            self.store.post("collectives", asdict(found))
+        except Exception as error:
+            self.ready = False
+            self.store.post("collectives", {"error": _one_line(error)})
+
+    def _ddp(self, corrupt: collectives.Corrupt | None) -> None:
+        try:
+            configure(self.config.cpu_threads)
+            data = load(self.config.data_root)
+            recipe, seed = self.config.recipe, self.config.seed
+            net, losses = collectives.ddp_steps(
+                data.to(self.device), recipe, seed, self.rank, self.world, self.device
+            )
+            if corrupt is not None:
+                corrupt(next(net.parameters()).data)
+            reference = collectives.reference(data, recipe, seed, self.world)
+            self.store.post("ddp", asdict(collectives.outcome(net, losses, reference)))
+        except Exception as error:
+            self.ready = False
+            self.store.post("ddp", {"error": _one_line(error)})
+
+    def _bind_device(self) -> None:
+        label = self._device_label()
+        if label.startswith("cuda"):
+            self.device = torch.device(label)
+            torch.cuda.set_device(self.device)
+
+    def _strike(self, phase: str) -> collectives.Corrupt | None:
+        """An injected fault in this rank's own process, before the gate of ``phase``: ``crash``
+        and ``hang`` never arrive there; ``nan`` and ``bitflip`` spoil the phase's results."""
+        fault = self.faults.get(phase)
+        if fault is None:
+            return None
+        self.store.post("fault", {"kind": fault.kind, "phase": phase})
+        inject.stop(fault.kind)
+        return lambda tensor: inject.spoil(fault.kind, tensor)
+
+    # -- coordination -----------------------------------------------------------------------
+
+    def _on_sigterm(self, signum: int, frame: Any) -> None:
+        """torchrun stops every rank when one dies. Rank 0 stays (torchrun waits 30 s before
+        SIGKILL) to report who is missing; the others say they were stopped, then go."""
+        if self.rank == 0:
+            self.stopping = True
+            self.gate_errors["launcher"] = STOPPED
+            return
+        with contextlib.suppress(Exception):
+            self.store.post("stopped", {"signal": "SIGTERM"})
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    def _gate(self, phase: str) -> bool:
+        """Wait for every rank (naming those that never come); go on only if all are ready."""
+        timeout = self.timeout
+        if phase == "collectives":  # the slowest rank's smoke may take the whole timeout
+            timeout += min(self.timeout, timedelta(seconds=GRACE_S * 3))
+        if self.stopping:  # only to name the ranks that are gone: a dead peer fails it at once
+            timeout = timedelta(seconds=GRACE_S / 2)
+        try:
+            dist.monitored_barrier(self.side, timeout=timeout, wait_all_ranks=True)
+            ready = torch.tensor([1 if self.ready and not self.stopping else 0])
+            dist.all_reduce(ready, op=dist.ReduceOp.MIN, group=self.side)
+        except Exception as error:
+            self.gate_errors[phase] = _one_line(error)
+            return False
+        if not ready.item():
+            self.gate_errors.setdefault(phase, "a rank could not go on (see its row)")
+            return False
+        self.ran.append(phase)
+        return True
+
+    def _expected(self) -> set[str]:
+        """The phases every rank has posted by now, if all went well."""
+        return (
+            {"info", "smoke"}
+            | ({"collectives"} if "ddp" in self.ran else set())
+            | ({"ddp"} if "report" in self.ran else set())
+        )
+
+    def _report(self) -> DistributedReport:
+        wait = 2.0 if self.gate_errors and not self.stopping else 1.0
+        deadline = time.monotonic() + wait
+        posted = {
+            phase: self.store.collect(phase, deadline if phase in self._expected() else 0.0)
+            for phase in ("info", "smoke", "collectives", "ddp", "fault", "stopped")
+        }
+        dead = self.store.dead() if self.gate_errors else set()
+        return job_report.assemble(
+            self.config,
+            self.world,
+            "gloo" if self.device_kind == "cpu" else "nccl",
+            posted,
+            ran=tuple(self.ran),
+            gate_errors=self.gate_errors,
+            dead=dead,
+            seconds=time.monotonic() - self.started,
+            strict=self.strict,
+        )
+
+    def finish(self, report: DistributedReport | None) -> int:
+        """Every rank exits with the job's verdict: rank 0 publishes it, the others read it."""
+        verdict: str
+        if report is not None:
+            readers = sum(1 for r in report.ranks[1:] if r.check("arrived") is None)
+            self.store.publish(report.overall, readers)
+            verdict = report.overall
+        else:
+            verdict = self.store.verdict(self.timeout * 3)
+        if dist.is_initialized():
+            dist.destroy_process_group()
+        return OK if verdict in ("PASS", "WARN") else FINDINGS
+
+
+def _one_line(error: BaseException) -> str:
+    """The first line of an error, without the C++ source location gloo and c10d put first."""
+    text = _SOURCE_LOCATION.sub("", str(error)).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"[:200]
+
+
+_SOURCE_LOCATION = re.compile(r"\[[^\]\s]*\.(?:cc|cpp|h):\d+\] ")
