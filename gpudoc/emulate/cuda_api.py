@@ -238,5 +238,6 @@ def accelerator_functions() -> dict[str, Any]:
         "current_device_index": lambda: STATE.current_index,
         "set_device_index": set_device,
         "current_stream": lambda device=None: DEFAULT_STREAM,
+        "device_index": DeviceContext,
         "synchronize": _named_no_op("synchronize"),
     }

@@ -19,7 +19,7 @@ import torch
 
 from gpudoc.emulate import errors, tracking
 from gpudoc.emulate.state import STATE
-from gpudoc.emulate.tensor import EmulatedTensor, cuda_device, move_tensor, target_index, wrap
+from gpudoc.emulate.tensor import EmulatedTensor, cuda_device, move_tensor, target_index, to_device
 
 # torch.* functions with a ``device=`` argument (from native_functions.yaml, plus the Python ones).
 FACTORY_NAMES: tuple[str, ...] = (
@@ -102,7 +102,7 @@ def _with_device(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], devic
     if isinstance(result, EmulatedTensor) or not isinstance(result, torch.Tensor):
         return result
     requires_grad = result.requires_grad
-    wrapped = wrap(result.detach(), index)
+    wrapped = to_device(result.detach(), index)
     if requires_grad:
         wrapped.requires_grad_(True)
     tracking.set_origin(wrapped, f"created on cuda:{index}")

@@ -4,13 +4,15 @@ own names, with where each was created or moved), and the gpudoc lint rule for t
 from __future__ import annotations
 
 import linecache
+import os
+import re
 from dataclasses import dataclass
 from types import FrameType, TracebackType
 from typing import Any
 
 import torch
 
-from gpudoc.emulate import tracking
+from gpudoc.emulate import errors, tracking
 from gpudoc.emulate.model import DeviceError, SourceLocation, TensorOrigin
 from gpudoc.emulate.rules import classify
 
@@ -34,16 +36,50 @@ def diagnose(error: BaseException) -> DeviceError:
         for (argument, tensor), facts in zip(operands, found, strict=True)
     )
     pattern, code, name = classify(error, operands, found)
+    locations = [source_location(frame) for frame in frames]
+    message = str(error).rstrip()
+    if isinstance(error, errors.CudaInForkedWorkerError):
+        message, worker_frames = _worker_traceback(message)
+        locations += worker_frames
     return DeviceError(
         error_type=_builtin_name(error),
-        message=str(error).rstrip(),
-        location=source_location(frames[-1]) if frames else None,
-        called_from=tuple(source_location(frame) for frame in frames[:-1][-3:]),
+        message=message,
+        location=locations[-1] if locations else None,
+        called_from=tuple(locations[:-1][-3:]),
         operands=origins,
         pattern=pattern,
         rule_code=code,
         rule_name=name,
     )
+
+
+_FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)$')
+
+
+def _worker_traceback(message: str) -> tuple[str, list[SourceLocation]]:
+    """The worker's traceback as a GPU run prints it (no gpudoc frames), and its user frames."""
+    kept: list[str] = []
+    user: list[SourceLocation] = []
+    skipping = False
+    for line in message.splitlines():
+        frame = _FRAME.match(line)
+        if frame is not None:
+            skipping = not tracking.is_user_file(frame["file"]) and _is_gpudoc(frame["file"])
+            if tracking.is_user_file(frame["file"]):
+                number = int(frame["line"])
+                source = _source(frame["file"], number)
+                user.append(SourceLocation(frame["file"], number, frame["function"], source))
+        elif not line.startswith("    "):
+            skipping = False
+        if not skipping:
+            kept.append(line)
+    text = "\n".join(kept).replace("Caught CudaInForkedWorkerError", "Caught RuntimeError")
+    text = text.replace("gpudoc.emulate.errors.CudaInForkedWorkerError", "RuntimeError")
+    return text, user
+
+
+def _is_gpudoc(filename: str) -> bool:
+    return f"{os.sep}gpudoc{os.sep}emulate{os.sep}" in filename
 
 
 def _builtin_name(error: BaseException) -> str:

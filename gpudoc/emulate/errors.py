@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import torch
+import torch.utils.data
+
+from gpudoc.emulate.state import STATE
 
 CUDA_ERROR_TAIL = (
     "\nCUDA kernel errors might be asynchronously reported at any other API call, so the "
@@ -47,13 +50,37 @@ class NumpyOnDeviceError(TypeError):
         self.operands = [("self", tensor)]
 
 
+class CudaInForkedWorkerError(RuntimeError):
+    """CUDA used in a forked DataLoader worker after the parent initialised it.
+
+    One-argument constructor on purpose: the DataLoader re-raises a worker's exception in the
+    main process as ``type(error)(message)``, so this class survives the trip.
+    """
+
+    kind = "cuda-in-forked-worker"
+
+    def __init__(self, message: str = "") -> None:
+        self.operands: list[tuple[str, torch.Tensor]] = []
+        super().__init__(
+            message
+            or "Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, "
+            "you must use the 'spawn' start method"
+        )
+
+
+def check_not_in_forked_worker() -> None:
+    """On a GPU, a forked DataLoader worker cannot touch CUDA once the parent has."""
+    if STATE.cuda_initialized and torch.utils.data.get_worker_info() is not None:
+        raise CudaInForkedWorkerError()
+
+
 class NotEmulatedError(RuntimeError):
     """Something only a real GPU can run (a CUDA extension, a Triton kernel)."""
 
 
 def not_emulated(what: str) -> NotEmulatedError:
     return NotEmulatedError(
-        f"gpudoc run --emulate-cuda cannot emulate {what}: it needs a real GPU. "
+        f"cannot emulate {what}: it needs a real GPU. "
         "Guard it behind a flag, or run this part on a GPU machine."
     )
 
@@ -211,6 +238,22 @@ def _parse_native_functions(text: str) -> dict[tuple[str, str], dict[str, Any]]:
                 keys = {key.strip() for key in stripped.split(":", 1)[0].split(",")}
                 current["cuda"] = current["cuda"] or "CUDA" in keys
     return entries
+
+
+# Device errors that torch's own Python code raises (DataParallel, RNN input checks, ...).
+_TORCH_DEVICE_MESSAGES = (
+    "module must have its parameters and buffers on device",
+    "Expected all tensors to be on the same device",
+    "are not at the same device",
+    "device type tensor to numpy",
+)
+
+
+def is_device_message(failure: BaseException) -> bool:
+    text = str(failure)
+    return isinstance(failure, RuntimeError | TypeError) and any(
+        fragment in text for fragment in _TORCH_DEVICE_MESSAGES
+    )
 
 
 def needs_real_gpu(failure: BaseException) -> str | None:

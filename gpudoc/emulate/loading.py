@@ -16,7 +16,7 @@ import torch
 
 from gpudoc.emulate import tracking
 from gpudoc.emulate.state import STATE
-from gpudoc.emulate.tensor import EmulatedTensor, wrap
+from gpudoc.emulate.tensor import EmulatedTensor, to_device
 
 
 def counted_save(save: Callable[..., Any]) -> Callable[..., Any]:
@@ -71,7 +71,7 @@ def _adopt_tensor(tensor: torch.Tensor, where: tracking.Location | None) -> torc
     if index is None:
         tracking.set_origin(tensor, "loaded to the host", where)
         return tensor
-    wrapped = wrap(tensor.detach(), index)
+    wrapped = to_device(tensor.detach(), index)
     if isinstance(tensor, torch.nn.Parameter):
         wrapped = torch.nn.Parameter(wrapped, requires_grad=tensor.requires_grad)
     elif tensor.requires_grad:

@@ -14,12 +14,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
+import torch.nn.parallel.comm as parallel_comm
 import torch.utils.data
 import torch.utils.data._utils.pin_memory as pin_memory_module
 from torch.nn.modules import module as module_globals
 from torch.optim import optimizer as optimizer_globals
 
-from gpudoc.emulate import cuda_api, device, loading, phases, tracking
+from gpudoc.emulate import cuda_api, device, loading, parallel, phases, tracking
 from gpudoc.emulate.state import STATE
 
 
@@ -64,6 +65,8 @@ def _patch_torch(patcher: _Patcher) -> None:
     for name, value in cuda_api.accelerator_functions().items():
         patcher.set(torch.accelerator, name, value)
     patcher.set(pin_memory_module, "pin_memory", lambda data, device=None: data)
+    for name, function in parallel.FUNCTIONS.items():
+        patcher.set(parallel_comm, name, function)
     patcher.set(torch, "save", loading.counted_save(torch.save))
     patcher.set(torch, "load", loading.adopting_load(torch.load))
     loader = torch.utils.data.DataLoader

@@ -21,7 +21,7 @@ def render(report: EmulationReport, file: IO[str] | None = None, width: int | No
     if report.error is not None:
         _render_error(console, report.error)
     elif report.not_emulated is not None:
-        console.print(Text(f"{TITLE}: stopped. {report.not_emulated}", style="bold yellow"))
+        console.print(Text(f"{TITLE}: stopped: {report.not_emulated}", style="bold yellow"))
     else:
         _render_summary(console, report)
 

@@ -47,6 +47,16 @@ ORDINAL = (
     "device-ordinal-out-of-visible-range",
 )
 INDEXING = ("a host tensor indexed with device indices", "GPD108", "index-device-mismatch")
+DATA_PARALLEL = (
+    "nn.DataParallel with its module not on device_ids[0]",
+    "GPD402",
+    "dataparallel-module-not-on-first-device",
+)
+FORKED_WORKER = (
+    "CUDA used inside a DataLoader worker process (in a Dataset or collate function)",
+    "GPD204",
+    "cuda-in-dataset-worker",
+)
 UNKNOWN = ("tensors on different devices meet in one operation", None, None)
 
 
@@ -74,8 +84,12 @@ def _classify(
         return NUMPY
     if kind == "invalid-device-ordinal":
         return ORDINAL
+    if kind == "cuda-in-forked-worker":
+        return FORKED_WORKER
     if str(error).startswith("indices should be"):
         return INDEXING
+    if str(error).startswith("module must have its parameters and buffers on device"):
+        return DATA_PARALLEL
     hosts = [
         (tensor, facts)
         for (_, tensor), facts in zip(operands, found, strict=True)

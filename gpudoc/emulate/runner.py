@@ -60,11 +60,17 @@ def _execute(target: Target) -> _Outcome:
             runpy.run_path(target.name, run_name="__main__")
     except SystemExit as exit_request:
         return _Outcome(exit_code=_exit_status(exit_request.code))
-    except (errors.EmulatedDeviceError, errors.NumpyOnDeviceError) as device_error:
+    except (
+        errors.EmulatedDeviceError,
+        errors.NumpyOnDeviceError,
+        errors.CudaInForkedWorkerError,
+    ) as device_error:
         return _Outcome(exit_code=1, error=diagnose(device_error))
     except errors.NotEmulatedError as stop:
         return _Outcome(exit_code=1, not_emulated=str(stop))
     except Exception as failure:
+        if errors.is_device_message(failure):
+            return _Outcome(exit_code=1, error=diagnose(failure))
         reason = errors.needs_real_gpu(failure)
         if reason is not None:
             return _Outcome(exit_code=1, not_emulated=str(errors.not_emulated(reason)))

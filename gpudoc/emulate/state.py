@@ -15,6 +15,7 @@ class EmulationState:
     current_index: int = 0
     batch_limit: int | None = None
     devices: list[torch.device] = field(default_factory=lambda: [torch.device("cuda", 0)])
+    cuda_initialized: bool = False  # a tensor reached a device (forked workers inherit this)
     host_requested: bool = False  # the user's code asked for device="cpu" (see tensor.dispatch)
     ops_on_device: int = 0
     tensors_moved: int = 0

@@ -163,12 +163,21 @@ class _ToDevice(torch.autograd.Function):  # type: ignore[misc]
 def _copy_to(tensor: torch.Tensor, index: int | None) -> torch.Tensor:
     data = tensor._inner if isinstance(tensor, EmulatedTensor) else tensor
     data = data.detach().clone()
-    return data if index is None else wrap(data, index)
+    return data if index is None else to_device(data, index)
+
+
+def to_device(data: torch.Tensor, index: int) -> EmulatedTensor:
+    """Every way onto a device goes through here: a move, a factory, a load."""
+    errors.check_not_in_forked_worker()
+    STATE.cuda_initialized = True
+    return EmulatedTensor(data, index)
 
 
 def move_tensor(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     """``tensor.to(...)`` with emulated devices: a copy on the target, as on a GPU."""
     copy_flag = bool(kwargs.pop("copy", False))
+    if args and isinstance(args[0], torch.Tensor):  # to(other): other's device, as Python sees it
+        args = (args[0].device, args[0].dtype, *args[1:])
     device, dtype, _non_blocking, _memory_format = torch._C._nn._parse_to(*args, **kwargs)
     source = tensor._index if isinstance(tensor, EmulatedTensor) else None
     if device is None:

@@ -227,3 +227,51 @@ def test_custom_cuda_operator_stops_with_a_clear_message(gpus: None) -> None:
 def test_the_wrapper_stays_a_cpu_tensor_underneath(gpus: None) -> None:
     tensor = torch.ones(2, device="cuda")
     assert isinstance(tensor, EmulatedTensor) and tensor._inner.device.type == "cpu"
+
+
+def test_embedding_reports_the_kernel_that_checks(gpus: None) -> None:
+    embedding = nn.Embedding(10, 3).cuda()
+    with pytest.raises(RuntimeError) as raised:
+        embedding(torch.tensor([1, 2]))
+    assert str(raised.value) == (
+        "Expected all tensors to be on the same device, but got index is on cpu, different from "
+        "other tensors on cuda:0 (when checking argument in method wrapper_CUDA__index_select)"
+    )
+
+
+def test_torch_compile_runs_eagerly(gpus: None) -> None:
+    layer = nn.Linear(2, 2).cuda()
+    assert torch.compile(layer) is layer
+    assert STATE.phases["torch.compile skipped (eager)"] == 1
+
+
+def test_indexing_a_device_tensor_with_host_indices_works(gpus: None) -> None:
+    values = torch.arange(5, device="cuda")
+    assert values[torch.tensor([0, 4])].tolist() == [0, 4]
+    with pytest.raises(RuntimeError, match=r"indices should be either on cpu or on the same"):
+        torch.arange(5)[torch.tensor([1], device="cuda")]
+
+
+def test_to_another_tensor_takes_its_device_and_dtype(gpus: None) -> None:
+    other = torch.ones(1, dtype=torch.float64, device="cuda:1")
+    moved = torch.zeros(2).to(other)
+    assert moved.device == torch.device("cuda:1") and moved.dtype == torch.float64
+
+
+def test_data_parallel_over_two_devices(gpus: None) -> None:
+    torch.manual_seed(0)
+    model = nn.DataParallel(nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 1))).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    inputs = torch.randn(16, 3).cuda()
+    losses = []
+    for _ in range(10):
+        loss = model(inputs).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]
+    assert model(inputs).device == torch.device("cuda:0")
+    misplaced = nn.DataParallel(nn.Linear(3, 2).to("cuda:1"), device_ids=[0, 1])
+    with pytest.raises(RuntimeError, match=r"on device cuda:0 \(device_ids\[0\]\) but found"):
+        misplaced(inputs)

@@ -135,6 +135,55 @@ def test_bug_scripts_fail_at_their_line(
     assert rule in err
 
 
+def test_cuda_in_a_dataloader_worker(run_gpudoc: RunGpudoc) -> None:
+    code, _out, err = _emulate(run_gpudoc, "fixtures/emulate/cuda_in_worker.py")
+    assert code == 1
+    assert "RuntimeError: Caught RuntimeError in DataLoader worker process" in err
+    assert (
+        "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
+        "multiprocessing, you must use the 'spawn' start method"
+    ) in err
+    line = _line_of("cuda_in_worker.py", "return self.samples[index].to(device)")
+    assert f"at fixtures/emulate/cuda_in_worker.py:{line} in __getitem__" in err
+    assert "gpudoc/emulate" not in err
+
+
+def test_lint_names_the_same_rule_without_running(run_gpudoc: RunGpudoc) -> None:
+    """gpudoc lint and the emulated run agree on each bug fixture that has a lint rule."""
+    expected = {
+        "tutorial_buggy.py": "GPD101",
+        "tutorial_reloaded_net.py": "GPD102",
+        "discarded_to.py": "GPD103",
+        "numpy_on_device.py": "GPD202",
+    }
+    result = run_gpudoc("lint", *(f"fixtures/emulate/{name}" for name in expected), cwd=REPO)
+    for name, code in expected.items():
+        line = {
+            "GPD101": "outputs = net(images)",
+            "GPD102": "net = Net()",
+            "GPD103": "inputs.to(device)",
+            "GPD202": "all_predictions.append(predicted.numpy())",
+        }[code]
+        number = _line_of(name, line)
+        assert f"fixtures/emulate/{name}:{number}:" in result.stdout
+        assert code in result.stdout
+
+
+def test_a_script_that_needs_nccl_stops_with_a_clear_message(
+    run_gpudoc: RunGpudoc, tmp_path: Path
+) -> None:
+    script = tmp_path / "ddp.py"
+    script.write_text(
+        "import os, torch.distributed as dist\n"
+        "os.environ.update(MASTER_ADDR='127.0.0.1', MASTER_PORT='29533')\n"
+        "dist.init_process_group('nccl', rank=0, world_size=1)\n"
+    )
+    result = run_gpudoc("run", "--emulate-cuda", str(script))
+    assert result.returncode == 2
+    assert "stopped: cannot emulate NCCL collectives" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_the_scripts_exit_status_and_arguments_pass_through(
     run_gpudoc: RunGpudoc, tmp_path: Path
 ) -> None:
