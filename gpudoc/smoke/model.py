@@ -108,10 +108,13 @@ class DeviceInfo:
     fp32_precision_conv: str | None = None
 
     def identity(self) -> tuple[Value, ...]:
-        """Devices with equal identity must compute the same bits (uuid and device excluded)."""
-        return tuple(
-            getattr(self, f.name) for f in fields(self) if f.name not in ("device", "uuid")
-        )
+        """Devices with equal identity must compute the same bits. Which device and its serial
+        do not matter; for a GPU neither do the host's threads and ISA (the data's hash covers
+        what the host computes), so GPUs on different hosts of a job can vote together."""
+        ignored = {"device", "uuid"}
+        if self.kind == "cuda":
+            ignored |= {"threads", "cpu_capability"}
+        return tuple(getattr(self, f.name) for f in fields(self) if f.name not in ignored)
 
 
 @dataclass(frozen=True)

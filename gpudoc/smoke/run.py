@@ -36,7 +36,7 @@ def cuda_device_count() -> int:
 
     Without an NVIDIA (or ROCm) driver there is nothing to ask, and the ~2 s torch import is saved.
     """
-    if not any(Path(p).exists() for p in _DRIVER_PATHS):
+    if not _has_driver():
         return 0
     try:
         probe = subprocess.run(
@@ -45,6 +45,10 @@ def cuda_device_count() -> int:
         return int(probe.stdout.strip().splitlines()[-1])
     except (subprocess.SubprocessError, ValueError, IndexError, OSError):
         return 0
+
+
+def _has_driver() -> bool:
+    return any(Path(p).exists() for p in _DRIVER_PATHS)
 
 
 def parse_devices(requested: Sequence[str]) -> list[str]:
@@ -224,6 +228,8 @@ def smoke(
     results = run_workers(config, specs, config.timeout_s, on_event, serial=serial)
     results = with_speedups(slow_peers(vote(results)))
     notes = tuple(f"{d}: not found" for d in missing)
+    if devices is None and not any(s.device != "cpu" for s in specs) and _has_driver():
+        notes += ("an NVIDIA driver is present but torch sees no CUDA device: see gpudoc info",)
     results += [_missing(len(results) + i, d) for i, d in enumerate(missing)]
     return SmokeReport(
         config=config,

@@ -48,6 +48,7 @@ class Worker:
         self.result: DeviceResult | None = None
         self.last_progress: Event | None = None
         self.injected: str | None = None
+        self.protocol_error: str | None = None
         self.started = time.monotonic()
         on_event(spec.index, {"event": "start", "device": spec.device})
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in _finish)
@@ -61,8 +62,11 @@ class Worker:
         request = {"config": config.to_dict(), "device": spec.device, "index": spec.index}
         request["torch_device"] = spec.torch_device
         assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps(request).encode())
-        self.process.stdin.close()
+        try:
+            self.process.stdin.write(json.dumps(request).encode())
+            self.process.stdin.close()
+        except BrokenPipeError:
+            pass  # it died at once; wait() reports how
         self.reader = threading.Thread(target=self._read, args=(self.process.stdout,), daemon=True)
         self.reader.start()
 
@@ -77,7 +81,10 @@ class Worker:
             event.setdefault("device", self.spec.device)
             kind = event.get("event")
             if kind == "result":
-                self.result = DeviceResult.from_dict(event["result"])
+                try:
+                    self.result = DeviceResult.from_dict(event["result"])
+                except (KeyError, TypeError) as error:  # a worker of another gpudoc version
+                    self.protocol_error = f"unreadable result ({type(error).__name__}: {error})"
             elif kind == "progress":
                 self.last_progress = event
             elif kind == "inject":
@@ -95,6 +102,8 @@ class Worker:
         self.reader.join(timeout=5)
         if self.result is not None:
             return self.result
+        if self.protocol_error:
+            return self._failed("FAIL", self.protocol_error)
         code = self.process.returncode
         how = f"killed by {_signal_name(-code)}" if code < 0 else f"exit status {code}"
         detail = _last_line(self.stderr)

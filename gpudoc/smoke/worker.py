@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -105,6 +106,7 @@ def inventory(label: str, device: torch.device) -> DeviceInfo:
     props = torch.cuda.get_device_properties(device)
     return DeviceInfo(
         name=props.name,
+        driver_version=_driver_version(),
         uuid=str(getattr(props, "uuid", "")) or None,
         compute_capability=f"{props.major}.{props.minor}",
         sm_count=props.multi_processor_count,
@@ -113,6 +115,16 @@ def inventory(label: str, device: torch.device) -> DeviceInfo:
         cudnn_version=torch.backends.cudnn.version(),
         **common,
     )
+
+
+def _driver_version() -> str | None:
+    """The NVIDIA kernel module's version (Linux), without NVML: part of a GPU's identity."""
+    try:
+        with open("/proc/driver/nvidia/version", encoding="utf-8") as version:
+            found = re.search(r"Kernel Module(?: for \S+)?\s+([\d.]+)", version.read())
+    except OSError:
+        return None
+    return found.group(1) if found else None
 
 
 def _cpu_name() -> str:
@@ -139,22 +151,32 @@ def run_device(
     """Run every check of one device. ``device`` is the label reported; ``torch_device`` the one
     used (they differ when CUDA_VISIBLE_DEVICES narrows a worker to one GPU)."""
     started = time.perf_counter()
-    report = progress or (lambda phase, done, total: None)
     phase = "start"
+    info = None
+
+    def report(name: str, done: int, total: int) -> None:
+        nonlocal phase
+        phase = name  # so that an error names the phase it happened in
+        if progress is not None:
+            progress(name, done, total)
+
     try:
         configure(config.cpu_threads)
         target = torch.device(torch_device or device)
         _require(target)
         info = inventory(device, target)
-        phase = "data"
-        report(phase, 0, 1)
+        report("data", 0, 1)
         data = load(config.data_root).to(target)
         result = _checks(config, data, target, info, index, fault, report, announce)
     except Exception as error:  # a device fault must be a failed row, never a crash
         message = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-        check = checks.error(phase, message)
         result = DeviceResult(
-            index, device, "FAIL", f"error in {phase}: {message}", checks=(check,)
+            index,
+            device,
+            "FAIL",
+            f"error in {phase}: {message}",
+            info,
+            (checks.error(phase, message),),
         )
     return replace(result, seconds=round(time.perf_counter() - started, 3))
 

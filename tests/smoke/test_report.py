@@ -87,6 +87,17 @@ def test_no_majority_is_a_warning_and_a_lone_device_is_not_cross_checked() -> No
     assert [r.status for r in alone] == ["PASS", "PASS"]
 
 
+def test_gpus_on_hosts_with_other_cpus_still_vote_together() -> None:
+    other_host = replace(gpu(1, "b"), info=replace(H100, threads=8, cpu_capability="AVX2"))
+    assert [r.agreement for r in vote([gpu(0, "a"), other_host])] == ["no majority of 2"] * 2
+    cpu_info = replace(H100, kind="cpu")
+    cpus = [
+        replace(gpu(0, "a"), info=cpu_info),
+        replace(gpu(1, "b"), info=replace(cpu_info, threads=2)),
+    ]
+    assert [r.agreement for r in vote(cpus)] == ["alone", "alone"]  # CPU bits depend on threads
+
+
 def test_a_failed_device_does_not_vote() -> None:
     results = vote([gpu(0, "a"), gpu(1, "b", status="FAIL"), gpu(2, "a")])
     assert [r.agreement for r in results] == ["2/2", None, "2/2"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -126,3 +127,37 @@ def test_live_progress_follows_worker_events() -> None:
         assert second.fields["phase"] == "injecting hang" and second.fields["label"] == "1 cpu"
         live.on_event(0, {"event": "done", "status": "PASS"})
         assert first.completed == 100 and first.fields["phase"] == "PASS"
+
+
+def test_a_device_error_is_a_failed_row_naming_its_phase(data: Data, tmp_path: Path) -> None:
+    from gpudoc.smoke.model import SmokeConfig
+    from gpudoc.smoke.worker import run_device
+
+    missing = run_device(SmokeConfig(), "cuda:0")
+    assert missing.status == "FAIL"
+    assert (
+        missing.reason
+        == "error in start: RuntimeError: device cuda:0 not found (0 CUDA devices visible)"
+    )
+    broken = run_device(SmokeConfig(data_root=str(tmp_path)), "cpu")
+    assert broken.status == "FAIL" and broken.reason is not None
+    assert broken.reason.startswith("error in data: CifarError: no CIFAR-10 at")
+    assert broken.info is not None and broken.info.kind == "cpu"
+
+
+def test_functional_sgd_is_bitwise_torch_optim_sgd(data: Data) -> None:
+    from gpudoc.smoke.train import SGD
+
+    nets = [build_net(0), build_net(0)]
+    optimizers = [
+        torch.optim.SGD(nets[0].parameters(), lr=0.01, momentum=0.9),
+        SGD(nets[1].parameters(), lr=0.01, momentum=0.9),
+    ]
+    for step in range(20):
+        index = torch.arange(step * 32, (step + 1) * 32)
+        images, labels = normalise(data.train_images[index]), data.train_labels[index]
+        for net, optimizer in zip(nets, optimizers, strict=True):
+            optimizer.zero_grad()
+            torch.nn.functional.cross_entropy(net(images), labels).backward()
+            optimizer.step()
+    assert fingerprint(nets[0]) == fingerprint(nets[1]) != fingerprint(build_net(0))
