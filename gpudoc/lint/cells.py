@@ -21,7 +21,7 @@ from gpudoc.lint.notebook import Notebook, NotebookError, load, with_sources
 MARKER = "# %% gpudoc cell {index}\n"
 _MARKER_LINE = re.compile(r"^# %% gpudoc cell (\d+)\n", re.MULTILINE)
 _NEUTRAL = "{indent}pass  # gpudoc: magic {number}"
-_NEUTRAL_LINE = re.compile(r"^[ \t]*pass  # gpudoc: magic (\d+)$", re.MULTILINE)
+_NEUTRAL_LINE = re.compile(r"^[ \t]*pass  # gpudoc: magic (\d+)(?=\r?$)", re.MULTILINE)
 
 _LINE_MAGIC = re.compile(r"[ \t]*(?:%|!|\?|[\w.]+\?\??[ \t]*$|[\w.,\[\] \t]+=[ \t]*[%!])")
 _CELL_MAGIC = re.compile(r"[ \t]*%%(\w+)")

@@ -128,9 +128,11 @@ def render_diff(result: LintResult, outcomes: Sequence[FileFix], out: TextIO, er
     applied = sum(outcome.fixes_applied for outcome in outcomes)
     files = sum(1 for outcome in outcomes if outcome.changed)
     remaining = len(result.findings)
+    unsafe = sum(1 for f in result.findings if f.fix is not None and not f.fix.safe)
+    hint = f" {unsafe} more with --unsafe-fixes." if unsafe else ""
     err.write(
         f"Would fix {_plural(applied, 'finding')} in {_plural(files, 'file')}; "
-        f"{_plural(remaining, 'finding')} would remain.\n"
+        f"{_plural(remaining, 'finding')} would remain.{hint}\n"
     )
     _errors(result, err)
 

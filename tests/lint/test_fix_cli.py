@@ -69,6 +69,12 @@ def test_safe_fix_leaves_behaviour_changes_alone(run_gpudoc: RunGpudoc, tutorial
     assert code == 1 and tutorial.read_text() == before
     assert len(out.splitlines()) == 4  # the remaining findings, as a plain run prints them
     assert "4 fixable with --fix --unsafe-fixes" in err
+    code, out, err = lint(run_gpudoc, "--diff", tutorial.name, cwd=tutorial.parent)
+    assert (code, out) == (1, "")
+    assert (
+        "Would fix 0 findings in 0 files; 4 findings would remain. 4 more with --unsafe-fixes."
+        in err
+    )
 
 
 def test_diff_prints_and_writes_nothing(run_gpudoc: RunGpudoc, tutorial: Path) -> None:

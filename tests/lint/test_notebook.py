@@ -168,3 +168,15 @@ def test_check_notebook_reports_cells_it_could_not_lint() -> None:
     )
     r_notebook = {"cells": [], "metadata": {"kernelspec": {"language": "R"}}, "nbformat": 4}
     assert check_notebook(json.dumps(r_notebook), "r.ipynb", toy_lint) == ([], None)
+
+
+def test_windows_line_endings_in_a_cell_survive_a_fix() -> None:
+    cell = {
+        "cell_type": "code",
+        "metadata": {},
+        "outputs": [],
+        "source": "%time y = 1\r\nx.to(d)\r\n",
+    }
+    text = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    fixed = fix_notebook(load(text), "w.ipynb", toy_lint).text
+    assert json.loads(fixed)["cells"][0]["source"] == "%time y = 1\r\nx = x.to(d)\r\n"
