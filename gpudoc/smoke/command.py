@@ -185,13 +185,16 @@ def _check_injection(distributed: bool) -> None:
 def _run_distributed(args: argparse.Namespace, config: Any) -> int:
     """This process is one rank; rank 0 prints the job's report, every rank returns its verdict."""
     from gpudoc.console import make_console
-    from gpudoc.smoke import render
-    from gpudoc.smoke.distributed import Job
+    from gpudoc.smoke import launch
 
     kinds = {d.strip().lower() for d in args.device or ["cuda"]}
     if not kinds <= {"cpu", "cuda"} or len(kinds) > 1:
         raise UsageError("with --distributed, --device is cpu or cuda (each rank binds its own)")
-    job = Job(config, kinds.pop(), strict=args.strict)
+    env = launch.from_environ(os.environ)  # before torch loads: no launcher is a quick exit 2
+    from gpudoc.smoke import render
+    from gpudoc.smoke.distributed import Job
+
+    job = Job(config, env, kinds.pop(), strict=args.strict)
     report = job.run()
     if report is not None:
         if args.json == "-":

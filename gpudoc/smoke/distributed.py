@@ -34,7 +34,7 @@ import torch.distributed as dist
 
 from gpudoc import __version__
 from gpudoc.exit_codes import FINDINGS, OK
-from gpudoc.smoke import collectives, inject, job_report, launch
+from gpudoc.smoke import checks, collectives, inject, job_report, launch
 from gpudoc.smoke.data import load
 from gpudoc.smoke.jobstore import JobStore
 from gpudoc.smoke.model import DeviceResult, DistributedReport, RankInfo, SmokeConfig
@@ -42,14 +42,17 @@ from gpudoc.smoke.spawn import WorkerSpec, run_workers
 from gpudoc.smoke.worker import configure
 
 GRACE_S = 10.0  # slack for start-up skew between ranks
+LAST_OUT_S = 1.0  # torchrun looks at its workers every 0.1 s
 STOPPED = "the launcher stopped the job (SIGTERM) after a rank failed; its summary names it too"
 
 
 class Job:
     """This process's rank: runs the phases, and at rank 0 gathers and judges the job."""
 
-    def __init__(self, config: SmokeConfig, device_kind: str, strict: bool = False) -> None:
-        self.env = launch.from_environ(os.environ)
+    def __init__(
+        self, config: SmokeConfig, env: launch.LaunchEnv, device_kind: str, strict: bool = False
+    ) -> None:
+        self.env = env
         self.config, self.device_kind, self.strict = config, device_kind, strict
         self.rank, self.world = self.env.rank, self.env.world_size
         self.faults = {f.phase: f for f in inject.faults_for_rank(self.rank)}
@@ -125,6 +128,13 @@ class Job:
 
     def _smoke(self) -> DeviceResult:
         label = self._device_label()
+        if not self.ready:
+            count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+            what = f"no {label} for local rank {self.env.local_rank}: {count} CUDA devices visible"
+            hint = f"{what} (for a CPU-only job: --device cpu)"
+            return DeviceResult(
+                self.rank, label, "FAIL", hint, checks=(checks.error("start", what),)
+            )
         env = {"OMP_NUM_THREADS": str(self.config.cpu_threads)}
         fault = self.faults.get("smoke")
         env[inject.ENV] = f"{fault.kind}:0" if fault else ""
@@ -243,22 +253,28 @@ class Job:
 
     def finish(self, report: DistributedReport | None) -> int:
         """Every rank exits with the job's verdict: rank 0 publishes it, the others read it."""
-        verdict: str
         if report is not None:
+            failed = [r.info.rank for r in report.ranks if r.status in ("FAIL", "HUNG")]
             readers = sum(1 for r in report.ranks[1:] if r.check("arrived") is None)
-            self.store.publish(report.overall, readers)
-            verdict = report.overall
+            self.store.publish({"overall": report.overall, "failed": failed}, readers)
+            verdict: dict[str, Any] = {"overall": report.overall, "failed": failed}
         else:
             verdict = self.store.verdict(self.timeout * 3)
-        if dist.is_initialized():
+        if dist.is_initialized() and not self.gate_errors:  # with a peer lost it could block
             dist.destroy_process_group()
-        return OK if verdict in ("PASS", "WARN") else FINDINGS
+        if verdict["overall"] in ("PASS", "WARN"):
+            return OK
+        if self.rank not in verdict["failed"]:
+            # The failed ranks exit first, so that torchrun's "Root Cause" names one of them.
+            time.sleep(LAST_OUT_S)
+        return FINDINGS
 
 
 def _one_line(error: BaseException) -> str:
     """The first line of an error, without the C++ source location gloo and c10d put first."""
     text = _SOURCE_LOCATION.sub("", str(error)).strip().splitlines()
-    return f"{type(error).__name__}: {text[0] if text else ''}"[:200]
+    first = text[0].split(". ")[0] if text else ""  # gloo goes on with advice and an emoji
+    return f"{type(error).__name__}: {first}"[:200]
 
 
 _SOURCE_LOCATION = re.compile(r"\[[^\]\s]*\.(?:cc|cpp|h):\d+\] ")

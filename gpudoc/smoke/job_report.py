@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from gpudoc import __version__
@@ -54,10 +54,11 @@ def assemble(
     stopped = set(posted.get("stopped", {}))
     absent = lost_ranks(world, posted, gate_errors, dead)
     ddp_winner = _ddp_majority(posted.get("ddp", {}))
+    sharing = _sharing(voted.values())
     rows = []
     for rank in range(world):
         info = posted["info"].get(rank)
-        checks = _smoke_checks(voted.get(rank))
+        checks = _smoke_checks(voted.get(rank)) + _own_device(rank, sharing)
         if "collectives" in ran:
             checks += _collective_checks(posted.get("collectives", {}).get(rank), bool(absent))
         if "ddp" in ran:
@@ -126,16 +127,33 @@ def _interrupted(check_id: str, payload: dict[str, Any] | None, lost: bool) -> C
     return CheckResult(check_id, "fail", None, None, detail)
 
 
+def _sharing(smokes: Iterable[DeviceResult]) -> dict[int, list[int]]:
+    """Rank -> the other ranks that ran on the same GPU (same UUID): a wrong rank-to-GPU map."""
+    by_uuid: dict[str, list[int]] = {}
+    for result in smokes:
+        if result.info is not None and result.info.uuid:
+            by_uuid.setdefault(result.info.uuid, []).append(result.index)
+    return {r: [o for o in ranks if o != r] for ranks in by_uuid.values() for r in ranks}
+
+
+def _own_device(rank: int, sharing: Mapping[int, list[int]]) -> tuple[CheckResult, ...]:
+    others = sharing.get(rank)
+    if not others:
+        return ()
+    detail = f"shares its GPU with rank {', '.join(map(str, others))}: one GPU per rank"
+    return (CheckResult("own_device", "fail", False, True, detail),)
+
+
 def _collective_checks(payload: dict[str, Any] | None, lost: bool) -> tuple[CheckResult, ...]:
     if payload is None or "error" in payload:
         return (_interrupted("collectives", payload, lost),)
     found = []
     for name in COLLECTIVES:
         wrong = int(payload[f"{name}_wrong"])
-        detail = f"{wrong} wrong elements" if wrong else None
+        detail = f"wrong elements: {wrong}" if wrong else None
         if name == "all_gather" and payload["all_gather_wrong_from"]:
             sources = ", ".join(sorted(payload["all_gather_wrong_from"], key=int))
-            detail = f"{wrong} wrong elements, in the parts from rank {sources}"
+            detail = f"wrong elements: {wrong}, in the parts from rank {sources}"
         found.append(CheckResult(name, "pass" if wrong == 0 else "fail", wrong, 0, detail))
     return tuple(found)
 

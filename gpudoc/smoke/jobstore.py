@@ -69,20 +69,21 @@ class JobStore:
         time.sleep(BEAT_S * 2.5)
         return {r for r in range(self.world) if self.store.add(f"beat/{r}", 0) == first[r]}
 
-    def publish(self, verdict: str, readers: int) -> None:
+    def publish(self, verdict: dict[str, Any], readers: int) -> None:
         """Rank 0: the job's verdict, then wait (a little) until ``readers`` ranks have read it."""
-        self.store.set("verdict", verdict)
+        self.store.set("verdict", json.dumps(verdict))
         deadline = time.monotonic() + ACK_WAIT_S
         while self.store.add("acks", 0) < readers and time.monotonic() < deadline:
             time.sleep(0.1)
 
-    def verdict(self, timeout: timedelta) -> str:
-        """Other ranks: the verdict rank 0 published; FAIL if none comes within ``timeout``."""
+    def verdict(self, timeout: timedelta) -> dict[str, Any]:
+        """Other ranks: what rank 0 published (``overall``, ``failed`` ranks); a FAIL that blames
+        this rank if nothing comes within ``timeout``."""
         try:
             self.store.wait(["verdict"], timeout)
-            verdict = str(self.store.get("verdict").decode())
+            verdict: dict[str, Any] = json.loads(self.store.get("verdict"))
             self.store.add("acks", 1)
         except Exception:
             sys.stderr.write(f"gpudoc: rank {self.rank}: no verdict from rank 0; failing\n")
-            return "FAIL"
+            return {"overall": "FAIL", "failed": [self.rank]}
         return verdict

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
+from gpudoc.lint.config import LintConfig
 from gpudoc.lint.engine import lint_source
 from gpudoc.lint.rule import Invalid, Rule, all_rules
 
@@ -13,7 +14,7 @@ INVALID = [(rule, example) for rule in all_rules() for example in rule.INVALID]
 
 
 def _own(rule: type[Rule], code: str) -> list[tuple[int, int]]:
-    findings = lint_source(code, "example.py").findings
+    findings = lint_source(code, "example.py", LintConfig(select=(rule.CODE,))).findings
     return [(f.line, f.col) for f in findings if f.code == rule.CODE]
 
 
@@ -51,3 +52,11 @@ def test_codes_and_names_are_unique() -> None:
     rules = all_rules()
     assert len({r.CODE for r in rules}) == len(rules)
     assert len({r.NAME for r in rules}) == len(rules)
+
+
+def test_off_by_default_rules_need_a_specific_select() -> None:
+    code = "import torch\nmask = torch.ones(4, 8).to('cuda')\n"
+    default = {f.code for f in lint_source(code, "x.py").findings}
+    band = {f.code for f in lint_source(code, "x.py", LintConfig(select=("GPD9",))).findings}
+    everything = {f.code for f in lint_source(code, "x.py", LintConfig(select=("GPD",))).findings}
+    assert "GPD901" not in default and "GPD901" not in everything and "GPD901" in band

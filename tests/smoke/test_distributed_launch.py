@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import RunGpudoc
 
 from gpudoc.smoke import inject
 from gpudoc.smoke.launch import LaunchError, first_host, from_environ
@@ -102,3 +103,21 @@ def test_rank_faults_parse_with_an_optional_phase() -> None:
 def test_bad_rank_faults_are_refused(spec: str) -> None:
     with pytest.raises(ValueError, match=inject.ENV):
         inject.parse(spec)
+
+
+@pytest.mark.parametrize(
+    ("args", "inject_spec", "message"),
+    [
+        (["--distributed"], "", "--distributed needs a launcher: torchrun"),
+        (["--distributed", "--device", "cuda:1"], "", "--device is cpu or cuda"),
+        (["--distributed"], "crash:1", "with --distributed, name a fault as <fault>:rank=<r>"),
+        (["--device", "cpu"], "crash:rank=1", "without --distributed, name a fault as"),
+    ],
+)
+def test_distributed_usage_errors_exit_2_with_one_line(
+    run_gpudoc: RunGpudoc, args: list[str], inject_spec: str, message: str
+) -> None:
+    done = run_gpudoc("smoke", *args, env={inject.ENV: inject_spec})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert done.stdout == ""

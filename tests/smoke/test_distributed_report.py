@@ -5,7 +5,10 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import asdict, replace
+from pathlib import Path
 from typing import Any
+
+import jsonschema
 
 from gpudoc.console import make_console
 from gpudoc.smoke import job_report, render
@@ -19,6 +22,20 @@ from gpudoc.smoke.model import (
 )
 
 CONFIG = SmokeConfig(timeout_s=60.0)
+HERE = Path(__file__).parents[2] / "gpudoc/smoke"
+SCHEMA = json.loads((HERE / "schema_distributed.json").read_text())
+SMOKE_SCHEMA = json.loads((HERE / "schema.json").read_text())
+
+
+def validate(report: dict[str, Any]) -> None:
+    """The job's schema, and each rank's device smoke against gpudoc smoke's own."""
+    jsonschema.validate(report, SCHEMA)
+    result = {"$ref": "#/$defs/result", "$defs": SMOKE_SCHEMA["$defs"]}
+    for rank in report["ranks"]:
+        if rank["smoke"] is not None:
+            jsonschema.validate(rank["smoke"], result)
+
+
 A100 = DeviceInfo(device="cuda:0", name="NVIDIA A100-SXM4-80GB", kind="cuda", sm_count=108)
 
 
@@ -78,7 +95,10 @@ def test_a_healthy_job_passes_with_bus_bandwidth() -> None:
     assert _rank(report, 2).smoke.agreement == "4/4"  # voted across the whole job
     # 16 MiB in 2 ms: algbw 8.39 GB/s, busbw x 2(n-1)/n = 12.58 GB/s
     assert report.all_reduce_busbw_gb_per_s == 12.583
-    assert DistributedReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report
+    data = json.loads(render.distributed_json(report))
+    validate(data)
+    assert next(iter(data)) == "schema_version"
+    assert DistributedReport.from_dict(data) == report
 
 
 def test_a_rank_outside_the_fingerprint_majority_is_named() -> None:
@@ -117,6 +137,7 @@ def test_ranks_that_never_arrive_are_named_hung_or_dead() -> None:
     error = "RuntimeError: [Rank 0]: Ranks 2, 3 failed to pass monitoredBarrier in 60000 ms"
     report = _judge(posted, ran=(), gate_errors={"collectives": error}, dead={2})
     assert [r.status for r in report.ranks] == ["PASS", "PASS", "FAIL", "HUNG"]
+    validate(json.loads(render.distributed_json(report)))
     assert "died before collectives" in (_rank(report, 2).reason or "")
     assert "did not reach collectives within 60 s" in (_rank(report, 3).reason or "")
     assert report.overall == "HUNG"
@@ -144,6 +165,16 @@ def test_a_collective_broken_by_a_lost_peer_does_not_blame_the_survivor() -> Non
     assert _rank(report, 0).status == "PASS"
     assert _rank(report, 0).check("collectives").verdict == "skip"
     assert _rank(report, 1).status == "FAIL"
+
+
+def test_two_ranks_on_one_gpu_are_both_named() -> None:
+    posted = _posted()
+    for rank in (0, 1, 2, 3):
+        info = replace(A100, uuid=f"GPU-{min(rank, 2)}")  # ranks 2 and 3 got the same GPU
+        posted["smoke"][rank] = {**posted["smoke"][rank], "info": asdict(info)}
+    report = _judge(posted)
+    assert [r.status for r in report.ranks] == ["PASS", "PASS", "FAIL", "FAIL"]
+    assert "shares its GPU with rank 3" in (_rank(report, 2).reason or "")
 
 
 def test_version_skew_is_noted() -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import gpudoc_env
+from test_distributed_report import validate
 
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
 SMOKE = ["-m", "gpudoc", "smoke", "--distributed", "--device", "cpu", "--quick"]
@@ -49,6 +50,7 @@ def test_two_cpu_ranks_pass_under_torchrun(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "PASS: 2 of 2 ranks on 1 nodes passed" in done.stdout
     report = json.loads(out.read_text())
+    validate(report)
     assert (report["overall"], report["world_size"], report["backend"]) == ("PASS", 2, "gloo")
     rows = _rows(report)
     assert [rows[r]["info"]["local_rank"] for r in (0, 1)] == [0, 1]

@@ -5,17 +5,14 @@ from __future__ import annotations
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.expressions import Evaluator, string_value
+from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import (
     Argument,
-    CudaMention,
-    FactoryCall,
-    LoadCall,
     ModuleCall,
     NumpyUse,
-    StaleOptimizer,
 )
 from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.records import Records
 from gpudoc.lint.analysis.values import (
     SCALAR,
     UNKNOWN,
@@ -30,13 +27,6 @@ MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
 ITERATION_BUILTINS = frozenset({"iter", "tqdm", "list", "tuple", "sorted", "reversed", "trange"})
 
 
-def keyword(call: cst.Call, name: str) -> cst.Arg | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
-    return None
-
-
 def keyword_value(call: cst.Call, values: list[Value], name: str) -> tuple[cst.Arg, Value] | None:
     """The keyword argument ``name`` and its already evaluated value."""
     for arg, value in zip(call.args, values, strict=True):
@@ -45,7 +35,7 @@ def keyword_value(call: cst.Call, values: list[Value], name: str) -> tuple[cst.A
     return None
 
 
-class CallEvaluator(Evaluator):
+class CallEvaluator(Records):
     def eval_call(self, node: cst.Call) -> Value:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in MOVE_METHODS:
@@ -69,19 +59,6 @@ class CallEvaluator(Evaluator):
 
     def eval_qualified(self, node: cst.Call, qualified: str) -> Value:
         raise NotImplementedError
-
-    def note_self_placing(self) -> None:
-        """``self.to(device)`` / ``self.cuda()`` in ``__init__``: the class places itself."""
-        cls = self.scope.module_class
-        if cls is not None and self.scope.function == "__init__":
-            cls.places_itself = True
-
-    def note_moved_attribute(self, receiver: cst.BaseExpression) -> None:
-        """``self.mean.to(x.device)`` in forward: the attribute follows its input by hand."""
-        cls = self.scope.module_class
-        name = dotted(receiver) or ""
-        if cls is not None and name.startswith("self."):
-            cls.moved_on_use.add(name[5:].split(".")[0])
 
     def eval_args(self, node: cst.Call) -> list[Value]:
         return [self.eval(arg.value) for arg in node.args]
@@ -134,12 +111,15 @@ class CallEvaluator(Evaluator):
         self.facts.module_calls.append(
             ModuleCall(node, name, module, arguments, self.scope.device_name())
         )
+        self.check_conditional_move(node, name, module, values)
         if module.stale:
             for rebinding in self.facts.rebindings:
                 if rebinding.name == name and rebinding.first_use is None:
                     rebinding.first_use = node
         if module.weighted and module.place is not Place.UNKNOWN:
             return Value(Kind.TENSOR, module.place)
+        if not module.weighted:
+            self.record_mixed(node, name, values)
         return self.combine([*values, Value(Kind.TENSOR, module.place)])
 
     # -- methods ----------------------------------------------------------------------------
@@ -197,6 +177,8 @@ class CallEvaluator(Evaluator):
             place = Place.HOST
         else:
             place = self.target_place(node, args)
+        if place is Place.DEVICE:
+            self.note_host_then_transfer(node)
         if place is Place.UNKNOWN:
             return receiver if receiver.kind is not Kind.UNKNOWN else UNKNOWN
         if receiver.kind is Kind.UNKNOWN:
@@ -245,55 +227,7 @@ class CallEvaluator(Evaluator):
             return Place.DEVICE
         return None
 
-    def note_cuda(self, node: cst.CSTNode, text: str) -> None:
-        self.facts.flags.device_notion = True
-        if api.CUDA_LITERAL.match(text) or text == ".cuda()":
-            self.scope.cuda_initialised = True
-            guarded = self.guard_depth > 0
-            self.facts.cuda_mentions.append(
-                CudaMention(node, text, guarded, self.scope.device_name())
-            )
-
-    def check_stale_optimizer(self, node: cst.Call, receiver: cst.BaseExpression) -> None:
-        name = dotted(receiver)
-        if name is None or name not in self.scope.optimizers:
-            return
-        module, built_at = self.scope.optimizers[name]
-        rebound = self.scope.rebound_at.get(module)
-        if rebound is not None and rebound[0] > built_at:
-            self.facts.stale_optimizers.append(StaleOptimizer(node, name, module, rebound[1]))
-            del self.scope.optimizers[name]
-
     # -- facts recorded by qualified.py -----------------------------------------------------
-    def record_load(self, node: cst.Call) -> None:
-        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
-        if len(positional) < 2 and keyword(node, "map_location") is None:
-            self.facts.loads.append(LoadCall(node, self.scope.device_name()))
-
-    def record_numpy(self, node: cst.Call, function: str, args: list[Value]) -> None:
-        for arg, value in zip(node.args, args, strict=True):
-            if value.is_tensorish and value.place is Place.DEVICE:
-                self.facts.numpy_uses.append(NumpyUse(node, arg.value, value, function))
-                return
-
-    def record_factory(self, node: cst.Call, function: str, has_device: bool) -> None:
-        if self.scope.function is None:
-            return
-        first = node.args[0].value if node.args else None
-        zero_dim = function == "tensor" and isinstance(first, cst.Integer | cst.Float)
-        cls = self.scope.module_class
-        self.facts.factories.append(
-            FactoryCall(
-                node,
-                function,
-                self.scope.function,
-                cls is not None,
-                has_device,
-                node in self.moved_receivers,
-                zero_dim,
-                self.scope.first_tensor_param,
-            )
-        )
 
 
 def _looks_like_model(receiver: cst.BaseExpression) -> bool:

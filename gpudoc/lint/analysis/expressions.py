@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.facts import Facts, ModuleClass
+from gpudoc.lint.analysis.facts import DeviceCompare, Facts, ModuleClass
 from gpudoc.lint.analysis.names import ImportTable, dotted
 from gpudoc.lint.analysis.scope import Scope
 from gpudoc.lint.analysis.values import (
@@ -59,6 +59,8 @@ class Evaluator:
         self.guard_depth = 0
         self.step = 0
         self.moved_receivers: set[cst.Call] = set()
+        self.branch_tests: list[cst.BaseExpression] = []
+        """Tests of the enclosing ``if`` statements, innermost last."""
         self.local_classes: dict[str, ModuleClass | str] = {}
         """Class name -> its ModuleClass, or ``"dataset"``."""
 
@@ -76,6 +78,7 @@ class Evaluator:
         if isinstance(node, cst.BinaryOperation):
             return self.combine([self.eval(node.left), self.eval(node.right)])
         if isinstance(node, cst.Comparison):
+            self.note_device_compare(node)
             values = [self.eval(node.left)]
             values += [self.eval(target.comparator) for target in node.comparisons]
             return self.combine(values)
@@ -110,6 +113,35 @@ class Evaluator:
 
     def eval_call(self, node: cst.Call) -> Value:
         raise NotImplementedError
+
+    def note_device_compare(self, node: cst.Comparison) -> None:
+        if len(node.comparisons) != 1:
+            return
+        target = node.comparisons[0]
+        if not isinstance(target.operator, cst.Equal | cst.NotEqual):
+            return
+        for device_side, other in ((node.left, target.comparator), (target.comparator, node.left)):
+            if isinstance(device_side, cst.Attribute) and device_side.attr.value == "device":
+                compare = self.device_compare(node, device_side, other)
+                if compare is not None:
+                    self.facts.device_compares.append(compare)
+                return
+
+    def device_compare(
+        self, node: cst.Comparison, device_side: cst.Attribute, other: cst.BaseExpression
+    ) -> DeviceCompare | None:
+        text = string_value(other)
+        if text is not None:
+            known = api.DEVICE_LITERAL.match(text) or api.CPU_LITERAL.match(text)
+            return DeviceCompare(node, device_side, other, text, True) if known else None
+        if not isinstance(other, cst.Call) or len(other.args) != 1:
+            return None
+        if self.imports.qualify(other.func) != "torch.device":
+            return None
+        inner = string_value(other.args[0].value)
+        if inner is not None and ":" not in inner and inner != "cpu":
+            return DeviceCompare(node, device_side, other, inner, False)
+        return None
 
     # -- the rest -------------------------------------------------------------------------
     def combine(self, values: list[Value]) -> Value:

@@ -28,6 +28,46 @@ class ModuleCall:
 
 
 @dataclass
+class MixedCall:
+    """A loss module or torch function called on tensors: all must share one device."""
+
+    call: cst.Call
+    function: str
+    args: list[Argument]
+    device_name: str | None
+
+
+@dataclass
+class ConditionalMove:
+    """A module moved only inside an unrelated ``if``, then used with device data after it."""
+
+    statement: cst.CSTNode
+    name: str
+    test: cst.BaseExpression
+
+
+@dataclass
+class DeviceCompare:
+    """``x.device == "cuda"`` / ``x.device == torch.device("cuda")``: never true as intended."""
+
+    node: cst.Comparison
+    device_side: cst.Attribute
+    other: cst.BaseExpression
+    text: str
+    """The compared device text, ``cuda``."""
+    is_string: bool
+
+
+@dataclass
+class HostThenTransfer:
+    """``torch.zeros(...).to(device)``: built on the host, then copied."""
+
+    move: cst.Call
+    factory: cst.Call
+    function: str
+
+
+@dataclass
 class Rebinding:
     """``name = Module()`` where ``name`` held a module placed on the device before."""
 
@@ -174,6 +214,10 @@ class FileFlags:
 class Facts:
     flags: FileFlags = field(default_factory=FileFlags)
     module_calls: list[ModuleCall] = field(default_factory=list)
+    mixed_calls: list[MixedCall] = field(default_factory=list)
+    conditional_moves: list[ConditionalMove] = field(default_factory=list)
+    device_compares: list[DeviceCompare] = field(default_factory=list)
+    host_then_transfer: list[HostThenTransfer] = field(default_factory=list)
     rebindings: list[Rebinding] = field(default_factory=list)
     discarded_moves: list[DiscardedMove] = field(default_factory=list)
     loads: list[LoadCall] = field(default_factory=list)

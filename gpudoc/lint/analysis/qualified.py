@@ -7,10 +7,11 @@ from dataclasses import replace
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.calls import CallEvaluator, keyword, keyword_value
+from gpudoc.lint.analysis.calls import CallEvaluator, keyword_value
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import DDPWrap, EnvAssign, LossWeight, ProcessGroupInit
 from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.records import keyword
 from gpudoc.lint.analysis.values import SCALAR, UNKNOWN, Kind, Place, Value, join_places
 
 ENV_SETTERS = frozenset({"os.environ.setdefault", "os.putenv", "os.environ.update"})
@@ -68,6 +69,8 @@ class QualifiedCalls(CallEvaluator):
             return self.data_loader(node, args)
         if last == "TensorDataset":
             return Value(Kind.LOADER, join_places([arg.place for arg in args]))
+        if rest.startswith("nn.functional.") or "." not in rest:
+            self.record_mixed(node, f"torch.{rest}", args)
         combined = self.combine(args)
         if combined.kind is Kind.UNKNOWN and _returns_tensor(rest, last):
             return Value(Kind.TENSOR)

@@ -62,11 +62,15 @@ class Value:
     """The statement (or ``for`` loop) that bound the name: where a fix inserts a move."""
     origin: cst.CSTNode | None = None
     """For modules: the expression that created it."""
+    moved_if: cst.BaseExpression | None = None
+    """For modules moved inside an ``if`` about something else: that test (placed on some paths)."""
+    moved_at: cst.CSTNode | None = None
     items: tuple[Value, ...] | None = None
     """For tuples of known shape: the value of each element."""
 
     def with_place(self, place: Place) -> Value:
-        return replace(self, place=place, stale=False if place is Place.DEVICE else self.stale)
+        stale = False if place is Place.DEVICE else self.stale
+        return replace(self, place=place, stale=stale, moved_if=None, moved_at=None)
 
     def bound_at(self, node: cst.CSTNode) -> Value:
         return replace(self, binding=node)

@@ -65,6 +65,7 @@ class Analyzer(ClassFacts):
         self.eval(node.test)
         guarded = is_guard(node.test)
         self.guard_depth += guarded
+        self.branch_tests.append(node.test)
         self.walk_body(node.body)
         self.guard_depth -= guarded
         orelse = node.orelse
@@ -72,6 +73,7 @@ class Analyzer(ClassFacts):
             self.walk_if(orelse)
         elif orelse is not None:
             self.walk_body(orelse.body)
+        self.branch_tests.pop()
 
     def walk_small(self, node: cst.BaseSmallStatement, line: cst.SimpleStatementLine) -> None:
         if isinstance(node, cst.Assign):
@@ -122,7 +124,12 @@ class Analyzer(ClassFacts):
                 DiscardedMove(node, call, receiver_node, receiver, method, receiver.by_name)
             )
         elif name is not None and method in ("to", "cuda", "cpu"):
-            self.assign_name(name, replace(result, kind=receiver.kind, binding=receiver.binding))
+            moved = replace(result, kind=receiver.kind, binding=receiver.binding)
+            test = self.branch_tests[-1] if self.branch_tests else None
+            unrelated = test is not None and self.guard_depth == 0 and not _is_main_test(test)
+            if unrelated and receiver.kind is Kind.MODULE and result.place is Place.DEVICE:
+                moved = replace(moved, moved_if=test, moved_at=line)
+            self.assign_name(name, moved)
             if result.place is Place.DEVICE:
                 self.facts.moved_names.add(name)
 
@@ -222,6 +229,10 @@ def _tensor_subscript(node: cst.BaseExpression) -> bool:
         return False
     base = (dotted(node.value) or "").rsplit(".", 1)[-1]
     return base.lower() in ("batch", "data", "inputs", "sample", "samples", "tensors", "x")
+
+
+def _is_main_test(test: cst.BaseExpression) -> bool:
+    return isinstance(test, cst.Comparison) and dotted(test.left) == "__name__"
 
 
 def analyze(module: cst.Module) -> Analyzer:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._helpers import move_after_binding
@@ -110,6 +111,41 @@ def test(model, device, test_loader):
         flags = facts.flags
         if flags.default_device or "lightning" in flags.frameworks:
             return
+        reported: set[int] = set()
+        for report, binding in self.module_inputs(facts, context):
+            reported.add(id(binding))
+            yield report
+        # a tensor whose .to(device) was discarded is reported once, as GPD103
+        discarded = {dotted(m.receiver) for m in facts.discarded_moves}
+        yield from self.mixed_inputs(facts, context, reported, discarded)
+
+    def mixed_inputs(
+        self, facts: Facts, context: Context, reported: set[int], discarded: set[str | None]
+    ) -> Iterator[Report]:
+        """A loss or torch function on a device tensor and a host one (a batch half moved)."""
+        for call in facts.mixed_calls:
+            if not any(a.value.is_tensorish and a.value.place is Place.DEVICE for a in call.args):
+                continue
+            for arg in call.args:
+                value = arg.value
+                if not (value.is_tensorish and value.place is Place.HOST):
+                    continue
+                if id(value.binding) in reported or (arg.name and arg.name in discarded):
+                    break  # the same batch was reported where it entered the model
+                reported.add(id(value.binding))
+                shown = arg.name or context.code(arg.node)
+                device = call.device_name or "device"
+                message = (
+                    f"`{shown}` is still on the host but `{call.function}` also gets tensors on "
+                    f"the device: move it first (`{shown} = {shown}.to({device})`)"
+                )
+                fix = None
+                if arg.name is not None and "." not in arg.name and value.kind.value == "tensor":
+                    fix = move_after_binding(value.binding, arg.name, call.device_name)
+                yield Report(arg.node, message, fix)
+                break
+
+    def module_inputs(self, facts: Facts, context: Context) -> Iterator[tuple[Report, object]]:
         for call in facts.module_calls:
             module = call.module
             if not module.is_device_module or module.wrapper or module.managed:
@@ -130,5 +166,5 @@ def test(model, device, test_loader):
                 fix = None
                 if arg.name is not None and "." not in arg.name and value.kind.value == "tensor":
                     fix = move_after_binding(value.binding, arg.name, call.device_name)
-                yield Report(arg.node, message, fix)
+                yield Report(arg.node, message, fix), value.binding
                 break

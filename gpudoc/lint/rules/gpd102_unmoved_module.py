@@ -42,6 +42,10 @@ class UnmovedModule(Rule):
     outputs = net(images)
     ```
 
+    Also finds a model moved only inside an `if` about something else (pytorch/examples
+    `snli/train.py`: `model.to(device)` under `if args.word_vectors:`) and then used with device
+    tensors after it.
+
     ## Known problems
     A model loaded whole with `torch.load` is of unknown placement and not reported. A module
     moved inside a helper function counts as unmoved only when the helper's result is discarded.
@@ -80,6 +84,19 @@ out = net(x)
         Invalid(
             """\
 import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 2)
+if args.word_vectors:
+    model.to(device)
+x = torch.randn(3, 4, device=device)
+out = model(x)
+""",
+            line=5,
+            col=5,
+        ),
+        Invalid(
+            """\
+import torch
 device = "cuda" if torch.cuda.is_available() else "cpu"
 model = torch.nn.Linear(4, 2)
 x = torch.randn(3, 4).to(device)
@@ -105,6 +122,12 @@ out = model(x)
                 _fix(rebinding.statement, rebinding.name, rebinding.device_name),
             )
         yield from self.unmoved_with_device_inputs(facts)
+        for move in facts.conditional_moves:
+            message = (
+                f"`{move.name}` is moved to the device only when `{context.code(move.test)}`, but "
+                "it is used with device tensors on every path: move it unconditionally"
+            )
+            yield Report(move.statement, message)
 
     def unmoved_with_device_inputs(self, facts: Facts) -> Iterator[Report]:
         seen: set[int] = set()

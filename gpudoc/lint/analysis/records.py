@@ -1,0 +1,125 @@
+"""Facts the call evaluator records as it goes: loads, numpy uses, factories, CUDA mentions."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.expressions import Evaluator
+from gpudoc.lint.analysis.facts import (
+    Argument,
+    ConditionalMove,
+    CudaMention,
+    FactoryCall,
+    HostThenTransfer,
+    LoadCall,
+    MixedCall,
+    NumpyUse,
+    StaleOptimizer,
+)
+from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.values import Place, Value
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+class Records(Evaluator):
+    def note_self_placing(self) -> None:
+        """``self.to(device)`` / ``self.cuda()`` in ``__init__``: the class places itself."""
+        cls = self.scope.module_class
+        if cls is not None and self.scope.function == "__init__":
+            cls.places_itself = True
+
+    def note_moved_attribute(self, receiver: cst.BaseExpression) -> None:
+        """``self.mean.to(x.device)`` in forward: the attribute follows its input by hand."""
+        cls = self.scope.module_class
+        name = dotted(receiver) or ""
+        if cls is not None and name.startswith("self."):
+            cls.moved_on_use.add(name[5:].split(".")[0])
+
+    def note_host_then_transfer(self, node: cst.Call) -> None:
+        func = node.func
+        factory = func.value if isinstance(func, cst.Attribute) else None
+        if not isinstance(factory, cst.Call) or keyword(factory, "device") is not None:
+            return
+        qualified = self.imports.qualify(factory.func) or ""
+        function = qualified[6:] if qualified.startswith("torch.") else ""
+        if function in api.SHAPE_FACTORIES or function == "tensor":
+            self.facts.host_then_transfer.append(HostThenTransfer(node, factory, function))
+
+    def note_cuda(self, node: cst.CSTNode, text: str) -> None:
+        self.facts.flags.device_notion = True
+        if api.CUDA_LITERAL.match(text) or text == ".cuda()":
+            self.scope.cuda_initialised = True
+            guarded = self.guard_depth > 0
+            self.facts.cuda_mentions.append(
+                CudaMention(node, text, guarded, self.scope.device_name())
+            )
+
+    def check_stale_optimizer(self, node: cst.Call, receiver: cst.BaseExpression) -> None:
+        name = dotted(receiver)
+        if name is None or name not in self.scope.optimizers:
+            return
+        module, built_at = self.scope.optimizers[name]
+        rebound = self.scope.rebound_at.get(module)
+        if rebound is not None and rebound[0] > built_at:
+            self.facts.stale_optimizers.append(StaleOptimizer(node, name, module, rebound[1]))
+            del self.scope.optimizers[name]
+
+    def check_conditional_move(
+        self, node: cst.Call, name: str, module: Value, values: list[Value]
+    ) -> None:
+        """Called outside the ``if`` that alone moved it, on device tensors."""
+        test = module.moved_if
+        if test is None or test in self.branch_tests:
+            return
+        if not any(v.is_tensorish and v.place is Place.DEVICE for v in values):
+            return
+        moved_at = module.moved_at or node
+        if all(c.statement is not moved_at for c in self.facts.conditional_moves):
+            self.facts.conditional_moves.append(ConditionalMove(moved_at, name, test))
+
+    def record_mixed(self, node: cst.Call, function: str, values: list[Value]) -> None:
+        if sum(1 for value in values if value.is_tensorish) < 2:
+            return
+        arguments = [
+            Argument(arg.value, dotted(arg.value), value)
+            for arg, value in zip(node.args, values, strict=True)
+        ]
+        device = self.scope.device_name()
+        self.facts.mixed_calls.append(MixedCall(node, function, arguments, device))
+
+    def record_load(self, node: cst.Call) -> None:
+        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+        if len(positional) < 2 and keyword(node, "map_location") is None:
+            self.facts.loads.append(LoadCall(node, self.scope.device_name()))
+
+    def record_numpy(self, node: cst.Call, function: str, args: list[Value]) -> None:
+        for arg, value in zip(node.args, args, strict=True):
+            if value.is_tensorish and value.place is Place.DEVICE:
+                self.facts.numpy_uses.append(NumpyUse(node, arg.value, value, function))
+                return
+
+    def record_factory(self, node: cst.Call, function: str, has_device: bool) -> None:
+        if self.scope.function is None:
+            return
+        first = node.args[0].value if node.args else None
+        zero_dim = function == "tensor" and isinstance(first, cst.Integer | cst.Float)
+        cls = self.scope.module_class
+        self.facts.factories.append(
+            FactoryCall(
+                node,
+                function,
+                self.scope.function,
+                cls is not None,
+                has_device,
+                node in self.moved_receivers,
+                zero_dim,
+                self.scope.first_tensor_param,
+            )
+        )

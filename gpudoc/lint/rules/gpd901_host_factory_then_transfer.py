@@ -1,0 +1,66 @@
+"""GPD901: a tensor built on the host and immediately copied to the device (performance)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.rule import Context, Invalid, Report, Rule
+
+
+class HostFactoryThenTransfer(Rule):
+    """`torch.zeros(...).to(device)`: allocate and fill on the CPU, then copy. Off by default.
+
+    ## What it does
+    Finds a torch factory (`zeros`, `ones`, `empty`, `full`, `rand*`, `arange`, `eye`, `tensor`)
+    without `device=` whose result is moved straight to a device with `.to(...)` / `.cuda()`.
+
+    ## Why is this bad?
+    It allocates host memory, fills it on the CPU and copies it over PCIe, instead of creating the
+    tensor on the device (PyTorch profiler's `ExtraCUDACopyPattern`). In a training step it costs a
+    synchronising copy per call.
+
+    ## Example
+    ```python
+    mask = torch.ones(batch, seq).to(device)
+    ```
+
+    ## Use instead
+    ```python
+    mask = torch.ones(batch, seq, device=device)
+    ```
+
+    ## Known problems
+    For random factories, building on the CPU can be deliberate: a CPU generator gives the same
+    numbers on every device. Off by default (GPD9xx); enable with `--select GPD901`.
+    """
+
+    CODE = "GPD901"
+    NAME = "host-factory-then-transfer"
+    SUMMARY = "a tensor built on the CPU and copied to the device at once (performance)"
+    DEFAULT = False
+    VALID = (
+        """\
+import torch
+mask = torch.ones(4, 8, device="cuda")
+copy = torch.from_numpy(array).to("cuda")
+""",
+    )
+    INVALID = (
+        Invalid(
+            """\
+import torch
+mask = torch.ones(4, 8).to("cuda")
+""",
+            line=2,
+            col=8,
+        ),
+    )
+
+    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
+        for transfer in facts.host_then_transfer:
+            message = (
+                f"`torch.{transfer.function}(...)` is filled on the CPU and then copied: pass "
+                "`device=` to the factory instead"
+            )
+            yield Report(transfer.move, message)
