@@ -86,8 +86,9 @@ def driver_lib_mismatch(report: InfoReport) -> Iterator[Finding]:
     library = _LIB_VERSION.search(driver.nvml_library_path or "")
     module = driver.kernel_module_version
     if driver.nvml_error == "LibRmVersionMismatch":
+        user = f"user-space libnvidia-ml {library.group(1)}" if library else "NVML's library"
         detail = f"kernel module {module}" if module else "the loaded kernel module"
-        message = f"Driver/library version mismatch: NVML's library does not match {detail}."
+        message = f"Driver/library version mismatch: {user} does not match {detail}."
     elif library and module and library.group(1) != module:
         message = (
             f"Driver/library version mismatch: user-space libnvidia-ml {library.group(1)}, "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from typing import Any
 
 from gpudoc.exit_codes import FINDINGS, OK, UsageError
@@ -46,23 +47,26 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpudoc.console import make_console
     from gpudoc.info import render
     from gpudoc.info.collect import collect_info, start_torch_probe
     from gpudoc.info.doctor import all_checks, problems, run_doctor, usable_gpu_count
 
-    console = make_console()
+    def make_console() -> Any:  # rich only for the human views: --json never imports it
+        from gpudoc.console import make_console
+
+        return make_console()
+
     if args.list_checks:
-        render.render_check_list(all_checks(), console)
+        render.render_check_list(all_checks(), make_console())
         return OK
     if not 0 < args.torch_timeout < math.inf:  # also refuses nan
         raise UsageError("--torch-timeout must be a positive number of seconds")
     probe = None if args.no_torch else (lambda: start_torch_probe(args.torch_timeout))
     report = run_doctor(collect_info(torch_probe=probe))
     if args.json:
-        render.render_json(report, console)
+        render.render_json(report, sys.stdout)
     else:
-        render.render_human(report, console)
+        render.render_human(report, make_console())
     if args.require_gpu and usable_gpu_count(report) == 0:
         return FINDINGS
     if args.strict and problems(report) > 0:

@@ -101,7 +101,9 @@ def read_nvml(lib: Any | None = None, maps_path: str = "/proc/self/maps") -> Nvm
     try:
         lib.nvmlInit()
     except Exception as error:
-        return NvmlSnapshot(error_name(error), str(error), None, None, None, None, None, ())
+        # After a version mismatch the library is loaded: its file name still tells its version.
+        library = mapped_library_path(maps_path)
+        return NvmlSnapshot(error_name(error), str(error), None, None, None, library, None, ())
     try:
         return _read_initialised(lib, maps_path)
     finally:

@@ -1,14 +1,14 @@
-"""The only code of `gpudoc info` that writes output: the human view (rich) and JSON."""
+"""The only code of `gpudoc info` that writes output: the human view (rich) and JSON.
+
+rich is imported inside the human-view functions: `--json` (a cluster prologue's call) never
+pays for it.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
-
-from rich.console import Console, Group, RenderableType
-from rich.table import Table
-from rich.text import Text
+from typing import IO, TYPE_CHECKING, Any
 
 from gpudoc import __version__
 from gpudoc.info.doctor import Check, problems, usable_gpu_count
@@ -20,6 +20,11 @@ from gpudoc.info.model import (
     InfoReport,
     TorchInfo,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+    from rich.table import Table
+    from rich.text import Text
 
 MISSING = "–"
 GIB = 1024**3
@@ -46,12 +51,13 @@ def summary(report: InfoReport) -> dict[str, int]:
     }
 
 
-def render_json(report: InfoReport, console: Console) -> None:
-    text = json.dumps(report_to_json(report), indent=2)
-    console.print(text, markup=False, highlight=False, emoji=False, soft_wrap=True)
+def render_json(report: InfoReport, file: IO[str]) -> None:
+    file.write(json.dumps(report_to_json(report), indent=2) + "\n")
 
 
 def render_human(report: InfoReport, console: Console) -> None:
+    from rich.text import Text
+
     torch = report.torch
     rows = _torch_rows(torch) if torch else [("torch", "not probed (--no-torch)")]
     _section(console, "PyTorch", rows)
@@ -65,6 +71,9 @@ def render_human(report: InfoReport, console: Console) -> None:
 
 
 def render_check_list(checks: tuple[Check, ...], console: Console) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(box=None, show_header=True, pad_edge=False)
     for column in ("id", "severity", "passes when"):
         table.add_column(column, no_wrap=column == "id")
@@ -74,6 +83,9 @@ def render_check_list(checks: tuple[Check, ...], console: Console) -> None:
 
 
 def _section(console: Console, title: str, rows: list[tuple[str, str]]) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column()
@@ -147,6 +159,10 @@ def _bindings(driver: DriverInfo) -> list[str]:
 
 
 def _devices(report: InfoReport) -> RenderableType:
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
     physical = _v(report.driver.physical_gpu_count)
     visible = MISSING if report.torch is None else _v(report.torch.device_count)
     count = Text(f"physical (NVML) {physical}, visible to torch {visible}")
@@ -262,6 +278,9 @@ def _env_rows(report: InfoReport) -> list[tuple[str, str]]:
 
 def _doctor(results: tuple[CheckResult, ...]) -> Table:
     """One row per passing check, a row per finding and a row for its fix; text wraps indented."""
+    from rich.table import Table
+    from rich.text import Text
+
     grid = Table.grid(padding=(0, 1))
     grid.add_column(no_wrap=True)
     grid.add_column()
@@ -284,6 +303,8 @@ def _doctor(results: tuple[CheckResult, ...]) -> Table:
 
 
 def _closing(report: InfoReport) -> Text:
+    from rich.text import Text
+
     count = problems(report)
     if count == 0:
         return Text("No issues found.", style="green bold")

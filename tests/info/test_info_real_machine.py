@@ -170,3 +170,15 @@ def test_usage_errors_are_one_line_and_exit_2(run_gpudoc: RunGpudoc) -> None:
         assert result.returncode == 2, args
         assert "Traceback" not in result.stderr
         assert result.stderr.strip().splitlines()[-1].startswith("gpudoc"), result.stderr
+
+
+def test_json_path_never_imports_rich() -> None:
+    code = (
+        "import io, sys\nfrom gpudoc.cli import main\nsys.stdout = io.StringIO()\n"
+        "main(['info', '--no-torch', '--json'])\nsys.stdout = sys.__stdout__\n"
+        "print('rich' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=gpudoc_env(), check=False
+    )
+    assert result.stdout.split() == ["False"], result.stderr

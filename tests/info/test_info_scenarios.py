@@ -61,7 +61,7 @@ def test_json_validates_against_the_schema(name: str, tmp_path: Path) -> None:
         data = report_to_json(collect_scenario(name, tmp_path / str(torch), torch=torch))
         jsonschema.validate(data, SCHEMA)
         out = StringIO()
-        render_json(collect_scenario(name, tmp_path / f"r{torch}", torch=torch), _console(out))
+        render_json(collect_scenario(name, tmp_path / f"r{torch}", torch=torch), out)
         assert (
             json.loads(out.getvalue())["schema_version"]
             == SCHEMA["properties"]["schema_version"]["const"]
@@ -186,3 +186,17 @@ def test_device_section_at_a_fixed_width(tmp_path: Path) -> None:
         "MIG n/a · ECC",
         "      errors n/a · processes 2231 Xorg 0.4 GiB",
     ]
+
+
+def test_version_mismatch_names_both_versions(tmp_path: Path) -> None:
+    report = collect_scenario("driver_lib_mismatch", tmp_path)
+    assert report.driver.nvml_library_path is not None
+    assert report.driver.nvml_library_path.endswith("libnvidia-ml.so.550.107.02")
+    [finding] = [
+        f for r in report.checks for f in r.findings if f.check_id == "driver-lib-mismatch"
+    ]
+    assert finding.message.startswith(
+        "Driver/library version mismatch: user-space libnvidia-ml 550.107.02 does not match "
+        "kernel module 550.90.07."
+    )
+    assert (finding.fix or "").startswith("reboot")

@@ -24,6 +24,39 @@ from gpudoc.lint.analysis.values import (
 )
 
 MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
+BUILTINS = frozenset(
+    [
+        "print",
+        "len",
+        "isinstance",
+        "issubclass",
+        "str",
+        "repr",
+        "type",
+        "id",
+        "sum",
+        "list",
+        "tuple",
+        "dict",
+        "set",
+        "sorted",
+        "enumerate",
+        "zip",
+        "iter",
+        "next",
+        "range",
+        "hasattr",
+        "getattr",
+        "setattr",
+        "vars",
+        "dir",
+        "hash",
+        "min",
+        "max",
+        "any",
+        "all",
+    ]
+)
 ITERATION_BUILTINS = frozenset({"iter", "tqdm", "list", "tuple", "sorted", "reversed", "trange"})
 
 
@@ -75,7 +108,16 @@ class CallEvaluator(Records):
             return Value(Kind.MODULE, place, weighted=True, managed=local.lightning, origin=node)
         if callee is not None and callee.kind is Kind.MODULE:
             return self.module_call(node, name, callee, args)
+        if name not in BUILTINS:
+            self.forget_placement(node, args)
         return self.eval_builtin(name, args)
+
+    def forget_placement(self, node: cst.Call, args: list[Value]) -> None:
+        """A helper given a host module may move it in place (`place(model, device)`)."""
+        for arg, value in zip(node.args, args, strict=True):
+            name = dotted(arg.value)
+            if name is not None and value.kind is Kind.MODULE and value.place is Place.HOST:
+                self.scope.env[name] = value.with_place(Place.UNKNOWN)
 
     def eval_builtin(self, name: str, args: list[Value]) -> Value:
         if not args:
