@@ -119,7 +119,7 @@ class Analyzer(ClassFacts):
         receiver = self.eval(receiver_node)
         result = self.eval(call)
         name = dotted(receiver_node)
-        if receiver.is_tensorish or _tensor_subscript(receiver_node):
+        if (receiver.is_tensorish and not receiver.inplace_to) or _tensor_subscript(receiver_node):
             self.facts.discarded_moves.append(
                 DiscardedMove(node, call, receiver_node, receiver, method, receiver.by_name)
             )
