@@ -25,6 +25,7 @@ class Found:
     owner: torch.nn.Module | None = None
     owner_name: str | None = None
     plain_attribute: bool = False
+    plain_container: str | None = None  # "model.layers" when the owner sits in a plain list
 
 
 def diagnose(error: BaseException) -> DeviceError:
@@ -131,14 +132,37 @@ def _search_module(
 ) -> None:
     for prefix, sub in module.named_modules():
         path = f"{var}.{prefix}" if prefix else var
-        members = {**sub._parameters, **sub._buffers}
-        plain = {k: v for k, v in vars(sub).items() if isinstance(v, torch.Tensor)}
-        for attr, value in [*members.items(), *plain.items()]:
-            if value is not None and any(value is target for target in targets):
-                _add(found.names, f"{path}.{attr}")
-                if found.owner is None:
-                    found.owner, found.owner_name = sub, path
-                    found.plain_attribute = attr in plain
+        _search_members(path, sub, targets, found)
+        for attr, value in vars(sub).items():
+            if attr == "_modules":  # the registered submodules, searched by named_modules()
+                continue
+            for key, held in _held_modules(value):
+                container = f"{path}.{attr}"
+                before = len(found.names)
+                _search_module(f"{container}[{key!r}]", held, targets, found)
+                if len(found.names) > before and found.plain_container is None:
+                    found.plain_container = container
+
+
+def _held_modules(value: Any) -> list[tuple[Any, torch.nn.Module]]:
+    """Modules kept in a plain list, tuple or dict attribute (invisible to module.to())."""
+    if not isinstance(value, (list, tuple, dict)):
+        return []
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    return [(key, item) for key, item in items if isinstance(item, torch.nn.Module)]
+
+
+def _search_members(
+    path: str, sub: torch.nn.Module, targets: list[torch.Tensor], found: Found
+) -> None:
+    members = {**sub._parameters, **sub._buffers}
+    plain = {k: v for k, v in vars(sub).items() if isinstance(v, torch.Tensor)}
+    for attr, value in [*members.items(), *plain.items()]:
+        if value is not None and any(value is target for target in targets):
+            _add(found.names, f"{path}.{attr}")
+            if found.owner is None:
+                found.owner, found.owner_name = sub, path
+                found.plain_attribute = attr in plain
 
 
 def _describe(argument: str, tensor: torch.Tensor, found: Found) -> TensorOrigin:
@@ -167,6 +191,11 @@ def _note(tensor: torch.Tensor, found: Found) -> str | None:
         return (
             f".to() at {filename}:{line} returned a copy on cuda:{index} that was not kept; "
             "this tensor itself stayed on cpu"
+        )
+    if found.plain_container is not None:
+        return (
+            f"its module is held in the plain container {found.plain_container}, not an "
+            "nn.ModuleList / nn.ModuleDict: module.to() does not reach it"
         )
     if found.plain_attribute and found.owner_name is not None:
         return (

@@ -21,15 +21,15 @@ def render(report: EmulationReport, file: IO[str] | None = None, width: int | No
     if report.error is not None:
         _render_error(console, report.error)
     elif report.not_emulated is not None:
-        console.print(Text(f"{TITLE}: stopped: {report.not_emulated}", style="bold yellow"))
+        _say(console, f"{TITLE}: stopped: {report.not_emulated}", "bold yellow")
     else:
         _render_summary(console, report)
 
 
 def _render_error(console: Console, error: DeviceError) -> None:
-    console.print(Text(f"{TITLE}: device error — a GPU raises this here", style="bold red"))
+    _say(console, f"{TITLE}: device error — a GPU raises this here", "bold red")
     console.print()
-    console.print(Text(f"  {error.error_type}: {error.message}", style="red"), soft_wrap=True)
+    _say(console, f"  {error.error_type}: {error.message}", "red")
     console.print()
     if error.location is not None:
         _print_location(console, "at", error.location)
@@ -37,28 +37,32 @@ def _render_error(console: Console, error: DeviceError) -> None:
         _print_location(console, "called from", caller)
     if error.operands:
         console.print()
-        console.print("  tensors involved")
+        _say(console, "  tensors involved")
         for operand in error.operands:
             names = " = ".join(operand.names) or "(unnamed)"
             head = f"    {operand.argument:<8}{operand.device:<8}{_shape(operand.shape):<16}{names}"
-            console.print(head, soft_wrap=True)
-            console.print(f"    {'':<8}{_how(operand)}", soft_wrap=True)
+            _say(console, head)
+            _say(console, f"    {'':<8}{_how(operand)}")
     console.print()
-    console.print(f"  pattern  {error.pattern}", soft_wrap=True)
+    _say(console, f"  pattern  {error.pattern}")
     if error.rule_code is not None:
         where = _path(error.location.file) if error.location is not None else "your script"
-        console.print(
+        _say(
+            console,
             f"  lint     {error.rule_code} {error.rule_name}: "
-            f"`gpudoc lint {where}` looks for this pattern without running the script"
+            f"`gpudoc lint {where}` looks for this pattern without running the script",
         )
 
 
+def _say(console: Console, text: str, style: str = "") -> None:
+    """One line of output; never parsed as markup (source lines hold "[...]")."""
+    console.print(Text(text, style=style))
+
+
 def _print_location(console: Console, label: str, location: SourceLocation) -> None:
-    console.print(
-        f"  {label} {_path(location.file)}:{location.line} in {location.function}", soft_wrap=True
-    )
+    _say(console, f"  {label} {_path(location.file)}:{location.line} in {location.function}")
     if location.source is not None:
-        console.print(Text(f"      {location.source}", style="bold"))
+        _say(console, f"      {location.source}", "bold")
 
 
 def _how(operand: TensorOrigin) -> str:
@@ -81,31 +85,30 @@ def _shape(shape: tuple[int, ...]) -> str:
 def _render_summary(console: Console, report: EmulationReport) -> None:
     status = report.script_exit_code
     if status == 0:
-        console.print(Text(f"{TITLE}: no device errors", style="bold green"))
+        _say(console, f"{TITLE}: no device errors", "bold green")
     else:
-        console.print(
-            Text(f"{TITLE}: no device errors; the script exited with {status}", style="bold")
-        )
+        _say(console, f"{TITLE}: no device errors; the script exited with {status}", "bold")
     devices = ", ".join(f"cuda:{index}" for index in range(report.device_count))
     cap = f"capped at {report.batch_limit} batches" if report.batch_limit else "not capped"
-    console.print(f"  devices    {report.device_count} emulated ({devices})")
-    console.print(
+    _say(console, f"  devices    {report.device_count} emulated ({devices})")
+    _say(
+        console,
         f"  data       {report.batches_seen} batches from DataLoaders ({cap}; "
-        f"{report.loops_capped} loops cut short)"
+        f"{report.loops_capped} loops cut short)",
     )
     modules = "module" if report.modules_moved == 1 else "modules"
-    console.print(f"  moved      {report.tensors_moved} tensors, {report.modules_moved} {modules}")
-    console.print(f"  ran        {report.ops_on_device:,} operations on emulated devices")
-    console.print(f"  time       {report.wall_s:.1f} s")
+    _say(console, f"  moved      {report.tensors_moved} tensors, {report.modules_moved} {modules}")
+    _say(console, f"  ran        {report.ops_on_device:,} operations on emulated devices")
+    _say(console, f"  time       {report.wall_s:.1f} s")
     if report.phases:
-        console.print("  phases reached")
+        _say(console, "  phases reached")
         for phase in report.phases:
             on = "on " + ", ".join(phase.devices) if phase.devices else ""
             first = f"first at {_path(phase.first_at)}" if phase.first_at else ""
             line = f"    {phase.name:<22}{phase.count:>6}  {on:<10}  {first}"
-            console.print(line.rstrip())
+            _say(console, line.rstrip())
     for note in report.notes:
-        console.print(Text(f"  note: {note}", style="yellow"))
+        _say(console, f"  note: {note}", "yellow")
 
 
 def _path(path: str) -> str:

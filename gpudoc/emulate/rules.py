@@ -29,6 +29,11 @@ FACTORY_IN_FORWARD = (
     "GPD106",
     "factory-without-device-in-forward",
 )
+PLAIN_CONTAINER = (
+    "submodules kept in a plain list or dict, which module.to() does not reach",
+    "GPD104",
+    "modules-in-plain-container",
+)
 LOSS_WEIGHT = ("a loss weight left on the host", "GPD107", "loss-weight-on-host")
 MODULE_ON_HOST = (
     "a model created or reloaded on the host, never moved, used with data on the device",
@@ -106,6 +111,8 @@ def _host_pattern(tensor: torch.Tensor, facts: Found) -> Classification:
     base = tensor._base if tensor._base is not None else tensor
     if getattr(base, "_gpudoc_copied_at", None) is not None:
         return DISCARDED
+    if facts.plain_container is not None:
+        return PLAIN_CONTAINER
     if facts.plain_attribute:
         return PLAIN_ATTRIBUTE
     if facts.owner is not None:

@@ -65,12 +65,12 @@ def _execute(target: Target) -> _Outcome:
         errors.NumpyOnDeviceError,
         errors.CudaInForkedWorkerError,
     ) as device_error:
-        return _Outcome(exit_code=1, error=diagnose(device_error))
+        return _Outcome(exit_code=1, error=_diagnosed(device_error))
     except errors.NotEmulatedError as stop:
         return _Outcome(exit_code=1, not_emulated=str(stop))
     except Exception as failure:
         if errors.is_device_message(failure):
-            return _Outcome(exit_code=1, error=diagnose(failure))
+            return _Outcome(exit_code=1, error=_diagnosed(failure))
         reason = errors.needs_real_gpu(failure)
         if reason is not None:
             return _Outcome(exit_code=1, not_emulated=str(errors.not_emulated(reason)))
@@ -79,6 +79,23 @@ def _execute(target: Target) -> _Outcome:
     finally:
         sys.stdout.flush()
     return _Outcome()
+
+
+def _diagnosed(error: BaseException) -> DeviceError:
+    """The full diagnosis, or at least the GPU's error text if the diagnosis itself fails."""
+    try:
+        return diagnose(error)
+    except Exception as failure:
+        return DeviceError(
+            error_type=type(error).__name__,
+            message=str(error),
+            location=None,
+            called_from=(),
+            operands=(),
+            pattern=f"(gpudoc could not analyse this error: {failure!r})",
+            rule_code=None,
+            rule_name=None,
+        )
 
 
 def _exit_status(code: object) -> int:

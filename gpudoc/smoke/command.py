@@ -196,16 +196,24 @@ def _run_distributed(args: argparse.Namespace, config: Any) -> int:
 
     job = Job(config, env, kinds.pop(), strict=args.strict)
     report = job.run()
+    unwritten = None
     if report is not None:
         if args.json == "-":
             sys.stdout.write(render.distributed_json(report))
         else:
-            if args.json is not None:
-                _write(args.json, render.distributed_json(report))
-            width = None if sys.stdout.isatty() else 150
-            render.print_distributed(report, make_console(width=width))
+            render.print_distributed(
+                report, make_console(width=None if sys.stdout.isatty() else 150)
+            )
+            try:
+                if args.json is not None:
+                    _write(args.json, render.distributed_json(report))
+            except UsageError as error:  # the other ranks still need the verdict first
+                unwritten = error
         sys.stdout.flush()
-    return job.finish(report)
+    code = job.finish(report)
+    if unwritten is not None:
+        raise unwritten
+    return code
 
 
 def _write(path: str, text: str) -> None:

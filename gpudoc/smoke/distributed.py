@@ -33,7 +33,7 @@ import torch
 import torch.distributed as dist
 
 from gpudoc import __version__
-from gpudoc.exit_codes import FINDINGS, OK
+from gpudoc.exit_codes import FINDINGS, OK, UsageError
 from gpudoc.smoke import checks, collectives, inject, job_report, launch
 from gpudoc.smoke.data import load
 from gpudoc.smoke.jobstore import JobStore
@@ -72,7 +72,12 @@ class Job:
         """All phases on this rank; the report at rank 0, None elsewhere."""
         os.environ.update(self.env.variables())
         agent = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
-        self.store = JobStore(self.env, agent, self.timeout + timedelta(seconds=GRACE_S))
+        try:
+            self.store = JobStore(self.env, agent, self.timeout + timedelta(seconds=GRACE_S))
+        except Exception as error:  # no verdict possible: exit 2 with one line
+            where = f"{self.env.master_addr}:{self.env.master_port}"
+            message = f"rank {self.rank}: no job store at {where}: {_one_line(error)}"
+            raise UsageError(message) from None
         signal.signal(signal.SIGTERM, self._on_sigterm)
         self.store.post("info", asdict(self._info()))
         joined = self._init_groups()

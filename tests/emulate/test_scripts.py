@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -105,7 +106,32 @@ def test_reloaded_net_never_moved(run_gpudoc: RunGpudoc) -> None:
             "Expected all tensors to be on the same device, but found at least two devices, "
             "cuda:0 and cpu!",
             "x = (x - self.mean) / self.std",
-            "pattern  a tensor kept as a plain module attribute instead of a buffer",
+            "lint     GPD105 tensor-attribute-not-buffer",
+        ),
+        (
+            "loss_weight.py",
+            (),
+            "Expected all tensors to be on the same device, but got weight is on cpu, different "
+            "from other tensors on cuda:0 (when checking argument in method "
+            "wrapper_CUDA_nll_loss_forward)",
+            "loss = criterion(outputs, labels)",
+            "lint     GPD107 loss-weight-on-host",
+        ),
+        (
+            "factory_in_forward.py",
+            (),
+            "Expected all tensors to be on the same device, but got mat1 is on cpu, different "
+            "from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm)",
+            "h = torch.tanh(self.input_to_hidden(sequence[:, step]) + self.hidden_to_hidden(h))",
+            "lint     GPD106 factory-without-device",
+        ),
+        (
+            "modules_in_list.py",
+            (),
+            "Expected all tensors to be on the same device, but got mat1 is on cuda:0, different "
+            "from other tensors on cpu (when checking argument in method wrapper_CUDA_addmm)",
+            "x = torch.relu(layer(x))",
+            "lint     GPD104 modules-in-plain-container",
         ),
         (
             "two_devices.py",
@@ -151,22 +177,25 @@ def test_cuda_in_a_dataloader_worker(run_gpudoc: RunGpudoc) -> None:
 def test_lint_names_the_same_rule_without_running(run_gpudoc: RunGpudoc) -> None:
     """gpudoc lint and the emulated run agree on each bug fixture that has a lint rule."""
     expected = {
-        "tutorial_buggy.py": "GPD101",
-        "tutorial_reloaded_net.py": "GPD102",
-        "discarded_to.py": "GPD103",
-        "numpy_on_device.py": "GPD202",
+        "tutorial_buggy.py": ("GPD101", "outputs = net(images)"),
+        "tutorial_reloaded_net.py": ("GPD102", "net = Net()"),
+        "discarded_to.py": ("GPD103", "inputs.to(device)"),
+        "modules_in_list.py": (
+            "GPD104",
+            "self.layers = [nn.Linear(width, width) for _ in range(depth)]",
+        ),
+        "buffer_attribute.py": (
+            "GPD105",
+            "self.mean = torch.tensor([0.4914, 0.4822, 0.4465]).view(3, 1, 1)",
+        ),
+        "factory_in_forward.py": ("GPD106", "h = torch.zeros(sequence.size(0), self.hidden)"),
+        "loss_weight.py": ("GPD107", "criterion = nn.CrossEntropyLoss(weight=class_weights)"),
+        "numpy_on_device.py": ("GPD202", "all_predictions.append(predicted.numpy())"),
     }
     result = run_gpudoc("lint", *(f"fixtures/emulate/{name}" for name in expected), cwd=REPO)
-    for name, code in expected.items():
-        line = {
-            "GPD101": "outputs = net(images)",
-            "GPD102": "net = Net()",
-            "GPD103": "inputs.to(device)",
-            "GPD202": "all_predictions.append(predicted.numpy())",
-        }[code]
+    for name, (code, line) in expected.items():
         number = _line_of(name, line)
-        assert f"fixtures/emulate/{name}:{number}:" in result.stdout
-        assert code in result.stdout
+        assert re.search(rf"fixtures/emulate/{name}:{number}:\d+: {code} ", result.stdout), name
 
 
 def test_a_script_that_needs_nccl_stops_with_a_clear_message(
