@@ -16,9 +16,11 @@ touches -- comments, blank lines, quotes, line endings -- stays as it was. The r
 from __future__ import annotations
 
 import difflib
+import io
 import os
 import re
 import tempfile
+import tokenize
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,20 +193,31 @@ def unified_diff(before: str, after: str, path: str) -> str:
 
 
 def read_source(path: Path) -> str:
-    """Read a file as text, keeping its line endings exactly (``newline=""``)."""
+    """Read a UTF-8 file (a notebook's JSON) as text, keeping its line endings exactly."""
     with path.open(encoding="utf-8", newline="") as handle:
         return handle.read()
 
 
-def write_source(path: Path, text: str) -> None:
-    """Replace ``path`` atomically with ``text``, keeping its permission bits."""
-    mode = path.stat().st_mode & 0o7777
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def read_python(path: Path) -> tuple[str, str]:
+    """A script's text as Python decodes it (coding cookie, BOM), line endings kept; and the
+    encoding to write it back in. Raises OSError, SyntaxError (bad cookie) or ValueError."""
+    data = path.read_bytes()
+    encoding, _lines = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding), encoding
+
+
+def write_source(path: Path, text: str, encoding: str = "utf-8") -> None:
+    """Replace the file behind ``path`` (through symlinks) atomically, keeping its mode."""
+    target = path.resolve()
+    mode = target.stat().st_mode & 0o7777
+    handle, temporary = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+    )
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
+        with os.fdopen(handle, "wb") as out:
+            out.write(text.encode(encoding))
         os.chmod(temporary, mode)
-        os.replace(temporary, path)
+        os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

@@ -7,7 +7,14 @@ from pathlib import Path
 
 from gpudoc.lint.cells import fix_notebook
 from gpudoc.lint.config import LintConfig
-from gpudoc.lint.fix import Lint, fix_source, read_source, unified_diff, write_source
+from gpudoc.lint.fix import (
+    Lint,
+    fix_source,
+    read_python,
+    read_source,
+    unified_diff,
+    write_source,
+)
 from gpudoc.lint.model import FileResult, Finding, LintResult
 from gpudoc.lint.notebook import NotebookError, load
 
@@ -32,25 +39,40 @@ class FileFix:
 
 def fix_file(path: Path, display: str, lint: Lint, *, unsafe: bool, write: bool) -> FileFix:
     """Fix ``path`` (reported as ``display``); write it only when ``write`` and it changed."""
-    try:
-        text = read_source(path)
-    except (OSError, UnicodeDecodeError) as error:
-        return FileFix(display, 0, "", (), (f"{display}: cannot read: {error}",))
     if path.suffix == ".ipynb":
-        return _fix_notebook(path, display, text, lint, unsafe=unsafe, write=write)
-    bom = "\ufeff" if text.startswith("\ufeff") else ""
-    text = text[len(bom) :]
+        return _fix_notebook(path, display, lint, unsafe=unsafe, write=write)
+    try:
+        text, encoding = read_python(path)
+    except (OSError, SyntaxError, ValueError) as error:
+        return FileFix(display, 0, "", (), (f"{display}: cannot read: {_reason(error)}",))
     result = fix_source(text, lint, unsafe=unsafe)
-    if result.changed and write:
-        write_source(path, bom + result.fixed)
     remaining = tuple(replace(finding, path=display) for finding in result.remaining)
     diff = unified_diff(text, result.fixed, display)
+    problem = _write(path, result.fixed, encoding) if result.changed and write else None
+    if problem is not None:
+        unfixed = tuple(replace(finding, path=display) for finding in lint(text))
+        return FileFix(display, 0, "", unfixed, (f"{display}: cannot write the fixes: {problem}",))
     return FileFix(display, len(result.applied), diff, remaining, (), result.converged)
 
 
-def _fix_notebook(
-    path: Path, display: str, text: str, lint: Lint, *, unsafe: bool, write: bool
-) -> FileFix:
+def _reason(error: Exception) -> str:
+    return error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+
+
+def _write(path: Path, text: str, encoding: str) -> str | None:
+    """Write the fixed text; the reason when that fails (the file is then left as it was)."""
+    try:
+        write_source(path, text, encoding)
+    except (OSError, UnicodeEncodeError) as error:
+        return _reason(error)
+    return None
+
+
+def _fix_notebook(path: Path, display: str, lint: Lint, *, unsafe: bool, write: bool) -> FileFix:
+    try:
+        text = read_source(path)
+    except (OSError, ValueError) as error:
+        return FileFix(display, 0, "", (), (f"{display}: cannot read: {_reason(error)}",))
     try:
         notebook = load(text)
         if notebook.language != "python":
@@ -58,8 +80,9 @@ def _fix_notebook(
         fixed = fix_notebook(notebook, display, lint, unsafe=unsafe)
     except NotebookError as error:
         return FileFix(display, 0, "", (), (f"{display}: {error}",))
-    if fixed.text != text and write:
-        write_source(path, fixed.text)
+    problem = _write(path, fixed.text, "utf-8") if fixed.text != text and write else None
+    if problem is not None:
+        return FileFix(display, 0, "", (), (f"{display}: cannot write the fixes: {problem}",))
     diff = "".join(
         unified_diff(
             fixed.before[index] + "\n", fixed.after[index] + "\n", f"{display}:cell {index}"

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import nbformat
+import pytest
 from test_notebook import tutorial_notebook
 from toy_lint import toy_lint
 
@@ -69,3 +70,39 @@ def test_a_notebook_in_another_language_is_left_alone(tmp_path: Path) -> None:
     outcome = fix_file(path, "r.ipynb", toy_lint, unsafe=True, write=True)
     assert not outcome.changed and outcome.remaining == ()
     assert json.loads(path.read_text()) == document
+
+
+def test_encoding_and_bom_are_kept(tmp_path: Path) -> None:
+    latin = tmp_path / "latin.py"
+    latin.write_bytes(b"# -*- coding: latin-1 -*-\nx = 'caf\xe9'\r\nx.to(d)\r\n")
+    assert fix_file(latin, "latin.py", toy_lint, unsafe=False, write=True).fixes_applied == 1
+    assert latin.read_bytes() == b"# -*- coding: latin-1 -*-\nx = 'caf\xe9'\r\nx = x.to(d)\r\n"
+    bom = tmp_path / "bom.py"
+    bom.write_bytes(b"\xef\xbb\xbfx.to(d)\n")
+    fix_file(bom, "bom.py", toy_lint, unsafe=False, write=True)
+    assert bom.read_bytes() == b"\xef\xbb\xbfx = x.to(d)\n"
+
+
+def test_a_symlink_stays_a_link_to_the_fixed_file(tmp_path: Path) -> None:
+    real = tmp_path / "real.py"
+    real.write_text("x.to(d)\n")
+    link = tmp_path / "link.py"
+    link.symlink_to(real)
+    fix_file(link, "link.py", toy_lint, unsafe=False, write=True)
+    assert link.is_symlink() and real.read_text() == "x = x.to(d)\n"
+
+
+def test_a_file_that_cannot_be_written_is_an_error_and_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As root, permissions cannot make a write fail here, so the write itself is made to fail.
+    def refuse(path: Path, text: str, encoding: str = "utf-8") -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("gpudoc.lint.fixfile.write_source", refuse)
+    path = tmp_path / "train.py"
+    path.write_text(SCRIPT)
+    outcome = fix_file(path, "train.py", toy_lint, unsafe=False, write=True)
+    assert outcome.errors == ("train.py: cannot write the fixes: Permission denied",)
+    assert [f.code for f in outcome.remaining] == ["GPD103", "GPD201"]
+    assert path.read_text() == SCRIPT and not outcome.changed

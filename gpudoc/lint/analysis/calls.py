@@ -12,7 +12,7 @@ from gpudoc.lint.analysis.facts import (
     NumpyUse,
 )
 from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.analysis.records import Records
+from gpudoc.lint.analysis.records import Records, keyword
 from gpudoc.lint.analysis.values import (
     SCALAR,
     UNKNOWN,
@@ -88,7 +88,7 @@ class CallEvaluator(Records):
         args = self.eval_args(node)
         if callee.kind is Kind.MODULE:
             return self.module_call(node, dotted(func) or "", callee, args)
-        return UNKNOWN
+        return host_output(callee, node)
 
     def eval_qualified(self, node: cst.Call, qualified: str) -> Value:
         raise NotImplementedError
@@ -102,12 +102,15 @@ class CallEvaluator(Records):
         callee = self.scope.lookup(name)
         args = self.eval_args(node)
         if local == "dataset":
-            return Value(Kind.LOADER, Place.HOST, origin=node)
+            place = Place.UNKNOWN if name in self.device_datasets else Place.HOST
+            return Value(Kind.LOADER, place, origin=node)
         if local is not None and not isinstance(local, str):
             place = Place.UNKNOWN if local.places_itself else Place.HOST
             return Value(Kind.MODULE, place, weighted=True, managed=local.lightning, origin=node)
         if callee is not None and callee.kind is Kind.MODULE:
             return self.module_call(node, name, callee, args)
+        if callee is not None and callee.source in ("transform", "tokenizer"):
+            return host_output(callee, node)
         if name not in BUILTINS:
             self.forget_placement(node, args)
         return self.eval_builtin(name, args)
@@ -179,6 +182,12 @@ class CallEvaluator(Records):
             return self.module_method(node, func, receiver, method, args)
         if receiver.kind is Kind.OPTIMIZER and method in ("step", "zero_grad"):
             self.check_stale_optimizer(node, func.value)
+        if receiver.source == "tokenizer" and method in (
+            "encode",
+            "encode_plus",
+            "batch_encode_plus",
+        ):
+            return host_output(receiver, node, method)
         if method == "prepare":
             self.facts.flags.frameworks.add("accelerate")
             self.facts.flags.places = True
@@ -221,6 +230,8 @@ class CallEvaluator(Records):
             place = self.target_place(node, args)
         if place is Place.DEVICE:
             self.note_host_then_transfer(node)
+            if self.dataset_stack:
+                self.device_datasets.add(self.dataset_stack[-1])
         if place is Place.UNKNOWN:
             return receiver if receiver.kind is not Kind.UNKNOWN else UNKNOWN
         if receiver.kind is Kind.UNKNOWN:
@@ -277,3 +288,14 @@ def _looks_like_model(receiver: cst.BaseExpression) -> bool:
     if any(word in name for word in ("Tokenizer", "Processor", "Config", "Extractor")):
         return False
     return "Model" in name or "For" in name
+
+
+def host_output(callee: Value, node: cst.Call, method: str = "__call__") -> Value:
+    """What a torchvision transform or a tokenizer returns: tensors on the host."""
+    if callee.source == "transform":
+        return Value(Kind.TENSOR, Place.HOST)
+    if callee.source != "tokenizer" or keyword(node, "return_tensors") is None:
+        return UNKNOWN
+    if method == "encode":
+        return Value(Kind.TENSOR, Place.HOST)
+    return Value(Kind.BATCH, Place.HOST, inplace_to=True)

@@ -59,6 +59,9 @@ class Evaluator:
         self.guard_depth = 0
         self.step = 0
         self.moved_receivers: set[cst.Call] = set()
+        self.dataset_stack: list[str] = []
+        """Dataset subclasses being walked: a device move inside one makes its batches unknown."""
+        self.device_datasets: set[str] = set()
         self.branch_tests: list[cst.BaseExpression] = []
         """Tests of the enclosing ``if`` statements, innermost last."""
         self.local_classes: dict[str, ModuleClass | str] = {}
@@ -122,6 +125,10 @@ class Evaluator:
             return
         for device_side, other in ((node.left, target.comparator), (target.comparator, node.left)):
             if isinstance(device_side, cst.Attribute) and device_side.attr.value == "device":
+                # only a tensor's .device is a torch.device; `args.device` is often a string
+                owner = self.scope.lookup(dotted(device_side.value) or "")
+                if owner is None or not owner.is_tensorish:
+                    return
                 compare = self.device_compare(node, device_side, other)
                 if compare is not None:
                     self.facts.device_compares.append(compare)
@@ -139,7 +146,7 @@ class Evaluator:
         if self.imports.qualify(other.func) != "torch.device":
             return None
         inner = string_value(other.args[0].value)
-        if inner is not None and ":" not in inner and inner != "cpu":
+        if inner in ("cuda", "xpu"):
             return DeviceCompare(node, device_side, other, inner, False)
         return None
 

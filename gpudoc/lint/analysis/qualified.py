@@ -29,6 +29,11 @@ class QualifiedCalls(CallEvaluator):
         if qualified.startswith(DATAFRAME_ROOTS):
             self.record_numpy(node, qualified, args)
             return Value(Kind.NDARRAY, Place.HOST) if root == "numpy" else UNKNOWN
+        last = qualified.rsplit(".", 1)[-1]
+        if qualified.startswith("torchvision.transforms.") and last[:1].isupper():
+            return Value(source="transform")
+        if "Tokenizer" in qualified and last == "from_pretrained":
+            return Value(source="tokenizer")
         if qualified.startswith(api.MODEL_ZOO_PREFIXES):
             return self.zoo_model(node, qualified)
         if qualified.startswith("torchvision.datasets."):
@@ -53,6 +58,8 @@ class QualifiedCalls(CallEvaluator):
                 self.facts.flags.default_device = True
                 self.facts.flags.places = True
             return UNKNOWN
+        if rest == "hub.load":
+            return self.zoo_model(node, qualified)
         if rest == "load":
             self.record_load(node)
             return UNKNOWN

@@ -57,7 +57,10 @@ class Value:
     by_name: bool = False
     """Typed only by a conventional parameter name (``x``, ``images``), not by its binding."""
     source: str = ""
-    """For PARAMS and OPTIMIZER: the name of the module whose parameters they hold."""
+    """For PARAMS and OPTIMIZER: the name of the module whose parameters they hold; for
+    callables that make host tensors: ``transform`` (torchvision) or ``tokenizer``."""
+    inplace_to: bool = False
+    """A tokenizer's BatchEncoding: its ``.to(device)`` moves it in place."""
     binding: cst.CSTNode | None = None
     """The statement (or ``for`` loop) that bound the name: where a fix inserts a move."""
     origin: cst.CSTNode | None = None

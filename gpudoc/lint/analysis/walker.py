@@ -119,7 +119,7 @@ class Analyzer(ClassFacts):
         receiver = self.eval(receiver_node)
         result = self.eval(call)
         name = dotted(receiver_node)
-        if receiver.is_tensorish or _tensor_subscript(receiver_node):
+        if (receiver.is_tensorish and not receiver.inplace_to) or _tensor_subscript(receiver_node):
             self.facts.discarded_moves.append(
                 DiscardedMove(node, call, receiver_node, receiver, method, receiver.by_name)
             )
@@ -217,10 +217,13 @@ class Analyzer(ClassFacts):
         scope = Scope(parent=self.module_scope, function="", module_class=module_class)
         saved = self.scope
         self.scope = scope
+        is_dataset = self.local_classes.get(node.name.value) == "dataset"
         try:
             self.walk_body(node.body)
         finally:
             self.scope = saved
+            if is_dataset:
+                self.dataset_stack.pop()
 
 
 def _tensor_subscript(node: cst.BaseExpression) -> bool:

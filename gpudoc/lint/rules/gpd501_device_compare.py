@@ -12,8 +12,8 @@ class DeviceCompareWithoutIndex(Rule):
     """`x.device == "cuda"` or `x.device == torch.device("cuda")`: false on every GPU.
 
     ## What it does
-    Finds `==` / `!=` between a `.device` and a string, or a `torch.device("cuda")` without an
-    index.
+    Finds `==` / `!=` between a tensor's `.device` and a string, or a `torch.device("cuda")`
+    without an index.
 
     ## Why is this bad?
     A `torch.device` never equals a string, and `torch.device("cuda")` (index None) is not equal
@@ -33,7 +33,8 @@ class DeviceCompareWithoutIndex(Rule):
     ```
 
     ## Known problems
-    None known. The fix (safe) compares `.device.type` when the string has no index.
+    Only tensors the analysis knows are checked (`args.device` is often a plain string, where the
+    comparison is right). The fix (safe) compares `.device.type` when the string has no index.
     """
 
     CODE = "GPD501"
