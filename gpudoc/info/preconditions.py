@@ -82,7 +82,7 @@ def driver_versions(report: InfoReport) -> str | None:
     if driver.kernel_module_version is None:
         return "no NVIDIA kernel module loaded"
     if driver.nvml_library_path is None:
-        return "NVML library not found"
+        return "NVML library path unknown"
     return None
 
 
