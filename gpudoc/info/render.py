@@ -82,11 +82,7 @@ def render_human(report: InfoReport, console: Console, verbose: bool = False) ->
     console.print(_devices(report))
     _section(console, "Environment", _env_rows(report))
     console.print(Text("Doctor", style="bold"))
-    console.print(_doctor(report.checks, verbose))
-    skipped = [r for r in report.checks if r.status == "not_applicable"]
-    if skipped and not verbose:
-        console.print(_not_applicable_summary(skipped))
-    console.print(Text(""))
+    console.print(_doctor(report.checks, verbose), Text(""))
     console.print(_closing(report))
 
 
@@ -324,6 +320,9 @@ def _doctor(results: tuple[CheckResult, ...], verbose: bool) -> Table:
             )
             if finding.fix:
                 grid.add_row(Text(""), Text(f"fix: {finding.fix}", style="dim"))
+    skipped = [r for r in results if r.status == "not_applicable"]
+    if skipped and not verbose:
+        grid.add_row(Text(SYMBOLS["not_applicable"], "dim"), _not_applicable_summary(skipped))
     return grid
 
 
@@ -334,8 +333,7 @@ def _not_applicable_summary(skipped: list[CheckResult]) -> Text:
     reasons = Counter(r.reason for r in skipped).most_common()
     why = "; ".join(str(reason) for reason, _ in reasons)
     did = "check did" if len(skipped) == 1 else "checks did"
-    line = f"{len(skipped)} {did} not apply here ({why}): `gpudoc info -v` lists each"
-    return Text(f"{SYMBOLS['not_applicable']} {line}", style="dim")
+    return Text(f"{len(skipped)} {did} not apply here ({why}): `gpudoc info -v` lists each", "dim")
 
 
 def _closing(report: InfoReport) -> Text:
