@@ -126,6 +126,22 @@ for x, y in loader:
     out = model(x.to(device)) * scale
     loss = (out - y.to(device)).pow(2).mean() + torch.tensor(1e-3)
 """,
+    "a Dataset that moves its items": """
+class OnDevice(torch.utils.data.Dataset):
+    def __getitem__(self, i):
+        return self.items[i].to(device)
+model = nn.Linear(4, 2).to(device)
+for x in torch.utils.data.DataLoader(OnDevice()):
+    out = model(x)
+""",
+    "a plain list wrapped later in __init__": """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = [nn.Linear(4, 4) for _ in range(2)]
+        self.layers = nn.ModuleList(self.layers)
+net = Net().to(device)
+""",
     "CPU-only script": """
 model = nn.Linear(4, 2)
 model.load_state_dict(torch.load("w.pt"))

@@ -102,7 +102,8 @@ class CallEvaluator(Records):
         callee = self.scope.lookup(name)
         args = self.eval_args(node)
         if local == "dataset":
-            return Value(Kind.LOADER, Place.HOST, origin=node)
+            place = Place.UNKNOWN if name in self.device_datasets else Place.HOST
+            return Value(Kind.LOADER, place, origin=node)
         if local is not None and not isinstance(local, str):
             place = Place.UNKNOWN if local.places_itself else Place.HOST
             return Value(Kind.MODULE, place, weighted=True, managed=local.lightning, origin=node)
@@ -229,6 +230,8 @@ class CallEvaluator(Records):
             place = self.target_place(node, args)
         if place is Place.DEVICE:
             self.note_host_then_transfer(node)
+            if self.dataset_stack:
+                self.device_datasets.add(self.dataset_stack[-1])
         if place is Place.UNKNOWN:
             return receiver if receiver.kind is not Kind.UNKNOWN else UNKNOWN
         if receiver.kind is Kind.UNKNOWN:

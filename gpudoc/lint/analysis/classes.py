@@ -19,6 +19,7 @@ class ClassFacts(QualifiedCalls):
         name = node.name.value
         if kind == "dataset":
             self.local_classes[name] = "dataset"
+            self.dataset_stack.append(name)
             return None
         if kind is None:
             return None
@@ -54,7 +55,11 @@ class ClassFacts(QualifiedCalls):
         if not isinstance(target, cst.Attribute):
             return
         shape = self.attribute_shape(statement, value)
-        if shape is not None and isinstance(statement, cst.SimpleStatementLine):
+        if shape is None:
+            # `self.layers = nn.ModuleList(self.layers)`: the plain list was wrapped after all
+            cls.init_attrs = [a for a in cls.init_attrs if a.attr != name[5:]]
+            return
+        if isinstance(statement, cst.SimpleStatementLine):
             small = statement.body[0]
             if isinstance(small, cst.Assign):
                 cls.init_attrs.append(ClassAttr(name[5:], statement, small.value, shape))

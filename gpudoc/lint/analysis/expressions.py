@@ -59,6 +59,9 @@ class Evaluator:
         self.guard_depth = 0
         self.step = 0
         self.moved_receivers: set[cst.Call] = set()
+        self.dataset_stack: list[str] = []
+        """Dataset subclasses being walked: a device move inside one makes its batches unknown."""
+        self.device_datasets: set[str] = set()
         self.branch_tests: list[cst.BaseExpression] = []
         """Tests of the enclosing ``if`` statements, innermost last."""
         self.local_classes: dict[str, ModuleClass | str] = {}

@@ -217,10 +217,13 @@ class Analyzer(ClassFacts):
         scope = Scope(parent=self.module_scope, function="", module_class=module_class)
         saved = self.scope
         self.scope = scope
+        is_dataset = self.local_classes.get(node.name.value) == "dataset"
         try:
             self.walk_body(node.body)
         finally:
             self.scope = saved
+            if is_dataset:
+                self.dataset_stack.pop()
 
 
 def _tensor_subscript(node: cst.BaseExpression) -> bool:
