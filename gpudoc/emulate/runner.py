@@ -6,6 +6,7 @@ the first device error (diagnosed), or the summary of what ran on the emulated d
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import runpy
 import sys
@@ -19,6 +20,7 @@ from gpudoc.emulate.diagnose import diagnose
 from gpudoc.emulate.model import DeviceError, EmulationReport, PhaseCount, Target
 from gpudoc.emulate.patches import emulated_cuda
 from gpudoc.emulate.state import STATE
+from gpudoc.exit_codes import UsageError
 
 PHASE_ORDER = (
     "forward (training)",
@@ -54,6 +56,7 @@ def _execute(target: Target) -> _Outcome:
     try:
         if target.as_module:
             sys.path.insert(0, os.getcwd())
+            _check_module(target.name)
             runpy.run_module(target.name, run_name="__main__", alter_sys=True)
         else:
             sys.path.insert(0, str(Path(target.name).resolve().parent))
@@ -66,6 +69,8 @@ def _execute(target: Target) -> _Outcome:
         errors.CudaInForkedWorkerError,
     ) as device_error:
         return _Outcome(exit_code=1, error=_diagnosed(device_error))
+    except UsageError:
+        raise
     except errors.NotEmulatedError as stop:
         return _Outcome(exit_code=1, not_emulated=str(stop))
     except Exception as failure:
@@ -79,6 +84,16 @@ def _execute(target: Target) -> _Outcome:
     finally:
         sys.stdout.flush()
     return _Outcome()
+
+
+def _check_module(name: str) -> None:
+    """``-m name`` that does not exist is a usage error (exit 2), not the script's failure."""
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except ImportError:
+        found = False
+    if not found:
+        raise UsageError(f"cannot find module {name!r} (from {os.getcwd()})")
 
 
 def _diagnosed(error: BaseException) -> DeviceError:

@@ -27,6 +27,7 @@ import socket
 import time
 from dataclasses import asdict, replace
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -205,6 +206,7 @@ class Job:
             return
         with contextlib.suppress(Exception):
             self.store.post("stopped", {"signal": "SIGTERM"})
+        _kill_children()  # a device smoke still running would outlive this rank
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
 
@@ -273,6 +275,16 @@ class Job:
             # The failed ranks exit first, so that torchrun's "Root Cause" names one of them.
             time.sleep(LAST_OUT_S)
         return FINDINGS
+
+
+def _kill_children() -> None:
+    """SIGKILL this process's children, found in Linux's /proc (elsewhere nothing happens)."""
+    me = os.getpid()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])  # after "pid (comm)"
+            if parent == me:
+                os.kill(int(stat.parent.name), signal.SIGKILL)
 
 
 def _one_line(error: BaseException) -> str:

@@ -238,6 +238,10 @@ def test_a_module_runs_with_dash_m(run_gpudoc: RunGpudoc, tmp_path: Path) -> Non
     result = run_gpudoc("run", "--emulate-cuda", "-m", "pkg.train", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "on cuda:0 True" in result.stdout
+    missing = run_gpudoc("run", "--emulate-cuda", "-m", "pkg.nothing", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert "cannot find module 'pkg.nothing'" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1
 
 
 def test_an_ordinary_exception_keeps_its_traceback(run_gpudoc: RunGpudoc, tmp_path: Path) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
+from conftest import gpudoc_env
 
 from gpudoc.smoke import collectives, inject, job_report
 from gpudoc.smoke.data import load, normalise
@@ -90,3 +93,18 @@ def test_ddp_of_one_rank_matches_the_single_process_reference(group_of_one: None
     # bit 22 of one conv1 weight: 5.5e-5 measured, 5x the threshold; healthy runs give ~1e-8
     assert spoiled.rel_err_vs_reference is not None
     assert spoiled.rel_err_vs_reference > job_report.DDP_REL_ERR
+
+
+def test_a_stopped_rank_takes_its_device_smoke_down_with_it() -> None:
+    """What a rank stopped by the launcher does to the child running its device smoke."""
+    code = (
+        "import subprocess, sys\n"
+        "from gpudoc.smoke.distributed import _kill_children\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "_kill_children()\n"
+        "print(child.wait(timeout=10))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=gpudoc_env(), capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.strip() == "-9", done.stderr

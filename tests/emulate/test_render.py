@@ -1,0 +1,88 @@
+"""The report as text: fixed width, no colour, into a StringIO (no torch needed to render)."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+from gpudoc.emulate.model import (
+    DeviceError,
+    EmulationReport,
+    PhaseCount,
+    SourceLocation,
+    TensorOrigin,
+)
+from gpudoc.emulate.render import render
+
+
+def _report(**changes: object) -> EmulationReport:
+    fields: dict[str, object] = dict(
+        target="train.py",
+        device_count=2,
+        batch_limit=3,
+        script_exit_code=0,
+        wall_s=1.25,
+        tensors_moved=12,
+        modules_moved=1,
+        ops_on_device=3456,
+        batches_seen=9,
+        loops_capped=3,
+        phases=(
+            PhaseCount("forward (training)", 6, "/nowhere/train.py:40", ("cuda:0",)),
+            PhaseCount("optimizer step", 6, None, ()),
+        ),
+        error=None,
+        not_emulated=None,
+    )
+    fields.update(changes)
+    return EmulationReport(**fields)  # type: ignore[arg-type]
+
+
+def _text(report: EmulationReport) -> str:
+    out = StringIO()
+    render(report, file=out, width=80)
+    return out.getvalue()
+
+
+def test_summary() -> None:
+    text = _text(_report())
+    assert "gpudoc run --emulate-cuda: no device errors" in text
+    assert "  devices    2 emulated (cuda:0, cuda:1)" in text
+    assert "9 batches from DataLoaders (capped at 3 batches; 3 loops cut short)" in text
+    assert "12 tensors, 1 module" in text and "3,456 operations on emulated devices" in text
+    assert "    forward (training)         6  on cuda:0   first at /nowhere/train.py:40" in text
+
+
+def test_error_keeps_brackets_and_long_lines() -> None:
+    source = "self.layers = [nn.Linear(width, width) for _ in range(depth)]"
+    where = SourceLocation("/nowhere/model.py", 14, "__init__", source)
+    error = DeviceError(
+        error_type="RuntimeError",
+        message="Expected all tensors to be on the same device, but found at least two "
+        "devices, cuda:0 and cpu!",
+        location=SourceLocation("/nowhere/model.py", 20, "forward", "x = layer(x)"),
+        called_from=(SourceLocation("/nowhere/train.py", 5, "<module>", "model(batch)"),),
+        operands=(
+            TensorOrigin(
+                "mat2", ("model.layers[0].weight",), "cpu", (6, 6), "created", where, None
+            ),
+        ),
+        pattern="submodules kept in a plain list or dict",
+        rule_code="GPD104",
+        rule_name="modules-in-plain-container",
+    )
+    text = _text(_report(error=error, script_exit_code=1))
+    lines = text.splitlines()
+    assert (
+        "  RuntimeError: Expected all tensors to be on the same device, but found at least two "
+        "devices, cuda:0 and cpu!" in lines
+    )
+    assert "  at /nowhere/model.py:20 in forward" in lines
+    assert "  called from /nowhere/train.py:5 in <module>" in lines
+    assert f"`{source}`" in text  # "[...]" is not swallowed as markup
+    assert "model.layers[0].weight" in text
+    assert "  lint     GPD104 modules-in-plain-container:" in text
+
+
+def test_not_emulated() -> None:
+    text = _text(_report(not_emulated="cannot emulate a Triton kernel: it needs a real GPU."))
+    assert "gpudoc run --emulate-cuda: stopped: cannot emulate a Triton kernel" in text
