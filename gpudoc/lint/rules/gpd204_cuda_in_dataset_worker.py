@@ -27,6 +27,7 @@ class CudaInDatasetWorker(Rule):
         def __getitem__(self, i):
             return self.images[i].cuda()
 
+
     loader = DataLoader(Images(), batch_size=32, num_workers=4)
     ```
 
@@ -35,6 +36,7 @@ class CudaInDatasetWorker(Rule):
     class Images(Dataset):
         def __getitem__(self, i):
             return self.images[i]
+
 
     loader = DataLoader(Images(), batch_size=32, num_workers=4, pin_memory=True)
     for images in loader:
