@@ -177,6 +177,21 @@ def _named_no_op(name: str) -> Any:
 
 
 DEFAULT_STREAM = Stream.__new__(Stream)
+# torch.cuda functions with nothing to do on an emulated device (the CPU runs eagerly).
+NO_OP_NAMES = (
+    "init",
+    "_lazy_init",
+    "synchronize",
+    "empty_cache",
+    "ipc_collect",
+    "reset_peak_memory_stats",
+    "reset_max_memory_allocated",
+    "manual_seed",
+    "manual_seed_all",
+    "seed",
+    "seed_all",
+    "set_stream",
+)
 
 
 def cuda_functions() -> dict[str, Any]:
@@ -209,23 +224,7 @@ def cuda_functions() -> dict[str, Any]:
         "current_stream": lambda device=None: default_stream,
         "is_current_stream_capturing": lambda: False,
         "default_stream": lambda device=None: default_stream,
-        **{
-            name: _named_no_op(name)
-            for name in (
-                "init",
-                "_lazy_init",
-                "synchronize",
-                "empty_cache",
-                "ipc_collect",
-                "reset_peak_memory_stats",
-                "reset_max_memory_allocated",
-                "manual_seed",
-                "manual_seed_all",
-                "seed",
-                "seed_all",
-                "set_stream",
-            )
-        },
+        **{name: _named_no_op(name) for name in NO_OP_NAMES},
     }
 
 

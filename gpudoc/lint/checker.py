@@ -48,6 +48,10 @@ def check_source(source: str, path: str = "<stdin>") -> list[Finding]:
         raise SourceError(f"syntax error at {error.raw_line}:{error.raw_column + 1}") from None
     except RecursionError:
         raise SourceError("too deeply nested to parse") from None
+    except cst.CSTValidationError as error:  # libcst accepted text it cannot represent
+        raise SourceError(f"cannot parse: {error}") from None
+    except Exception as error:  # the parser is not ours: any failure there is unparseable input
+        raise SourceError(f"cannot parse ({type(error).__name__}: {error})") from None
     try:
         return _run_rules(module, source, path)
     except RecursionError:

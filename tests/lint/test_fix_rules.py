@@ -1,6 +1,8 @@
-"""Fixes of the real rules: every INVALID example with a fix, and generated programs."""
+"""Fixes of the real rules: INVALID examples with a fix, the fixture scripts, generated programs."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import libcst as cst
 import pytest
@@ -68,3 +70,18 @@ def test_fix_on_generated_programs(source: str) -> None:
         assert result.fixed == source
     if result.changed:
         assert not fix_source(result.fixed, lint, unsafe=True).changed
+
+
+FIXTURES = sorted((Path(__file__).parents[2] / "fixtures").glob("**/*.py"))
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_fixture_scripts_fix_cleanly(path: Path) -> None:
+    """Every realistic fixture: all fixes land, the result parses, a second run is a no-op."""
+    source = path.read_text(encoding="utf-8")
+    result = fix_source(source, lint, unsafe=True)
+    cst.parse_module(result.fixed)
+    assert keeps_user_code(source, result.fixed)
+    assert result.rejected == () and result.converged
+    assert not [f for f in result.remaining if f.fix is not None]
+    assert not fix_source(result.fixed, lint, unsafe=True).changed

@@ -8,6 +8,7 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import (
     Argument,
+    DatasetMove,
     ModuleCall,
     NumpyUse,
 )
@@ -103,7 +104,7 @@ class CallEvaluator(Records):
         args = self.eval_args(node)
         if local == "dataset":
             place = Place.UNKNOWN if name in self.device_datasets else Place.HOST
-            return Value(Kind.LOADER, place, origin=node)
+            return Value(Kind.LOADER, place, origin=node, source=f"dataset:{name}")
         if local is not None and not isinstance(local, str):
             place = Place.UNKNOWN if local.places_itself else Place.HOST
             return Value(Kind.MODULE, place, weighted=True, managed=local.lightning, origin=node)
@@ -232,6 +233,7 @@ class CallEvaluator(Records):
             self.note_host_then_transfer(node)
             if self.dataset_stack:
                 self.device_datasets.add(self.dataset_stack[-1])
+                self.facts.dataset_moves.append(DatasetMove(node, self.dataset_stack[-1]))
         if place is Place.UNKNOWN:
             return receiver if receiver.kind is not Kind.UNKNOWN else UNKNOWN
         if receiver.kind is Kind.UNKNOWN:

@@ -68,6 +68,14 @@ class HostThenTransfer:
 
 
 @dataclass
+class DatasetMove:
+    """A device move inside a Dataset subclass's method."""
+
+    node: cst.Call
+    dataset: str
+
+
+@dataclass
 class Rebinding:
     """``name = Module()`` where ``name`` held a module placed on the device before."""
 
@@ -218,6 +226,9 @@ class Facts:
     conditional_moves: list[ConditionalMove] = field(default_factory=list)
     device_compares: list[DeviceCompare] = field(default_factory=list)
     host_then_transfer: list[HostThenTransfer] = field(default_factory=list)
+    dataset_moves: list[DatasetMove] = field(default_factory=list)
+    worker_datasets: set[str] = field(default_factory=set)
+    """Dataset classes a DataLoader with num_workers > 0 reads."""
     rebindings: list[Rebinding] = field(default_factory=list)
     discarded_moves: list[DiscardedMove] = field(default_factory=list)
     loads: list[LoadCall] = field(default_factory=list)
