@@ -46,3 +46,17 @@ def test_a_gpudoc_lint_run_is_light(tmp_path: Path) -> None:
         f"sys.stdout = open('/dev/null', 'w')\nmain(['lint', {str(script)!r}])"
     )
     assert loaded_heavy_modules(code) == set()
+
+
+def test_building_the_parser_imports_only_the_command_modules() -> None:
+    """Every gpudoc command (the lint hook too) builds the parser: handlers import the rest."""
+    code = (
+        "import sys\nfrom gpudoc.cli import build_parser\nbuild_parser()\n"
+        "print(' '.join(m for m in sys.modules if m.startswith('gpudoc.')))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=gpudoc_env(), check=False
+    )
+    loaded = result.stdout.split()
+    extra = [m for m in loaded if m.count(".") > 1 and not m.endswith(".command")]
+    assert "gpudoc.info.command" in loaded and extra == [], result.stderr

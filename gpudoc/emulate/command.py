@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpudoc.emulate.model import Target
 from gpudoc.exit_codes import FINDINGS, USAGE, UsageError
+
+if TYPE_CHECKING:  # the parser is built for every command: import the model only to run
+    from gpudoc.emulate.model import Target
 
 EPILOG = """\
 examples:
@@ -61,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _target(args: argparse.Namespace) -> Target:
+    from gpudoc.emulate.model import Target
+
     if not args.emulate_cuda:
         raise UsageError("gpudoc run needs --emulate-cuda (the only way it runs scripts so far)")
     if args.devices < 1:

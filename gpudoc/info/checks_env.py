@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpudoc.info import preconditions as pre
 from gpudoc.info.doctor import Check, finding
 from gpudoc.info.model import Finding, InfoReport
 
@@ -95,9 +96,23 @@ def forward_compat(report: InfoReport) -> Iterator[Finding]:
 
 
 CHECKS = (
-    Check("cvd-empty", "CUDA_VISIBLE_DEVICES is not empty", "fail", cvd_empty),
-    Check("cvd-invalid", "CUDA_VISIBLE_DEVICES is valid", "fail/warn", cvd_invalid),
-    Check("device-order", "torch and nvidia-smi number GPUs alike", "warn", device_order),
-    Check("fabric-manager", "no NVSwitch fabric-manager error", "fail", fabric_manager, True),
-    Check("forward-compat", "no CUDA forward-compat mismatch", "fail", forward_compat, True),
+    Check("cvd-empty", "CUDA_VISIBLE_DEVICES is not empty", "fail", cvd_empty, pre.cvd_set),
+    Check("cvd-invalid", "CUDA_VISIBLE_DEVICES is valid", "fail/warn", cvd_invalid, pre.cvd_listed),
+    Check(
+        "device-order", "torch and nvidia-smi number GPUs alike", "warn", device_order, pre.two_gpus
+    ),
+    Check(
+        "fabric-manager",
+        "no NVSwitch fabric-manager error",
+        "fail",
+        fabric_manager,
+        pre.all_of(pre.driver_libraries, pre.torch_cuda_build),
+    ),
+    Check(
+        "forward-compat",
+        "no CUDA forward-compat mismatch",
+        "fail",
+        forward_compat,
+        pre.all_of(pre.driver_libraries, pre.torch_cuda_build),
+    ),
 )

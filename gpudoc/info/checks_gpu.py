@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpudoc.info import preconditions as pre
 from gpudoc.info.checks_software import INDEX
 from gpudoc.info.doctor import Check, finding
 from gpudoc.info.model import Finding, GpuInfo, InfoReport
@@ -150,18 +151,56 @@ def ecc_uncorrectable(report: InfoReport) -> Iterator[Finding]:
             )
 
 
+MIG_CAPABLE = pre.gpu_reporting("mig_mode_pending", "no MIG-capable GPU")
+MIG_ENABLED = pre.gpu_reporting(
+    "mig_mode_current", "no GPU has MIG enabled", lambda g: bool(g.mig_mode_current)
+)
+
+
 def _process(pid: int, name: str | None) -> str:
     return f"PID {pid} ({name})" if name else f"PID {pid}"
 
 
 CHECKS = (
-    Check("gpu-lost", "every GPU answers", "fail", gpu_lost),
-    Check("mig-no-instance", "MIG GPUs have instances", "fail", mig_no_instance),
-    Check("mig-pending", "no MIG change pending", "warn", mig_pending),
-    Check("mig-single-visible", "MIG instances per process", "info", mig_single_visible),
-    Check("exclusive-busy", "no GPU exclusively owned by another process", "fail", exclusive_busy),
-    Check("compute-prohibited", "no GPU in Prohibited mode", "fail", compute_prohibited),
-    Check("arch-unsupported", "torch has kernels for every GPU", "fail", arch_unsupported, True),
-    Check("memory-held", "GPU memory is free", "warn", memory_held),
-    Check("ecc-uncorrectable", "no uncorrectable ECC errors", "warn", ecc_uncorrectable),
+    Check("gpu-lost", "every GPU answers", "fail", gpu_lost, pre.gpu),
+    Check("mig-no-instance", "MIG GPUs have instances", "fail", mig_no_instance, MIG_ENABLED),
+    Check("mig-pending", "no MIG change pending", "warn", mig_pending, MIG_CAPABLE),
+    Check(
+        "mig-single-visible", "MIG instances per process", "info", mig_single_visible, MIG_ENABLED
+    ),
+    Check(
+        "exclusive-busy",
+        "no GPU exclusively owned by another process",
+        "fail",
+        exclusive_busy,
+        pre.gpu_reporting("compute_mode", "no GPU reports its compute mode"),
+    ),
+    Check(
+        "compute-prohibited",
+        "no GPU in Prohibited mode",
+        "fail",
+        compute_prohibited,
+        pre.gpu_reporting("compute_mode", "no GPU reports its compute mode"),
+    ),
+    Check(
+        "arch-unsupported",
+        "torch has kernels for every GPU",
+        "fail",
+        arch_unsupported,
+        pre.all_of(pre.gpu, pre.torch_cuda_build),
+    ),
+    Check(
+        "memory-held",
+        "GPU memory is free",
+        "warn",
+        memory_held,
+        pre.gpu_reporting("processes", "no GPU lists its processes"),
+    ),
+    Check(
+        "ecc-uncorrectable",
+        "no uncorrectable ECC errors",
+        "warn",
+        ecc_uncorrectable,
+        pre.gpu_reporting("ecc_uncorrected_volatile", "no GPU reports ECC errors"),
+    ),
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from gpudoc.info import preconditions as pre
 from gpudoc.info.checks_software import INDEX, nvidia_gpu_present, wheel_tag_for
 from gpudoc.info.doctor import Check, finding
 from gpudoc.info.model import Finding, InfoReport, Severity
@@ -254,20 +255,47 @@ def nvml_binding(report: InfoReport) -> Iterator[Finding]:
 
 CHECKS = (
     Check("driver-missing", "NVIDIA driver installed", "fail/warn", driver_missing),
-    Check("driver-not-loaded", "NVIDIA kernel module loaded", "fail", driver_not_loaded),
     Check(
-        "driver-lib-mismatch", "driver library matches kernel module", "fail", driver_lib_mismatch
+        "driver-not-loaded",
+        "NVIDIA kernel module loaded",
+        "fail",
+        driver_not_loaded,
+        pre.driver_libraries,
     ),
-    Check("driver-too-old", "driver supports torch's CUDA", "fail/warn", driver_too_old, True),
-    Check("nouveau-bound", "nouveau does not own the GPU", "fail", nouveau_bound),
-    Check("container-no-gpu", "container has GPU access", "fail/warn", container_no_gpu),
+    Check(
+        "driver-lib-mismatch",
+        "driver library matches kernel module",
+        "fail",
+        driver_lib_mismatch,
+        pre.driver_versions,
+    ),
+    Check(
+        "driver-too-old",
+        "driver supports torch's CUDA",
+        "fail/warn",
+        driver_too_old,
+        pre.all_of(pre.driver_libraries, pre.torch_cuda_build),
+    ),
+    Check(
+        "nouveau-bound", "nouveau does not own the GPU", "fail", nouveau_bound, pre.nvidia_on_pci
+    ),
+    Check(
+        "container-no-gpu",
+        "container has GPU access",
+        "fail/warn",
+        container_no_gpu,
+        pre.all_of(pre.container, pre.host_may_have_gpu),
+    ),
     Check(
         "container-capabilities",
         "container has compute and utility",
         "warn",
         container_capabilities,
+        pre.all_of(pre.container, pre.capabilities_set),
     ),
-    Check("dev-permission", "device nodes are accessible", "fail", dev_permission),
-    Check("uvm-missing", "nvidia_uvm works", "fail", uvm_missing),
+    Check(
+        "dev-permission", "device nodes are accessible", "fail", dev_permission, pre.device_nodes
+    ),
+    Check("uvm-missing", "nvidia_uvm works", "fail", uvm_missing, pre.uvm),
     Check("nvml-binding", "NVML binding is nvidia-ml-py", "warn", nvml_binding),
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from gpudoc.info import preconditions as pre
 from gpudoc.info.doctor import Check, finding
 from gpudoc.info.model import Finding, InfoReport, TorchInfo
 
@@ -174,24 +175,34 @@ def _reinstall_pair(torch: TorchInfo, vision_version: str | None, release: str |
 
 
 CHECKS = (
-    Check("torch-missing", "PyTorch is installed", "fail", torch_missing, needs_torch=True),
-    Check("torch-import-error", "PyTorch imports", "fail", torch_import_error, needs_torch=True),
+    Check("torch-missing", "PyTorch is installed", "fail", torch_missing, pre.torch_probed),
     Check(
-        "torch-cpu-build", "PyTorch is a CUDA build", "fail/warn", torch_cpu_build, needs_torch=True
+        "torch-import-error",
+        "PyTorch imports",
+        "fail",
+        torch_import_error,
+        pre.torch_installed,
+    ),
+    Check(
+        "torch-cpu-build",
+        "PyTorch is a CUDA build",
+        "fail/warn",
+        torch_cpu_build,
+        pre.torch_imported,
     ),
     Check(
         "torch-rocm-on-nvidia",
         "PyTorch build matches the GPU vendor",
         "fail",
         torch_rocm_on_nvidia,
-        needs_torch=True,
+        pre.all_of(pre.nvidia_gpu, pre.torch_imported),
     ),
     Check(
         "torchvision-mismatch",
         "torchvision matches torch",
         "fail",
         torchvision_mismatch,
-        needs_torch=True,
+        pre.torchvision_installed,
     ),
 )
 # Shown after every other check: torch's own verdict, once the causes are listed.
@@ -201,6 +212,6 @@ SUMMARY_CHECKS = (
         "torch.cuda.is_available() on a CUDA build",
         "fail/warn",
         cuda_unavailable,
-        needs_torch=True,
+        pre.torch_cuda_build,
     ),
 )

@@ -34,6 +34,12 @@ def add_parser(subparsers: Any) -> None:
         "--strict", action="store_true", help="exit 1 when any check warns or fails"
     )
     parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="list every check, also those that did not apply here, with the reason",
+    )
+    parser.add_argument(
         "--list-checks", action="store_true", help="list the doctor's checks and exit"
     )
     parser.add_argument(
@@ -66,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         render.render_json(report, sys.stdout)
     else:
-        render.render_human(report, make_console())
+        render.render_human(report, make_console(), verbose=args.verbose)
     if args.require_gpu and usable_gpu_count(report) == 0:
         return FINDINGS
     if args.strict and problems(report) > 0:

@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from gpudoc.info.model import CheckResult, CheckStatus, Finding, InfoReport, Severity
+from gpudoc.info.preconditions import Precondition, always
 
 CheckFunction = Callable[[InfoReport], Iterable[Finding]]
-_ORDER: tuple[CheckStatus, ...] = ("crashed", "fail", "warn", "info", "ok")
+_ORDER: tuple[CheckStatus, ...] = ("crashed", "fail", "warn", "info", "pass")
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class Check:
     title: str  # what a passing check vouches for, e.g. "torchvision matches torch"
     severities: str  # documentation for --list-checks: "fail", "fail/warn", ...
     function: CheckFunction
-    needs_torch: bool = False
+    precondition: Precondition = always  # why the check cannot apply here, or None
 
 
 def all_checks() -> tuple[Check, ...]:
@@ -40,11 +41,14 @@ def all_checks() -> tuple[Check, ...]:
 
 def run_check(check: Check, report: InfoReport) -> CheckResult:
     try:
+        reason = check.precondition(report)
+        if reason is not None:
+            return CheckResult(check.check_id, check.title, "not_applicable", reason=reason)
         findings = tuple(check.function(report))
     except Exception as error:  # a bug in one check must not hide the rest of the report
         crash = f"{type(error).__name__}: {error}"
         return CheckResult(check.check_id, check.title, "crashed", crash=crash)
-    status: CheckStatus = "ok"
+    status: CheckStatus = "pass"
     for finding in findings:
         if _ORDER.index(finding.severity) < _ORDER.index(status):
             status = finding.severity
@@ -52,10 +56,9 @@ def run_check(check: Check, report: InfoReport) -> CheckResult:
 
 
 def run_doctor(report: InfoReport, selected: Iterable[Check] | None = None) -> InfoReport:
-    """The report with `checks` filled; torch checks are left out when torch was not probed."""
+    """The report with `checks` filled: every check, passed, failed or not applicable."""
     chosen = all_checks() if selected is None else tuple(selected)
-    usable = [c for c in chosen if report.torch is not None or not c.needs_torch]
-    results = tuple(run_check(check, report) for check in usable)
+    results = tuple(run_check(check, report) for check in chosen)
     return dataclasses.replace(report, checks=results)
 
 

@@ -12,7 +12,8 @@ from typing import Literal
 SCHEMA_VERSION = 1
 
 Severity = Literal["fail", "warn", "info"]
-CheckStatus = Literal["ok", "fail", "warn", "info", "crashed"]
+# pass: looked and found nothing; not_applicable: its precondition is absent (see `reason`).
+CheckStatus = Literal["pass", "fail", "warn", "info", "not_applicable", "crashed"]
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,7 @@ class CheckResult:
     status: CheckStatus
     findings: tuple[Finding, ...] = ()
     crash: str | None = None  # "ZeroDivisionError: ..." when the check itself failed
+    reason: str | None = None  # why it did not apply, e.g. "no NVIDIA driver"
 
 
 @dataclass(frozen=True)

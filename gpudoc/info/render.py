@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 from typing import IO, TYPE_CHECKING, Any
 
 from gpudoc import __version__
@@ -28,8 +29,22 @@ if TYPE_CHECKING:
 
 MISSING = "–"
 GIB = 1024**3
-SYMBOLS = {"ok": "✓", "warn": "!", "fail": "✗", "info": "i", "crashed": "☠"}
-STYLES = {"ok": "green", "warn": "yellow", "fail": "red", "info": "cyan", "crashed": "magenta"}
+SYMBOLS = {
+    "pass": "✓",
+    "warn": "!",
+    "fail": "✗",
+    "info": "i",
+    "crashed": "☠",
+    "not_applicable": "–",
+}
+STYLES = {
+    "pass": "green",
+    "warn": "yellow",
+    "fail": "red",
+    "info": "cyan",
+    "crashed": "magenta",
+    "not_applicable": "dim",
+}
 
 
 def report_to_json(report: InfoReport) -> dict[str, Any]:
@@ -47,6 +62,7 @@ def summary(report: InfoReport) -> dict[str, int]:
         "failures": sum(1 for f in findings if f.severity == "fail"),
         "warnings": sum(1 for f in findings if f.severity == "warn"),
         "crashed_checks": sum(1 for r in report.checks if r.status == "crashed"),
+        "not_applicable_checks": sum(1 for r in report.checks if r.status == "not_applicable"),
         "usable_gpus": usable_gpu_count(report),
     }
 
@@ -55,7 +71,7 @@ def render_json(report: InfoReport, file: IO[str]) -> None:
     file.write(json.dumps(report_to_json(report), indent=2) + "\n")
 
 
-def render_human(report: InfoReport, console: Console) -> None:
+def render_human(report: InfoReport, console: Console, verbose: bool = False) -> None:
     from rich.text import Text
 
     torch = report.torch
@@ -66,7 +82,7 @@ def render_human(report: InfoReport, console: Console) -> None:
     console.print(_devices(report))
     _section(console, "Environment", _env_rows(report))
     console.print(Text("Doctor", style="bold"))
-    console.print(_doctor(report.checks), Text(""))
+    console.print(_doctor(report.checks, verbose), Text(""))
     console.print(_closing(report))
 
 
@@ -276,8 +292,11 @@ def _env_rows(report: InfoReport) -> list[tuple[str, str]]:
     return rows
 
 
-def _doctor(results: tuple[CheckResult, ...]) -> Table:
-    """One row per passing check, a row per finding and a row for its fix; text wraps indented."""
+def _doctor(results: tuple[CheckResult, ...], verbose: bool) -> Table:
+    """One row per passing check, a row per finding and a row for its fix; text wraps indented.
+
+    Checks that did not apply get a row each only when `verbose`.
+    """
     from rich.table import Table
     from rich.text import Text
 
@@ -286,8 +305,10 @@ def _doctor(results: tuple[CheckResult, ...]) -> Table:
     grid.add_column()
     for result in results:
         symbol = Text(SYMBOLS[result.status], style=STYLES[result.status])
-        if result.status == "ok":
+        if result.status == "pass":
             grid.add_row(symbol, Text(result.title))
+        elif result.status == "not_applicable" and verbose:
+            grid.add_row(symbol, Text(f"{result.title}: did not apply ({result.reason})", "dim"))
         elif result.status == "crashed":
             grid.add_row(
                 symbol, Text.assemble((result.check_id, "bold"), f" crashed: {result.crash}")
@@ -299,7 +320,20 @@ def _doctor(results: tuple[CheckResult, ...]) -> Table:
             )
             if finding.fix:
                 grid.add_row(Text(""), Text(f"fix: {finding.fix}", style="dim"))
+    skipped = [r for r in results if r.status == "not_applicable"]
+    if skipped and not verbose:
+        grid.add_row(Text(SYMBOLS["not_applicable"], "dim"), _not_applicable_summary(skipped))
     return grid
+
+
+def _not_applicable_summary(skipped: list[CheckResult]) -> Text:
+    """One dim line: how many checks could not look, and why, the commonest reason first."""
+    from rich.text import Text
+
+    reasons = Counter(r.reason for r in skipped).most_common()
+    why = "; ".join(str(reason) for reason, _ in reasons)
+    did = "check did" if len(skipped) == 1 else "checks did"
+    return Text(f"{len(skipped)} {did} not apply here ({why}): `gpudoc info -v` lists each", "dim")
 
 
 def _closing(report: InfoReport) -> Text:

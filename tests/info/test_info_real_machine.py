@@ -182,3 +182,37 @@ def test_json_path_never_imports_rich() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env=gpudoc_env(), check=False
     )
     assert result.stdout.split() == ["False"], result.stderr
+
+
+@pytest.mark.skipif(not _machine_has_no_nvidia_library(), reason="this machine has NVML")
+def test_checks_that_cannot_look_here_are_not_applicable_not_passed(
+    real_json: dict[str, object],
+) -> None:
+    checks = real_json["checks"]
+    assert isinstance(checks, list)
+    status = {c["check_id"]: (c["status"], c["reason"]) for c in checks}
+    for check_id in ("driver-not-loaded", "driver-lib-mismatch", "gpu-lost", "mig-no-instance"):
+        assert status[check_id] == ("not_applicable", "no NVIDIA driver"), check_id
+    for check_id in ("exclusive-busy", "memory-held", "arch-unsupported", "device-order"):
+        assert status[check_id] == ("not_applicable", "no NVIDIA driver"), check_id
+    assert status["driver-missing"][0] in ("fail", "warn")  # the real problems stay
+    assert status["torchvision-mismatch"][0] == "fail" or _torchvision_import_error() is None
+    passed = {c for c, (s, _) in status.items() if s == "pass"}
+    assert passed.isdisjoint({"gpu-lost", "memory-held", "driver-too-old", "cuda-unavailable"})
+    summary = real_json["summary"]
+    assert isinstance(summary, dict)
+    assert summary["not_applicable_checks"] == sum(
+        s == "not_applicable" for s, _ in status.values()
+    )
+
+
+@pytest.mark.skipif(not _machine_has_no_nvidia_library(), reason="this machine has NVML")
+def test_human_view_summarises_what_did_not_apply_and_verbose_lists_it(
+    run_gpudoc: RunGpudoc,
+) -> None:
+    plain = run_gpudoc("info", "--no-torch", env={"COLUMNS": "100"}).stdout
+    verbose = run_gpudoc("info", "--no-torch", "-v", env={"COLUMNS": "100"}).stdout
+    assert "✓ every GPU answers" not in plain and "every GPU answers" not in plain
+    assert "checks did not apply here (no NVIDIA driver;" in " ".join(plain.split())
+    assert "– every GPU answers: did not apply (no NVIDIA driver)" in verbose
+    assert "did not apply here" not in verbose

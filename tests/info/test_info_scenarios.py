@@ -164,7 +164,10 @@ def test_no_torch_leaves_torch_out_and_skips_torch_checks(tmp_path: Path) -> Non
     report = collect_scenario("h100_8x_node", tmp_path, torch=False)
     assert report.torch is None
     assert all(g.torch_index is None for g in report.gpus)
-    assert "torchvision-mismatch" not in {r.check_id for r in report.checks}
+    status = {r.check_id: (r.status, r.reason) for r in report.checks}
+    not_probed = ("not_applicable", "PyTorch not probed (--no-torch)")
+    assert status["torchvision-mismatch"] == status["cuda-unavailable"] == not_probed
+    assert status["gpu-lost"] == status["memory-held"] == ("pass", None)
     assert usable_gpu_count(report) == 8
 
 
