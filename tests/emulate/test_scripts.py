@@ -172,6 +172,7 @@ def test_cuda_in_a_dataloader_worker(run_gpudoc: RunGpudoc) -> None:
     line = _line_of("cuda_in_worker.py", "return self.samples[index].to(device)")
     assert f"at fixtures/emulate/cuda_in_worker.py:{line} in __getitem__" in err
     assert "gpudoc/emulate" not in err
+    assert "lint     GPD204 cuda-in-dataset-worker" in err
 
 
 def test_lint_names_the_same_rule_without_running(run_gpudoc: RunGpudoc) -> None:
@@ -191,6 +192,7 @@ def test_lint_names_the_same_rule_without_running(run_gpudoc: RunGpudoc) -> None
         "factory_in_forward.py": ("GPD106", "h = torch.zeros(sequence.size(0), self.hidden)"),
         "loss_weight.py": ("GPD107", "criterion = nn.CrossEntropyLoss(weight=class_weights)"),
         "numpy_on_device.py": ("GPD202", "all_predictions.append(predicted.numpy())"),
+        "cuda_in_worker.py": ("GPD204", "return self.samples[index].to(device)"),
     }
     result = run_gpudoc("lint", *(f"fixtures/emulate/{name}" for name in expected), cwd=REPO)
     for name, (code, line) in expected.items():
