@@ -154,6 +154,10 @@ def _convolution_message(operands: list[tuple[str, torch.Tensor]]) -> str:
     second = ("weight", weight) if data.device != weight.device else ("bias", bias)
     other = second[1]
     assert other is not None
+    if data.type() == other.type():
+        # Same type on two GPUs passes the type check; cuDNN's generated device check fires.
+        renamed = [("self", data), (second[0], other)]
+        return _codegen_message("wrapper_CUDA__cudnn_convolution", renamed)
     return (
         f"Input type ({data.type()}) and {second[0]} type ({other.type()}) should be the same or "
         f"input should be a MKLDNN tensor and {second[0]} is a dense tensor"

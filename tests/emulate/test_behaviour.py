@@ -275,3 +275,14 @@ def test_data_parallel_over_two_devices(gpus: None) -> None:
     misplaced = nn.DataParallel(nn.Linear(3, 2).to("cuda:1"), device_ids=[0, 1])
     with pytest.raises(RuntimeError, match=r"on device cuda:0 \(device_ids\[0\]\) but found"):
         misplaced(inputs)
+
+
+def test_convolution_across_two_devices(gpus: None) -> None:
+    conv = nn.Conv2d(3, 4, 3).to("cuda:0")
+    with pytest.raises(RuntimeError) as raised:
+        conv(torch.ones(1, 3, 8, 8, device="cuda:1"))
+    assert str(raised.value) == (
+        "Expected all tensors to be on the same device, but got weight is on cuda:0, different "
+        "from other tensors on cuda:1 (when checking argument in method "
+        "wrapper_CUDA__cudnn_convolution)"
+    )
