@@ -85,3 +85,37 @@ def test_fixture_scripts_fix_cleanly(path: Path) -> None:
     assert result.rejected == () and result.converged
     assert not [f for f in result.remaining if f.fix is not None]
     assert not fix_source(result.fixed, lint, unsafe=True).changed
+
+
+REBOUND_DEVICE = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    pass
+
+
+device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+net = Net().to(device)
+loader = torch.utils.data.DataLoader(dataset)
+for images, labels in loader:
+    outputs = net(images)
+    labels = device.to(device)
+    device = torch.ones(3)
+def step(batch):
+    for images, labels in loader:
+        images = images.to(device)
+        outputs = net(images)
+"""
+
+
+def test_a_name_rebound_from_the_device_is_never_a_move_target() -> None:
+    """Found by hypothesis: `labels = device.to(device)` once typed `labels` as a device, and the
+    unmoved-batch fix then wrote `images.to(labels)`, which never converged."""
+    result = fix_source(REBOUND_DEVICE, lint, unsafe=True)
+    cst.parse_module(result.fixed)
+    assert ".to(labels)" not in result.fixed
+    assert "images, labels = images.to(device), labels.to(device)" in result.fixed
+    assert result.converged
+    assert not fix_source(result.fixed, lint, unsafe=True).changed

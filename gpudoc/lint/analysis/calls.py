@@ -220,6 +220,10 @@ class CallEvaluator(Records):
         return UNKNOWN
 
     def moved(self, node: cst.Call, receiver: Value, method: str, args: list[Value]) -> Value:
+        if receiver.kind is Kind.DEVICE:
+            # torch.device has no .to()/.cuda(): whatever this receiver really is, the result is
+            # not a device, and a fix must never move tensors "to" it.
+            return UNKNOWN
         if method == "cuda":
             self.note_cuda(node, ".cuda()")
             self.facts.flags.places = True

@@ -49,7 +49,9 @@ def move_after_binding(
         return None
     target = binding_target(binding, name)
     names = sibling_names(target, name) if target is not None else None
-    if not names:
+    if not names or device in names:
+        # `x = x.to(x)` is no move: a script that rebinds its device name to a batch has no
+        # device we can name, so the finding stays without a fix.
         return None
     text = move_line(names, device)
     if isinstance(binding, cst.For):
