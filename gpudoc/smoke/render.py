@@ -96,6 +96,28 @@ def _speedup(result: DeviceResult) -> str:
     return " / ".join(parts) or "-"
 
 
+RESULT_COLUMNS = (
+    ("loss", "left"),
+    ("acc", "right"),
+    ("Δfp64", "right"),
+    ("fingerprint", "left"),
+    ("agree", "left"),
+)
+"""The device smoke's own columns, shared by the device table and the per-rank table."""
+
+
+def _result_cells(result: DeviceResult | None) -> tuple[str, ...]:
+    if result is None:
+        return ("-",) * len(RESULT_COLUMNS)
+    return (
+        _loss(result),
+        _fmt(result.heldout_accuracy, ".2f"),
+        _fmt(result.lockstep_max_rel_err, ".1e"),
+        (result.fingerprint or "-")[:12],
+        result.agreement or "-",
+    )
+
+
 def table(report: SmokeReport) -> Table:
     sizes = "/".join(str(b) for b in report.config.throughput_batch_sizes)
     grid = Table(box=None, pad_edge=False, header_style="bold")
@@ -104,11 +126,7 @@ def table(report: SmokeReport) -> Table:
         ("device", "left"),
         ("name", "left"),
         ("status", "left"),
-        ("loss", "left"),
-        ("acc", "right"),
-        ("Δfp64", "right"),
-        ("fingerprint", "left"),
-        ("agree", "left"),
+        *RESULT_COLUMNS,
         (f"img/s b{sizes}", "right"),
         ("×cpu", "right"),
         ("s", "right"),
@@ -120,11 +138,7 @@ def table(report: SmokeReport) -> Table:
             r.device,
             (r.info.name if r.info else None) or "-",
             f"[{STYLE[r.status]}]{r.status}[/]",
-            _loss(r),
-            _fmt(r.heldout_accuracy, ".2f"),
-            _fmt(r.lockstep_max_rel_err, ".1e"),
-            (r.fingerprint or "-")[:12],
-            r.agreement or "-",
+            *_result_cells(r),
             _speed(r),
             _speedup(r),
             _fmt(r.seconds, ".1f"),
@@ -186,11 +200,7 @@ def rank_table(ranks: list[RankResult]) -> Table:
         ("device", "left"),
         ("name", "left"),
         ("status", "left"),
-        ("loss", "left"),
-        ("acc", "right"),
-        ("Δfp64", "right"),
-        ("fingerprint", "left"),
-        ("agree", "left"),
+        *RESULT_COLUMNS,
         ("wrong ar/ag/bc", "right"),
         ("ddp weights", "left"),
         ("s", "right"),
@@ -204,11 +214,7 @@ def rank_table(ranks: list[RankResult]) -> Table:
             rank.info.device or "-",
             (smoke.info.name if smoke and smoke.info else None) or "-",
             f"[{STYLE[rank.status]}]{rank.status}[/]",
-            _loss(smoke) if smoke else "-",
-            _fmt(smoke.heldout_accuracy if smoke else None, ".2f"),
-            _fmt(smoke.lockstep_max_rel_err if smoke else None, ".1e"),
-            ((smoke.fingerprint if smoke else None) or "-")[:12],
-            (smoke.agreement if smoke else None) or "-",
+            *_result_cells(smoke),
             _wrong(rank),
             _ddp(rank),
             _fmt(rank.seconds, ".1f"),
