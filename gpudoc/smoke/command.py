@@ -19,7 +19,7 @@ exit codes: 0 every device passed (warnings allowed unless --strict), 1 a device
 2 no verdict (bad arguments, torch missing, no device matched, unreadable --data-root).
 
 testing aid: GPUDOC_SMOKE_INJECT=<crash|hang|nan|bitflip>:<worker-index> breaks one worker;
-with --distributed, <fault>:rank=<r>[@smoke|@collectives|@ddp] breaks one rank.
+with --distributed, <fault>:rank=<r>[@start|@smoke|@collectives|@ddp] breaks one rank.
 
 --distributed: one rank of a torchrun or srun job (torchrun --nproc-per-node=N -m gpudoc smoke
 --distributed); the device smoke on every rank, exact collectives, DDP steps; rank 0 reports and

@@ -82,6 +82,7 @@ class Job:
         signal.signal(signal.SIGTERM, self._on_sigterm)
         self.store.post("info", asdict(self._info()))
         joined = self._init_groups()
+        self._strike("start")
         self.store.post("smoke", self._smoke().to_dict())
         corrupt = self._strike("collectives")
         if joined and self._gate("collectives"):
@@ -150,7 +151,9 @@ class Job:
             index = int(label.split(":")[1])
             env["CUDA_VISIBLE_DEVICES"] = visible.split(",")[index] if visible else str(index)
             torch_device = "cuda:0"
-        spec = WorkerSpec(0, label, torch_device, env)
+        # Its own session: when another rank dies, torchrun's SIGTERM to this rank's process
+        # group must not kill the smoke rank 0 is about to report (other ranks end it at once).
+        spec = WorkerSpec(0, label, torch_device, env, own_session=True)
         result = run_workers(self.config, [spec], self.config.timeout_s, lambda i, e: None)[0]
         return replace(result, index=self.rank)
 

@@ -2,7 +2,8 @@
 
 Several faults, one per worker, may be given with commas: ``crash:0,nan:2``. Under
 ``--distributed`` a fault names a rank instead: ``<fault>:rank=<r>[@<phase>]`` (see
-``distributed.py``; the default phase, ``smoke``, strikes the rank's single-device smoke).
+``distributed.py``; the default phase, ``smoke``, strikes the rank's single-device smoke;
+``start`` strikes the rank itself as soon as it has joined the job).
 
 Each fault strikes worker ``index`` once, halfway through its first training run, and must turn
 exactly that worker's row into a failure whose reason names the fault:
@@ -35,7 +36,7 @@ FAULTS = ("crash", "hang", "nan", "bitflip")
 BITFLIP_BIT = 22
 
 
-RANK_PHASES = ("smoke", "collectives", "ddp")
+RANK_PHASES = ("start", "smoke", "collectives", "ddp")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -24,6 +24,7 @@ import gpudoc
 from gpudoc.smoke.model import CheckResult, DeviceResult, SmokeConfig, Status
 
 Event = dict[str, Any]
+PARENT_ENV = "GPUDOC_SMOKE_PARENT"
 OnEvent = Callable[[int, Event], None]
 """``on_event(worker_index, event)``: start and done from here; progress, inject and result
 events as the worker sent them."""
@@ -37,6 +38,9 @@ class WorkerSpec:
     device: str
     torch_device: str
     env: dict[str, str] = field(default_factory=dict)
+    # In its own session: a launcher's signal to the caller's process group (torchrun stops a
+    # job with killpg) leaves the worker to its caller, which decides when it ends.
+    own_session: bool = False
 
 
 class Worker:
@@ -58,6 +62,7 @@ class Worker:
             stdout=subprocess.PIPE,
             stderr=self.stderr,
             env=_child_env(spec),
+            start_new_session=spec.own_session,
         )
         request = {"config": config.to_dict(), "device": spec.device, "index": spec.index}
         request["torch_device"] = spec.torch_device
@@ -143,8 +148,24 @@ def _child_env(spec: WorkerSpec) -> dict[str, str]:
     package_root = str(Path(gpudoc.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
     env["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"  # deterministic cuBLAS on older torch
+    env[PARENT_ENV] = str(os.getpid())  # the worker ends itself when this process is gone
     env.update(spec.env)
     return env
+
+
+def end_with_parent(environ: Mapping[str, str] | None = None) -> None:
+    """In a worker, first thing: die with the process that started it (Linux's
+    PR_SET_PDEATHSIG). A worker whose parent was SIGKILLed (the OOM killer, a launcher's last
+    resort) would otherwise go on holding its GPU, or, hung, never end."""
+    expected = (os.environ if environ is None else environ).get(PARENT_ENV, "")
+    if not expected.isdigit() or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1  # <linux/prctl.h>
+    ctypes.CDLL(None).prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != int(expected):  # the parent was gone before the line above
+        os._exit(1)
 
 
 def _signal_name(number: int) -> str:

@@ -32,6 +32,7 @@ from gpudoc.smoke.model import (
     Throughput,
     status_of,
 )
+from gpudoc.smoke.spawn import end_with_parent
 from gpudoc.smoke.train import (
     RunOutcome,
     StepHook,
@@ -300,6 +301,7 @@ def _emit(event: dict[str, Any]) -> None:
 
 def main() -> int:
     """Process entry: request on stdin, JSON lines on stdout; exit 0 whenever a result was sent."""
+    end_with_parent()
     request = json.load(sys.stdin)
     index = int(request["index"])
     result = run_device(

@@ -86,11 +86,12 @@ def test_no_launcher_or_nonsense_is_a_usage_error(environ: dict[str, str], messa
 
 
 def test_rank_faults_parse_with_an_optional_phase() -> None:
-    faults = inject.parse("bitflip:rank=1@collectives,hang:rank=3,nan:2")
+    faults = inject.parse("bitflip:rank=1@collectives,hang:rank=3,nan:2,crash:rank=2@start")
     assert faults == (
         inject.Fault("bitflip", 1, rank=True, phase="collectives"),
         inject.Fault("hang", 3, rank=True, phase="smoke"),
         inject.Fault("nan", 2),
+        inject.Fault("crash", 2, rank=True, phase="start"),
     )
     environ = {inject.ENV: "bitflip:rank=1@collectives,nan:1"}
     assert inject.faults_for_rank(1, environ) == (faults[0],)

@@ -86,6 +86,19 @@ def test_a_rank_that_dies_is_named_by_rank_0_and_fails_the_job() -> None:
     assert "SIGSEGV" in done.stderr  # and torchrun's own summary has the root cause
 
 
+def test_a_rank_that_dies_at_once_leaves_rank_0s_smoke_running_to_its_verdict() -> None:
+    """Rank 1 dies while rank 0's device smoke runs: torchrun's SIGTERM goes to rank 0's whole
+    process group, and must not kill that smoke (it did, in CI: "0 of 2 ranks passed")."""
+    done, _ = _torchrun(inject="crash:rank=1@start")
+    assert done.returncode == 1, done.stdout + done.stderr
+    rank_0 = next(line for line in done.stdout.splitlines() if line.split()[:1] == ["0"])
+    assert " PASS " in rank_0, done.stdout
+    assert "rank 0 on " not in done.stdout
+    line = next(line for line in done.stdout.splitlines() if "rank 1 on " in line)
+    assert "its process died" in line and line.endswith("[injected fault: crash@start]")
+    assert "FAIL: 1 of 2 ranks" in done.stdout
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
