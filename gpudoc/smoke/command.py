@@ -18,7 +18,8 @@ compared with --golden FILE if given), save/load round trip, evaluation on the d
 throughput at batch 4 and 256.
 
 exit codes: 0 every device passed (warnings allowed unless --strict), 1 a device failed or hung,
-2 no verdict (bad arguments, torch missing, no device matched, unreadable --data-root).
+2 no verdict (bad arguments, torch missing, no device matched, unreadable --data-root or
+--golden).
 
 testing aid: GPUDOC_SMOKE_INJECT=<crash|hang|nan|bitflip|flaky>:<worker-index> breaks one worker
 (bitflip: one bit in run A only; flaky: one bit in every run);

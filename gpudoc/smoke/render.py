@@ -171,9 +171,10 @@ def print_report(report: SmokeReport, console: Console) -> None:
     for r in report.results:
         if r.status != "PASS" and r.reason:
             status = f"[{STYLE[r.status]}]{r.status}[/]"
-            console.print(f"  {r.index} {r.device} {status}: {escape(r.reason)}")
+            # soft_wrap: one line per device in a log, whatever its width (grep finds it whole)
+            console.print(f"  {r.index} {r.device} {status}: {escape(r.reason)}", soft_wrap=True)
     for note in report.notes:
-        console.print(f"  note: {escape(note)}")
+        console.print(f"  note: {escape(note)}", soft_wrap=True)
     console.print(f"[{STYLE[report.overall]}]{summary(report)}[/]")
 
 
