@@ -125,3 +125,14 @@ def test_unusable_golden_files_are_usage_errors(tmp_path: Path, text: str, messa
     assert "\n" not in str(raised.value) and str(raised.value).startswith(f"--golden {path}: ")
     with pytest.raises(UsageError, match="cannot read it"):
         golden.load(str(tmp_path))  # a directory
+
+
+def test_a_distributed_report_serves_as_golden_too(tmp_path: Path) -> None:
+    """Its ranks' device smokes are results as in a plain report."""
+    path = tmp_path / "job.json"
+    ranks = [{"smoke": gpu(0, "a").to_dict()}, {"smoke": None}]
+    path.write_text(
+        json.dumps({"schema_version": 1, "config": SmokeConfig().to_dict(), "ranks": ranks})
+    )
+    check, agreement = golden.load(str(path)).judge(SmokeConfig())(gpu(5, "a"))
+    assert (check.verdict, agreement) == ("pass", "= golden")
