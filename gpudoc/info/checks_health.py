@@ -168,16 +168,24 @@ def xid_recent(report: InfoReport) -> Iterator[Finding]:
         counts = Counter(e.xid for e in events)
         codes = ", ".join(f"{xid}{f' ×{n}' if n > 1 else ''}" for xid, n in sorted(counts.items()))
         latest = events[-1]
-        meaning = (latest.message or XID_MEANINGS.get(latest.xid, "")).rstrip(". ")
         program_only = set(counts) <= PROGRAM_XIDS
         yield finding(
             "xid-recent",
             "info" if program_only else "warn",
-            f"{where}: the driver logged Xid {codes} since boot; the latest, Xid {latest.xid}"
-            f"{_age(latest, log.uptime_seconds)}: {meaning or 'no text'}.",
+            f"{where}: the driver logged Xid {codes} since boot; the latest, "
+            f"{_describe(latest)}{_age(latest, log.uptime_seconds)}: "
+            f"{latest.message.rstrip('. ') or 'no text'}.",
             _xid_fix(program_only, gpu),
             gpu.nvml_index if gpu else None,
         )
+
+
+def _describe(event: XidEvent) -> str:
+    """`Xid 43 (GPU stopped processing)`: the meaning, unless the driver's text says it."""
+    meaning = XID_MEANINGS.get(event.xid)
+    if meaning is None or meaning.lower() in event.message.lower():
+        return f"Xid {event.xid}"
+    return f"Xid {event.xid} ({meaning})"
 
 
 def _gpu_on_bus(report: InfoReport, bus: str) -> GpuInfo | None:

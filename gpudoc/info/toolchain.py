@@ -17,18 +17,19 @@ NvccStarter = Callable[[], Callable[[], NvccResult]]
 _RELEASE = re.compile(r"release (\d+\.\d+)")
 
 
-def find_nvcc(environ: Mapping[str, str]) -> str | None:
+def find_nvcc(environ: Mapping[str, str], default_home: str = "/usr/local/cuda") -> str | None:
     """In torch.utils.cpp_extension's order: CUDA_HOME or CUDA_PATH, nvcc on PATH,
     /usr/local/cuda."""
     for variable in ("CUDA_HOME", "CUDA_PATH"):
         home = environ.get(variable)
         if home:
-            candidate = os.path.join(home, "bin", "nvcc")
-            return candidate if os.access(candidate, os.X_OK) else None
+            return _executable(os.path.join(home, "bin", "nvcc"))
     found = shutil.which("nvcc", path=environ.get("PATH", os.defpath))
-    if found is None and os.access("/usr/local/cuda/bin/nvcc", os.X_OK):
-        return "/usr/local/cuda/bin/nvcc"
-    return found
+    return found or _executable(os.path.join(default_home, "bin", "nvcc"))
+
+
+def _executable(path: str) -> str | None:
+    return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
 
 
 def parse_nvcc_version(output: str) -> str | None:
@@ -38,11 +39,13 @@ def parse_nvcc_version(output: str) -> str | None:
 
 
 def start_nvcc(
-    environ: Mapping[str, str] | None = None, timeout_s: float = 10.0
+    environ: Mapping[str, str] | None = None,
+    timeout_s: float = 10.0,
+    default_home: str = "/usr/local/cuda",
 ) -> Callable[[], NvccResult]:
     import subprocess  # the torch path pays for it anyway
 
-    path = find_nvcc(os.environ if environ is None else environ)
+    path = find_nvcc(os.environ if environ is None else environ, default_home)
     if path is None:
         return lambda: (None, None)
     deadline = time.monotonic() + timeout_s
