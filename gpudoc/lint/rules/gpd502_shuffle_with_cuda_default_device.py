@@ -70,7 +70,7 @@ torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")
 loader = DataLoader(list(range(8)), batch_size=2, shuffle=True)
 """,
             line=4,
-            col=9,
+            col=10,
         ),
         Invalid(
             """\
@@ -80,7 +80,7 @@ loader = torch.utils.data.DataLoader(list(range(8)), shuffle=True)
 torch.set_default_tensor_type(torch.cuda.FloatTensor)
 """,
             line=3,
-            col=9,
+            col=10,
         ),
     )
 
