@@ -9,6 +9,26 @@ from gpudoc.info.doctor import Check, finding
 from gpudoc.info.model import Finding, InfoReport
 
 LIST_GPUS = "list GPUs with `gpudoc info` (UUIDs under Devices) or `nvidia-smi -L`"
+# What each debugging or profiling variable does to every CUDA process started with it.
+DEBUG_EFFECTS = {
+    "CUDA_LAUNCH_BLOCKING": "every kernel launch waits for the GPU: training runs much slower",
+    "PYTORCH_NO_CUDA_MEMORY_CACHING": "PyTorch's caching allocator is off: every tensor "
+    "allocation calls cudaMalloc, much slower",
+    "NSIGHT_CUDA_DEBUGGER": "Nsight debugger hooks",
+    "CUDA_INJECTION32_PATH": "loads a profiling tool into every CUDA process",
+    "CUDA_INJECTION64_PATH": "loads a profiling tool into every CUDA process",
+    "CUDA_AUTO_BOOST": "overrides the GPU's boost clock policy",
+    "CUDA_ENABLE_COREDUMP_ON_EXCEPTION": "a GPU fault writes a GPU core dump, which takes long",
+    "CUDA_COREDUMP_FILE": "GPU core dumps are configured",
+    "CUDA_DEVICE_WAITS_ON_EXCEPTION": "a GPU fault stops the process waiting for a debugger "
+    "instead of failing",
+    "CUDA_PROFILE": "the legacy CUDA profiler logs every kernel",
+    "COMPUTE_PROFILE": "the legacy CUDA profiler logs every kernel",
+    "OPENCL_PROFILE": "the legacy OpenCL profiler logs every kernel",
+}
+# These two are read as switches: "0" (or empty) leaves them off. DCGM warns about the others
+# whenever they are set, whatever the value.
+_SWITCHES = ("CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING")
 
 
 def cvd_empty(report: InfoReport) -> Iterator[Finding]:
@@ -95,6 +115,50 @@ def forward_compat(report: InfoReport) -> Iterator[Finding]:
             return
 
 
+def bad_cuda_env(report: InfoReport) -> Iterator[Finding]:
+    host = report.host
+    found = {"CUDA_LAUNCH_BLOCKING": host.env.get("CUDA_LAUNCH_BLOCKING"), **host.debug_env}
+    found = {
+        name: value
+        for name, value in found.items()
+        if value is not None and not (name in _SWITCHES and value.strip() in ("", "0", "false"))
+    }
+    if not found:
+        return
+    listed = "; ".join(
+        f"{name}={value!r} ({DEBUG_EFFECTS.get(name, 'debugging')})"
+        for name, value in found.items()
+    )
+    yield finding(
+        "bad-cuda-env",
+        "warn",
+        f"Debugging or profiling variables are set: {listed}.",
+        f"unset {' '.join(found)} for normal runs (keep them for a debugging session)",
+    )
+
+
+def nvcc_mismatch(report: InfoReport) -> Iterator[Finding]:
+    torch_cuda = report.torch.cuda_version if report.torch else None
+    nvcc = report.host.nvcc_cuda_version
+    if torch_cuda is None or nvcc is None or _major_minor(nvcc) == _major_minor(torch_cuda):
+        return
+    same_major = nvcc.split(".")[0] == torch_cuda.split(".")[0]
+    build = "only warns" if same_major else "fails ('The detected CUDA version mismatches')"
+    yield finding(
+        "nvcc-mismatch",
+        "info",
+        f"nvcc ({report.host.nvcc_path}) is CUDA {nvcc}, torch was built with CUDA "
+        f"{torch_cuda}: irrelevant for running torch (the wheel ships its own CUDA runtime); it "
+        f"matters only when building CUDA extensions, where this difference {build}.",
+        f"nothing to do unless you build extensions; then install the CUDA {torch_cuda} toolkit "
+        "and point CUDA_HOME at it",
+    )
+
+
+def _major_minor(version: str) -> tuple[str, ...]:
+    return tuple(version.split(".")[:2])
+
+
 CHECKS = (
     Check("cvd-empty", "CUDA_VISIBLE_DEVICES is not empty", "fail", cvd_empty, pre.cvd_set),
     Check("cvd-invalid", "CUDA_VISIBLE_DEVICES is valid", "fail/warn", cvd_invalid, pre.cvd_listed),
@@ -115,4 +179,6 @@ CHECKS = (
         forward_compat,
         pre.all_of(pre.driver_libraries, pre.torch_cuda_build),
     ),
+    Check("bad-cuda-env", "no debugging or profiling variables set", "warn", bad_cuda_env),
+    Check("nvcc-mismatch", "nvcc matches torch's CUDA", "info", nvcc_mismatch, pre.nvcc_found),
 )

@@ -14,7 +14,7 @@ GIB = 1024**3
 MEMORY_HELD_SHARE = 0.25
 
 
-def _label(gpu: GpuInfo) -> str:
+def label(gpu: GpuInfo) -> str:
     return f"GPU {gpu.nvml_index} ({gpu.name or gpu.pci_bus_id or 'unknown'})"
 
 
@@ -24,7 +24,7 @@ def gpu_lost(report: InfoReport) -> Iterator[Finding]:
             yield finding(
                 "gpu-lost",
                 "fail",
-                f"{_label(gpu)} has fallen off the bus (NVML: GPU is lost).",
+                f"{label(gpu)} has fallen off the bus (NVML: GPU is lost).",
                 f"reset it (sudo nvidia-smi -r -i {gpu.nvml_index}) or reboot; check power and "
                 "PCIe seating, and the kernel log for Xid 79",
                 gpu.nvml_index,
@@ -37,7 +37,7 @@ def mig_no_instance(report: InfoReport) -> Iterator[Finding]:
             yield finding(
                 "mig-no-instance",
                 "fail",
-                f"{_label(gpu)} has MIG enabled but no MIG instance: CUDA sees no device on it.",
+                f"{label(gpu)} has MIG enabled but no MIG instance: CUDA sees no device on it.",
                 f"create instances (sudo nvidia-smi mig -i {gpu.nvml_index} -cgi <profile> -C) or "
                 f"disable MIG (sudo nvidia-smi -i {gpu.nvml_index} -mig 0)",
                 gpu.nvml_index,
@@ -52,7 +52,7 @@ def mig_pending(report: InfoReport) -> Iterator[Finding]:
             yield finding(
                 "mig-pending",
                 "warn",
-                f"{_label(gpu)}: a change to {state} MIG is pending until the GPU is reset.",
+                f"{label(gpu)}: a change to {state} MIG is pending until the GPU is reset.",
                 f"reset the GPU (sudo nvidia-smi -r -i {gpu.nvml_index}) or reboot",
                 gpu.nvml_index,
             )
@@ -66,7 +66,7 @@ def mig_single_visible(report: InfoReport) -> Iterator[Finding]:
             yield finding(
                 "mig-single-visible",
                 "info",
-                f"{_label(gpu)} has {len(instances)} MIG instances; a CUDA process uses only one.",
+                f"{label(gpu)} has {len(instances)} MIG instances; a CUDA process uses only one.",
                 "give each process its own instance: CUDA_VISIBLE_DEVICES=<MIG UUID> "
                 "(listed under Devices)",
                 gpu.nvml_index,
@@ -80,7 +80,7 @@ def exclusive_busy(report: InfoReport) -> Iterator[Finding]:
             yield finding(
                 "exclusive-busy",
                 "fail",
-                f"{_label(gpu)} is in Exclusive_Process mode and already owned by {owners}: "
+                f"{label(gpu)} is in Exclusive_Process mode and already owned by {owners}: "
                 "a new process gets 'all CUDA-capable devices are busy or unavailable'.",
                 "use another GPU, wait for or stop that process, or (admin) "
                 f"sudo nvidia-smi -i {gpu.nvml_index} -c DEFAULT",
@@ -94,7 +94,7 @@ def compute_prohibited(report: InfoReport) -> Iterator[Finding]:
             yield finding(
                 "compute-prohibited",
                 "fail",
-                f"{_label(gpu)} is in Prohibited compute mode: no CUDA process may use it.",
+                f"{label(gpu)} is in Prohibited compute mode: no CUDA process may use it.",
                 f"(admin) sudo nvidia-smi -i {gpu.nvml_index} -c DEFAULT",
                 gpu.nvml_index,
             )
@@ -107,7 +107,7 @@ def arch_unsupported(report: InfoReport) -> Iterator[Finding]:
             yield finding(
                 "arch-unsupported",
                 "fail",
-                f"{_label(gpu)} has compute capability {gpu.compute_capability}, which this torch "
+                f"{label(gpu)} has compute capability {gpu.compute_capability}, which this torch "
                 f"build does not cover ({arch}): kernels fail with 'no kernel image is available'.",
                 "install a wheel built for it: newer GPUs need newer CUDA wheels (sm_120 needs "
                 f"cu128+: pip install --force-reinstall torch --index-url {INDEX}/cu128); very "
@@ -130,7 +130,7 @@ def memory_held(report: InfoReport) -> Iterator[Finding]:
         yield finding(
             "memory-held",
             "warn",
-            f"{_label(gpu)}: {held / GIB:.1f} of {gpu.memory_total_bytes / GIB:.1f} GiB held by "
+            f"{label(gpu)}: {held / GIB:.1f} of {gpu.memory_total_bytes / GIB:.1f} GiB held by "
             f"other processes: {who}.",
             "stop those processes or pick a freer GPU; memory held by processes that nvidia-smi "
             "does not list: sudo fuser -v /dev/nvidia*",
@@ -144,7 +144,7 @@ def ecc_uncorrectable(report: InfoReport) -> Iterator[Finding]:
             yield finding(
                 "ecc-uncorrectable",
                 "warn",
-                f"{_label(gpu)} reported {gpu.ecc_uncorrected_volatile} uncorrectable ECC "
+                f"{label(gpu)} reported {gpu.ecc_uncorrected_volatile} uncorrectable ECC "
                 "error(s) since the driver loaded: results on it may be wrong.",
                 "drain the GPU and reset it (sudo nvidia-smi -r); replace it if errors return",
                 gpu.nvml_index,

@@ -11,9 +11,10 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpudoc.info import host as host_facts
+from gpudoc.info.kernel_log import LogStarter, start_kernel_log
 from gpudoc.info.model import (
     DriverInfo,
     GpuInfo,
@@ -27,8 +28,15 @@ from gpudoc.info.model import (
 from gpudoc.info.nvml import NvmlSnapshot, binding_distributions, read_nvml
 from gpudoc.info.visible import parse_visible_devices
 
+if TYPE_CHECKING:  # toolchain.py (and shutil) load only on the torch path
+    from gpudoc.info.toolchain import NvccStarter
+
 PROBE_SCRIPT = Path(__file__).with_name("torch_probe.py")
 DEFAULT_TORCH_TIMEOUT_S = 60.0
+# journalctl (only asked when /dev/kmsg is closed) may take this long: hidden behind the torch
+# probe, but --no-torch must stay fast.
+KERNEL_LOG_TIMEOUT_S = 2.0
+KERNEL_LOG_TIMEOUT_NO_TORCH_S = 0.2
 # start() -> wait(): the probe runs while NVML and the host are read.
 ProbeStarter = Callable[[], Callable[[], TorchInfo]]
 
@@ -111,13 +119,23 @@ def collect_info(
     host: HostInfo | None = None,
     root: str = "/",
     environ: Mapping[str, str] | None = None,
+    kernel_log: LogStarter | None = None,
+    nvcc: NvccStarter | None = None,
 ) -> InfoReport:
-    """The report without checks. `torch_probe=None` is --no-torch."""
+    """The report without checks. `torch_probe=None` is --no-torch; `kernel_log` and `nvcc`
+    default to the real ones (nvcc only with the torch probe)."""
     started = time.perf_counter()
+    env = os.environ if environ is None else environ
     wait_for_torch = torch_probe() if torch_probe is not None else None
+    wait_for_nvcc = _nvcc_starter(nvcc, torch_probe is not None, env)()
+    wait_for_log = (kernel_log or _log_starter(torch_probe is not None))()
     snapshot = read_nvml(nvml_lib, maps_path=str(Path(root) / "proc/self/maps"))
-    host = host or host_facts.read_host(root, os.environ if environ is None else environ)
+    host = host or host_facts.read_host(root, env)
     torch = wait_for_torch() if wait_for_torch is not None else None
+    nvcc_path, nvcc_version = wait_for_nvcc()
+    host = dataclasses.replace(
+        host, kernel_log=wait_for_log(), nvcc_path=nvcc_path, nvcc_cuda_version=nvcc_version
+    )
     # NVML reports host PIDs: inside a container /proc/<pid> may be another process entirely.
     name_processes = host.container is None
     gpus = tuple(_join(gpu, torch, root, name_processes) for gpu in snapshot.gpus)
@@ -134,6 +152,23 @@ def collect_info(
         visible=visible,
         collect_seconds=round(time.perf_counter() - started, 3),
     )
+
+
+def _log_starter(with_torch: bool) -> LogStarter:
+    timeout = KERNEL_LOG_TIMEOUT_S if with_torch else KERNEL_LOG_TIMEOUT_NO_TORCH_S
+    return lambda: start_kernel_log(timeout_s=timeout)
+
+
+def _nvcc_starter(
+    nvcc: NvccStarter | None, with_torch: bool, env: Mapping[str, str]
+) -> NvccStarter:
+    if not with_torch:  # nvcc matters only next to torch; --no-torch never runs it
+        return lambda: lambda: (None, None)
+    if nvcc is not None:
+        return nvcc
+    from gpudoc.info.toolchain import start_nvcc
+
+    return lambda: start_nvcc(env)
 
 
 def _driver(snapshot: NvmlSnapshot, root: str) -> DriverInfo:

@@ -1,8 +1,8 @@
 """The doctor: checks are pure functions from an InfoReport to findings, each with a fix.
 
 A check that raises is reported as crashed (with its exception) and the others still run.
-Checks live in checks_software.py, checks_host.py, checks_env.py and checks_gpu.py;
-`all_checks()` lists them in the order the report shows them.
+Checks live in checks_software.py, checks_host.py, checks_env.py, checks_gpu.py and
+checks_health.py; `all_checks()` lists them in the order the report shows them.
 """
 
 from __future__ import annotations
@@ -28,13 +28,14 @@ class Check:
 
 
 def all_checks() -> tuple[Check, ...]:
-    from gpudoc.info import checks_env, checks_gpu, checks_host, checks_software
+    from gpudoc.info import checks_env, checks_gpu, checks_health, checks_host, checks_software
 
     return (
         checks_software.CHECKS
         + checks_host.CHECKS
         + checks_env.CHECKS
         + checks_gpu.CHECKS
+        + checks_health.CHECKS
         + checks_software.SUMMARY_CHECKS
     )
 

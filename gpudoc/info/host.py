@@ -21,6 +21,21 @@ ENV_VARS = (
     "CUDA_LAUNCH_BLOCKING",
     "PYTORCH_NVML_BASED_CUDA_CHECK",
 )
+# Set for profiling or debugging, they slow or change every CUDA process: DCGM's software
+# diagnostic warns about the first ten; PyTorch's allocator switch makes training crawl.
+DEBUG_ENV_VARS = (
+    "NSIGHT_CUDA_DEBUGGER",
+    "CUDA_INJECTION32_PATH",
+    "CUDA_INJECTION64_PATH",
+    "CUDA_AUTO_BOOST",
+    "CUDA_ENABLE_COREDUMP_ON_EXCEPTION",
+    "CUDA_COREDUMP_FILE",
+    "CUDA_DEVICE_WAITS_ON_EXCEPTION",
+    "CUDA_PROFILE",
+    "COMPUTE_PROFILE",
+    "OPENCL_PROFILE",
+    "PYTORCH_NO_CUDA_MEMORY_CACHING",
+)
 NVIDIA_VENDOR = "0x10de"
 # PCI classes 0x0300 (VGA) and 0x0302 (3D controller: data-centre GPUs).
 GPU_CLASSES = ("0x0300", "0x0302")
@@ -40,6 +55,7 @@ def read_host(root: str = "/", environ: Mapping[str, str] | None = None) -> Host
         dev_nodes=dev_nodes(base / "dev"),
         pci_gpus=pci_gpus(base / "sys/bus/pci/devices"),
         env={name: env.get(name) for name in ENV_VARS},
+        debug_env={name: env[name] for name in DEBUG_ENV_VARS if name in env},
     )
 
 

@@ -59,12 +59,23 @@ class GpuInfo:
     temperature_c: int | None
     power_draw_mw: int | None
     power_limit_mw: int | None
+    power_default_limit_mw: int | None  # the board's default: a lower enforced limit was set
+    clock_sm_mhz: int | None
+    clock_sm_max_mhz: int | None
+    # Set bits of the clocks event (throttle) reasons: "gpu_idle", "sw_power_cap", ...
+    clocks_event_reasons: tuple[str, ...] | None
     compute_mode: str | None  # "default", "exclusive_process", "prohibited"
     persistence_mode: bool | None
+    display_active: bool | None  # a display (X, Wayland) keeps the driver initialised
     mig_mode_current: bool | None
     mig_mode_pending: bool | None
     mig_instances: tuple[MigInstance, ...] | None
     ecc_uncorrected_volatile: int | None
+    retired_pages_pending: bool | None  # page retirement (before Ampere) waits for a reset
+    remapped_rows_correctable: int | None  # row remapping (Ampere and later)
+    remapped_rows_uncorrectable: int | None
+    remapped_rows_pending: bool | None  # a remap waits for a GPU reset
+    remapped_rows_failure: bool | None  # a row could not be remapped: replace the GPU
     processes: tuple[GpuProcess, ...] | None
     lost: bool = False
     field_errors: tuple[FieldError, ...] = ()
@@ -145,6 +156,28 @@ class PciGpu:
 
 
 @dataclass(frozen=True)
+class XidEvent:
+    """One `NVRM: Xid` line of the kernel log."""
+
+    xid: int
+    pci_bus_id: str  # as the kernel names the GPU: "0000:3b:00" (no function)
+    pid: int | None
+    process_name: str | None
+    message: str  # the driver's text after the code, pid and name
+    seconds_since_boot: float | None
+
+
+@dataclass(frozen=True)
+class KernelLog:
+    """The kernel log since boot, as far as this user may read it; only Xid lines are kept."""
+
+    source: str | None  # "/dev/kmsg", "journalctl -k"; None when nothing could be read
+    unreadable_reason: str | None
+    uptime_seconds: float | None
+    xid_events: tuple[XidEvent, ...] = ()
+
+
+@dataclass(frozen=True)
 class HostInfo:
     os: str | None
     kernel: str | None
@@ -154,6 +187,11 @@ class HostInfo:
     dev_nodes: tuple[DevNode, ...]
     pci_gpus: tuple[PciGpu, ...] | None  # None when /sys/bus/pci is unreadable
     env: dict[str, str | None] = field(default_factory=dict)
+    # Profiling, injection and debugging variables that are set (DCGM's list and more).
+    debug_env: dict[str, str] = field(default_factory=dict)
+    nvcc_path: str | None = None  # the nvcc that would build torch extensions
+    nvcc_cuda_version: str | None = None  # "13.0" from `nvcc --version`
+    kernel_log: KernelLog | None = None  # None when not read
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gpudoc.info.model import FieldError, GpuInfo, GpuProcess, MigInstance
+from gpudoc.info.nvml_health import clocks, memory_health
 
 COMPUTE_MODES = {0: "default", 1: "exclusive_thread", 2: "prohibited", 3: "exclusive_process"}
 # Distributions that install a module named `pynvml`; only the first is maintained by NVIDIA.
@@ -133,7 +134,13 @@ def read_gpu(lib: Any, index: int) -> GpuInfo:
     handle = read.get("handle", "nvmlDeviceGetHandleByIndex", index)
     if handle is None:
         return _empty_gpu(index, read)
-    fields = {**_identity(read, handle), **_usage(lib, read, handle), **_modes(lib, read, handle)}
+    fields = {
+        **_identity(read, handle),
+        **_usage(lib, read, handle),
+        **clocks(lib, read, handle),
+        **_modes(lib, read, handle),
+        **memory_health(read, handle),
+    }
     return GpuInfo(
         nvml_index=index,
         torch_index=None,
@@ -178,12 +185,16 @@ def _usage(lib: Any, read: _Reader, handle: Any) -> dict[str, Any]:
         ),
         "power_draw_mw": read.get("power_draw_mw", "nvmlDeviceGetPowerUsage", handle),
         "power_limit_mw": read.get("power_limit_mw", "nvmlDeviceGetEnforcedPowerLimit", handle),
+        "power_default_limit_mw": read.get(
+            "power_default_limit_mw", "nvmlDeviceGetPowerManagementDefaultLimit", handle
+        ),
     }
 
 
 def _modes(lib: Any, read: _Reader, handle: Any) -> dict[str, Any]:
     mode = read.get("compute_mode", "nvmlDeviceGetComputeMode", handle)
     persistence = read.get("persistence_mode", "nvmlDeviceGetPersistenceMode", handle)
+    display = read.get("display_active", "nvmlDeviceGetDisplayActive", handle)
     mig = read.get("mig_mode", "nvmlDeviceGetMigMode", handle)
     mig_current = None if mig is None else bool(mig[0])
     ecc = read.get(
@@ -196,6 +207,7 @@ def _modes(lib: Any, read: _Reader, handle: Any) -> dict[str, Any]:
     return {
         "compute_mode": None if mode is None else COMPUTE_MODES.get(mode, f"unknown({mode})"),
         "persistence_mode": None if persistence is None else bool(persistence),
+        "display_active": None if display is None else bool(display),
         "mig_mode_current": mig_current,
         "mig_mode_pending": None if mig is None else bool(mig[1]),
         "mig_instances": _mig_instances(read, handle) if mig_current else None,

@@ -168,3 +168,34 @@ def uvm(report: InfoReport) -> str | None:
     if torch_cuda_build(report) is None:
         return None
     return driver_libraries(report) or "no /dev/nvidiactl"
+
+
+def memory_repair_reported(report: InfoReport) -> str | None:
+    """Some GPU reports page retirement (before Ampere) or row remapping (Ampere and later)."""
+    missing = gpu(report)
+    if missing is not None:
+        return missing
+    if any(
+        g.retired_pages_pending is not None or g.remapped_rows_pending is not None
+        for g in report.gpus
+    ):
+        return None
+    return "no GPU reports page retirement or row remapping"
+
+
+def kernel_log_readable(report: InfoReport) -> str | None:
+    log = report.host.kernel_log
+    if log is None:
+        return "kernel log not read"
+    if log.source is None:
+        return f"kernel log unreadable ({log.unreadable_reason})"
+    return None
+
+
+def nvcc_found(report: InfoReport) -> str | None:
+    reason = torch_cuda_build(report)
+    if reason is None and report.host.nvcc_path is None:
+        return "no nvcc (CUDA toolkit) found"
+    if reason is None and report.host.nvcc_cuda_version is None:
+        return "nvcc --version gave no version"
+    return reason

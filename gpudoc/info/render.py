@@ -17,18 +17,17 @@ from gpudoc.info.model import (
     SCHEMA_VERSION,
     CheckResult,
     DriverInfo,
-    GpuInfo,
     InfoReport,
+    KernelLog,
     TorchInfo,
 )
+from gpudoc.info.render_devices import MISSING, devices_view
 
 if TYPE_CHECKING:
-    from rich.console import Console, RenderableType
+    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-MISSING = "–"
-GIB = 1024**3
 SYMBOLS = {
     "pass": "✓",
     "warn": "!",
@@ -79,7 +78,7 @@ def render_human(report: InfoReport, console: Console, verbose: bool = False) ->
     _section(console, "PyTorch", rows)
     _section(console, "Driver & NVML", _driver_rows(report))
     console.print(Text("Devices", style="bold"))
-    console.print(_devices(report))
+    console.print(devices_view(report))
     _section(console, "Environment", _env_rows(report))
     console.print(Text("Doctor", style="bold"))
     console.print(_doctor(report.checks, verbose), Text(""))
@@ -174,109 +173,10 @@ def _bindings(driver: DriverInfo) -> list[str]:
     return [b for b in (driver.nvml_binding, *driver.nvml_binding_deprecated) if b]
 
 
-def _devices(report: InfoReport) -> RenderableType:
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
-
-    physical = _v(report.driver.physical_gpu_count)
-    visible = MISSING if report.torch is None else _v(report.torch.device_count)
-    count = Text(f"physical (NVML) {physical}, visible to torch {visible}")
-    if not report.gpus:
-        return Group(count, Text(""))
-    table = Table(box=None, pad_edge=False, header_style="dim")
-    for column in ("GPU", "cuda", "name", "bus id", "CC", "memory used/total", "util", "temp"):
-        table.add_column(column, no_wrap=True)
-    table.add_column("power", no_wrap=True)
-    for gpu in report.gpus:
-        table.add_row(*(Text(cell) for cell in _device_row(gpu)))
-    details = Table.grid(padding=(0, 1))
-    details.add_column(no_wrap=True, style="dim")
-    details.add_column()
-    for gpu in report.gpus:
-        details.add_row(Text(f"GPU {gpu.nvml_index}"), Text(_device_details(gpu)))
-    return Group(count, table, details, Text(""))
-
-
-def _field(gpu: GpuInfo, name: str, text: str | None) -> str:
-    if text is not None:
-        return text
-    if any(e.field == name and e.error == "NotSupported" for e in gpu.field_errors):
-        return "n/a"
-    return MISSING
-
-
-def _device_row(gpu: GpuInfo) -> list[str]:
-    memory = None
-    if gpu.memory_total_bytes is not None:
-        memory = f"{_gib(gpu.memory_used_bytes)}/{_gib(gpu.memory_total_bytes)} GiB"
-    power = None
-    if gpu.power_draw_mw is not None:
-        power = f"{gpu.power_draw_mw / 1000:.0f}/{_v(_watts(gpu.power_limit_mw))} W"
-    cc = gpu.compute_capability
-    if cc and gpu.arch_supported_by_torch is False:
-        cc += " (no kernels)"
-    return [
-        str(gpu.nvml_index) + (" LOST" if gpu.lost else ""),
-        _v(gpu.torch_index),
-        _v(gpu.name and gpu.name.removeprefix("NVIDIA ")),
-        _v(gpu.pci_bus_id),
-        _v(cc),
-        _field(gpu, "memory", memory),
-        _field(
-            gpu,
-            "utilization",
-            None if gpu.utilization_gpu_percent is None else f"{gpu.utilization_gpu_percent}%",
-        ),
-        _field(
-            gpu, "temperature_c", None if gpu.temperature_c is None else f"{gpu.temperature_c}°C"
-        ),
-        _field(gpu, "power_draw_mw", power),
-    ]
-
-
-def _gib(size_bytes: int | None) -> str:
-    return "?" if size_bytes is None else f"{size_bytes / GIB:.1f}"
-
-
-def _watts(milliwatts: int | None) -> str | None:
-    return None if milliwatts is None else f"{milliwatts / 1000:.0f}"
-
-
-def _device_details(gpu: GpuInfo) -> str:
-    parts = [_v(gpu.uuid)]
-    parts.append(f"mode {_field(gpu, 'compute_mode', gpu.compute_mode)}")
-    parts.append(f"persistence {_field(gpu, 'persistence_mode', _onoff(gpu.persistence_mode))}")
-    mig = _v(_onoff(gpu.mig_mode_current))
-    if gpu.mig_mode_pending is not None and gpu.mig_mode_pending != gpu.mig_mode_current:
-        mig += f" (pending {_onoff(gpu.mig_mode_pending)})"
-    if gpu.mig_instances is not None:
-        mig += f", {len(gpu.mig_instances)} instance(s)"
-        mig += "".join(f" {m.uuid}" for m in gpu.mig_instances)
-    parts.append(f"MIG {_field(gpu, 'mig_mode', None) if gpu.mig_mode_current is None else mig}")
-    parts.append(
-        f"ECC errors {_field(gpu, 'ecc_uncorrected_volatile', _n(gpu.ecc_uncorrected_volatile))}"
-    )
-    if gpu.processes is not None:
-        listed = [
-            " ".join(filter(None, [str(p.pid), p.name, f"{_gib(p.used_memory_bytes)} GiB"]))
-            for p in gpu.processes
-        ]
-        parts.append("processes " + (", ".join(listed) or "none"))
-    return " · ".join(parts)
-
-
-def _onoff(value: bool | None) -> str | None:
-    return None if value is None else "on" if value else "off"
-
-
-def _n(value: int | None) -> str | None:
-    return None if value is None else str(value)
-
-
 def _env_rows(report: InfoReport) -> list[tuple[str, str]]:
     host = report.host
     rows = [(name, repr(value)) for name, value in host.env.items() if value is not None]
+    rows += [(name, repr(value)) for name, value in host.debug_env.items()]
     unset = [name for name, value in host.env.items() if value is None]
     if unset:
         rows.append(("unset", " ".join(unset)))
@@ -289,7 +189,18 @@ def _env_rows(report: InfoReport) -> list[tuple[str, str]]:
         ),
         ("device nodes", " ".join(n.path for n in host.dev_nodes) or "none"),
     ]
+    if host.nvcc_path is not None:
+        rows.append(("nvcc", f"{_v(host.nvcc_cuda_version)} ({host.nvcc_path})"))
+    if host.kernel_log is not None:
+        rows.append(("kernel log", _kernel_log(host.kernel_log)))
     return rows
+
+
+def _kernel_log(log: KernelLog) -> str:
+    if log.source is None:
+        return f"unreadable: {log.unreadable_reason}"
+    count = len(log.xid_events)
+    return f"{log.source}: {count or 'no'} Xid line{'' if count == 1 else 's'} since boot"
 
 
 def _doctor(results: tuple[CheckResult, ...], verbose: bool) -> Table:

@@ -1,6 +1,8 @@
 """Named machine scenarios (fixtures/nvml/*.json) turned into reports: the fake NVML answers,
 the recorded torch-probe JSON replaces the subprocess, and the host facts are real files in a
-temporary root (/proc, /sys/bus/pci, /dev) read by the real host code."""
+temporary root (/proc, /sys/bus/pci, /dev) read by the real host code. The kernel log and
+`nvcc --version` come from the scenario too ("kernel_log", "nvcc" under "host"), through the real
+parsers, never from this machine."""
 
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ from nvml_fake import FakeNvml
 
 from gpudoc.info.collect import collect_info, parse_probe_output
 from gpudoc.info.doctor import run_doctor
-from gpudoc.info.model import InfoReport
+from gpudoc.info.kernel_log import parse_kernel_log
+from gpudoc.info.model import InfoReport, KernelLog
+from gpudoc.info.toolchain import parse_nvcc_version
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "nvml"
 NAMES = sorted(p.stem for p in FIXTURES.glob("*.json"))
@@ -62,13 +66,26 @@ def collect_scenario(
     def start() -> Any:
         return lambda: parse_probe_output(0, probe_output + "\n", "")
 
+    log = scenario_kernel_log(scenario["host"].get("kernel_log", {}))
+    nvcc = scenario["host"].get("nvcc") or {}
+    found = (nvcc.get("path"), parse_nvcc_version(nvcc.get("output", "")))
     report = collect_info(
         torch_probe=start if torch else None,
         nvml_lib=FakeNvml(scenario["nvml"]),
         root=str(root),
         environ=scenario["host"].get("env", {}),
+        kernel_log=lambda: lambda: log,
+        nvcc=lambda: lambda: found,
     )
     return run_doctor(report)
+
+
+def scenario_kernel_log(recorded: dict[str, Any]) -> KernelLog:
+    """{"lines": [dmesg lines], "uptime_seconds": s} or {"unreadable": reason}."""
+    if "unreadable" in recorded:
+        return KernelLog(None, recorded["unreadable"], None)
+    uptime = recorded.get("uptime_seconds", 86400.0)
+    return parse_kernel_log("/dev/kmsg", recorded.get("lines", []), uptime)
 
 
 def finding_ids(report: InfoReport, *severities: str) -> set[str]:

@@ -81,8 +81,9 @@ def test_human_view_names_every_problem_with_its_fix(name: str, tmp_path: Path) 
         assert f"✗ {check_id}" in text or f"! {check_id}" in text
     assert text.count("fix: ") >= len(problems)
     closing = text.strip().splitlines()[-1]
+    findings = [f for r in report.checks for f in r.findings if f.severity in ("fail", "warn")]
     assert (
-        closing == "No issues found." if not problems else closing.startswith(f"{len(problems)} ")
+        closing == "No issues found." if not problems else closing.startswith(f"{len(findings)} ")
     )
 
 
@@ -104,13 +105,18 @@ def test_not_supported_fields_are_null_and_render_as_na(tmp_path: Path) -> None:
     assert gpu.mig_mode_current is None and gpu.persistence_mode is None
     assert gpu.processes is None
     assert gpu.temperature_c == 47  # nvmlDeviceGetTemperatureV missing: legacy call used
+    assert gpu.clocks_event_reasons == ("gpu_idle",)  # ...ClocksEventReasons missing: old name
+    assert gpu.retired_pages_pending is None and gpu.remapped_rows_pending is None
     errors = {e.field: e.error for e in gpu.field_errors}
     assert errors == {
         "power_draw_mw": "NotSupported",
         "power_limit_mw": "NotSupported",
+        "power_default_limit_mw": "NotSupported",
         "persistence_mode": "NotSupported",
         "mig_mode": "NotSupported",
         "ecc_uncorrected_volatile": "NotSupported",
+        "retired_pages_pending": "NotSupported",  # GeForce: neither retirement nor remapping
+        "remapped_rows": "NotSupported",
         "processes": "NotSupported",
     }
     out = StringIO()
@@ -187,7 +193,7 @@ def test_device_section_at_a_fixed_width(tmp_path: Path) -> None:
         "0    0     GeForce RTX 4090  0000:01:00.0  8.9  1.2/24.0 GiB       3%    41°C  27/450 W",
         "GPU 0 GPU-5f3a2b1c-8d4e-4f6a-9b7c-0d1e2f3a4b5c · mode default · persistence off · "
         "MIG n/a · ECC",
-        "      errors n/a · processes 2231 Xorg 0.4 GiB",
+        "      errors n/a · SM 210/3120 MHz (idle, SW power cap) · processes 2231 Xorg 0.4 GiB",
     ]
 
 
