@@ -20,6 +20,7 @@ LogStarter = Callable[[], Callable[[], KernelLog]]
 KMSG = "dev/kmsg"
 # A kernel ring buffer holds 128 KiB to a few MiB; never read more than this.
 MAX_BYTES = 8 * 1024 * 1024
+MIN_WAIT_S = 0.05
 MAX_EVENTS = 100  # a flapping GPU can log thousands: keep the latest
 JOURNAL = ("journalctl", "-k", "-b", "-o", "short-monotonic", "--no-pager", "-q", "--grep")
 # Phrases journalctl prints when it cannot show the kernel's messages (rc is 1 either way).
@@ -130,7 +131,9 @@ def _start_journal(denied: str, uptime: float | None, timeout_s: float) -> Calla
 
     def wait() -> KernelLog:
         try:
-            out, err = process.communicate(timeout=max(0.0, deadline - time.monotonic()))
+            # Never a zero timeout: communicate() would give up on a child that has
+            # already finished before reading what it wrote.
+            out, err = process.communicate(timeout=max(MIN_WAIT_S, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             process.kill()
             process.communicate()

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 
 NvccResult = tuple[str | None, str | None]  # (path, "13.0")
 NvccStarter = Callable[[], Callable[[], NvccResult]]
+MIN_WAIT_S = 0.05
 _RELEASE = re.compile(r"release (\d+\.\d+)")
 
 
@@ -63,7 +64,9 @@ def start_nvcc(
 
     def wait() -> NvccResult:
         try:
-            out, _ = process.communicate(timeout=max(0.0, deadline - time.monotonic()))
+            # Never a zero timeout: communicate() would give up on a child that has
+            # already finished before reading what it wrote.
+            out, _ = process.communicate(timeout=max(MIN_WAIT_S, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             process.kill()
             process.communicate()

@@ -70,6 +70,25 @@ def test_memory_and_power_are_consistent(report: dict[str, Any]) -> None:
             assert 0 < gpu["power_limit_mw"] < 2_000_000  # milliwatts, below 2 kW
 
 
+def test_health_fields_are_read_and_in_range(report: dict[str, Any]) -> None:
+    from gpudoc.info.nvml_health import CLOCKS_EVENT_REASONS
+
+    for gpu in report["gpus"]:
+        if gpu["lost"]:
+            continue
+        names = set(CLOCKS_EVENT_REASONS.values())
+        assert gpu["clocks_event_reasons"] is not None  # every driver since 2013 answers it
+        assert set(gpu["clocks_event_reasons"]) <= names
+        if gpu["clock_sm_mhz"] is not None and gpu["clock_sm_max_mhz"] is not None:
+            assert 0 <= gpu["clock_sm_mhz"] < 10_000 and 0 < gpu["clock_sm_max_mhz"] < 10_000
+        if gpu["power_default_limit_mw"] is not None:
+            assert 0 < gpu["power_default_limit_mw"] < 2_000_000
+        if gpu["remapped_rows_pending"] is not None:
+            assert gpu["remapped_rows_correctable"] >= 0 <= gpu["remapped_rows_uncorrectable"]
+    log = report["host"]["kernel_log"]
+    assert (log["source"] is None) == (log["unreadable_reason"] is not None)
+
+
 def test_driver_facts_are_present(report: dict[str, Any]) -> None:
     driver = report["driver"]
     assert driver["nvml_error"] is None

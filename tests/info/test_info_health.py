@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -268,6 +269,13 @@ def test_nvcc_version_from_a_real_subprocess(tmp_path: Path) -> None:
     nvcc = _script(tmp_path / "cuda/bin/nvcc", f"cat <<'EOF'\n{NVCC_OUTPUT}EOF\n")
     env = {"CUDA_HOME": str(tmp_path / "cuda"), "PATH": "/nonexistent"}
     assert start_nvcc(env)() == (str(nvcc), "12.8")
+
+
+def test_nvcc_that_answered_before_the_deadline_is_read_after_it(tmp_path: Path) -> None:
+    _script(tmp_path / "cuda/bin/nvcc", f"cat <<'EOF'\n{NVCC_OUTPUT}EOF\n")
+    wait = start_nvcc({"CUDA_HOME": str(tmp_path / "cuda")}, timeout_s=0.1)
+    time.sleep(0.5)  # the torch probe took longer than nvcc's deadline
+    assert wait()[1] == "12.8"
 
 
 def test_nvcc_lookup_follows_torch_cpp_extension(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -197,6 +198,17 @@ def test_closed_kmsg_falls_back_to_journalctl(no_kmsg: Path) -> None:
     assert (event.xid, event.seconds_since_boot) == (63, 94210.338902)
     args = (no_kmsg / "args").read_text().split()
     assert args[:2] == ["-k", "-b"] and "--grep" in args
+
+
+def test_an_answer_that_came_before_the_deadline_is_read_after_it(no_kmsg: Path) -> None:
+    """collect_info waits for the log after the torch probe, often past the deadline."""
+    _journalctl(
+        no_kmsg / "bin",
+        "echo '[5.0] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.'\n",
+    )
+    wait = start_kernel_log(str(no_kmsg / "root"), timeout_s=0.1)
+    time.sleep(0.5)
+    assert [e.xid for e in wait().xid_events] == [79]
 
 
 def test_journalctl_without_access_to_the_kernel_log(no_kmsg: Path) -> None:
