@@ -147,8 +147,14 @@ def _verdict(
 ) -> tuple[CheckResult, str]:
     if size == 1:
         if lone is not None:
-            return lone(member)
-        return CheckResult("cross_device", "skip", None, _MAJORITY, "no identical device"), "alone"
+            check, agreement = lone(member)
+        else:
+            detail = "no identical device"
+            check, agreement = CheckResult("cross_device", "skip", None, _MAJORITY, detail), "alone"
+        if _one_off(member) and check.verdict == "skip":
+            check = _unproven_one_off(member)
+            agreement = f"run {check.value} differs"
+        return check, agreement
     if votes * 2 <= size:
         detail = f"no majority among {size} identical devices"
         check = CheckResult("cross_device", "warn", False, _MAJORITY, detail)
@@ -167,6 +173,23 @@ def _verdict(
     if check.value is False:
         return check, f"differs ({votes}/{size})"
     return check, f"run {check.value} differs"
+
+
+def _one_off(member: DeviceResult) -> bool:
+    """Runs A and B differed and the re-run C repeated one of them (self_consistency's WARN)."""
+    return any(c.id == "self_consistency" and c.verdict == "warn" for c in member.checks)
+
+
+def _unproven_one_off(member: DeviceResult) -> CheckResult:
+    """A lone device's one-off odd run, when nothing (no peer, no golden device) shows whether
+    its stack repeats itself: a FAIL. gpudoc's deterministic settings promise bitwise equal runs,
+    so a run that differs is a fault until a peer or ``--golden`` shows otherwise."""
+    odd = checks.odd_runs(member.run_fingerprints, member.fingerprint or "")
+    detail = (
+        f"run {odd} differs once and no identical device or golden run shows the stack repeats "
+        "itself: deterministic settings promise equal runs, so it counts as a fault"
+    )
+    return CheckResult("cross_device", "fail", odd, _MAJORITY, detail)
 
 
 def _judged(member: DeviceResult, check: CheckResult, agreement: str) -> DeviceResult:

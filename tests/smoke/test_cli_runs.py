@@ -75,6 +75,21 @@ def test_two_cpu_workers_agree_bitwise_and_bitflips_are_caught(run_gpudoc: RunGp
     assert report["golden"] is None and report["started_utc"].endswith("Z")
 
 
+def test_a_bitflip_fails_a_device_with_no_peer_to_compare(run_gpudoc: RunGpudoc) -> None:
+    """Alone, run A differs and B and the re-run C agree: nothing shows the stack repeats
+    itself, and the deterministic settings promise equal runs, so the device fails (exit 1)."""
+    done = run_gpudoc(
+        "smoke", "--device", "cpu", "--json", env={"GPUDOC_SMOKE_INJECT": "bitflip:0"}
+    )
+    assert done.returncode == 1, done.stderr
+    (result,) = _report(done.stdout)["results"]
+    assert (result["status"], result["agreement"]) == ("FAIL", "run A differs")
+    assert _checks(result)["self_consistency"]["verdict"] == "warn"
+    assert _checks(result)["cross_device"]["verdict"] == "fail"
+    assert result["reason"].startswith("cross_device: run A differs once")
+    assert result["reason"].endswith("[injected fault: bitflip]")
+
+
 def test_crash_and_nan_fail_only_their_worker_also_one_at_a_time(run_gpudoc: RunGpudoc) -> None:
     devices = ["--device", "cpu"] * 3
     done = run_gpudoc(

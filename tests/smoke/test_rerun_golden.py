@@ -14,7 +14,7 @@ from test_report import H100, SCHEMA, gpu
 from gpudoc.console import make_console
 from gpudoc.exit_codes import UsageError
 from gpudoc.smoke import checks, golden, render
-from gpudoc.smoke.model import DeviceResult, SmokeConfig, SmokeReport
+from gpudoc.smoke.model import CheckResult, DeviceResult, SmokeConfig, SmokeReport
 from gpudoc.smoke.run import overall, vote
 
 A, B, C = "a" * 64, "b" * 64, "c" * 64
@@ -60,7 +60,18 @@ def test_a_one_off_odd_run_fails_the_vote_of_identical_devices() -> None:
         "cross_device: SDC suspect: run A differs from the bits that runs B and C and its 1 "
         "identical peer agree on: a one-off fault on this device (+1 more: self_consistency)"
     )
-    assert vote([flipped(0)])[0].status == "WARN"  # alone: a one-off is all it can tell
+    # Alone, nothing shows the stack repeats itself: deterministic settings promise equal runs.
+    (alone,) = vote([flipped(0)])
+    assert (alone.status, alone.agreement) == ("FAIL", "run A differs")
+    assert alone.reason == (
+        "cross_device: run A differs once and no identical device or golden run shows the stack "
+        "repeats itself: deterministic settings promise equal runs, so it counts as a fault "
+        "(+1 more: self_consistency)"
+    )
+    # A golden file without the same device is no evidence either.
+    no_match = CheckResult("cross_device", "skip", None, None, "no golden device")
+    (unmatched,) = vote([flipped(0)], lone=lambda member: (no_match, "alone"))
+    assert unmatched.status == "FAIL"
 
 
 def golden_file(tmp_path: Path, *results: DeviceResult, **changes: object) -> str:
