@@ -7,6 +7,7 @@ looser than the worst healthy value measured, and far tighter than what a fault 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -69,13 +70,52 @@ def lockstep(check_id: str, errors: Sequence[float], threshold: float) -> CheckR
     return CheckResult(check_id, "pass" if ok else "fail", clean(worst), threshold, detail)
 
 
-def self_consistency(first: str, second: str | None) -> CheckResult:
-    if second is None:
-        return CheckResult("self_consistency", "skip", None, "bitwise", "one run only (--quick)")
-    if first == second:
-        return CheckResult("self_consistency", "pass", True, "bitwise")
-    detail = f"two identical runs differ bitwise: {first[:12]} vs {second[:12]}"
-    return CheckResult("self_consistency", "fail", False, "bitwise", detail)
+RUNS = "ABC"
+"""Run A, run B (the same run again) and C, the automatic re-run when A and B differ."""
+
+
+def self_consistency(runs: Sequence[str]) -> CheckResult:
+    """The fingerprints of runs A, B and, if A and B differ, the re-run C: all bitwise equal
+    passes; C equal to A or B is a one-off difference (WARN); three different results FAIL."""
+    threshold = "bitwise"
+    if len(runs) < 2:
+        return CheckResult("self_consistency", "skip", None, threshold, "one run only (--quick)")
+    if len(set(runs)) == 1:
+        return CheckResult("self_consistency", "pass", True, threshold)
+    if len(runs) == 2:  # no re-run to tell a one-off from a device that never repeats itself
+        detail = f"two identical runs differ bitwise: {runs[0][:12]} vs {runs[1][:12]}"
+        return CheckResult("self_consistency", "fail", False, threshold, detail)
+    odd = odd_runs(runs, reproducible(runs))
+    if len(odd) == 1:
+        kept = "A" if odd == "B" else "B"
+        detail = (
+            f"runs A and B differ; re-run C matches {kept}: nondeterminism or a transient fault "
+            f"(run {odd} {runs[RUNS.index(odd)][:12]}, runs {kept} and C {runs[2][:12]})"
+        )
+        return CheckResult("self_consistency", "warn", False, threshold, detail)
+    short = ", ".join(f"{name} {fp[:12]}" for name, fp in zip(RUNS, runs, strict=False))
+    detail = f"runs A, B and re-run C all differ bitwise ({short}): SDC suspect or a "
+    detail += "nondeterministic stack"
+    return CheckResult("self_consistency", "fail", False, threshold, detail)
+
+
+def reproducible(runs: Sequence[str]) -> str:
+    """The fingerprint the device stands by: the one at least two of its runs gave, else run A's.
+
+    The cross-device vote and --golden compare this one: a one-off odd run is the
+    self_consistency check's to judge, and voting with it would cost a healthy peer its majority
+    (in a group of two, both members would get "no majority"). The odd run still counts: a
+    device whose repeated result agrees with its peers but had an odd run fails the vote
+    (run.vote), because then the stack is shown deterministic and the odd run was a fault.
+    """
+    counts = Counter(runs)
+    best, seen = counts.most_common(1)[0]
+    return best if seen >= 2 else runs[0]
+
+
+def odd_runs(runs: Sequence[str], reference: str) -> str:
+    """Names of the runs whose fingerprint is not ``reference``: "" (none), "A", "BC", ..."""
+    return "".join(name for name, fp in zip(RUNS, runs, strict=False) if fp != reference)
 
 
 def save_load(max_abs_diff: float) -> CheckResult:
@@ -101,3 +141,31 @@ def error(phase: str, message: str) -> CheckResult:
 def clean(value: float) -> float | None:
     """JSON has no NaN or infinity: a non-finite measurement is None (its detail says why)."""
     return value if math.isfinite(value) else None
+
+
+def cross_device(
+    fingerprint: str,
+    runs: Sequence[str],
+    reference: str,
+    whom: str,
+    threshold: str = "bitwise equal to the golden run's device",
+) -> CheckResult:
+    """This device's reproduced result against ``reference``, what ``whom`` computed (the
+    majority of its identical peers, or a golden run's device).
+
+    An odd run (one of A/B/C that differs while the others equal the reference) fails too:
+    identical peers that agree show the stack deterministic, so the odd run was a fault here.
+    """
+    if fingerprint != reference:
+        return CheckResult(
+            "cross_device", "fail", False, threshold, f"SDC suspect: differs from {whom}"
+        )
+    odd = odd_runs(runs, reference)
+    if odd:
+        others = "runs " + " and ".join(n for n in RUNS[: len(runs)] if n not in odd)
+        detail = (
+            f"SDC suspect: run {odd} differs from the bits that {others} and {whom} agree on: "
+            "a one-off fault on this device"
+        )
+        return CheckResult("cross_device", "fail", odd, threshold, detail)
+    return CheckResult("cross_device", "pass", True, threshold, f"bitwise equal to {whom}")

@@ -12,13 +12,17 @@ from gpudoc.exit_codes import FINDINGS, OK, UsageError
 
 EPILOG = """\
 checks per device: finite values, loss falls, held-out accuracy, lockstep vs float64 on the CPU,
-two runs bitwise equal, identical devices bitwise equal (majority vote), save/load round trip,
-evaluation on the device; throughput at batch 4 and 256.
+two runs bitwise equal (if they differ, an automatic re-run C: matching A or B is a warning, all
+three different a failure), identical devices bitwise equal (majority vote; a device alone is
+compared with --golden FILE if given), save/load round trip, evaluation on the device;
+throughput at batch 4 and 256.
 
 exit codes: 0 every device passed (warnings allowed unless --strict), 1 a device failed or hung,
-2 no verdict (bad arguments, torch missing, no device matched, unreadable --data-root).
+2 no verdict (bad arguments, torch missing, no device matched, unreadable --data-root or
+--golden).
 
-testing aid: GPUDOC_SMOKE_INJECT=<crash|hang|nan|bitflip>:<worker-index> breaks one worker;
+testing aid: GPUDOC_SMOKE_INJECT=<crash|hang|nan|bitflip|flaky>:<worker-index> breaks one worker
+(bitflip: one bit in run A only; flaky: one bit in every run);
 with --distributed, <fault>:rank=<r>[@start|@smoke|@collectives|@ddp] breaks one rank.
 
 --distributed: one rank of a torchrun or srun job (torchrun --nproc-per-node=N -m gpudoc smoke
@@ -78,6 +82,12 @@ def add_parser(subparsers: Any) -> None:
         metavar="S",
         help="seconds per device before it is killed and reported HUNG (default 120)",
     )
+    parser.add_argument(
+        "--golden",
+        metavar="FILE",
+        help="compare each device that has no identical peer here with the same device in FILE, "
+        "the --json report of an earlier run (e.g. a healthy node): bitwise equal or FAIL",
+    )
     parser.add_argument("--serial", action="store_true", help="one device at a time")
     parser.add_argument(
         "--distributed",
@@ -110,17 +120,28 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("PyTorch is not installed (pip install torch): nothing to smoke-test")
     from gpudoc.console import make_console
     from gpudoc.smoke import render
+    from gpudoc.smoke.golden import load as load_golden
     from gpudoc.smoke.run import parse_devices, smoke
 
     _check_injection(args.distributed)
     config = _config(args)
     if args.distributed:
+        if args.golden is not None:
+            raise UsageError("--golden is not supported with --distributed (ranks vote instead)")
         return _run_distributed(args, config)
     devices = parse_devices(args.device) if args.device else None
+    golden = load_golden(args.golden) if args.golden is not None else None
     err = make_console(stderr=True)
     live = args.json is None and err.is_terminal and sys.stdout.isatty()
     with render.LiveProgress(err, enabled=live) as progress:
-        report = smoke(config, devices, progress.on_event, serial=args.serial, strict=args.strict)
+        report = smoke(
+            config,
+            devices,
+            progress.on_event,
+            serial=args.serial,
+            strict=args.strict,
+            golden=golden,
+        )
     if args.json == "-":
         sys.stdout.write(render.to_json(report))
     else:

@@ -37,10 +37,10 @@ from gpudoc import __version__
 from gpudoc.exit_codes import FINDINGS, OK, UsageError
 from gpudoc.smoke import checks, collectives, inject, job_report, launch
 from gpudoc.smoke.data import load
+from gpudoc.smoke.device import configure
 from gpudoc.smoke.jobstore import JobStore
 from gpudoc.smoke.model import DeviceResult, DistributedReport, RankInfo, SmokeConfig
 from gpudoc.smoke.spawn import WorkerSpec, run_workers
-from gpudoc.smoke.worker import configure
 
 GRACE_S = 10.0  # slack for start-up skew between ranks
 LAST_OUT_S = 1.0  # torchrun looks at its workers every 0.1 s

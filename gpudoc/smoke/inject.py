@@ -5,14 +5,18 @@ Several faults, one per worker, may be given with commas: ``crash:0,nan:2``. Und
 ``distributed.py``; the default phase, ``smoke``, strikes the rank's single-device smoke;
 ``start`` strikes the rank itself as soon as it has joined the job).
 
-Each fault strikes worker ``index`` once, halfway through its first training run, and must turn
-exactly that worker's row into a failure whose reason names the fault:
+Each fault strikes worker ``index`` halfway through its first training run (run A), once, and
+names itself in that worker's row:
 
 - ``crash``: the process dies from SIGSEGV, as a crashing driver library would;
 - ``hang``: the process stops making progress, as a wedged GPU would; the watchdog kills it;
 - ``nan``: one weight becomes NaN;
-- ``bitflip``: bit 22 (the mantissa's top bit) of one weight flips, a silent data corruption
-  that leaves loss and accuracy unchanged; only the bitwise checks see it.
+- ``bitflip``: bit 22 (the mantissa's top bit) of one weight flips in run A only, a transient
+  silent data corruption that leaves loss and accuracy unchanged; only the bitwise checks see
+  it. B and the re-run C agree, so the device's own checks can only WARN (a one-off difference);
+  the cross-device vote, or ``--golden``, FAILs it, because there the odd run is shown wrong;
+- ``flaky``: like ``bitflip``, but in every run, at a different weight each time (an intermittent
+  fault that keeps coming back): A, B and C all differ and the device FAILs even alone.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ if TYPE_CHECKING:  # the parent parses the variable without paying for torch
     from gpudoc.smoke.train import StepHook
 
 ENV = "GPUDOC_SMOKE_INJECT"
-FAULTS = ("crash", "hang", "nan", "bitflip")
+FAULTS = ("crash", "hang", "nan", "bitflip", "flaky")
 BITFLIP_BIT = 22
 
 
@@ -81,8 +85,15 @@ def faults_for_rank(rank: int, environ: Mapping[str, str] = os.environ) -> tuple
     return tuple(f for f in from_env(environ) if f.rank and f.index == rank)
 
 
-def hook(fault: Fault, at_step: int, announce: Callable[[str, int], None]) -> StepHook:
-    """A step hook that strikes once, after optimizer step ``at_step``."""
+def strikes(fault: Fault, run: int) -> bool:
+    """Whether ``fault`` strikes training run ``run`` (0 = A, 1 = B, 2 = the re-run C)."""
+    return run == 0 or fault.kind == "flaky"
+
+
+def hook(
+    fault: Fault, at_step: int, announce: Callable[[str, int], None], run: int = 0
+) -> StepHook:
+    """A step hook that strikes once, after optimizer step ``at_step`` of training run ``run``."""
     import torch
 
     def strike(step: int, net: Net) -> None:
@@ -91,7 +102,7 @@ def hook(fault: Fault, at_step: int, announce: Callable[[str, int], None]) -> St
         announce(fault.kind, step)
         stop(fault.kind)
         with torch.no_grad():
-            spoil(fault.kind, net.fc1.weight)
+            spoil(fault.kind, net.fc1.weight, element=run)
 
     return strike
 
@@ -105,16 +116,17 @@ def stop(kind: str) -> None:
             time.sleep(1)
 
 
-def spoil(kind: str, tensor: torch.Tensor) -> None:
-    """``nan`` or ``bitflip`` the first element of a float32 ``tensor``, in place."""
+def spoil(kind: str, tensor: torch.Tensor, element: int = 0) -> None:
+    """``nan``, ``bitflip`` or ``flaky`` (a bitflip) one element of a float32 ``tensor``, in
+    place."""
     import torch
 
     with torch.no_grad():
         flat = tensor.view(-1)
         if kind == "nan":
-            flat[0] = float("nan")
-        elif kind == "bitflip":
-            flat.view(torch.int32)[0] ^= 1 << BITFLIP_BIT
+            flat[element] = float("nan")
+        elif kind in ("bitflip", "flaky"):
+            flat.view(torch.int32)[element] ^= 1 << BITFLIP_BIT
 
 
 def _crash() -> None:

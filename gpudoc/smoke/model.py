@@ -140,6 +140,9 @@ class DeviceResult:
     seconds: float | None = None
     agreement: str | None = None
     injected_fault: str | None = None
+    # Fingerprints of runs A, B and the re-run C (only when A and B differ), in that order;
+    # ``fingerprint`` is the one the device reproduced (checks.reproducible).
+    run_fingerprints: tuple[str, ...] = ()
 
     def check(self, check_id: str) -> CheckResult | None:
         return next((c for c in self.checks if c.id == check_id), None)
@@ -161,6 +164,7 @@ class DeviceResult:
                 "info": DeviceInfo(**info) if info is not None else None,
                 "checks": tuple(CheckResult(**c) for c in data.get("checks", ())),
                 "throughput": tuple(Throughput(**t) for t in data.get("throughput", ())),
+                "run_fingerprints": tuple(data.get("run_fingerprints", ())),
             }
         )
 
@@ -176,6 +180,18 @@ def status_of(checks: tuple[CheckResult, ...], current: Status = "PASS") -> Stat
 
 
 @dataclass(frozen=True)
+class GoldenRef:
+    """The known-good report that ``--golden FILE`` compared lone devices with."""
+
+    path: str
+    sha256: str
+    host: str | None = None
+    started_utc: str | None = None
+    gpudoc_version: str | None = None
+    devices: int = 0
+
+
+@dataclass(frozen=True)
 class SmokeReport:
     """The whole run: settings, every device's result, and the overall verdict."""
 
@@ -187,6 +203,9 @@ class SmokeReport:
     strict: bool = False
     schema_version: int = SCHEMA_VERSION
     notes: tuple[str, ...] = field(default=())
+    host: str | None = None
+    started_utc: str | None = None  # ISO 8601, e.g. 2026-11-21T20:31:05Z
+    golden: GoldenRef | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -200,6 +219,7 @@ class SmokeReport:
                 "config": SmokeConfig.from_dict(data["config"]),
                 "results": tuple(DeviceResult.from_dict(r) for r in data["results"]),
                 "notes": tuple(data.get("notes", ())),
+                "golden": GoldenRef(**data["golden"]) if data.get("golden") else None,
             }
         )
 

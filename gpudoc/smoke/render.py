@@ -15,7 +15,8 @@ from rich.table import Table
 from gpudoc.smoke.model import DeviceResult, DistributedReport, RankResult, SmokeReport
 
 STYLE = {"PASS": "green", "WARN": "yellow", "FAIL": "bold red", "HUNG": "bold red"}
-PHASES = ("data", "train A", "train B", "evaluate", "throughput")
+PHASES = ("data", "train A", "train B", "train C", "evaluate", "throughput")
+RERUN = "train C"  # only when A and B differ: the bar skips it otherwise
 
 
 class LiveProgress:
@@ -63,6 +64,8 @@ class LiveProgress:
                 done = PHASES.index(phase) if phase in PHASES else 0
                 fraction = (done + event["done"] / max(1, event["total"])) / len(PHASES)
                 label = f"{phase} {event['done']}/{event['total']}"
+                if phase == RERUN:
+                    label = f"A≠B: re-run C {event['done']}/{event['total']}"
                 self.progress.update(task, completed=100 * fraction, phase=label)
             elif kind == "inject":
                 self.progress.update(task, phase=f"injecting {event['fault']}")
@@ -156,6 +159,9 @@ def summary(report: SmokeReport) -> str:
             f" ({len(warned)} with warnings{'; --strict fails them' if report.strict else ''})"
         )
     runs = "1 run, --quick" if report.config.quick else "2 runs"
+    reran = sum(1 for r in results if len(r.run_fingerprints) > 2)
+    if reran:
+        runs += f" + a re-run C on {reran} device{'s' if reran > 1 else ''}"
     steps = f"{report.config.recipe.name} recipe, {report.config.recipe.steps} steps × {runs}"
     return f"{report.overall}: {counts} in {report.seconds:.1f} s ({steps})"
 
@@ -165,9 +171,10 @@ def print_report(report: SmokeReport, console: Console) -> None:
     for r in report.results:
         if r.status != "PASS" and r.reason:
             status = f"[{STYLE[r.status]}]{r.status}[/]"
-            console.print(f"  {r.index} {r.device} {status}: {escape(r.reason)}")
+            # soft_wrap: one line per device in a log, whatever its width (grep finds it whole)
+            console.print(f"  {r.index} {r.device} {status}: {escape(r.reason)}", soft_wrap=True)
     for note in report.notes:
-        console.print(f"  note: {escape(note)}")
+        console.print(f"  note: {escape(note)}", soft_wrap=True)
     console.print(f"[{STYLE[report.overall]}]{summary(report)}[/]")
 
 

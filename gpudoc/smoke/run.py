@@ -7,18 +7,22 @@ its workers' results, ``--distributed`` on the results gathered from every rank.
 from __future__ import annotations
 
 import os
+import platform
 import re
 import statistics
 import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 from gpudoc import __version__
 from gpudoc.exit_codes import UsageError
+from gpudoc.smoke import checks
+from gpudoc.smoke.golden import NO_MATCH, Golden
 from gpudoc.smoke.model import CheckResult, DeviceResult, SmokeConfig, SmokeReport, Status
 from gpudoc.smoke.spawn import OnEvent, WorkerSpec, run_workers
 
@@ -107,12 +111,18 @@ def group_key(result: DeviceResult) -> tuple[object, ...] | None:
     return (*result.info.identity(), result.data_sha256)
 
 
-def vote(results: Sequence[DeviceResult]) -> list[DeviceResult]:
+Lone = Callable[[DeviceResult], tuple[CheckResult, str]]
+"""The cross_device check and agreement cell of a device with no identical peer (``--golden``)."""
+_MAJORITY = "bitwise equal to the majority of identical devices"
+
+
+def vote(results: Sequence[DeviceResult], lone: Lone | None = None) -> list[DeviceResult]:
     """Add the ``cross_device`` check: each group of identical devices votes on its fingerprint.
 
-    A device outside a strict majority is an SDC suspect (FAIL); without a majority every member
-    gets a WARN (the stack itself is not deterministic); a device alone is not cross-checked;
-    a device that failed its own checks does not vote.
+    A device outside a strict majority is an SDC suspect (FAIL), and so is one in it whose odd
+    run (A, B or the re-run C) differs; without a majority every member gets a WARN (the stack
+    itself is not deterministic); a device alone is judged by ``lone`` (the golden report) or
+    is not cross-checked; a device that failed its own checks does not vote.
     """
     groups: dict[tuple[object, ...], list[DeviceResult]] = defaultdict(list)
     voted = {}
@@ -127,28 +137,51 @@ def vote(results: Sequence[DeviceResult]) -> list[DeviceResult]:
         counts = Counter(m.fingerprint for m in members)
         winner, votes = counts.most_common(1)[0]
         for member in members:
-            voted[member.index] = _verdict(member, len(members), winner, votes)
+            check, agreement = _verdict(member, len(members), winner, votes, lone)
+            voted[member.index] = _judged(member, check, agreement)
     return [voted.get(r.index, r) for r in results]
 
 
-def _verdict(member: DeviceResult, size: int, winner: str | None, votes: int) -> DeviceResult:
-    threshold = "bitwise equal to the majority of identical devices"
+def _verdict(
+    member: DeviceResult, size: int, winner: str | None, votes: int, lone: Lone | None
+) -> tuple[CheckResult, str]:
     if size == 1:
-        check = CheckResult("cross_device", "skip", None, threshold, "no identical device")
-        return replace(member.with_check(check), agreement="alone")
+        if lone is not None:
+            return lone(member)
+        return CheckResult("cross_device", "skip", None, _MAJORITY, "no identical device"), "alone"
     if votes * 2 <= size:
         detail = f"no majority among {size} identical devices"
-        check = CheckResult("cross_device", "warn", False, threshold, detail)
-        return replace(member.with_check(check), agreement=f"no majority of {size}")
-    if member.fingerprint == winner:
-        check = CheckResult("cross_device", "pass", True, threshold, f"{votes} of {size} agree")
-        return replace(member.with_check(check), agreement=f"{votes}/{size}")
-    detail = f"SDC suspect: differs from {votes} of {size} identical devices"
-    check = CheckResult("cross_device", "fail", False, threshold, detail)
-    reason = member.reason or f"cross_device: {detail}"
-    if member.injected_fault and "injected" not in reason:
+        return CheckResult(
+            "cross_device", "warn", False, _MAJORITY, detail
+        ), f"no majority of {size}"
+    assert member.fingerprint is not None and winner is not None  # grouped: it has one
+    whom = f"{votes} of {size} identical devices"
+    if member.fingerprint == winner:  # it is one of the votes: name the others
+        peers, others = votes - 1, size - 1
+        whom = f"{'its' if peers == others else f'{peers} of its'} {others} identical peer"
+        whom += "s" if others > 1 else ""
+    check = checks.cross_device(
+        member.fingerprint, member.run_fingerprints, winner, whom, _MAJORITY
+    )
+    if check.verdict == "pass":
+        return check, f"{votes}/{size}"
+    if check.value is False:
+        return check, f"differs ({votes}/{size})"
+    return check, f"run {check.value} differs"
+
+
+def _judged(member: DeviceResult, check: CheckResult, agreement: str) -> DeviceResult:
+    """``member`` with its cross_device check; a failed one leads the reason."""
+    judged = replace(member.with_check(check), agreement=agreement)
+    if check.verdict != "fail":
+        return judged
+    reason = f"cross_device: {check.detail}"
+    others = [c.id for c in member.checks if c.verdict in ("fail", "warn")]
+    if others:
+        reason += f" (+{len(others)} more: {', '.join(others)})"
+    if member.injected_fault:
         reason += f" [injected fault: {member.injected_fault}]"
-    return replace(member.with_check(check), agreement=f"differs ({votes}/{size})", reason=reason)
+    return replace(judged, reason=reason)
 
 
 SLOW_FRACTION = 0.7
@@ -215,9 +248,11 @@ def smoke(
     on_event: OnEvent,
     serial: bool = False,
     strict: bool = False,
+    golden: Golden | None = None,
 ) -> SmokeReport:
     """The whole run. Raises NoDeviceError (exit 2) when none of the devices exists."""
     started = time.monotonic()
+    started_utc = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     needs_cuda = devices is None or any(d != "cpu" for d in devices)
     specs, missing = plan(devices, cuda_device_count() if needs_cuda else 0)
     if not specs:
@@ -226,8 +261,8 @@ def smoke(
     if cpu:
         config = replace(config, cpu_threads=int(cpu[0].env["OMP_NUM_THREADS"]))
     results = run_workers(config, specs, config.timeout_s, on_event, serial=serial)
-    results = with_speedups(slow_peers(vote(results)))
-    notes = tuple(f"{d}: not found" for d in missing)
+    results = with_speedups(slow_peers(vote(results, golden.judge(config) if golden else None)))
+    notes = tuple(f"{d}: not found" for d in missing) + _golden_notes(golden, results)
     if devices is None and not any(s.device != "cpu" for s in specs) and _has_driver():
         notes += ("an NVIDIA driver is present but torch sees no CUDA device: see gpudoc info",)
     results += [_missing(len(results) + i, d) for i, d in enumerate(missing)]
@@ -239,7 +274,24 @@ def smoke(
         seconds=round(time.monotonic() - started, 3),
         strict=strict,
         notes=notes,
+        host=platform.node() or None,
+        started_utc=started_utc,
+        golden=golden.ref if golden else None,
     )
+
+
+def _golden_notes(golden: Golden | None, results: Sequence[DeviceResult]) -> tuple[str, ...]:
+    """Which golden report was used, and for which devices (only those without a peer here)."""
+    if golden is None:
+        return ()
+    where = ", ".join(v for v in (golden.ref.host, golden.ref.started_utc) if v)
+    compared = [r.device for r in results if (r.agreement or "").endswith("golden")]
+    unmatched = [r.device for r in results if r.agreement == "alone"]
+    note = f"golden {golden.ref.path}{f' ({where})' if where else ''}: "
+    note += f"compared {', '.join(compared)}" if compared else "no device compared"
+    if unmatched:
+        note += f"; {', '.join(unmatched)}: {NO_MATCH}"
+    return (note,)
 
 
 def _missing(index: int, device: str) -> DeviceResult:

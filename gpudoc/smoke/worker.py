@@ -11,9 +11,6 @@ on stdout (``progress`` and ``inject`` events, and one ``result``) for the paren
 from __future__ import annotations
 
 import json
-import os
-import platform
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -24,6 +21,7 @@ import torch
 
 from gpudoc.smoke import checks, inject
 from gpudoc.smoke.data import Data, load
+from gpudoc.smoke.device import configure, inventory
 from gpudoc.smoke.model import (
     CheckResult,
     DeviceInfo,
@@ -44,99 +42,9 @@ from gpudoc.smoke.train import (
 )
 
 Progress = Callable[[str, int, int], None]
-"""``progress(phase, done, total)``; phases: data, train A, train B, evaluate, throughput."""
+"""``progress(phase, done, total)``; phases: data, train A, train B, train C (the re-run, only if
+A and B differ), evaluate, throughput."""
 EVAL_SUBSET = 256
-
-
-def configure(threads: int) -> None:
-    """Deterministic kernels and true fp32 (TF32 off, through both the new and the old API)."""
-    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # read when cuBLAS starts
-    torch.set_num_threads(threads)
-    _deterministic_algorithms()
-    torch.backends.cudnn.deterministic = True
-    torch.backends.cudnn.benchmark = False
-    if hasattr(torch.backends, "fp32_precision"):  # torch >= 2.9; mixing in the old flags errors
-        torch.backends.fp32_precision = "ieee"
-        torch.backends.cuda.matmul.fp32_precision = "ieee"
-        torch.backends.cudnn.fp32_precision = "ieee"
-        torch.backends.cudnn.conv.fp32_precision = "ieee"
-    else:
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
-
-
-def _deterministic_algorithms() -> None:
-    """``torch.use_deterministic_algorithms(True, warn_only=True)`` without its import of
-    Inductor's config (1.1 s of CPU per worker, a fifth of a CPU run; nothing here is compiled).
-
-    warn_only: an op that torch lists as nondeterministic on some build must not fail a healthy
-    device; whether the bits actually repeat is what the self_consistency check measures.
-    """
-    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
-    if setter is None or "torch._inductor.config" in sys.modules:
-        torch.use_deterministic_algorithms(True, warn_only=True)
-    else:
-        setter(True, warn_only=True)
-
-
-def fp32_precision() -> tuple[str, str]:
-    """(matmul, convolution) precision as torch >= 2.9 names it: 'ieee' or 'tf32'."""
-    if hasattr(torch.backends, "fp32_precision"):
-        matmul = str(torch.backends.cuda.matmul.fp32_precision)
-        return matmul, str(torch.backends.cudnn.conv.fp32_precision)
-    return tuple(  # type: ignore[return-value]
-        "tf32" if flag else "ieee"
-        for flag in (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
-    )
-
-
-def inventory(label: str, device: torch.device) -> DeviceInfo:
-    """What this device is, and every setting its bits depend on."""
-    common: dict[str, Any] = {
-        "device": label,
-        "kind": device.type,
-        "torch_version": torch.__version__,
-        "threads": torch.get_num_threads(),
-        "deterministic": torch.are_deterministic_algorithms_enabled(),
-        "fp32_precision_matmul": fp32_precision()[0],
-        "fp32_precision_conv": fp32_precision()[1],
-        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-    }
-    if device.type != "cuda":
-        return DeviceInfo(name=_cpu_name(), **common)
-    props = torch.cuda.get_device_properties(device)
-    return DeviceInfo(
-        name=props.name,
-        driver_version=_driver_version(),
-        uuid=str(getattr(props, "uuid", "")) or None,
-        compute_capability=f"{props.major}.{props.minor}",
-        sm_count=props.multi_processor_count,
-        memory_total_bytes=props.total_memory,
-        cuda_version=torch.version.cuda,
-        cudnn_version=torch.backends.cudnn.version(),
-        **common,
-    )
-
-
-def _driver_version() -> str | None:
-    """The NVIDIA kernel module's version (Linux), without NVML: part of a GPU's identity."""
-    try:
-        with open("/proc/driver/nvidia/version", encoding="utf-8") as version:
-            found = re.search(r"Kernel Module(?: for \S+)?\s+([\d.]+)", version.read())
-    except OSError:
-        return None
-    return found.group(1) if found else None
-
-
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "CPU"
 
 
 def run_device(
@@ -199,17 +107,11 @@ def _checks(
     report: Progress,
     announce: Callable[[str, int], None] | None,
 ) -> DeviceResult:
-    recipe = config.recipe
-    noop: Callable[[str, int], None] = lambda kind, step: None  # noqa: E731
-    strike = inject.hook(fault, recipe.steps // 2, announce or noop) if fault else None
-    hook_a = _hooks("train A", recipe.steps, report, strike)
-    first = train(data, recipe, config.seed, device, hook_a)
-    second = None
-    if not config.quick:
-        second = train(data, recipe, config.seed, device, _hooks("train B", recipe.steps, report))
+    runs = _training_runs(config, data, device, fault, report, announce)
+    first = runs[0]
     report("evaluate", 0, 1)
     heldout = accuracy(predict(first.net, data.test_images, 1000), data.test_labels)
-    found = _learning_checks(config, heldout, first, second) + _model_checks(first, data, device)
+    found = _learning_checks(config, heldout, runs) + _model_checks(first, data, device)
     report("throughput", 0, 1)
     speeds = tuple(
         Throughput(size, round(throughput(data, size, config.throughput_seconds, device), 1))
@@ -227,11 +129,39 @@ def _checks(
         loss_last=None if loss_last is None else checks.clean(loss_last),
         heldout_accuracy=heldout,
         lockstep_max_rel_err=_worst_lockstep(first),
-        fingerprint=first.fingerprint,
+        fingerprint=checks.reproducible([r.fingerprint for r in runs]),
+        run_fingerprints=tuple(r.fingerprint for r in runs),
         data_sha256=data.sha256,
         throughput=speeds,
         injected_fault=fault.kind if fault else None,
     )
+
+
+def _training_runs(
+    config: SmokeConfig,
+    data: Data,
+    device: torch.device,
+    fault: inject.Fault | None,
+    report: Progress,
+    announce: Callable[[str, int], None] | None,
+) -> list[RunOutcome]:
+    """Run A; then B, the same run again (not under --quick); then, only if A and B differ
+    bitwise, the automatic re-run C, so that one odd run is told apart from a device that
+    never repeats itself (checks.self_consistency judges the three)."""
+    noop: Callable[[str, int], None] = lambda kind, step: None  # noqa: E731
+    steps = config.recipe.steps
+    runs: list[RunOutcome] = []
+    for run, name in enumerate(("train A", "train B", "train C")):
+        if run == 1 and config.quick:
+            break
+        if run == 2 and runs[0].fingerprint == runs[1].fingerprint:
+            break
+        strike = None
+        if fault is not None and inject.strikes(fault, run):
+            strike = inject.hook(fault, steps // 2, announce or noop, run)
+        hook = _hooks(name, steps, report, strike)
+        runs.append(train(data, config.recipe, config.seed, device, hook))
+    return runs
 
 
 def _hooks(phase: str, steps: int, report: Progress, strike: StepHook | None = None) -> StepHook:
@@ -252,9 +182,10 @@ def _worst_lockstep(run: RunOutcome) -> float | None:
 
 
 def _learning_checks(
-    config: SmokeConfig, heldout: float, first: RunOutcome, second: RunOutcome | None
+    config: SmokeConfig, heldout: float, runs: list[RunOutcome]
 ) -> tuple[CheckResult, ...]:
     limits = checks.SYNTHETIC if config.data_root is None else checks.CIFAR
+    first = runs[0]
     return (
         checks.finite(first.losses, first.params_finite),
         checks.loss_falls(first.losses, limits.loss_ratio),
@@ -265,7 +196,7 @@ def _learning_checks(
         checks.lockstep(
             "lockstep_grads", [s.grads_rel_err for s in first.lockstep], checks.GRADS_REL_ERR
         ),
-        checks.self_consistency(first.fingerprint, second.fingerprint if second else None),
+        checks.self_consistency([r.fingerprint for r in runs]),
     )
 
 

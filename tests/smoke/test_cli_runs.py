@@ -27,17 +27,18 @@ def _checks(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["id"]: c for c in result["checks"]}
 
 
-def test_two_cpu_workers_agree_bitwise_and_a_bitflip_is_caught(run_gpudoc: RunGpudoc) -> None:
-    """Three workers, full recipe: 0 and 1 pass and agree bit for bit; 2 has one bit flipped
-    mid-run, which leaves loss and accuracy alone and is caught by the A/B comparison."""
+def test_two_cpu_workers_agree_bitwise_and_bitflips_are_caught(run_gpudoc: RunGpudoc) -> None:
+    """Three workers, full recipe: 0 passes; 1 has one bit flipped in run A, which leaves loss
+    and accuracy alone: A and B differ, the re-run C matches B (a one-off: WARN), and the vote
+    fails it because its repeated result equals its peer's; 2 has a bit flipped in every run:
+    A, B and C all differ and it fails on its own."""
     devices = ["--device", "cpu"] * 3
-    done = run_gpudoc("smoke", *devices, "--json", env={"GPUDOC_SMOKE_INJECT": "bitflip:2"})
+    inject = {"GPUDOC_SMOKE_INJECT": "bitflip:1,flaky:2"}
+    done = run_gpudoc("smoke", *devices, "--json", env=inject)
     assert done.returncode == 1, done.stderr
     report = _report(done.stdout)
-    good, other, flipped = report["results"]
-    assert [good["status"], other["status"], flipped["status"]] == ["PASS", "PASS", "FAIL"]
-    assert good["fingerprint"] == other["fingerprint"]
-    assert _checks(good)["cross_device"]["verdict"] == "pass" and good["agreement"] == "2/2"
+    good, flipped, flaky = report["results"]
+    assert [good["status"], flipped["status"], flaky["status"]] == ["PASS", "FAIL", "FAIL"]
     for check in (
         "finite",
         "loss_falls",
@@ -52,10 +53,26 @@ def test_two_cpu_workers_agree_bitwise_and_a_bitflip_is_caught(run_gpudoc: RunGp
     assert _checks(good)["lockstep_grads"]["value"] < 1e-5
     assert good["heldout_accuracy"] >= 0.8 and good["loss_last"] < good["loss_first"] / 2
     assert [t["batch_size"] for t in good["throughput"]] == [4, 256]
-    assert _checks(flipped)["self_consistency"]["verdict"] == "fail"
+    assert good["run_fingerprints"] == [good["fingerprint"]] * 2  # A == B: no re-run
+    assert _checks(good)["cross_device"]["verdict"] == "pass" and good["agreement"] == "2/2"
+
+    run_a, run_b, run_c = flipped["run_fingerprints"]
+    assert run_a != run_b == run_c == good["fingerprint"] == flipped["fingerprint"]
+    consistency = _checks(flipped)["self_consistency"]
+    assert consistency["verdict"] == "warn"
+    assert "runs A and B differ; re-run C matches B" in consistency["detail"]
     assert _checks(flipped)["heldout_accuracy"]["verdict"] == "pass"  # only bits see it
-    assert "self_consistency" in flipped["reason"] and "bitflip" in flipped["reason"]
+    vote = _checks(flipped)["cross_device"]
+    assert (vote["verdict"], vote["value"], flipped["agreement"]) == ("fail", "A", "run A differs")
+    assert flipped["reason"].startswith("cross_device: SDC suspect: run A differs from the bits")
+    assert flipped["reason"].endswith("(+1 more: self_consistency) [injected fault: bitflip]")
+
+    assert len(set(flaky["run_fingerprints"])) == 3
+    assert flaky["reason"].startswith("self_consistency: runs A, B and re-run C all differ")
+    assert flaky["reason"].endswith("[injected fault: flaky]")
+    assert _checks(flaky)["cross_device"]["detail"] == "failed its own checks"
     assert report["overall"] == "FAIL"
+    assert report["golden"] is None and report["started_utc"].endswith("Z")
 
 
 def test_crash_and_nan_fail_only_their_worker_also_one_at_a_time(run_gpudoc: RunGpudoc) -> None:

@@ -22,6 +22,9 @@ from gpudoc.cli import main
         (["--data-root", "nowhere"], {}, "no CIFAR-10 at nowhere"),
         ([], {"GPUDOC_SMOKE_INJECT": "melt:0"}, "GPUDOC_SMOKE_INJECT='melt:0': expected"),
         (["--all-devices", "--device", "cpu"], {}, "not allowed with argument"),
+        (["--golden", "nowhere.json"], {}, "--golden nowhere.json: cannot read it"),
+        (["--distributed", "--golden", "g.json"], {}, "--golden is not supported with --distrib"),
+        ([], {"GPUDOC_SMOKE_INJECT": "flaky:x"}, "expected <fault>:<worker-index>"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(

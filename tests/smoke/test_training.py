@@ -13,10 +13,10 @@ import torch
 from gpudoc.console import make_console
 from gpudoc.smoke import checks, inject, render
 from gpudoc.smoke.data import Data, normalise, synthetic
+from gpudoc.smoke.device import configure
 from gpudoc.smoke.model import RECIPES
 from gpudoc.smoke.net import Net, build_net
 from gpudoc.smoke.train import compare_with_float64, fingerprint, round_trip, train
-from gpudoc.smoke.worker import configure
 
 
 @pytest.fixture(scope="module")
@@ -123,8 +123,11 @@ def test_live_progress_follows_worker_events() -> None:
         live.on_event(1, {"event": "inject", "fault": "hang", "device": "cpu"})
         (first, second) = live.progress.tasks
         assert first.fields["phase"] == "train B 150/300"
-        assert first.completed == pytest.approx(100 * 2.5 / 5)
+        assert first.completed == pytest.approx(100 * 2.5 / 6)  # data, A, B, C, eval, speed
         assert second.fields["phase"] == "injecting hang" and second.fields["label"] == "1 cpu"
+        live.on_event(1, {"event": "progress", "phase": "train C", "done": 30, "total": 300})
+        assert second.fields["phase"] == "A≠B: re-run C 30/300"  # the re-run is visible
+        assert second.completed == pytest.approx(100 * 3.1 / 6)
         live.on_event(0, {"event": "done", "status": "PASS"})
         assert first.completed == 100 and first.fields["phase"] == "PASS"
 

@@ -1,0 +1,90 @@
+"""`gpudoc smoke --golden FILE` end to end on the CPU: real runs compared with a real report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from conftest import RunGpudoc
+
+SCHEMA = json.loads((Path(__file__).parents[2] / "gpudoc/smoke/schema.json").read_text())
+QUICK_CPU = ("smoke", "--device", "cpu", "--quick")
+
+
+def _cross_device(report: dict[str, Any]) -> dict[str, Any]:
+    jsonschema.validate(report, SCHEMA)
+    (result,) = report["results"]
+    return next(c for c in result["checks"] if c["id"] == "cross_device")
+
+
+def test_golden_report_pass_tampered_other_seed_and_bitflip(
+    run_gpudoc: RunGpudoc, tmp_path: Path
+) -> None:
+    path = tmp_path / "golden.json"
+    first = run_gpudoc(*QUICK_CPU, "--json", str(path))
+    assert first.returncode == 0, first.stdout + first.stderr
+    recorded = json.loads(path.read_text())
+    assert recorded["host"] and recorded["started_utc"].endswith("Z")
+
+    same = run_gpudoc(*QUICK_CPU, "--golden", str(path), "--json")
+    assert same.returncode == 0, same.stderr
+    report = json.loads(same.stdout)
+    assert _cross_device(report)["verdict"] == "pass"
+    assert report["results"][0]["agreement"] == "= golden"
+    assert report["golden"]["path"] == str(path) and report["golden"]["devices"] == 1
+    assert report["notes"] == [f"golden {path} ({recorded['host']}, {recorded['started_utc']}): "
+                               "compared cpu"]  # fmt: skip
+
+    tampered = tmp_path / "tampered.json"
+    recorded["results"][0]["fingerprint"] = "0" * 64
+    tampered.write_text(json.dumps(recorded))
+    differs = run_gpudoc(*QUICK_CPU, "--golden", str(tampered))
+    assert differs.returncode == 1, differs.stdout + differs.stderr
+    assert (
+        "FAIL: cross_device: SDC suspect: differs from the golden run's cpu (on " in differs.stdout
+    )
+
+    other = tmp_path / "seed1.json"
+    recorded["config"]["seed"] = 1
+    other.write_text(json.dumps(recorded))
+    skipped = run_gpudoc(*QUICK_CPU, "--golden", str(other), "--json")
+    assert skipped.returncode == 0, skipped.stderr
+    check = _cross_device(json.loads(skipped.stdout))
+    assert (check["verdict"], check["detail"]) == (
+        "skip",
+        "no golden device with the same hardware and software",
+    )
+
+    # A bit flipped in run A only: B and the re-run C agree with the golden run, so the one-off
+    # WARN of self_consistency becomes a FAIL: the stack is deterministic, run A was wrong.
+    flipped = run_gpudoc(
+        "smoke", "--device", "cpu", "--golden", str(path), "--json",
+        env={"GPUDOC_SMOKE_INJECT": "bitflip:0"},
+    )  # fmt: skip
+    assert flipped.returncode == 1, flipped.stderr
+    (result,) = json.loads(flipped.stdout)["results"]
+    assert len(result["run_fingerprints"]) == 3 and result["agreement"] == "run A ≠ golden"
+    assert result["fingerprint"] == json.loads(same.stdout)["results"][0]["fingerprint"]
+    assert result["reason"].startswith("cross_device: SDC suspect: run A differs from the bits")
+    assert result["reason"].endswith("[injected fault: bitflip]")
+
+
+def test_unusable_golden_files_exit_2_before_any_training(
+    run_gpudoc: RunGpudoc, tmp_path: Path
+) -> None:
+    (tmp_path / "text.json").write_text("not json")
+    (tmp_path / "v2.json").write_text('{"schema_version": 2, "config": {}, "results": []}')
+    for name, message in (
+        ("text.json", "not JSON"),
+        ("v2.json", "schema_version 2, expected 1"),
+        ("absent.json", "cannot read it: No such file or directory"),
+    ):
+        done = run_gpudoc(*QUICK_CPU, "--golden", str(tmp_path / name))
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr.strip().splitlines() == [
+            f"gpudoc smoke: error: --golden {tmp_path / name}: {message}"
+            + (" (the JSON of gpudoc smoke --json)" if name == "v2.json" else "")
+            + ("" if name != "text.json" else " (Expecting value: line 1 column 1 (char 0))")
+        ]
