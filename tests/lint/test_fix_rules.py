@@ -119,3 +119,36 @@ def test_a_name_rebound_from_the_device_is_never_a_move_target() -> None:
     assert "images, labels = images.to(device), labels.to(device)" in result.fixed
     assert result.converged
     assert not fix_source(result.fixed, lint, unsafe=True).changed
+
+
+SHADOWED_DEVICE = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    pass
+
+
+device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+net = Net().to(device)
+loader = torch.utils.data.DataLoader(dataset)
+def step(batch):
+    for device in loader:
+        pass
+    for images, labels in loader:
+        outputs = net(images)
+"""
+
+
+def test_a_device_name_a_function_rebinds_is_never_a_move_target() -> None:
+    """Found by hypothesis: `for device in loader` makes `device` a local of `step`, yet the
+    unmoved-batch fix wrote `images.to(device)` with it, which never converged (and would move
+    to a batch, not the device). The finding stays; no fix is offered."""
+    assert [f.code for f in lint(SHADOWED_DEVICE)] == ["GPD101"]
+    result = fix_source(SHADOWED_DEVICE, lint, unsafe=True)
+    assert result.fixed == SHADOWED_DEVICE
+    later = SHADOWED_DEVICE.replace("    for device in loader:\n        pass\n", "") + (
+        "    device = batch\n"  # bound after the loop: still local in all of `step`
+    )
+    assert "images.to(device)" not in fix_source(later, lint, unsafe=True).fixed

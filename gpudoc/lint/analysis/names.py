@@ -1,4 +1,5 @@
-"""Import aliases: which local names stand for which qualified names (``th`` -> ``torch``)."""
+"""Names: import aliases (which local names stand for which qualified names, ``th`` -> ``torch``)
+and the names a function binds."""
 
 from __future__ import annotations
 
@@ -61,3 +62,69 @@ class ImportTable:
         if full is None:
             return None
         return f"{full}.{rest}" if rest else full
+
+
+class _BoundNames(cst.CSTVisitor):
+    """The names a function body binds, outside nested functions, classes and comprehensions
+    (their own scopes); ``global`` and ``nonlocal`` names are not local."""
+
+    def __init__(self) -> None:
+        self.bound: set[str] = set()
+        self.declared: set[str] = set()
+
+    def _targets(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Name):
+            self.bound.add(node.value)
+        elif isinstance(node, cst.Tuple | cst.List):
+            for element in node.elements:
+                self._targets(element.value)
+        elif isinstance(node, cst.StarredElement):
+            self._targets(node.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._targets(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._targets(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._targets(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._targets(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._targets(node.name)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._targets(node.target)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.declared.update(item.name.value for item in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.declared.update(item.name.value for item in node.names)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.bound.add(node.name.value)
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.bound.add(node.name.value)
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_CompFor(self, node: cst.CompFor) -> bool:
+        return False
+
+
+def bound_names(function: cst.FunctionDef) -> frozenset[str]:
+    """Every name local to ``function``: its parameters and what its body binds."""
+    collector = _BoundNames()
+    function.body.visit(collector)
+    params = function.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return frozenset((collector.bound | {p.name.value for p in every}) - collector.declared)

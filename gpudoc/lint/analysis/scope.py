@@ -26,6 +26,8 @@ class Scope:
     """module name -> (walk step, statement) of its latest rebinding."""
     cuda_initialised: bool = False
     first_tensor_param: str | None = None
+    local_names: frozenset[str] = frozenset()
+    """Names the function binds anywhere: they hide the module's names in all of it."""
 
     def lookup(self, name: str) -> Value | None:
         value = self.env.get(name)
@@ -36,10 +38,13 @@ class Scope:
     def device_name(self) -> str | None:
         """A name holding the script's (non-CPU) device here: what a fix moves things to."""
         scope: Scope | None = self
+        hidden: set[str] = set()  # a local of an inner function, whatever the outer one holds
         while scope is not None:
             for name, value in scope.env.items():
-                if value.kind is Kind.DEVICE and not value.cpu_device and "." not in name:
+                device = value.kind is Kind.DEVICE and not value.cpu_device
+                if device and "." not in name and name not in hidden:
                     return name
+            hidden |= scope.local_names
             scope = scope.parent
         return None
 

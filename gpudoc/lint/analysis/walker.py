@@ -11,7 +11,7 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.classes import ClassFacts
 from gpudoc.lint.analysis.expressions import is_guard, string_value
 from gpudoc.lint.analysis.facts import DiscardedMove, EnvAssign, Rebinding
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import bound_names, dotted
 from gpudoc.lint.analysis.scope import Scope, parameter_values
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, element_of
 
@@ -194,6 +194,7 @@ class Analyzer(ClassFacts):
         # Methods see their class's ``self.*``; everything else sees the module's names.
         parent = self.scope if self.scope.function == "" else self.module_scope
         scope = Scope(parent=parent, function=node.name.value, module_class=parent.module_class)
+        scope.local_names = bound_names(node)
         scope.env.update(parameter_values(node.params, self.imports))
         if any(v.kind is Kind.MODULE and v.place is Place.DEVICE for v in scope.env.values()):
             self.facts.flags.places = (
