@@ -116,9 +116,18 @@ def _result_cells(result: DeviceResult | None) -> tuple[str, ...]:
         _loss(result),
         _fmt(result.heldout_accuracy, ".2f"),
         _fmt(result.lockstep_max_rel_err, ".1e"),
-        (result.fingerprint or "-")[:12],
+        _fingerprint(result),
         result.agreement or "-",
     )
+
+
+def _fingerprint(result: DeviceResult) -> str:
+    """Its first 12 hex digits; after a re-run, how many of the runs gave it ("2/3")."""
+    short = (result.fingerprint or "-")[:12]
+    runs = result.run_fingerprints
+    if len(runs) <= 2 or result.fingerprint is None:
+        return short
+    return f"{short} {runs.count(result.fingerprint)}/{len(runs)}"
 
 
 def table(report: SmokeReport) -> Table:

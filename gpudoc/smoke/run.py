@@ -151,9 +151,8 @@ def _verdict(
         return CheckResult("cross_device", "skip", None, _MAJORITY, "no identical device"), "alone"
     if votes * 2 <= size:
         detail = f"no majority among {size} identical devices"
-        return CheckResult(
-            "cross_device", "warn", False, _MAJORITY, detail
-        ), f"no majority of {size}"
+        check = CheckResult("cross_device", "warn", False, _MAJORITY, detail)
+        return check, f"no majority of {size}"
     assert member.fingerprint is not None and winner is not None  # grouped: it has one
     whom = f"{votes} of {size} identical devices"
     if member.fingerprint == winner:  # it is one of the votes: name the others

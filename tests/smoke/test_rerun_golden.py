@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -10,6 +11,7 @@ import jsonschema
 import pytest
 from test_report import H100, SCHEMA, gpu
 
+from gpudoc.console import make_console
 from gpudoc.exit_codes import UsageError
 from gpudoc.smoke import checks, golden, render
 from gpudoc.smoke.model import DeviceResult, SmokeConfig, SmokeReport
@@ -136,3 +138,15 @@ def test_a_distributed_report_serves_as_golden_too(tmp_path: Path) -> None:
     )
     check, agreement = golden.load(str(path)).judge(SmokeConfig())(gpu(5, "a"))
     assert (check.verdict, agreement) == ("pass", "= golden")
+
+
+def test_the_table_shows_the_rerun() -> None:
+    results = tuple(vote([replace(gpu(0, "a"), run_fingerprints=(A, A)), flipped(1)]))
+    out = io.StringIO()
+    report = SmokeReport(SmokeConfig(), results, overall(results), "0.1", 9.0)
+    render.print_report(report, make_console(file=out, width=200, color=False))
+    lines = out.getvalue().splitlines()
+    assert "  aaaaaaaaaaaa 2/3  run A differs  " in lines[2]  # 2 of its 3 runs gave it
+    assert "  aaaaaaaaaaaa      2/2  " in lines[1]  # no re-run: no count
+    assert lines[3].startswith("  1 cuda:1 FAIL: cross_device: SDC suspect: run A differs")
+    assert lines[-1].endswith("(default recipe, 300 steps × 2 runs + a re-run C on 1 device)")
