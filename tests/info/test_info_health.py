@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from info_scenarios import collect_scenario
 from test_info_checks import findings, with_gpu, with_host
+from test_info_kernel_log import wait_for
 
 from gpudoc.info.doctor import all_checks
 from gpudoc.info.model import Finding, InfoReport, KernelLog
@@ -272,9 +273,11 @@ def test_nvcc_version_from_a_real_subprocess(tmp_path: Path) -> None:
 
 
 def test_nvcc_that_answered_before_the_deadline_is_read_after_it(tmp_path: Path) -> None:
-    _script(tmp_path / "cuda/bin/nvcc", f"cat <<'EOF'\n{NVCC_OUTPUT}EOF\n")
+    answered = tmp_path / "answered"
+    _script(tmp_path / "cuda/bin/nvcc", f"cat <<'EOF'\n{NVCC_OUTPUT}EOF\n: > '{answered}'\n")
     wait = start_nvcc({"CUDA_HOME": str(tmp_path / "cuda")}, timeout_s=0.1)
-    time.sleep(0.5)  # the torch probe took longer than nvcc's deadline
+    wait_for(answered)  # however loaded the machine, nvcc has answered
+    time.sleep(0.2)  # the torch probe took longer than nvcc's deadline
     assert wait()[1] == "12.8"
 
 

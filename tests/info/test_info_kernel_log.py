@@ -168,6 +168,14 @@ def test_this_machines_kernel_log_is_read_or_says_why_not() -> None:
     assert log.source in (None, "/dev/kmsg", "journalctl -k")
 
 
+def wait_for(path: Path, limit_s: float = 60.0) -> None:
+    """Until ``path`` exists: a child's last act, so the test never races a loaded machine."""
+    give_up = time.monotonic() + limit_s
+    while not path.exists():
+        assert time.monotonic() < give_up, f"{path} never appeared"
+        time.sleep(0.01)
+
+
 def _journalctl(bin_dir: Path, script: str) -> None:
     path = bin_dir / "journalctl"
     path.write_text("#!/bin/sh\n" + script)
@@ -202,12 +210,15 @@ def test_closed_kmsg_falls_back_to_journalctl(no_kmsg: Path) -> None:
 
 def test_an_answer_that_came_before_the_deadline_is_read_after_it(no_kmsg: Path) -> None:
     """collect_info waits for the log after the torch probe, often past the deadline."""
+    answered = no_kmsg / "answered"
     _journalctl(
         no_kmsg / "bin",
-        "echo '[5.0] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.'\n",
+        "echo '[5.0] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.'\n"
+        f": > '{answered}'\n",  # a shell builtin: PATH holds only this journalctl
     )
     wait = start_kernel_log(str(no_kmsg / "root"), timeout_s=0.1)
-    time.sleep(0.5)
+    wait_for(answered)  # however loaded the machine, the answer is in before we ask
+    time.sleep(0.2)  # and the deadline is past
     assert [e.xid for e in wait().xid_events] == [79]
 
 
