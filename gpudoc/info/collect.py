@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpudoc.info import host as host_facts
+from gpudoc.info.child import start_child
 from gpudoc.info.kernel_log import LogStarter, start_kernel_log
 from gpudoc.info.model import (
     DriverInfo,
@@ -42,24 +43,13 @@ ProbeStarter = Callable[[], Callable[[], TorchInfo]]
 
 
 def start_torch_probe(timeout_s: float = DEFAULT_TORCH_TIMEOUT_S) -> Callable[[], TorchInfo]:
-    import subprocess  # here, not at the top: --no-torch never pays for it
-
-    process = subprocess.Popen(
-        [sys.executable, str(PROBE_SCRIPT)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    waiter = start_child([sys.executable, str(PROBE_SCRIPT)], timeout_s)
 
     def wait() -> TorchInfo:
-        try:
-            out, err = process.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
+        answer = waiter()
+        if answer is None:
             return _probe_failed(f"the torch probe did not finish within {timeout_s:g} s (hang?)")
-        return parse_probe_output(process.returncode, out, err)
+        return parse_probe_output(answer.returncode, answer.out, answer.err)
 
     return wait
 

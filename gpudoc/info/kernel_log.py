@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from gpudoc.info.child import start_child
 from gpudoc.info.model import KernelLog, XidEvent
 
 LogStarter = Callable[[], Callable[[], KernelLog]]
 KMSG = "dev/kmsg"
 # A kernel ring buffer holds 128 KiB to a few MiB; never read more than this.
 MAX_BYTES = 8 * 1024 * 1024
-MIN_WAIT_S = 0.05
 MAX_EVENTS = 100  # a flapping GPU can log thousands: keep the latest
 JOURNAL = ("journalctl", "-k", "-b", "-o", "short-monotonic", "--no-pager", "-q", "--grep")
 # Phrases journalctl prints when it cannot show the kernel's messages (rc is 1 either way).
@@ -113,36 +112,21 @@ def start_kernel_log(root: str = "/", timeout_s: float = 1.0) -> Callable[[], Ke
 
 
 def _start_journal(denied: str, uptime: float | None, timeout_s: float) -> Callable[[], KernelLog]:
-    import subprocess  # only when /dev/kmsg is closed to this user
-
-    deadline = time.monotonic() + timeout_s
     try:
-        process = subprocess.Popen(
-            [*JOURNAL, "NVRM: Xid"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
-        )
+        waiter = start_child([*JOURNAL, "NVRM: Xid"], timeout_s)
     except OSError as error:
         reason = f"{denied}; journalctl: {error.strerror or error}"
         return lambda: KernelLog(None, reason, uptime)
 
     def wait() -> KernelLog:
-        try:
-            # Never a zero timeout: communicate() would give up on a child that has
-            # already finished before reading what it wrote.
-            out, err = process.communicate(timeout=max(MIN_WAIT_S, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
+        answer = waiter()
+        if answer is None:
             reason = f"{denied}; journalctl -k did not answer within {timeout_s:g} s"
             return KernelLog(None, reason, uptime)
-        problem = journal_problem(process.returncode, err)
+        problem = journal_problem(answer.returncode, answer.err)
         if problem is not None:
             return KernelLog(None, f"{denied}; journalctl -k: {problem}", uptime)
-        return parse_kernel_log("journalctl -k", out.splitlines(), uptime)
+        return parse_kernel_log("journalctl -k", answer.out.splitlines(), uptime)
 
     return wait
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import time
 from collections.abc import Callable, Mapping
+
+from gpudoc.info.child import start_child
 
 NvccResult = tuple[str | None, str | None]  # (path, "13.0")
 NvccStarter = Callable[[], Callable[[], NvccResult]]
-MIN_WAIT_S = 0.05
 _RELEASE = re.compile(r"release (\d+\.\d+)")
 
 
@@ -44,33 +44,16 @@ def start_nvcc(
     timeout_s: float = 10.0,
     default_home: str = "/usr/local/cuda",
 ) -> Callable[[], NvccResult]:
-    import subprocess  # the torch path pays for it anyway
-
     path = find_nvcc(os.environ if environ is None else environ, default_home)
     if path is None:
         return lambda: (None, None)
-    deadline = time.monotonic() + timeout_s
     try:
-        process = subprocess.Popen(
-            [path, "--version"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            errors="replace",
-        )
+        waiter = start_child([path, "--version"], timeout_s)
     except OSError:
         return lambda: (path, None)
 
     def wait() -> NvccResult:
-        try:
-            # Never a zero timeout: communicate() would give up on a child that has
-            # already finished before reading what it wrote.
-            out, _ = process.communicate(timeout=max(MIN_WAIT_S, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-            return path, None
-        return path, parse_nvcc_version(out)
+        answer = waiter()
+        return path, (parse_nvcc_version(answer.out) if answer is not None else None)
 
     return wait
