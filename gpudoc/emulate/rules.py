@@ -62,6 +62,11 @@ FORKED_WORKER = (
     "GPD204",
     "cuda-in-dataset-worker",
 )
+OPTIMIZER_STATE = (
+    "optimizer state loaded while the model was on the host, then the model moved",
+    "GPD302",
+    "optimizer-state-before-placement",
+)
 UNKNOWN = ("tensors on different devices meet in one operation", None, None)
 
 
@@ -103,7 +108,19 @@ def _classify(
     if not hosts:
         indices = {tensor.device for _, tensor in operands}
         return TWO_DEVICES if len(indices) > 1 else UNKNOWN
+    if _in_optimizer_step(error):  # params on the device, their state (momentum...) is not
+        return OPTIMIZER_STATE
     return _host_pattern(*hosts[0])
+
+
+def _in_optimizer_step(error: BaseException) -> bool:
+    """Raised inside ``torch.optim``: the step of an optimizer, not the user's model."""
+    trace = error.__traceback__
+    while trace is not None:
+        if "/torch/optim/" in trace.tb_frame.f_code.co_filename.replace("\\", "/"):
+            return True
+        trace = trace.tb_next
+    return False
 
 
 def _host_pattern(tensor: torch.Tensor, facts: Found) -> Classification:

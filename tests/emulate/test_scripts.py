@@ -134,6 +134,14 @@ def test_reloaded_net_never_moved(run_gpudoc: RunGpudoc) -> None:
             "lint     GPD104 modules-in-plain-container",
         ),
         (
+            "resumed_optimizer.py",
+            (),
+            "Expected all tensors to be on the same device, but found at least two devices, "
+            "cuda:0 and cpu!",
+            "optimizer.step()",
+            "lint     GPD302 optimizer-state-before-placement",
+        ),
+        (
             "two_devices.py",
             ("--devices", "2"),
             "Expected all tensors to be on the same device, but got target is on cuda:1, "
@@ -193,6 +201,7 @@ def test_lint_names_the_same_rule_without_running(run_gpudoc: RunGpudoc) -> None
         "loss_weight.py": ("GPD107", "criterion = nn.CrossEntropyLoss(weight=class_weights)"),
         "numpy_on_device.py": ("GPD202", "all_predictions.append(predicted.numpy())"),
         "cuda_in_worker.py": ("GPD204", "return self.samples[index].to(device)"),
+        "resumed_optimizer.py": ("GPD302", 'optimizer.load_state_dict(state["optimizer"])'),
     }
     result = run_gpudoc("lint", *(f"fixtures/emulate/{name}" for name in expected), cwd=REPO)
     for name, (code, line) in expected.items():

@@ -183,6 +183,8 @@ class CallEvaluator(Records):
             return self.module_method(node, func, receiver, method, args)
         if receiver.kind is Kind.OPTIMIZER and method in ("step", "zero_grad"):
             self.check_stale_optimizer(node, func.value)
+        if receiver.kind is Kind.OPTIMIZER and method == "load_state_dict":
+            self.note_state_loaded(node, func.value)
         if receiver.source == "tokenizer" and method in (
             "encode",
             "encode_plus",

@@ -156,6 +156,16 @@ class StaleOptimizer:
 
 
 @dataclass
+class EarlyStateLoad:
+    load: cst.Call
+    """``optimizer.load_state_dict(...)``."""
+    optimizer: str
+    module: str
+    move: cst.CSTNode
+    """The later statement that moved ``module`` to the device."""
+
+
+@dataclass
 class DDPWrap:
     call: cst.Call
     module_name: str | None
@@ -245,6 +255,7 @@ class Facts:
     moved_names: set[str] = field(default_factory=set)
     """Names (any scope) that received .to()/.cuda() at some point."""
     stale_optimizers: list[StaleOptimizer] = field(default_factory=list)
+    early_state_loads: list[EarlyStateLoad] = field(default_factory=list)
     ddp_wraps: list[DDPWrap] = field(default_factory=list)
     process_groups: list[ProcessGroupInit] = field(default_factory=list)
     env_assigns: list[EnvAssign] = field(default_factory=list)

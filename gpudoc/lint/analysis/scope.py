@@ -23,6 +23,8 @@ class Scope:
     optimizers: dict[str, tuple[str, int]] = field(default_factory=dict)
     """optimizer name -> (module name it was built for, walk step when built)."""
     rebound_at: dict[str, tuple[int, cst.CSTNode]] = field(default_factory=dict)
+    loaded_states: dict[str, cst.Call] = field(default_factory=dict)
+    """optimizer name -> its ``load_state_dict`` call, while its module is not yet placed."""
     """module name -> (walk step, statement) of its latest rebinding."""
     cuda_initialised: bool = False
     first_tensor_param: str | None = None

@@ -132,6 +132,8 @@ class Analyzer(ClassFacts):
             self.assign_name(name, moved)
             if result.place is Place.DEVICE:
                 self.facts.moved_names.add(name)
+                if receiver.kind is Kind.MODULE:
+                    self.note_module_placed(name, line)
 
     # -- binding ----------------------------------------------------------------------------
     def bind(self, target: cst.BaseExpression, value: Value, statement: cst.CSTNode) -> None:
@@ -175,6 +177,8 @@ class Analyzer(ClassFacts):
             self.facts.rebindings.append(Rebinding(statement, name, device))
         if previous is not None and previous.kind is Kind.MODULE:
             self.scope.rebound_at[name] = (self.step, statement)
+            if value.is_device_module and not previous.is_device_module:
+                self.note_module_placed(name, statement)
         if value.kind is Kind.OPTIMIZER and value.source:
             self.scope.optimizers[name] = (value.source, self.step)
         for weight in self.facts.loss_weights:
