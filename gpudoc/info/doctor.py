@@ -1,8 +1,8 @@
 """The doctor: checks are pure functions from an InfoReport to findings, each with a fix.
 
 A check that raises is reported as crashed (with its exception) and the others still run.
-Checks live in checks_software.py, checks_host.py, checks_env.py, checks_gpu.py and
-checks_health.py; `all_checks()` lists them in the order the report shows them.
+Checks live in checks_software.py, checks_host.py, checks_env.py, checks_gpu.py,
+checks_health.py and checks_pcie.py; `all_checks()` lists them in the order the report shows them.
 """
 
 from __future__ import annotations
@@ -28,7 +28,14 @@ class Check:
 
 
 def all_checks() -> tuple[Check, ...]:
-    from gpudoc.info import checks_env, checks_gpu, checks_health, checks_host, checks_software
+    from gpudoc.info import (
+        checks_env,
+        checks_gpu,
+        checks_health,
+        checks_host,
+        checks_pcie,
+        checks_software,
+    )
 
     return (
         checks_software.CHECKS
@@ -36,6 +43,7 @@ def all_checks() -> tuple[Check, ...]:
         + checks_env.CHECKS
         + checks_gpu.CHECKS
         + checks_health.CHECKS
+        + checks_pcie.CHECKS
         + checks_software.SUMMARY_CHECKS
     )
 

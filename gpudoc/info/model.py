@@ -76,6 +76,13 @@ class GpuInfo:
     remapped_rows_uncorrectable: int | None
     remapped_rows_pending: bool | None  # a remap waits for a GPU reset
     remapped_rows_failure: bool | None  # a row could not be remapped: replace the GPU
+    # The PCIe link to the host: generation (1..6) and width (lanes) now and at most. The max is
+    # what this GPU and its slot allow together; the GPU's own max may be higher.
+    pcie_link_gen_current: int | None  # drops to Gen1 at idle to save power: normal
+    pcie_link_gen_max: int | None
+    pcie_link_gen_gpu_max: int | None
+    pcie_link_width_current: int | None
+    pcie_link_width_max: int | None
     processes: tuple[GpuProcess, ...] | None
     lost: bool = False
     field_errors: tuple[FieldError, ...] = ()

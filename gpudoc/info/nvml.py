@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gpudoc.info.model import FieldError, GpuInfo, GpuProcess, MigInstance
-from gpudoc.info.nvml_health import clocks, memory_health
+from gpudoc.info.nvml_health import clocks, memory_health, pcie_link
 
 COMPUTE_MODES = {0: "default", 1: "exclusive_thread", 2: "prohibited", 3: "exclusive_process"}
 # Distributions that install a module named `pynvml`; only the first is maintained by NVIDIA.
@@ -140,6 +140,7 @@ def read_gpu(lib: Any, index: int) -> GpuInfo:
         **clocks(lib, read, handle),
         **_modes(lib, read, handle),
         **memory_health(read, handle),
+        **pcie_link(read, handle),
     }
     return GpuInfo(
         nvml_index=index,

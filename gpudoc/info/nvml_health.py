@@ -1,5 +1,6 @@
 """NVML reads that say whether a GPU is unwell: clock slowdowns and their reasons, page
-retirement and row remapping. Called by nvml.py with its reader (so failures become None)."""
+retirement and row remapping, the PCIe link. Called by nvml.py with its reader (so failures
+become None)."""
 
 from __future__ import annotations
 
@@ -57,4 +58,25 @@ def memory_health(read: Reader, handle: Any) -> dict[str, Any]:
         "remapped_rows_uncorrectable": uncorrectable,
         "remapped_rows_pending": None if remap_pending is None else bool(remap_pending),
         "remapped_rows_failure": None if failure is None else bool(failure),
+    }
+
+
+def pcie_link(read: Reader, handle: Any) -> dict[str, Any]:
+    """Generation and width of the link now and at most (NotSupported leaves them None)."""
+    return {
+        "pcie_link_gen_current": read.get(
+            "pcie_link_gen_current", "nvmlDeviceGetCurrPcieLinkGeneration", handle
+        ),
+        "pcie_link_gen_max": read.get(
+            "pcie_link_gen_max", "nvmlDeviceGetMaxPcieLinkGeneration", handle
+        ),
+        "pcie_link_gen_gpu_max": read.get(
+            "pcie_link_gen_gpu_max", "nvmlDeviceGetGpuMaxPcieLinkGeneration", handle
+        ),
+        "pcie_link_width_current": read.get(
+            "pcie_link_width_current", "nvmlDeviceGetCurrPcieLinkWidth", handle
+        ),
+        "pcie_link_width_max": read.get(
+            "pcie_link_width_max", "nvmlDeviceGetMaxPcieLinkWidth", handle
+        ),
     }

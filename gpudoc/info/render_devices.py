@@ -126,7 +126,18 @@ def _health(gpu: GpuInfo) -> list[str]:
         parts.append(rows)
     elif gpu.retired_pages_pending is not None:
         parts.append(f"page retirement pending {'YES' if gpu.retired_pages_pending else 'no'}")
+    if gpu.pcie_link_gen_current is not None or gpu.pcie_link_width_current is not None:
+        parts.append(_pcie(gpu))
     return parts
+
+
+def _pcie(gpu: GpuInfo) -> str:
+    """`PCIe Gen1 x16 of Gen4 x16`, plus the GPU's own max where the slot allows less."""
+    now = f"Gen{_v(gpu.pcie_link_gen_current)} x{_v(gpu.pcie_link_width_current)}"
+    most = f"Gen{_v(gpu.pcie_link_gen_max)} x{_v(gpu.pcie_link_width_max)}"
+    own, slot = gpu.pcie_link_gen_gpu_max, gpu.pcie_link_gen_max
+    limit = f" (GPU Gen{own})" if own is not None and slot is not None and own > slot else ""
+    return f"PCIe {now} of {most}{limit}"
 
 
 def _reason(name: str) -> str:

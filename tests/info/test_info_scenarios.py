@@ -186,14 +186,16 @@ def test_device_section_at_a_fixed_width(tmp_path: Path) -> None:
     render_human(collect_scenario("workstation_rtx4090", tmp_path), _console(out))
     lines = [line.rstrip() for line in out.getvalue().splitlines()]
     start = lines.index("Devices")
-    assert lines[start : start + 6] == [
+    assert lines[start : start + 7] == [
         "Devices",
         "physical (NVML) 1, visible to torch 1",
         "GPU  cuda  name              bus id        CC   memory used/total  util  temp  power",
         "0    0     GeForce RTX 4090  0000:01:00.0  8.9  1.2/24.0 GiB       3%    41°C  27/450 W",
         "GPU 0 GPU-5f3a2b1c-8d4e-4f6a-9b7c-0d1e2f3a4b5c · mode default · persistence off · "
         "MIG n/a · ECC",
-        "      errors n/a · SM 210/3120 MHz (idle, SW power cap) · processes 2231 Xorg 0.4 GiB",
+        "      errors n/a · SM 210/3120 MHz (idle, SW power cap) · PCIe Gen1 x16 of Gen4 x16 · "
+        "processes 2231",
+        "      Xorg 0.4 GiB",
     ]
 
 
