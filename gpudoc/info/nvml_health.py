@@ -70,8 +70,12 @@ def pcie_link(read: Reader, handle: Any) -> dict[str, Any]:
         "pcie_link_gen_max": read.get(
             "pcie_link_gen_max", "nvmlDeviceGetMaxPcieLinkGeneration", handle
         ),
+        # Newer than the other four: a driver without it is old, not mismatched with its binding.
         "pcie_link_gen_gpu_max": read.get(
-            "pcie_link_gen_gpu_max", "nvmlDeviceGetGpuMaxPcieLinkGeneration", handle
+            "pcie_link_gen_gpu_max",
+            "nvmlDeviceGetGpuMaxPcieLinkGeneration",
+            handle,
+            expected=("FunctionNotFound",),
         ),
         "pcie_link_width_current": read.get(
             "pcie_link_width_current", "nvmlDeviceGetCurrPcieLinkWidth", handle

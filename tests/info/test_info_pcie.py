@@ -135,6 +135,14 @@ def test_not_supported_reads_as_none_without_other_warnings(tmp_path: Path) -> N
     }
 
 
+def test_a_driver_without_the_gpu_max_read_is_not_a_binding_problem(tmp_path: Path) -> None:
+    scenario = load("driver_too_old")["nvml"]
+    del scenario["devices"][0]["nvmlDeviceGetGpuMaxPcieLinkGeneration"]
+    [gpu] = read_nvml(FakeNvml(scenario)).gpus
+    assert (gpu.pcie_link_gen_gpu_max, gpu.pcie_link_gen_max) == (None, 4)
+    assert not [e for e in gpu.field_errors if e.field.startswith("pcie")]
+
+
 def test_details_line_shows_the_link_and_a_slot_limit(workstation: InfoReport) -> None:
     gpu = dataclasses.replace(workstation.gpus[0], pcie_link_gen_max=3, pcie_link_gen_gpu_max=4)
     out = StringIO()
