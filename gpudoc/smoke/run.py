@@ -120,9 +120,10 @@ def vote(results: Sequence[DeviceResult], lone: Lone | None = None) -> list[Devi
     """Add the ``cross_device`` check: each group of identical devices votes on its fingerprint.
 
     A device outside a strict majority is an SDC suspect (FAIL), and so is one in it whose odd
-    run (A, B or the re-run C) differs; without a majority every member gets a WARN (the stack
-    itself is not deterministic); a device alone is judged by ``lone`` (the golden report) or
-    is not cross-checked; a device that failed its own checks does not vote.
+    run (A, B or the re-run C) differs, unless every member's runs differ alike (WARN: the
+    stack); without a majority every member gets a WARN (the stack itself is not
+    deterministic); a device alone is judged by ``lone`` (the golden report) or is not
+    cross-checked; a device that failed its own checks does not vote.
     """
     groups: dict[tuple[object, ...], list[DeviceResult]] = defaultdict(list)
     voted = {}
@@ -136,8 +137,11 @@ def vote(results: Sequence[DeviceResult], lone: Lone | None = None) -> list[Devi
     for members in groups.values():
         counts = Counter(m.fingerprint for m in members)
         winner, votes = counts.most_common(1)[0]
+        alike = _odd_alike(members)
         for member in members:
             check, agreement = _verdict(member, len(members), winner, votes, lone)
+            if alike is not None:
+                check, agreement = alike, f"{len(members)} alike"
             voted[member.index] = _judged(member, check, agreement)
     return [voted.get(r.index, r) for r in results]
 
@@ -173,6 +177,23 @@ def _verdict(
     if check.value is False:
         return check, f"differs ({votes}/{size})"
     return check, f"run {check.value} differs"
+
+
+def _odd_alike(members: Sequence[DeviceResult]) -> CheckResult | None:
+    """Two or more identical devices whose runs differ in the very same way (every run's bits
+    equal across them): that is the stack (a first run unlike the rest, say), not one device."""
+    patterns = {m.run_fingerprints for m in members}
+    if len(members) < 2 or len(patterns) != 1:
+        return None
+    (runs,) = patterns
+    if len(set(runs)) < 2:  # every run alike (or no runs recorded): nothing odd
+        return None
+    odd = checks.odd_runs(runs, checks.reproducible(runs))
+    detail = (
+        f"run {odd} differs alike on all {len(members)} identical devices: the stack's runs "
+        "differ, not one device (nondeterminism, not an SDC)"
+    )
+    return CheckResult("cross_device", "warn", odd, _MAJORITY, detail)
 
 
 def _one_off(member: DeviceResult) -> bool:

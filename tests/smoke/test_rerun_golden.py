@@ -74,6 +74,20 @@ def test_a_one_off_odd_run_fails_the_vote_of_identical_devices() -> None:
     assert unmatched.status == "FAIL"
 
 
+def test_identical_devices_whose_runs_differ_alike_blame_the_stack() -> None:
+    """Every device's run A unlike its B and C, with the same bits everywhere: a first run that
+    differs on this stack (cuDNN choosing another algorithm, say), not an SDC on each GPU."""
+    results = vote([flipped(0), flipped(1), flipped(2)])
+    assert [r.status for r in results] == ["WARN"] * 3
+    assert {r.agreement for r in results} == {"3 alike"}
+    check = next(c for c in results[0].checks if c.id == "cross_device")
+    assert (check.verdict, check.value) == ("warn", "A")
+    assert check.detail is not None and "differs alike on all 3 identical devices" in check.detail
+    # One of them different again: the alike rule no longer holds, the odd runs are faults.
+    other = replace(flipped(2), run_fingerprints=(C, A, A))
+    assert [r.status for r in vote([flipped(0), flipped(1), other])] == ["FAIL"] * 3
+
+
 def golden_file(tmp_path: Path, *results: DeviceResult, **changes: object) -> str:
     report = SmokeReport(SmokeConfig(), tuple(results), "PASS", "0.1.0", 5.0, host="node7")
     data = report.to_dict() | {"started_utc": "2026-11-20T08:00:00Z"} | changes
