@@ -14,26 +14,19 @@ Usage: python bench/emulate_overhead.py [--runs 3] [--steps 200]
 from __future__ import annotations
 
 import argparse
-import os
-import resource
-import subprocess
 import sys
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from timing import REPO, timed
+
 SCRIPT = REPO / "fixtures" / "emulate" / "tutorial_fixed.py"
 
 
 def child_cpu_seconds(command: list[str]) -> tuple[float, float]:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    subprocess.run(command, env=env, check=True, capture_output=True)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu, wall
+    done = timed(command)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr}")
+    return done.cpu_s, done.wall_s
 
 
 def whole_script(runs: int) -> None:

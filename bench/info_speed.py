@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
-import subprocess
 import sys
-import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from timing import timed
+
 PY = sys.executable
 COMMANDS = {
     "gpudoc info --no-torch": [PY, "-m", "gpudoc", "info", "--no-torch"],
@@ -31,13 +28,8 @@ COMMANDS = {
 
 def measure_once(command: list[str]) -> tuple[float, float]:
     """Wall seconds and CPU seconds (user + sys of the command and its children) of one run."""
-    env = dict(os.environ, PYTHONPATH=str(REPO), NO_COLOR="1")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    done = timed(command, env={"NO_COLOR": "1"})
+    return done.wall_s, done.cpu_s
 
 
 def main() -> None:

@@ -19,17 +19,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
-import os
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from timing import REPO, timed
+
 sys.path.insert(0, str(REPO))
 
 
@@ -64,20 +62,14 @@ def gpudoc_check(source: str) -> None:
     lint_source(source, "x.py")
 
 
-def children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """(wall seconds, CPU seconds of the process and its children, stdout)."""
-    start, cpu = time.perf_counter(), children_cpu()
-    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO, check=False)
-    return time.perf_counter() - start, children_cpu() - cpu, result.stdout
+def run(command: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """(wall seconds, CPU seconds of the process and its children, stdout), run in the repo."""
+    done = timed(command, env, cwd=REPO)
+    return done.wall_s, done.cpu_s, done.stdout
 
 
 def run_cli(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    return timed([sys.executable, "-m", "gpudoc", "lint", *args], env)
+    return run([sys.executable, "-m", "gpudoc", "lint", *args], env)
 
 
 def main() -> int:
@@ -91,7 +83,7 @@ def main() -> int:
     sources = [p.read_text(encoding="utf-8", errors="replace") for p in files]
     lines = sum(source.count("\n") for source in sources)
     print(f"corpus: {len(files)} files, {lines:,} lines (torch + torchvision sources)")
-    env = dict(os.environ, PYTHONPATH=str(REPO), GPUDOC_CACHE_DIR=tempfile.mkdtemp())
+    env = {"GPUDOC_CACHE_DIR": tempfile.mkdtemp()}  # timed() adds this checkout's PYTHONPATH
 
     one = str(REPO / "fixtures" / "cifar_tutorial.py")
     runs = [run_cli(["--no-cache", one], env) for _ in range(5)]
@@ -118,7 +110,7 @@ def main() -> int:
         print("TorchFix not found: pass --torchfix PATH")
         return 0
     ours_wall, ours_cpu, _ = run_cli(["--no-cache", "--jobs", "1", *sample], env)
-    theirs_wall, theirs_cpu, _ = timed([torchfix, "--jobs", "1", "--select", "ALL", *sample], env)
+    theirs_wall, theirs_cpu, _ = run([torchfix, "--jobs", "1", "--select", "ALL", *sample], env)
     print(f"TorchFix vs gpudoc on {len(sample)} files, one process each: TorchFix "
           f"{theirs_wall:.1f} s wall / {theirs_cpu:.1f} CPU-s, gpudoc {ours_wall:.1f} s / "
           f"{ours_cpu:.1f} CPU-s -> gpudoc {theirs_cpu / ours_cpu:.1f}x faster by CPU, "

@@ -15,31 +15,20 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
-import subprocess
 import sys
-import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from timing import timed
+
 BUDGET_S = 60.0
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
 
 
-def _children_cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def run(command: list[str]) -> tuple[float, float]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    cpu, start = _children_cpu_s(), time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    wall, cpu = time.perf_counter() - start, _children_cpu_s() - cpu
+    done = timed(command)
     if done.returncode != 0:
         sys.exit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-    return wall, cpu
+    return done.wall_s, done.cpu_s
 
 
 def median(label: str, command: list[str], repeat: int) -> tuple[float, float]:

@@ -16,33 +16,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
-import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from timing import timed
+
 BUDGET_S = 20.0
-
-
-def _children_cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def run(devices: int, quick: bool) -> tuple[float, float, dict]:
     args = [sys.executable, "-m", "gpudoc", "smoke", "--json"]
     args += ["--device", "cpu"] * devices
     args += ["--quick"] if quick else []
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    cpu, start = _children_cpu_s(), time.perf_counter()
-    done = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
-    wall, cpu = time.perf_counter() - start, _children_cpu_s() - cpu
+    done = timed(args)
     if done.returncode != 0:
         sys.exit(f"gpudoc smoke failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-    return wall, cpu, json.loads(done.stdout)
+    return done.wall_s, done.cpu_s, json.loads(done.stdout)
 
 
 def median_run(devices: int, quick: bool, repeat: int) -> tuple[float, float, dict]:

@@ -139,9 +139,10 @@ def vote(results: Sequence[DeviceResult], lone: Lone | None = None) -> list[Devi
         winner, votes = counts.most_common(1)[0]
         alike = _odd_alike(members)
         for member in members:
-            check, agreement = _verdict(member, len(members), winner, votes, lone)
             if alike is not None:
                 check, agreement = alike, f"{len(members)} alike"
+            else:
+                check, agreement = _verdict(member, len(members), winner, votes, lone)
             voted[member.index] = _judged(member, check, agreement)
     return [voted.get(r.index, r) for r in results]
 
