@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.facts import Argument, Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place
-from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.rule import Context, FixSpec, Invalid, Report, Rule
 from gpudoc.lint.rules._helpers import move_after_binding
 
 
@@ -139,9 +139,7 @@ def test(model, device, test_loader):
                     f"`{shown}` is still on the host but `{call.function}` also gets tensors on "
                     f"the device: move it first (`{shown} = {shown}.to({device})`)"
                 )
-                fix = None
-                if arg.name is not None and "." not in arg.name and value.kind.value == "tensor":
-                    fix = move_after_binding(value.binding, arg.name, call.device_name)
+                fix = _move_fix(arg, call.device_name)
                 yield Report(arg.node, message, fix)
                 break
 
@@ -163,8 +161,13 @@ def test(model, device, test_loader):
                     f"`{shown}` is still on the host but `{call.module_name}` {why}: "
                     f"move it first (`{shown} = {shown}.to({device})`)"
                 )
-                fix = None
-                if arg.name is not None and "." not in arg.name and value.kind.value == "tensor":
-                    fix = move_after_binding(value.binding, arg.name, call.device_name)
+                fix = _move_fix(arg, call.device_name)
                 yield Report(arg.node, message, fix), value.binding
                 break
+
+
+def _move_fix(arg: Argument, device_name: str | None) -> FixSpec | None:
+    """Move a plain tensor name right after it is bound; nothing for attributes or batches."""
+    if arg.name is None or "." in arg.name or arg.value.kind.value != "tensor":
+        return None
+    return move_after_binding(arg.value.binding, arg.name, device_name)
