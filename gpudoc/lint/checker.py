@@ -10,6 +10,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from gpudoc.lint.analysis import analyze
+from gpudoc.lint.analysis.events import EventBus
 from gpudoc.lint.model import Edit, Finding, Fix
 from gpudoc.lint.rule import Context, FixSpec, NodeEdit, Report, Rule, all_rules
 
@@ -64,13 +65,23 @@ def _bracket_depth(source: str) -> int:
 
 
 def _run_rules(module: cst.Module, source: str, path: str) -> list[Finding]:
-    facts = analyze(module).facts
+    rules = [rule() for rule in all_rules()]
+    bus = EventBus()
+    for rule in rules:
+        rule.subscribe(bus)
+    facts = analyze(module, bus).facts
     context = Context(module)
     reports: list[tuple[type[Rule], Report]] = []
-    for rule in all_rules():
+    seen: set[tuple[str, cst.CSTNode]] = set()
+    for rule in rules:
         if rule.PLACEMENT and not facts.flags.places:
             continue
-        reports.extend((rule, report) for report in rule().check(facts, context))
+        for report in rule.check(facts, context):
+            # a body walked at several call sites, or a loop body walked twice, reports its
+            # node again: once is enough
+            if (rule.CODE, report.node) not in seen:
+                seen.add((rule.CODE, report.node))
+                reports.append((type(rule), report))
     if not reports:
         return []
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)

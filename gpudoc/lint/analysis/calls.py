@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.events import CallEvent
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import (
     Argument,
@@ -71,6 +72,17 @@ def keyword_value(call: cst.Call, values: list[Value], name: str) -> tuple[cst.A
 
 class CallEvaluator(Records):
     def eval_call(self, node: cst.Call) -> Value:
+        if not self.bus.wants("call"):
+            return self.call_value(node)
+        result = self.call_value(node)
+        func = node.func
+        args, receiver = self.call_operands.pop(node, ((), None))
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        event = CallEvent(node, self.imports.qualify(func), method, receiver, args, result)
+        self.emit("call", event)
+        return result
+
+    def call_value(self, node: cst.Call) -> Value:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in MOVE_METHODS:
             if isinstance(func.value, cst.Call):
@@ -94,8 +106,11 @@ class CallEvaluator(Records):
     def eval_qualified(self, node: cst.Call, qualified: str) -> Value:
         raise NotImplementedError
 
-    def eval_args(self, node: cst.Call) -> list[Value]:
-        return [self.eval(arg.value) for arg in node.args]
+    def eval_args(self, node: cst.Call, receiver: Value | None = None) -> list[Value]:
+        values = [self.eval(arg.value) for arg in node.args]
+        if self.bus.wants("call"):  # for the call event, without evaluating anything twice
+            self.call_operands[node] = (tuple(values), receiver)
+        return values
 
     # -- calls of plain names: local classes, modules held in variables, builtins ------------
     def eval_named_call(self, node: cst.Call, name: str) -> Value:
@@ -172,7 +187,7 @@ class CallEvaluator(Records):
     def eval_method(self, node: cst.Call, func: cst.Attribute) -> Value:
         method = func.attr.value
         receiver = self.eval(func.value)
-        args = self.eval_args(node)
+        args = self.eval_args(node, receiver)
         if method == "numpy":
             if receiver.place is Place.DEVICE:
                 self.facts.numpy_uses.append(NumpyUse(node, func.value, receiver, None))

@@ -7,7 +7,14 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.facts import DeviceCompare, Facts, ModuleClass
+from gpudoc.lint.analysis.events import (
+    AttributeEvent,
+    CompareEvent,
+    EventBus,
+    EventKind,
+    SubscriptEvent,
+)
+from gpudoc.lint.analysis.facts import DeviceCompare, Facts, FileFlags, ModuleClass
 from gpudoc.lint.analysis.names import ImportTable, dotted
 from gpudoc.lint.analysis.scope import Scope
 from gpudoc.lint.analysis.values import (
@@ -51,9 +58,14 @@ def string_value(node: cst.BaseExpression) -> str | None:
 
 
 class Evaluator:
-    def __init__(self, imports: ImportTable, facts: Facts) -> None:
+    def __init__(self, imports: ImportTable, facts: Facts, bus: EventBus | None = None) -> None:
         self.imports = imports
         self.facts = facts
+        self.bus = bus if bus is not None else EventBus()
+        self.call_operands: dict[cst.Call, tuple[tuple[Value, ...], Value | None]] = {}
+        """Each call's argument values (and receiver), kept until its call event is built."""
+        self.context_stack: list[str] = []
+        """The functions whose bodies are being walked for a call, outermost first."""
         self.module_scope = Scope()
         self.scope = self.module_scope
         self.guard_depth = 0
@@ -66,6 +78,39 @@ class Evaluator:
         """Tests of the enclosing ``if`` statements, innermost last."""
         self.local_classes: dict[str, ModuleClass | str] = {}
         """Class name -> its ModuleClass, or ``"dataset"``."""
+
+    # -- the semantic view rules get with events (analysis/events.py) ----------------------
+    @property
+    def flags(self) -> FileFlags:
+        return self.facts.flags
+
+    def lookup(self, name: str) -> Value | None:
+        return self.scope.lookup(name)
+
+    def qualify(self, node: cst.BaseExpression) -> str | None:
+        return self.imports.qualify(node)
+
+    def device_name(self) -> str | None:
+        return self.scope.device_name()
+
+    @property
+    def function(self) -> str | None:
+        return self.scope.function or None
+
+    @property
+    def context_function(self) -> str | None:
+        return self.context_stack[0] if self.context_stack else self.function
+
+    @property
+    def module_class(self) -> ModuleClass | None:
+        return self.scope.module_class
+
+    @property
+    def under_guard(self) -> bool:
+        return self.guard_depth > 0
+
+    def emit(self, kind: EventKind, event: object) -> None:
+        self.bus.emit(kind, event, self)
 
     # -- the dispatcher ----------------------------------------------------------------------
     def eval(self, node: cst.BaseExpression) -> Value:
@@ -84,6 +129,8 @@ class Evaluator:
             self.note_device_compare(node)
             values = [self.eval(node.left)]
             values += [self.eval(target.comparator) for target in node.comparisons]
+            if self.bus.wants("compare"):
+                self.emit("compare", CompareEvent(node, tuple(values)))
             return self.combine(values)
         if isinstance(node, cst.UnaryOperation):
             return self.eval(node.expression)
@@ -169,6 +216,8 @@ class Evaluator:
             if self.imports.qualify(node) is not None:
                 return UNKNOWN
         base = self.eval(node.value)
+        if self.bus.wants("attribute"):
+            self.emit("attribute", AttributeEvent(node, base))
         attr = node.attr.value
         if attr == "device":
             return Value(Kind.DEVICE, base.place, cpu_device=base.place is Place.HOST)
@@ -187,9 +236,13 @@ class Evaluator:
 
     def eval_subscript(self, node: cst.Subscript) -> Value:
         base = self.eval(node.value)
-        for element in node.slice:
-            if isinstance(element.slice, cst.Index):
-                self.eval(element.slice.value)
+        indices = tuple(
+            self.eval(element.slice.value)
+            for element in node.slice
+            if isinstance(element.slice, cst.Index)
+        )
+        if self.bus.wants("subscript"):
+            self.emit("subscript", SubscriptEvent(node, base, indices))
         if base.items is not None and len(node.slice) == 1:
             index = node.slice[0].slice
             if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):

@@ -9,6 +9,13 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.classes import ClassFacts
+from gpudoc.lint.analysis.events import (
+    BindingEvent,
+    EventBus,
+    FunctionEvent,
+    ReturnEvent,
+    StatementEvent,
+)
 from gpudoc.lint.analysis.expressions import is_guard, string_value
 from gpudoc.lint.analysis.facts import DiscardedMove, EnvAssign, Rebinding
 from gpudoc.lint.analysis.names import bound_names, dotted
@@ -91,7 +98,9 @@ class Analyzer(ClassFacts):
         elif isinstance(node, cst.Import | cst.ImportFrom):
             self.imports.add(node)
         elif isinstance(node, cst.Return) and node.value is not None:
-            self.eval(node.value)
+            value = self.eval(node.value)
+            if self.bus.wants("return"):
+                self.emit("return", ReturnEvent(node, value))
 
     def note_cuda_assignment(self, value: cst.BaseExpression) -> None:
         """``device = "cuda"``: a hard-coded device (an IfExp around it is the fallback)."""
@@ -106,15 +115,18 @@ class Analyzer(ClassFacts):
             self.facts.flags.device_notion = True
 
     def walk_expression_statement(self, node: cst.Expr, line: cst.SimpleStatementLine) -> None:
+        value = self.expression_statement_value(node, line)
+        if self.bus.wants("statement"):
+            self.emit("statement", StatementEvent(node, value))
+
+    def expression_statement_value(self, node: cst.Expr, line: cst.SimpleStatementLine) -> Value:
         call = node.value
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
-            self.eval(call)
-            return
+            return self.eval(call)
         method = call.func.attr.value
         if method not in api.DISCARDABLE_MOVES:
             self.record_append(call)
-            self.eval(call)
-            return
+            return self.eval(call)
         receiver_node = call.func.value
         receiver = self.eval(receiver_node)
         result = self.eval(call)
@@ -134,6 +146,7 @@ class Analyzer(ClassFacts):
                 self.facts.moved_names.add(name)
                 if receiver.kind is Kind.MODULE:
                     self.note_module_placed(name, line)
+        return result
 
     # -- binding ----------------------------------------------------------------------------
     def bind(self, target: cst.BaseExpression, value: Value, statement: cst.CSTNode) -> None:
@@ -181,6 +194,8 @@ class Analyzer(ClassFacts):
                 self.note_module_placed(name, statement)
         if value.kind is Kind.OPTIMIZER and value.source:
             self.scope.optimizers[name] = (value.source, self.step)
+        if self.bus.wants("binding"):
+            self.emit("binding", BindingEvent(name, target, value, previous, statement))
         for weight in self.facts.loss_weights:
             if weight.call is value.origin:
                 weight.target = name
@@ -210,6 +225,8 @@ class Analyzer(ClassFacts):
         scope.first_tensor_param = tensor_params[0] if tensor_params else None
         if node.name.value in ("_apply", "to", "cuda") and parent.module_class is not None:
             parent.module_class.custom_apply = True
+        if self.bus.wants("function"):
+            self.emit("function", FunctionEvent(node, dict(scope.env)))
         saved, saved_guard = self.scope, self.guard_depth
         self.scope, self.guard_depth = scope, 0
         try:
@@ -243,11 +260,11 @@ def _is_main_test(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Comparison) and dotted(test.left) == "__name__"
 
 
-def analyze(module: cst.Module) -> Analyzer:
+def analyze(module: cst.Module, bus: EventBus | None = None) -> Analyzer:
     from gpudoc.lint.analysis.facts import Facts
     from gpudoc.lint.analysis.names import ImportTable
 
-    analyzer = Analyzer(ImportTable(), Facts())
+    analyzer = Analyzer(ImportTable(), Facts(), bus)
     analyzer.walk_block(module.body)
     return analyzer
 
