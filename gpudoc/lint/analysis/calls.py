@@ -15,6 +15,7 @@ from gpudoc.lint.analysis.facts import (
 )
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.records import Records, keyword
+from gpudoc.lint.analysis.scope import Scope
 from gpudoc.lint.analysis.values import (
     SCALAR,
     UNKNOWN,
@@ -106,6 +107,17 @@ class CallEvaluator(Records):
     def eval_qualified(self, node: cst.Call, qualified: str) -> Value:
         raise NotImplementedError
 
+    def call_function(
+        self, node: cst.FunctionDef, call: cst.Call, values: list[Value], parent: Scope
+    ) -> Value:
+        raise NotImplementedError
+
+    def class_scope(self) -> Scope | None:
+        scope: Scope | None = self.scope
+        while scope is not None and scope.function != "":
+            scope = scope.parent
+        return scope
+
     def eval_args(self, node: cst.Call, receiver: Value | None = None) -> list[Value]:
         values = [self.eval(arg.value) for arg in node.args]
         if self.bus.wants("call"):  # for the call event, without evaluating anything twice
@@ -117,6 +129,9 @@ class CallEvaluator(Records):
         local = self.local_classes.get(name)
         callee = self.scope.lookup(name)
         args = self.eval_args(node)
+        function = self.local_functions.get(name)
+        if function is not None and callee is None and local is None:
+            return self.call_function(function, node, args, self.module_scope)
         if local == "dataset":
             place = Place.UNKNOWN if name in self.device_datasets else Place.HOST
             return Value(Kind.LOADER, place, origin=node, source=f"dataset:{name}")
@@ -188,8 +203,13 @@ class CallEvaluator(Records):
         method = func.attr.value
         receiver = self.eval(func.value)
         args = self.eval_args(node, receiver)
+        if isinstance(func.value, cst.Name) and func.value.value == "self":
+            owner = self.class_scope()
+            own_method = owner.methods.get(method) if owner is not None else None
+            if owner is not None and own_method is not None:
+                return self.call_function(own_method, node, args, owner)
         if method == "numpy":
-            if receiver.place is Place.DEVICE:
+            if receiver.place is Place.DEVICE and not self.cpu_path:
                 self.facts.numpy_uses.append(NumpyUse(node, func.value, receiver, None))
             return Value(Kind.NDARRAY, Place.HOST)
         if method in ("to", "cuda", "cpu"):

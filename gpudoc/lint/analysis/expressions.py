@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import libcst as cst
 
 from gpudoc.lint.analysis import api
@@ -15,7 +13,8 @@ from gpudoc.lint.analysis.events import (
     SubscriptEvent,
 )
 from gpudoc.lint.analysis.facts import DeviceCompare, Facts, FileFlags, ModuleClass
-from gpudoc.lint.analysis.names import ImportTable, dotted
+from gpudoc.lint.analysis.flow import guard_polarity, join_values
+from gpudoc.lint.analysis.names import ImportTable, dotted, names_in
 from gpudoc.lint.analysis.scope import Scope
 from gpudoc.lint.analysis.values import (
     SCALAR,
@@ -32,17 +31,6 @@ GUARD_WORDS = ("cuda", "gpu", "device", "available", "accelerat", "mps", "cpu")
 TENSOR_ATTRS = frozenset(
     ["data", "T", "mT", "H", "real", "imag", "grad", "logits", "loss", "last_hidden_state"]
 )
-
-
-def names_in(node: cst.CSTNode) -> Iterator[str]:
-    """Identifiers and attribute names in a (small) expression: for recognising guards."""
-    stack: list[cst.CSTNode] = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name | cst.SimpleString):
-            yield current.value
-        elif isinstance(current, cst.BaseExpression | cst.Arg | cst.ComparisonTarget):
-            stack.extend(current.children)
 
 
 def is_guard(test: cst.BaseExpression) -> bool:
@@ -64,11 +52,25 @@ class Evaluator:
         self.bus = bus if bus is not None else EventBus()
         self.call_operands: dict[cst.Call, tuple[tuple[Value, ...], Value | None]] = {}
         """Each call's argument values (and receiver), kept until its call event is built."""
+        self.local_functions: dict[str, cst.FunctionDef] = {}
+        """Module-level functions of this file by name: calls walk their bodies."""
+        self.pending: dict[cst.FunctionDef, Scope] = {}
+        """Functions and methods not walked yet, with the scope they are defined in."""
+        self.summaries: dict[cst.FunctionDef, dict[tuple[object, ...], Value]] = {}
+        """What a function returned, by the shape of the arguments it was walked for."""
+        self.call_stack: list[cst.FunctionDef] = []
+        self.returns: list[list[Value]] = []
+        """What each function being walked has returned so far, innermost last."""
         self.context_stack: list[str] = []
         """The functions whose bodies are being walked for a call, outermost first."""
         self.module_scope = Scope()
         self.scope = self.module_scope
         self.guard_depth = 0
+        self.cpu_path = 0
+        """Inside the CPU path of a device guard: there, ``device`` is the CPU too."""
+        self.terminated = False
+        """The path being walked has returned, raised, broken out or continued."""
+        self.loop_depth = 0
         self.step = 0
         self.moved_receivers: set[cst.Call] = set()
         self.dataset_stack: list[str] = []
@@ -104,6 +106,11 @@ class Evaluator:
     @property
     def module_class(self) -> ModuleClass | None:
         return self.scope.module_class
+
+    @property
+    def in_init(self) -> bool:
+        """In a module's ``__init__``, or a helper method it calls."""
+        return self.scope.module_class is not None and "__init__" in self.context_stack
 
     @property
     def under_guard(self) -> bool:
@@ -229,7 +236,7 @@ class Evaluator:
 
     def note_self_attribute(self, node: cst.Attribute) -> None:
         cls = self.scope.module_class
-        if cls is None or self.scope.function == "__init__":
+        if cls is None or self.in_init:
             return
         if isinstance(node.value, cst.Name) and node.value.value == "self":
             cls.used_elsewhere.add(node.attr.value)
@@ -288,12 +295,17 @@ class Evaluator:
     def eval_ifexp(self, node: cst.IfExp) -> Value:
         self.eval(node.test)
         guarded = is_guard(node.test)
+        polarity = guard_polarity(node.test)
         self.guard_depth += guarded
-        body, orelse = self.eval(node.body), self.eval(node.orelse)
+        self.cpu_path += polarity == "cpu"
+        body = self.eval(node.body)
+        self.cpu_path += (polarity == "gpu") - (polarity == "cpu")
+        orelse = self.eval(node.orelse)
+        self.cpu_path -= polarity == "gpu"
         self.guard_depth -= guarded
         if body.kind is Kind.DEVICE or orelse.kind is Kind.DEVICE:
             return Value(Kind.DEVICE, cpu_device=body.cpu_device and orelse.cpu_device)
-        return body if body == orelse else UNKNOWN
+        return join_values(body, orelse, correlated=polarity is not None) or UNKNOWN
 
     def eval_comprehension(
         self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp
