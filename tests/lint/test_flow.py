@@ -235,3 +235,42 @@ def test_a_recursive_helper_ends() -> None:
 )
 def test_guard_polarity(test: str, polarity: str | None) -> None:
     assert guard_polarity(cst.parse_expression(test)) == polarity
+
+
+def test_a_tensor_brought_back_on_the_gpu_path_is_on_the_host() -> None:
+    """udacity's char-rnn `predict`: `if train_on_gpu: p = p.cpu()`, then `p.numpy()`."""
+    assert (
+        findings(
+            """\
+        train_on_gpu = torch.cuda.is_available()
+        model = nn.Linear(4, 2).to(device)
+        p = model(torch.randn(3, 4).to(device))
+        if train_on_gpu:
+            p = p.cpu()
+        q = p.numpy()
+        """
+        )
+        == set()
+    )
+
+
+def test_a_helper_whose_result_the_caller_moves_is_quiet() -> None:
+    """pytorch/examples word_language_model: `self._mask(len(src)).to(device)` in forward."""
+    assert (
+        findings(
+            """\
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def mask(self, n):
+                return torch.log(torch.tril(torch.ones(n, n)))
+
+            def forward(self, x):
+                return self.fc(x) + self.mask(x.size(0)).to(x.device)
+        model = Net().to(device)
+        """
+        )
+        == set()
+    )

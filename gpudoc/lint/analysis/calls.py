@@ -85,6 +85,11 @@ class CallEvaluator(Records):
 
     def call_value(self, node: cst.Call) -> Value:
         func = node.func
+        if node in self.moved_receivers:
+            self.note_moved_chain(node)
+        if self.is_zoo_lookup(func):
+            self.eval_args(node)
+            return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)
         if isinstance(func, cst.Attribute) and func.attr.value in MOVE_METHODS:
             if isinstance(func.value, cst.Call):
                 self.moved_receivers.add(func.value)
@@ -106,6 +111,31 @@ class CallEvaluator(Records):
 
     def eval_qualified(self, node: cst.Call, qualified: str) -> Value:
         raise NotImplementedError
+
+    def note_moved_chain(self, node: cst.Call) -> None:
+        """``torch.arange(n).unsqueeze(0).repeat(b, 1).to(dev)``: what a moved result was
+        computed from moves with it (for GPD106, a factory at the start of the chain)."""
+        func = node.func
+        qualified = self.imports.qualify(func) or ""
+        if qualified.startswith("torch.") and qualified[6:] not in api.TENSOR_FACTORIES:
+            for arg in node.args:
+                if isinstance(arg.value, cst.Call) and arg.keyword is None:
+                    self.moved_receivers.add(arg.value)
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call):
+            if func.attr.value in api.PLACE_KEEPING_METHODS:
+                self.moved_receivers.add(func.value)
+
+    def is_zoo_lookup(self, func: cst.BaseExpression) -> bool:
+        """``models.__dict__[arch]`` or ``getattr(models, arch)``: a model-zoo constructor."""
+        namespace: cst.BaseExpression | None = None
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Attribute):
+            if func.value.attr.value == "__dict__":
+                namespace = func.value.value
+        elif isinstance(func, cst.Call) and dotted(func.func) == "getattr" and func.args:
+            namespace = func.args[0].value
+        if namespace is None:
+            return False
+        return (self.imports.qualify(namespace) or "") in api.ZOO_NAMESPACES
 
     def call_function(
         self, node: cst.FunctionDef, call: cst.Call, values: list[Value], parent: Scope

@@ -13,7 +13,7 @@ from gpudoc.lint.analysis.events import (
     SubscriptEvent,
 )
 from gpudoc.lint.analysis.facts import DeviceCompare, Facts, FileFlags, ModuleClass
-from gpudoc.lint.analysis.flow import guard_polarity, join_values
+from gpudoc.lint.analysis.flow import guard_polarity, join_of, join_values
 from gpudoc.lint.analysis.names import ImportTable, dotted, names_in
 from gpudoc.lint.analysis.scope import Scope
 from gpudoc.lint.analysis.values import (
@@ -59,6 +59,8 @@ class Evaluator:
         self.summaries: dict[cst.FunctionDef, dict[tuple[object, ...], Value]] = {}
         """What a function returned, by the shape of the arguments it was walked for."""
         self.call_stack: list[cst.FunctionDef] = []
+        self.moved_results: list[bool] = []
+        """For each call being walked: its caller moves the result (``helper(n).to(dev)``)."""
         self.returns: list[list[Value]] = []
         """What each function being walked has returned so far, innermost last."""
         self.context_stack: list[str] = []
@@ -305,7 +307,9 @@ class Evaluator:
         self.guard_depth -= guarded
         if body.kind is Kind.DEVICE or orelse.kind is Kind.DEVICE:
             return Value(Kind.DEVICE, cpu_device=body.cpu_device and orelse.cpu_device)
-        return join_values(body, orelse, correlated=polarity is not None) or UNKNOWN
+        if polarity == "cpu":
+            body, orelse = orelse, body
+        return join_values(body, orelse, join_of(polarity)) or UNKNOWN
 
     def eval_comprehension(
         self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp

@@ -97,11 +97,21 @@ def _comparison_polarity(test: cst.Comparison) -> Polarity | None:
     return _flip(polarity) if negated else polarity
 
 
-def join_values(first: Value | None, second: Value | None, correlated: bool) -> Value | None:
+Join = Literal["unrelated", "guard", "gpu-first"]
+"""How two paths relate: the branches of a test about something else; the two paths of a
+device guard whose direction is unknown; or a guard whose first path is the GPU path."""
+
+
+def join_of(polarity: Polarity | None) -> Join:
+    return "unrelated" if polarity is None else "gpu-first" if polarity != "device" else "guard"
+
+
+def join_values(first: Value | None, second: Value | None, join: Join) -> Value | None:
     """What a name holds after two paths that left ``first`` and ``second`` in it.
 
-    ``correlated``: the paths are the GPU and the CPU path of one guard, so a value placed on
-    one of them is placed whenever a GPU is in use.
+    On the two paths of a guard, a value placed on one of them is placed whenever a GPU is in
+    use; when the GPU path is known, its value is the one that meets the GPU (on the CPU path
+    ``device`` is the CPU, so "placed" there means on the host anyway).
     """
     if first is None or second is None:
         return first if second is None else second
@@ -112,10 +122,12 @@ def join_values(first: Value | None, second: Value | None, correlated: bool) -> 
     places = {first.place, second.place}
     if len(places) == 1:
         return first if first.binding is not None else second
+    if join == "gpu-first":
+        return first
     if Place.UNKNOWN in places:
         return replace(first, place=Place.UNKNOWN, moved_if=None, moved_at=None)
     device = first if first.place is Place.DEVICE else second
-    if correlated or first.kind is Kind.MODULE:
+    if join == "guard" or first.kind is Kind.MODULE:
         # a module moved in an unrelated branch keeps `moved_if`, which GPD102 reports
         return device
     if places == {Place.DEVICE, Place.HOST} or Place.MIXED in places:
@@ -123,7 +135,7 @@ def join_values(first: Value | None, second: Value | None, correlated: bool) -> 
     return replace(first, place=Place.UNKNOWN)
 
 
-def join_envs(envs: list[Env], correlated: bool) -> Env:
+def join_envs(envs: list[Env], join: Join) -> Env:
     if not envs:
         return {}
     names = set().union(*envs)
@@ -131,7 +143,7 @@ def join_envs(envs: list[Env], correlated: bool) -> Env:
     for name in names:
         value: Value | None = envs[0].get(name)
         for other in envs[1:]:
-            value = join_values(value, other.get(name), correlated)
+            value = join_values(value, other.get(name), join)
         if value is not None:
             joined[name] = value
     return joined

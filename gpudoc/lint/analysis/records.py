@@ -140,7 +140,7 @@ class Records(Evaluator):
                 self.scope.function,
                 cls is not None,
                 has_device,
-                node in self.moved_receivers,
+                node in self.moved_receivers or any(self.moved_results),
                 zero_dim,
                 first_param,
                 callers=tuple(self.context_stack[:-1]),

@@ -19,7 +19,7 @@ from gpudoc.lint.analysis.events import (
 )
 from gpudoc.lint.analysis.expressions import is_guard, string_value
 from gpudoc.lint.analysis.facts import DiscardedMove, EnvAssign, Rebinding
-from gpudoc.lint.analysis.flow import Env, guard_polarity, join_envs, terminates
+from gpudoc.lint.analysis.flow import Env, Join, guard_polarity, join_envs, join_of, terminates
 from gpudoc.lint.analysis.functions import (
     argument_names,
     argument_shapes,
@@ -84,9 +84,10 @@ class Analyzer(ClassFacts):
             envs.append(parent.env)
         return envs
 
-    def walk_paths(self, paths: Sequence[Callable[[], None]], correlated: bool) -> None:
+    def walk_paths(self, paths: Sequence[Callable[[], None]], join: Join) -> None:
         """Walk each path from the state before them all, then join the paths that fall
-        through; when none does, the code after them does not run either."""
+        through; when none does, the code after them does not run either. For a
+        ``gpu-first`` join the GPU path comes first."""
         envs = self.writable_envs()
         before = [dict(env) for env in envs]
         ends: list[list[Env]] = []
@@ -101,7 +102,7 @@ class Analyzer(ClassFacts):
         self.terminated = not ends
         for index, env in enumerate(envs):
             env.clear()
-            env.update(join_envs([end[index] for end in ends], correlated) if ends else {})
+            env.update(join_envs([end[index] for end in ends], join) if ends else {})
 
     def walk_if(self, node: cst.If) -> None:
         self.eval(node.test)
@@ -128,7 +129,8 @@ class Analyzer(ClassFacts):
             self.branch_tests.pop()
             self.cpu_path -= polarity == "gpu"
 
-        self.walk_paths((body, other), correlated=polarity is not None)
+        paths = (other, body) if polarity == "cpu" else (body, other)
+        self.walk_paths(paths, join_of(polarity))
 
     def walk_for(self, node: cst.For) -> None:
         element = element_of(self.eval(node.iter))
@@ -168,7 +170,7 @@ class Analyzer(ClassFacts):
 
         paths: list[Callable[[], None]] = [body]
         paths += [partial(self.walk_body, handler.body) for handler in node.handlers]
-        self.walk_paths(paths, correlated=False)
+        self.walk_paths(paths, "unrelated")
         if node.finalbody is not None:
             terminated, self.terminated = self.terminated, False
             self.walk_body(node.finalbody.body)
@@ -332,10 +334,12 @@ class Analyzer(ClassFacts):
         arguments = bind_arguments(node.params, call, values, is_method)
         self.pending.pop(node, None)
         self.call_stack.append(node)
+        self.moved_results.append(call in self.moved_receivers)
         try:
             result, scope = self.walk_function(node, parent, arguments)
         finally:
             self.call_stack.pop()
+            self.moved_results.pop()
         summaries[shapes] = result
         self.moved_in_place(call, arguments, scope)
         return result
@@ -388,7 +392,7 @@ class Analyzer(ClassFacts):
             returned = self.returns.pop()
             self.context_stack.pop()
             self.scope, self.guard_depth, self.terminated, self.loop_depth, self.cpu_path = saved
-        result = join_envs([{"": value} for value in returned], correlated=False).get("", UNKNOWN)
+        result = join_envs([{"": value} for value in returned], "unrelated").get("", UNKNOWN)
         return result, scope
 
     def walk_pending(self) -> None:
