@@ -121,9 +121,10 @@ class CallEvaluator(Records):
             for arg in node.args:
                 if isinstance(arg.value, cst.Call) and arg.keyword is None:
                     self.moved_receivers.add(arg.value)
-        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call):
-            if func.attr.value in api.PLACE_KEEPING_METHODS:
-                self.moved_receivers.add(func.value)
+        elif isinstance(func, cst.Attribute) and func.attr.value in api.PLACE_KEEPING_METHODS:
+            receiver = func.value
+            if isinstance(receiver, cst.Call):
+                self.moved_receivers.add(receiver)
 
     def is_zoo_lookup(self, func: cst.BaseExpression) -> bool:
         """``models.__dict__[arch]`` or ``getattr(models, arch)``: a model-zoo constructor."""
