@@ -69,7 +69,7 @@ def _run_rules(module: cst.Module, source: str, path: str) -> list[Finding]:
     bus = EventBus()
     for rule in rules:
         rule.subscribe(bus)
-    facts = analyze(module, bus).facts
+    facts = analyze(module, bus, path).facts
     context = Context(module)
     reports: list[tuple[type[Rule], Report]] = []
     seen: set[tuple[str, cst.CSTNode]] = set()
@@ -85,9 +85,17 @@ def _run_rules(module: cst.Module, source: str, path: str) -> list[Finding]:
     if not reports:
         return []
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    # a project module's body walked for a call here reports on its own file's nodes: those
+    # findings belong to that file's own run
+    reports = [(rule, report) for rule, report in reports if _in_file(report, positions)]
     lines = source.split("\n")
     findings = [_finding(path, rule, report, positions, lines) for rule, report in reports]
     return sorted(f for f in findings if not _suppressed(f, lines))
+
+
+def _in_file(report: Report, positions: Mapping[cst.CSTNode, CodeRange]) -> bool:
+    edits = report.fix.edits if report.fix is not None else ()
+    return report.node in positions and all(edit.node in positions for edit in edits)
 
 
 def _finding(

@@ -14,6 +14,7 @@ from gpudoc.lint.analysis.events import (
 )
 from gpudoc.lint.analysis.facts import DeviceCompare, Facts, FileFlags, ModuleClass
 from gpudoc.lint.analysis.flow import guard_polarity, join_of, join_values
+from gpudoc.lint.analysis.homes import Home
 from gpudoc.lint.analysis.names import ImportTable, dotted, names_in
 from gpudoc.lint.analysis.scope import Scope
 from gpudoc.lint.analysis.values import (
@@ -52,6 +53,10 @@ class Evaluator:
         self.bus = bus if bus is not None else EventBus()
         self.call_operands: dict[cst.Call, tuple[tuple[Value, ...], Value | None]] = {}
         """Each call's argument values (and receiver), kept until its call event is built."""
+        self.path: str | None = None
+        """The file being linted, to find the project modules it imports."""
+        self.homes: dict[cst.FunctionDef, Home] = {}
+        """Functions imported from the project's other modules, with their home module."""
         self.local_functions: dict[str, cst.FunctionDef] = {}
         """Module-level functions of this file by name: calls walk their bodies."""
         self.pending: dict[cst.FunctionDef, Scope] = {}

@@ -18,7 +18,7 @@ from gpudoc.lint.analysis.events import (
     StatementEvent,
 )
 from gpudoc.lint.analysis.expressions import is_guard, string_value
-from gpudoc.lint.analysis.facts import DiscardedMove, EnvAssign, Rebinding
+from gpudoc.lint.analysis.facts import DiscardedMove, EnvAssign, ModuleClass, Rebinding
 from gpudoc.lint.analysis.flow import Env, Join, guard_polarity, join_envs, join_of, terminates
 from gpudoc.lint.analysis.functions import (
     argument_names,
@@ -26,6 +26,7 @@ from gpudoc.lint.analysis.functions import (
     bind_arguments,
     called_self_methods,
 )
+from gpudoc.lint.analysis.homes import import_from_project
 from gpudoc.lint.analysis.names import bound_names, bound_names_of, dotted
 from gpudoc.lint.analysis.scope import Scope, parameter_values
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, element_of
@@ -191,6 +192,8 @@ class Analyzer(ClassFacts):
             self.eval(node.value)
         elif isinstance(node, cst.Import | cst.ImportFrom):
             self.imports.add(node)
+            if isinstance(node, cst.ImportFrom) and self.path is not None:
+                self.import_project_names(node)
         elif isinstance(node, cst.Return):
             value = self.eval(node.value) if node.value is not None else UNKNOWN
             if self.returns:
@@ -335,11 +338,16 @@ class Analyzer(ClassFacts):
         self.pending.pop(node, None)
         self.call_stack.append(node)
         self.moved_results.append(call in self.moved_receivers)
+        home = self.homes.get(node)
+        saved = self.imports, self.local_functions
+        if home is not None:  # another file's function: its own imports and siblings
+            self.imports, self.local_functions, parent = home.imports, home.functions, home.scope
         try:
             result, scope = self.walk_function(node, parent, arguments)
         finally:
             self.call_stack.pop()
             self.moved_results.pop()
+            self.imports, self.local_functions = saved
         summaries[shapes] = result
         self.moved_in_place(call, arguments, scope)
         return result
@@ -395,6 +403,26 @@ class Analyzer(ClassFacts):
         result = join_envs([{"": value} for value in returned], "unrelated").get("", UNKNOWN)
         return result, scope
 
+    def import_project_names(self, node: cst.ImportFrom) -> None:
+        """``from model import Net``: the project's own function or class, not a library's."""
+        assert self.path is not None
+        imported = import_from_project(node, self.path)
+        for local, (function, home) in imported.functions.items():
+            self.imports.aliases.pop(local, None)
+            self.local_functions[local] = function
+            self.homes[function] = home
+        for local, (class_node, imports) in imported.classes.items():
+            self.imports.aliases.pop(local, None)
+            saved, self.imports = self.imports, imports
+            try:
+                kind = self.class_kind(class_node)
+            finally:
+                self.imports = saved
+            if kind == "dataset":
+                self.local_classes[local] = "dataset"
+            elif kind is not None:
+                self.local_classes[local] = ModuleClass(local, class_node, kind == "lightning")
+
     def walk_pending(self) -> None:
         """Functions and methods no call in this file reached: walked on their own."""
         while self.pending:
@@ -444,11 +472,13 @@ def _is_main_test(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Comparison) and dotted(test.left) == "__name__"
 
 
-def analyze(module: cst.Module, bus: EventBus | None = None) -> Analyzer:
+def analyze(module: cst.Module, bus: EventBus | None = None, path: str | None = None) -> Analyzer:
+    """Walk ``module``; ``path`` is its file, whose project modules its imports may name."""
     from gpudoc.lint.analysis.facts import Facts
     from gpudoc.lint.analysis.names import ImportTable
 
     analyzer = Analyzer(ImportTable(), Facts(), bus)
+    analyzer.path = path
     analyzer.walk_block(module.body)
     analyzer.terminated = False
     analyzer.walk_pending()
