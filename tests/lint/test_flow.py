@@ -274,3 +274,58 @@ def test_a_helper_whose_result_the_caller_moves_is_quiet() -> None:
         )
         == set()
     )
+
+
+def test_a_helper_that_returns_a_moved_tensor_is_quiet() -> None:
+    """timm convit's `get_rel_indices`: built on the host, `return t.to(device=...)`."""
+    assert (
+        findings(
+            """\
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def rel(self, n):
+                t = torch.zeros(1, n, n)
+                return t.to(device=self.fc.weight.device)
+
+            def forward(self, x):
+                return self.fc(x) + self.rel(x.size(0))
+        model = Net().to(device)
+        """
+        )
+        == set()
+    )
+
+
+def test_a_batch_moved_unless_a_prefetcher_places_it_is_quiet() -> None:
+    """timm's validate(): `if not args.prefetcher: input = input.to(device)`, where only the
+    parameter's name says the loader is on the host."""
+    assert (
+        findings(
+            """\
+        def validate(model, loader, args):
+            for input, target in loader:
+                if not args.prefetcher:
+                    input = input.to(device)
+                model(input)
+        """
+        )
+        == set()
+    )
+
+
+def test_modules_built_under_a_device_context_are_not_on_the_host() -> None:
+    """pytorch/examples FSDP2: `with torch.device("meta"): model = Net()`, then sharded."""
+    assert (
+        findings(
+            """\
+        with torch.device("meta"):
+            model = nn.Linear(4, 2)
+        model.to_empty(device=device)
+        model(torch.randn(2, 4, device=device))
+        """
+        )
+        == set()
+    )

@@ -155,7 +155,10 @@ PLACE_KEEPING_METHODS = frozenset(
 """Tensor methods whose result lives where the receiver lives."""
 
 DISCARDABLE_MOVES = frozenset(
-    ["to", "cuda", "cpu", "half", "float", "double", "bfloat16", "long", "int", "bool", "type"]
+    [
+        *("to", "cuda", "cpu", "to_empty"),
+        *("half", "float", "double", "bfloat16", "long", "int", "bool", "type"),
+    ]
 )
 """Methods that return a converted copy of a tensor, but convert a module in place."""
 
@@ -218,6 +221,9 @@ MODEL_ZOO_PREFIXES = (
     "segmentation_models_pytorch.",
 )
 """Constructors that return a module with weights on the host."""
+
+IN_PLACE_SHARDING = frozenset({"fully_shard"})
+"""FSDP2's ``fully_shard(model)``: shards (and places) the module in place."""
 
 ZOO_NAMESPACES = ("torchvision.models", "timm.models", "timm", "segmentation_models_pytorch")
 """Modules whose ``__dict__[arch]`` / ``getattr(module, arch)`` is a model constructor."""

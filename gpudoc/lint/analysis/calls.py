@@ -167,7 +167,8 @@ class CallEvaluator(Records):
             place = Place.UNKNOWN if name in self.device_datasets else Place.HOST
             return Value(Kind.LOADER, place, origin=node, source=f"dataset:{name}")
         if local is not None and not isinstance(local, str):
-            place = Place.UNKNOWN if local.places_itself else Place.HOST
+            unplaced = local.places_itself or self.device_context
+            place = Place.UNKNOWN if unplaced else Place.HOST
             return Value(Kind.MODULE, place, weighted=True, managed=local.lightning, origin=node)
         if callee is not None and callee.kind is Kind.MODULE:
             return self.module_call(node, name, callee, args)
@@ -189,7 +190,7 @@ class CallEvaluator(Records):
             return UNKNOWN
         if name == "enumerate":
             return (
-                Value(Kind.LOADER, args[0].place, items=None, source="enumerate")
+                Value(Kind.LOADER, args[0].place, source="enumerate", by_name=args[0].by_name)
                 if (args[0].kind is Kind.LOADER)
                 else UNKNOWN
             )
@@ -243,7 +244,7 @@ class CallEvaluator(Records):
             if receiver.place is Place.DEVICE and not self.cpu_path:
                 self.facts.numpy_uses.append(NumpyUse(node, func.value, receiver, None))
             return Value(Kind.NDARRAY, Place.HOST)
-        if method in ("to", "cuda", "cpu"):
+        if method in ("to", "cuda", "cpu", "to_empty"):
             return self.moved(node, receiver, method, args)
         if receiver.kind is Kind.MODULE:
             return self.module_method(node, func, receiver, method, args)
@@ -273,7 +274,7 @@ class CallEvaluator(Records):
             method in api.PLACE_KEEPING_METHODS or method in ("items", "values")
         ):
             kind = Kind.BATCH if method in ("items", "values") else Kind.TENSOR
-            return Value(kind, receiver.place)
+            return Value(kind, receiver.place, by_name=receiver.by_name)
         return UNKNOWN
 
     def module_method(

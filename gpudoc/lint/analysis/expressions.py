@@ -74,6 +74,8 @@ class Evaluator:
         self.scope = self.module_scope
         self.guard_depth = 0
         self.cpu_path = 0
+        self.device_context = 0
+        """Inside ``with torch.device(...):``: new tensors and modules are not on the host."""
         """Inside the CPU path of a device guard: there, ``device`` is the CPU too."""
         self.terminated = False
         """The path being walked has returned, raised, broken out or continued."""
@@ -236,7 +238,7 @@ class Evaluator:
         if attr == "device":
             return Value(Kind.DEVICE, base.place, cpu_device=base.place is Place.HOST)
         if base.is_tensorish and attr in TENSOR_ATTRS:
-            return Value(Kind.TENSOR, base.place)
+            return Value(Kind.TENSOR, base.place, by_name=base.by_name)
         if base.kind is Kind.MODULE and attr == "module":
             return base
         return UNKNOWN
@@ -264,7 +266,7 @@ class Evaluator:
                 if 0 <= position < len(base.items):
                     return base.items[position]
         if base.is_tensorish:
-            return Value(Kind.TENSOR, base.place)
+            return Value(Kind.TENSOR, base.place, by_name=base.by_name)
         return UNKNOWN
 
     def eval_sequence(self, node: cst.Tuple | cst.List) -> Value:

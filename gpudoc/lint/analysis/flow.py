@@ -26,7 +26,7 @@ Polarity = Literal["gpu", "cpu", "device"]
 """``gpu``: the test holds on the GPU path; ``cpu``: it holds on the CPU path; ``device``: a
 test about devices whose direction is not known."""
 
-GPU_WORDS = ("cuda", "gpu", "accelerat", "mps", "xpu", "available", "device_count")
+GPU_WORDS = ("cuda", "gpu", "accel", "mps", "xpu", "available", "device_count")
 CPU_WORDS = ("cpu", "no_cuda", "nocuda", "no_gpu", "nogpu", "disable_cuda")
 DEVICE_WORDS = ("device",)
 

@@ -84,3 +84,33 @@ def called_self_methods(node: cst.ClassDef) -> set[str]:
     visitor = _SelfCalls()
     node.body.visit(visitor)
     return visitor.names
+
+
+MOVES = frozenset({"to", "cuda", "type_as"})
+
+
+class _Returns(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.values: list[cst.BaseExpression | None] = []
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.values.append(node.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # a nested function's returns are its own
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+def returns_moved(function: cst.FunctionDef) -> bool:
+    """Every ``return`` of ``function`` hands back a moved tensor (``return t.to(device)``):
+    what it built on the host on the way is its own business (GPD901's, a performance one)."""
+    visitor = _Returns()
+    function.body.visit(visitor)
+    return bool(visitor.values) and all(
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in MOVES
+        for value in visitor.values
+    )

@@ -79,6 +79,13 @@ class QualifiedCalls(CallEvaluator):
             return UNKNOWN
         if last == "init_process_group":
             return self.process_group(node)
+        if last in api.IN_PLACE_SHARDING and args and args[0].kind is Kind.MODULE:
+            name = dotted(node.args[0].value)
+            placed = args[0].with_place(Place.DEVICE)
+            if name is not None:
+                self.scope.env[name] = placed
+            self.facts.flags.places = True
+            return placed
         if qualified in api.DISTRIBUTED_DP or qualified in api.DATAPARALLEL:
             return self.wrap_module(node, qualified, args)
         if rest.startswith("nn.") and not rest.startswith("nn.functional.") and last[:1].isupper():
@@ -110,7 +117,7 @@ class QualifiedCalls(CallEvaluator):
             and isinstance(node.args[0].value, cst.Integer | cst.Float)
         ):
             result = SCALAR
-        elif self.facts.flags.default_device:
+        elif self.facts.flags.default_device or self.device_context:
             result = Value(Kind.TENSOR)
         else:
             result = Value(Kind.TENSOR, Place.HOST)
@@ -171,7 +178,7 @@ class QualifiedCalls(CallEvaluator):
         if name == "Parameter":
             return Value(Kind.TENSOR, args[0].place if args else Place.UNKNOWN)
         device = keyword_value(node, args, "device")
-        place = Place.HOST
+        place = Place.UNKNOWN if self.device_context else Place.HOST
         if device is not None:
             place = self.place_of_target(device[0].value, device[1]) or Place.UNKNOWN
         weighted = name in api.WEIGHTED_LAYERS

@@ -98,7 +98,7 @@ def _value_from_name(name: str, has_device: bool) -> Value | None:
         place = Place.DEVICE if has_device else Place.UNKNOWN
         return Value(Kind.MODULE, place, weighted=True)
     if api.LOADER_NAME.match(name):
-        return Value(Kind.LOADER, Place.HOST)
+        return Value(Kind.LOADER, Place.HOST, by_name=True)
     if api.TENSOR_NAME.match(name):
         return Value(Kind.TENSOR, by_name=True)
     return None

@@ -99,9 +99,9 @@ SCALAR = Value(Kind.SCALAR)
 def element_of(value: Value) -> Value:
     """What iterating ``value`` yields."""
     if value.kind is Kind.LOADER:
-        return Value(Kind.BATCH, value.place)
+        return Value(Kind.BATCH, value.place, by_name=value.by_name)
     if value.kind in (Kind.TENSOR, Kind.BATCH):
-        return Value(Kind.TENSOR, value.place)
+        return Value(Kind.TENSOR, value.place, by_name=value.by_name)
     return UNKNOWN
 
 
@@ -110,5 +110,5 @@ def unpack(value: Value, count: int) -> list[Value]:
     if value.items is not None and len(value.items) == count:
         return list(value.items)
     if value.kind in (Kind.TENSOR, Kind.BATCH):
-        return [Value(Kind.TENSOR, value.place) for _ in range(count)]
+        return [Value(Kind.TENSOR, value.place, by_name=value.by_name) for _ in range(count)]
     return [UNKNOWN] * count

@@ -25,6 +25,7 @@ from gpudoc.lint.analysis.functions import (
     argument_shapes,
     bind_arguments,
     called_self_methods,
+    returns_moved,
 )
 from gpudoc.lint.analysis.homes import import_from_project
 from gpudoc.lint.analysis.names import bound_names, bound_names_of, dotted
@@ -63,11 +64,15 @@ class Analyzer(ClassFacts):
         elif isinstance(node, cst.ClassDef):
             self.walk_class(node)
         elif isinstance(node, cst.With):
+            default_device = False
             for item in node.items:
                 value = self.eval(item.item)
+                default_device |= value.kind is Kind.DEVICE  # `with torch.device("meta"):`
                 if item.asname is not None:
                     self.bind(item.asname.name, value, node)
+            self.device_context += default_device
             self.walk_body(node.body)
+            self.device_context -= default_device
         elif isinstance(node, cst.While):
             self.eval(node.test)
             self.walk_loop_body(lambda: self.walk_body(node.body), frozenset())
@@ -234,11 +239,12 @@ class Analyzer(ClassFacts):
             self.facts.discarded_moves.append(
                 DiscardedMove(node, call, receiver_node, receiver, method, receiver.by_name)
             )
-        elif name is not None and method in ("to", "cuda", "cpu"):
+        elif name is not None and method in ("to", "cuda", "cpu", "to_empty"):
             moved = replace(result, kind=receiver.kind, binding=receiver.binding)
             test = self.branch_tests[-1] if self.branch_tests else None
             unrelated = test is not None and self.guard_depth == 0 and not _is_main_test(test)
-            if unrelated and receiver.kind is Kind.MODULE and result.place is Place.DEVICE:
+            newly = receiver.place is not Place.DEVICE and result.place is Place.DEVICE
+            if unrelated and receiver.kind is Kind.MODULE and newly:
                 moved = replace(moved, moved_if=test, moved_at=line)
             self.assign_name(name, moved)
             if result.place is Place.DEVICE:
@@ -337,7 +343,7 @@ class Analyzer(ClassFacts):
         arguments = bind_arguments(node.params, call, values, is_method)
         self.pending.pop(node, None)
         self.call_stack.append(node)
-        self.moved_results.append(call in self.moved_receivers)
+        self.moved_results.append(call in self.moved_receivers or returns_moved(node))
         home = self.homes.get(node)
         saved = self.imports, self.local_functions
         if home is not None:  # another file's function: its own imports and siblings

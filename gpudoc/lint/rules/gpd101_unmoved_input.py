@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from gpudoc.lint.analysis.facts import Argument, Facts
 from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.analysis.values import Place
+from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, Report, Rule
 from gpudoc.lint.rules._helpers import move_after_binding
 
@@ -128,7 +128,7 @@ def test(model, device, test_loader):
                 continue
             for arg in call.args:
                 value = arg.value
-                if not (value.is_tensorish and value.place in HOST_PLACES):
+                if not _on_host(value):
                     continue
                 if id(value.binding) in reported or (arg.name and arg.name in discarded):
                     break  # the same batch was reported where it entered the model
@@ -153,7 +153,7 @@ def test(model, device, test_loader):
                 continue
             for arg in call.args:
                 value = arg.value
-                if not (value.is_tensorish and value.place in HOST_PLACES):
+                if not _on_host(value):
                     continue
                 shown = arg.name or context.code(arg.node)
                 device = call.device_name or "device"
@@ -169,6 +169,14 @@ def test(model, device, test_loader):
 
 
 HOST_PLACES = (Place.HOST, Place.MIXED)
+
+
+def _on_host(value: Value) -> bool:
+    """On the host, or on some paths: not when only a parameter's name says the loader it came
+    from is on the host (`if not args.prefetcher: x = x.to(dev)`: the other loader may place)."""
+    if not value.is_tensorish or value.place not in HOST_PLACES:
+        return False
+    return value.place is Place.HOST or not value.by_name
 
 
 def _where(place: Place) -> str:
