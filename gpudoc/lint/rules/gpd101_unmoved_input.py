@@ -92,6 +92,15 @@ for x, y in loader:
 """,
             line=6,
             col=17,
+            expected_replacement="""\
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 2).to(device)
+loader = torch.utils.data.DataLoader(dataset, batch_size=8)
+for x, y in loader:
+    x, y = x.to(device), y.to(device)
+    out = model(x)
+""",
         ),
         Invalid(
             """\
@@ -104,6 +113,15 @@ def test(model, device, test_loader):
 """,
             line=6,
             col=28,
+            expected_replacement="""\
+import torch
+def test(model, device, test_loader):
+    model.eval()
+    with torch.no_grad():
+        for data, target in test_loader:
+            data, target = data.to(device), target.to(device)
+            output = model(data)
+""",
         ),
     )
 

@@ -104,6 +104,14 @@ out = model(x)
 """,
             line=3,
             col=1,
+            expected_replacement="""\
+import torch
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = torch.nn.Linear(4, 2)
+model.to(device)
+x = torch.randn(3, 4).to(device)
+out = model(x)
+""",
         ),
     )
 

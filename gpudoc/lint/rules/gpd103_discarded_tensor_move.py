@@ -70,6 +70,11 @@ x.to("cuda")
 """,
             line=3,
             col=1,
+            expected_replacement="""\
+import torch
+x = torch.randn(3)
+x = x.to("cuda")
+""",
         ),
         Invalid(
             """\
@@ -80,6 +85,12 @@ def step(model, x, device):
 """,
             line=3,
             col=5,
+            expected_replacement="""\
+import torch
+def step(model, x, device):
+    x = x.to(device)
+    return model(x)
+""",
         ),
     )
 

@@ -79,6 +79,15 @@ model = RNN().cuda()
 """,
             line=5,
             col=13,
+            expected_replacement="""\
+import torch
+import torch.nn as nn
+class RNN(nn.Module):
+    def forward(self, x):
+        h = torch.zeros(x.size(0), 8, device=x.device)
+        return x + h
+model = RNN().cuda()
+""",
         ),
     )
 

@@ -62,6 +62,12 @@ preds = out.argmax(1).numpy()
 """,
             line=4,
             col=9,
+            expected_replacement="""\
+import torch
+model = torch.nn.Linear(4, 2).cuda()
+out = model(torch.randn(3, 4).cuda())
+preds = out.argmax(1).cpu().numpy()
+""",
         ),
         Invalid(
             """\
@@ -73,6 +79,13 @@ print(np.mean(out))
 """,
             line=5,
             col=7,
+            expected_replacement="""\
+import numpy as np
+import torch
+model = torch.nn.Linear(4, 2).cuda()
+out = model(torch.randn(3, 4).cuda())
+print(np.mean(out.cpu()))
+""",
         ),
     )
 

@@ -59,6 +59,12 @@ if x.device == "cuda":
 """,
             line=3,
             col=4,
+            expected_replacement="""\
+import torch
+x = torch.randn(3)
+if x.device.type == "cuda":
+    print("on the GPU")
+""",
         ),
         Invalid(
             """\
