@@ -147,6 +147,15 @@ def lint_notebook(notebook: Notebook, path: str, lint: Lint) -> tuple[list[Findi
     return _located(virtual, lint(virtual.text), path), virtual
 
 
+CELL_PROBLEM = "cell "
+"""How the error of a partly linted notebook starts (``cell 5: syntax error ...``)."""
+
+
+def partly_linted(error: str) -> bool:
+    """The error of ``check_notebook`` names cells left out: the rest of it was linted."""
+    return error.startswith(CELL_PROBLEM)
+
+
 def check_notebook(text: str, path: str, check: Lint) -> tuple[list[Finding], str | None]:
     """Lint a notebook's JSON text: findings by cell, and one line naming what was not linted."""
     try:
@@ -156,7 +165,7 @@ def check_notebook(text: str, path: str, check: Lint) -> tuple[list[Finding], st
     if notebook.language != "python":
         return [], None
     findings, virtual = lint_notebook(notebook, path, check)
-    problems = "; ".join(f"cell {cell}: {message}" for cell, message in virtual.errors)
+    problems = "; ".join(f"{CELL_PROBLEM}{cell}: {message}" for cell, message in virtual.errors)
     return findings, problems or None
 
 
