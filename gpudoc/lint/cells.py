@@ -141,8 +141,24 @@ def _located(virtual: VirtualSource, findings: Iterable[Finding], path: str) -> 
     return sorted((virtual.map_finding(f, path) for f in findings), key=_cell_order)
 
 
+GPU_REQUIRED_QUIET = frozenset({"GPD203"})
+"""Codes a notebook that asks for a GPU in its metadata does not draw: it never runs on a CPU."""
+
+
+def for_notebook(notebook: Notebook, lint: Lint) -> Lint:
+    """``lint`` as this notebook sees it: without CUDA-fallback findings if it asks for a GPU."""
+    if not notebook.wants_gpu:
+        return lint
+
+    def gpu_lint(text: str) -> list[Finding]:
+        return [f for f in lint(text) if f.code not in GPU_REQUIRED_QUIET]
+
+    return gpu_lint
+
+
 def lint_notebook(notebook: Notebook, path: str, lint: Lint) -> tuple[list[Finding], VirtualSource]:
     """The findings of a notebook, each located by cell and line within the cell."""
+    lint = for_notebook(notebook, lint)
     virtual = build(notebook)
     return _located(virtual, lint(virtual.text), path), virtual
 
@@ -185,6 +201,7 @@ class NotebookFix:
 
 def fix_notebook(notebook: Notebook, path: str, lint: Lint, *, unsafe: bool = False) -> NotebookFix:
     """Fix the notebook's cells; outputs, metadata and layout stay as they were."""
+    lint = for_notebook(notebook, lint)
     virtual = build(notebook)
     result = fix_source(virtual.text, lint, unsafe=unsafe)
     if not result.changed:

@@ -144,3 +144,24 @@ def test_notebook_findings_sort_by_cell_and_a_partly_linted_one_counts(tmp_path:
     assert [(f.cell, f.line) for f in result.findings] == [(2, 6), (3, 2)]
     assert result.files_checked == 1
     assert result.errors and "cell 4: syntax error" in result.errors[0]
+
+
+@pytest.mark.parametrize(
+    ("metadata", "quiet"),
+    [
+        ({"accelerator": "GPU", "colab": {"provenance": []}}, True),  # Colab
+        ({"kaggle": {"accelerator": "nvidiaTeslaT4"}}, True),  # Kaggle
+        ({"kaggle": {"accelerator": "none"}}, False),
+        ({}, False),
+    ],
+)
+def test_notebook_that_asks_for_a_gpu_draws_no_cuda_fallback_finding(
+    tmp_path: Path, metadata: dict[str, object], quiet: bool
+) -> None:
+    kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook = new_notebook(metadata={"kernelspec": kernel, **metadata})
+    notebook.cells = [new_code_cell("import torch\nmodel = torch.nn.Linear(4, 2).cuda()")]
+    path = tmp_path / "colab.ipynb"
+    path.write_text(nbformat.writes(notebook))
+    found = [f.code for f in lint_paths([str(path)], use_cache=False).findings]
+    assert found == ([] if quiet else ["GPD203"])
