@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import re
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -148,9 +147,7 @@ class _Declared(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = dotted(node.func) or ""
-        if name.endswith(AVAILABILITY):
-            self.needs_gpu = True
-        elif name.endswith("add_argument") and _requires_cuda(node):
+        if name.endswith(AVAILABILITY) or (name.endswith("add_argument") and _requires_cuda(node)):
             self.needs_gpu = True
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
