@@ -152,3 +152,18 @@ def test_a_device_name_a_function_rebinds_is_never_a_move_target() -> None:
         "    device = batch\n"  # bound after the loop: still local in all of `step`
     )
     assert "images.to(device)" not in fix_source(later, lint, unsafe=True).fixed
+
+
+def test_numpy_fix_is_safe_only_for_a_known_device_tensor() -> None:
+    from gpudoc.lint.config import LintConfig
+    from gpudoc.lint.engine import lint_source
+    from gpudoc.lint.rules.gpd202_numpy_on_device_tensor import NumpyOnDeviceTensor
+
+    safety = []
+    for example in NumpyOnDeviceTensor.INVALID:
+        result = lint_source(example.code, "x.py", LintConfig(select=("GPD202",)))
+        (finding,) = result.findings
+        assert finding.fix is not None
+        safety.append(finding.fix.safe)
+    # placed model's output: safe; np.mean reduction: unsafe; a parameter typed by name: unsafe
+    assert safety == [True, False, False]
