@@ -91,8 +91,8 @@ def test_a_safe_fix_through_the_cli(run_gpudoc: RunGpudoc, tmp_path: Path) -> No
     script = tmp_path / "prep.py"
     script.write_text(
         "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
-        "x = torch.randn(3)\n"
-        "x.to(device)  # keep me\nprint(x.sum())\n"
+        "model = torch.nn.Linear(3, 1).to(device)\nx = torch.randn(3)\n"
+        "x.to(device)  # keep me\nprint(model(x))\n"
     )
     code, _out, err = lint(run_gpudoc, "--fix", "prep.py", cwd=tmp_path)
     assert code == 0, err
