@@ -153,14 +153,14 @@ MOVE = re.compile(r"\.(to|cuda)\((?!\s*(\"cpu\"|'cpu'|\)\s*$))")
 """``.to(x)`` / ``.cuda(...)`` not to the CPU (``.cuda()`` included)."""
 
 
-def _init_body(node: cst.ClassDef) -> list[cst.BaseStatement]:
+def _init_body(node: cst.ClassDef) -> list[cst.CSTNode]:
     for statement in node.body.body:
         if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__":
             return list(statement.body.body)
     return []
 
 
-def _places_child(statement: cst.BaseStatement, context: Context) -> bool:
+def _places_child(statement: cst.CSTNode, context: Context) -> bool:
     """``self.encoder.to(dev)`` or ``self.encoder = Encoder().cuda()`` in ``__init__``."""
     text = context.code(statement)
     return "self." in text and MOVE.search(text) is not None
