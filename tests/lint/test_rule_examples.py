@@ -79,3 +79,13 @@ def test_invalid_example_fix_gives_the_pinned_text(rule: type[Rule], example: In
     cst.parse_module(fixed)
     again = lint_source(fixed, "example.py", LintConfig(select=(rule.CODE,))).findings
     assert [f for f in again if f.code == rule.CODE] == []
+
+
+def test_every_rule_with_a_fix_documents_its_safety() -> None:
+    """ruff's convention: a rule that offers a fix says when it is safe ("## Fix safety")."""
+    for rule in all_rules():
+        fixes = []
+        for example in rule.INVALID:
+            findings = lint_source(example.code, "x.py", LintConfig(select=(rule.CODE,))).findings
+            fixes += [f.fix for f in findings if f.code == rule.CODE and f.fix is not None]
+        assert bool(fixes) == ("## Fix safety" in rule.doc()), rule.CODE

@@ -43,8 +43,13 @@ class UnmovedInput(Rule):
     ## Known problems
     Batches moved by a helper function, a custom `collate_fn`, or a framework (Lightning,
     accelerate's `prepare`) are recognised as moved or unknown, never as host tensors. A module
-    wrapped in `nn.DataParallel` scatters host inputs itself and is not reported. The fix
-    (unsafe) moves every tensor the loop unpacks, to the device named in the script.
+    wrapped in `nn.DataParallel` scatters host inputs itself and is not reported.
+
+    ## Fix safety
+    Unsafe: it changes where the batch lives. The fix moves every tensor the loop (or the
+    assignment) unpacks to the device variable the script names (`x, y = x.to(device),
+    y.to(device)`); with no such variable there is no fix. A non-tensor among the unpacked names
+    (a list of file names) would make `.to()` raise.
     """
 
     CODE = "GPD101"

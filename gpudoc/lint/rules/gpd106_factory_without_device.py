@@ -45,8 +45,13 @@ class FactoryWithoutDevice(Rule):
 
     ## Known problems
     `torch.zeros_like`, `x.new_zeros` and 0-dim `torch.tensor(1.0)` are correct and not reported.
-    A CPU tensor used only as an index is reported although PyTorch accepts it. The fix (unsafe:
-    for random factories it changes the random stream) adds `device=<first input>.device`.
+    A CPU tensor used only as an index is reported although PyTorch accepts it.
+
+    ## Fix safety
+    Unsafe: it adds `device=<first input>.device` (`self.device` in a Lightning `*_step`). For
+    random factories (`torch.randn`) that changes the random stream (the device's generator
+    draws instead of the CPU's), and an index tensor moved to the device may be slower to use.
+    Without a first tensor parameter there is no fix.
     """
 
     CODE = "GPD106"
