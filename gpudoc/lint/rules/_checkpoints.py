@@ -15,8 +15,8 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import ImportTable, dotted
+from gpudoc.lint.rules._device_names import Binding, device_text
 
-DEVICE_PARAMETER = re.compile(r"^(device|dev|\w+_device)$")
 CPU_SWITCH = re.compile(r"cuda|gpu|accel|cpu|device", re.I)
 """An option about these (``--no-cuda``, ``--accel``, ``--device``) offers a CPU path."""
 
@@ -30,15 +30,6 @@ class LoadSite:
     map_location: cst.BaseExpression | None
     tests: tuple[str, ...]
     """The text of every ``if``/``while`` test around the load."""
-
-
-@dataclass
-class Binding:
-    name: str
-    value: cst.BaseExpression | None
-    """None for a function parameter."""
-    function: cst.FunctionDef | None
-    order: int
 
 
 class CheckpointScan(cst.CSTVisitor):
@@ -255,57 +246,9 @@ class CheckpointScan(cst.CSTVisitor):
             return parameter, api.DEVICE_NAME.search(name) is None
 
         for name in sorted(names, key=rank):
-            text = self._device_of(name, names[name])
+            text = device_text(name, names[name], self.imports)
             if text is not None:
                 return text
-        return None
-
-    def _device_of(self, name: str, bound: list[Binding]) -> str | None:
-        values = [b.value for b in bound]
-        if any(value is None for value in values):
-            # a parameter, typed by its name only: `gpu` or `rank` is often an int or None
-            return name if DEVICE_PARAMETER.match(name) else None
-        kinds = [self._device_kind(value) for value in values if value is not None]
-        if "accelerator" in kinds and len(kinds) == 1:
-            return f"{name}.device"
-        if "device" in kinds and all(kind in ("device", "cpu") for kind in kinds):
-            return name
-        return None
-
-    def _device_kind(self, value: cst.BaseExpression) -> str | None:
-        """``device`` (may be an accelerator), ``cpu``, ``accelerator`` (accelerate), or None."""
-        if isinstance(value, cst.IfExp):
-            kinds = {self._device_kind(value.body), self._device_kind(value.orelse)}
-            return "device" if "device" in kinds and kinds <= {"device", "cpu"} else None
-        text = string_value(value)
-        if text is not None:
-            return (
-                "cpu"
-                if api.CPU_LITERAL.match(text)
-                else ("device" if api.DEVICE_LITERAL.match(text) else None)
-            )
-        if isinstance(value, cst.FormattedString):
-            head = value.parts[0] if value.parts else None
-            is_cuda = isinstance(head, cst.FormattedStringText) and head.value.startswith("cuda")
-            return "device" if is_cuda else None
-        if isinstance(value, cst.Attribute) and value.attr.value == "device":
-            return "device"
-        if not isinstance(value, cst.Call):
-            return None
-        qualified = self.imports.qualify(value.func) or dotted(value.func) or ""
-        if qualified == "torch.device":
-            first = value.args[0].value if value.args else None
-            if first is None:
-                return None
-            return self._device_kind(first) or "device"
-        if qualified.endswith("current_accelerator"):
-            return "device"
-        if qualified == "accelerate.Accelerator":
-            return "accelerator"
-        func = value.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "format":
-            template = string_value(func.value) or ""
-            return "device" if template.startswith("cuda") else None
         return None
 
     def may_be_none(self, site: LoadSite) -> str | None:
