@@ -14,6 +14,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from gpudoc.lint.analysis import analyze
+from gpudoc.lint.analysis.events import EventBus
 from gpudoc.lint.model import Edit, Finding, Fix
 from gpudoc.lint.rule import Context, FixSpec, NodeEdit, Report, Rule, all_rules
 
@@ -86,21 +87,39 @@ def _bracket_depth(source: str) -> int:
 
 
 def _run_rules(module: cst.Module, source: str, path: str) -> list[Finding]:
-    facts = analyze(module).facts
+    rules = [rule() for rule in all_rules()]
+    bus = EventBus()
+    for rule in rules:
+        rule.subscribe(bus)
+    facts = analyze(module, bus, path).facts
     context = Context(module)
     reports: list[tuple[type[Rule], Report]] = []
-    for rule in all_rules():
+    seen: set[tuple[str, cst.CSTNode]] = set()
+    for rule in rules:
         if rule.PLACEMENT and not facts.flags.places:
             continue
-        reports.extend((rule, report) for report in rule().check(facts, context))
+        for report in rule.check(facts, context):
+            # a body walked at several call sites, or a loop body walked twice, reports its
+            # node again: once is enough
+            if (rule.CODE, report.node) not in seen:
+                seen.add((rule.CODE, report.node))
+                reports.append((type(rule), report))
     directives = noqa_directives(source)
     if not reports and not directives:
         return []
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    # a project module's body walked for a call here reports on its own file's nodes: those
+    # findings belong to that file's own run
+    reports = [(rule, report) for rule, report in reports if _in_file(report, positions)]
     lines = source.split("\n")
     findings = [_finding(path, rule, report, positions, lines) for rule, report in reports]
     kept = [f for f in findings if not _suppressed(f, directives)]
     return sorted(kept + _unused(directives, path))
+
+
+def _in_file(report: Report, positions: Mapping[cst.CSTNode, CodeRange]) -> bool:
+    edits = report.fix.edits if report.fix is not None else ()
+    return report.node in positions and all(edit.node in positions for edit in edits)
 
 
 def _finding(

@@ -105,7 +105,7 @@ def lint_paths(
         if isinstance(read, FileResult):
             results[index] = read
             continue
-        key = content_key(read.encode("utf-8", "surrogatepass"))
+        key = content_key(_with_dependencies(read, target.display))
         hit = cache.get(key, target.display) if cache is not None else None
         if hit is not None:
             results[index] = _result(target.display, hit[0], hit[1], config, cached=True)
@@ -119,6 +119,20 @@ def lint_paths(
     if cache is not None:
         cache.save()
     return LintResult(tuple(results[index] for index in sorted(results)))
+
+
+def _with_dependencies(source: str, path: str) -> bytes:
+    """The bytes a file's findings depend on: its own, and the project modules it imports (a
+    change to a helper re-lints the files that call it)."""
+    from gpudoc.lint.project import dependencies
+
+    data = [source.encode("utf-8", "surrogatepass")]
+    for dependency in dependencies(source, path):
+        try:
+            data.append(dependency.read_bytes())
+        except OSError:
+            data.append(b"?")
+    return b"\0".join(data)
 
 
 def _excluded(target: Target, config: LintConfig) -> bool:

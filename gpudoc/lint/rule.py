@@ -16,6 +16,7 @@ from typing import ClassVar, Literal
 
 import libcst as cst
 
+from gpudoc.lint.analysis.events import EventBus, EventKind
 from gpudoc.lint.analysis.facts import Facts
 
 Where = Literal["replace", "before", "after", "line_after", "line_before"]
@@ -70,7 +71,10 @@ class Context:
 
 
 class Rule:
-    """One check. Subclasses set the class variables and implement ``check``."""
+    """One check. Subclasses set the class variables, then either read the shared facts in
+    ``check``, or subscribe to the walk's events (``EVENTS``, one ``on_<kind>(event, semantic)``
+    method per kind, see analysis/events.py), ``report`` as they go, and optionally add findings
+    that need the whole file in ``finish``."""
 
     CODE: ClassVar[str]
     NAME: ClassVar[str]
@@ -82,9 +86,26 @@ class Rule:
     """Placement rules stay quiet in files that never place anything on a device."""
     VALID: ClassVar[tuple[str, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
+    EVENTS: ClassVar[tuple[EventKind, ...]] = ()
+    """The walk's events this rule listens to; each needs an ``on_<kind>`` method."""
+
+    def __init__(self) -> None:
+        self.reports: list[Report] = []
+
+    def subscribe(self, bus: EventBus) -> None:
+        for kind in self.EVENTS:
+            bus.subscribe(kind, getattr(self, f"on_{kind}"))
+
+    def report(self, node: cst.CSTNode, message: str, fix: FixSpec | None = None) -> None:
+        self.reports.append(Report(node, message, fix))
 
     def check(self, facts: Facts, context: Context) -> Iterator[Report]:
-        raise NotImplementedError
+        """The findings of one file: those reported during the walk, then ``finish``'s."""
+        yield from self.reports
+        yield from self.finish(facts, context)
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+        return iter(())
 
     @classmethod
     def doc(cls) -> str:

@@ -219,8 +219,25 @@ MODEL_ZOO_PREFIXES = (
 )
 """Constructors that return a module with weights on the host."""
 
-OPTIMIZER_PREFIXES = ("torch.optim.",)
-PARAMLESS_OPTIM = frozenset({"torch.optim.lr_scheduler", "torch.optim.swa_utils"})
+ZOO_NAMESPACES = ("torchvision.models", "timm.models", "timm", "segmentation_models_pytorch")
+"""Modules whose ``__dict__[arch]`` / ``getattr(module, arch)`` is a model constructor."""
+
+LEGACY_TENSOR_TYPES = frozenset(
+    [
+        "Tensor",
+        "FloatTensor",
+        "DoubleTensor",
+        "HalfTensor",
+        "BFloat16Tensor",
+        "ByteTensor",
+        "CharTensor",
+        "ShortTensor",
+        "IntTensor",
+        "LongTensor",
+        "BoolTensor",
+    ]
+)
+"""``torch.LongTensor(...)`` builds a host tensor; ``torch.cuda.LongTensor(...)`` a device one."""
 
 DATAPARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
 DISTRIBUTED_DP = frozenset(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.events import CallEvent
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import (
     Argument,
@@ -14,6 +15,7 @@ from gpudoc.lint.analysis.facts import (
 )
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.records import Records, keyword
+from gpudoc.lint.analysis.scope import Scope
 from gpudoc.lint.analysis.values import (
     SCALAR,
     UNKNOWN,
@@ -71,7 +73,23 @@ def keyword_value(call: cst.Call, values: list[Value], name: str) -> tuple[cst.A
 
 class CallEvaluator(Records):
     def eval_call(self, node: cst.Call) -> Value:
+        if not self.bus.wants("call"):
+            return self.call_value(node)
+        result = self.call_value(node)
         func = node.func
+        args, receiver = self.call_operands.pop(node, ((), None))
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        event = CallEvent(node, self.imports.qualify(func), method, receiver, args, result)
+        self.emit("call", event)
+        return result
+
+    def call_value(self, node: cst.Call) -> Value:
+        func = node.func
+        if node in self.moved_receivers:
+            self.note_moved_chain(node)
+        if self.is_zoo_lookup(func):
+            self.eval_args(node)
+            return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)
         if isinstance(func, cst.Attribute) and func.attr.value in MOVE_METHODS:
             if isinstance(func.value, cst.Call):
                 self.moved_receivers.add(func.value)
@@ -94,14 +112,57 @@ class CallEvaluator(Records):
     def eval_qualified(self, node: cst.Call, qualified: str) -> Value:
         raise NotImplementedError
 
-    def eval_args(self, node: cst.Call) -> list[Value]:
-        return [self.eval(arg.value) for arg in node.args]
+    def note_moved_chain(self, node: cst.Call) -> None:
+        """``torch.arange(n).unsqueeze(0).repeat(b, 1).to(dev)``: what a moved result was
+        computed from moves with it (for GPD106, a factory at the start of the chain)."""
+        func = node.func
+        qualified = self.imports.qualify(func) or ""
+        if qualified.startswith("torch.") and qualified[6:] not in api.TENSOR_FACTORIES:
+            for arg in node.args:
+                if isinstance(arg.value, cst.Call) and arg.keyword is None:
+                    self.moved_receivers.add(arg.value)
+        elif isinstance(func, cst.Attribute) and func.attr.value in api.PLACE_KEEPING_METHODS:
+            receiver = func.value
+            if isinstance(receiver, cst.Call):
+                self.moved_receivers.add(receiver)
+
+    def is_zoo_lookup(self, func: cst.BaseExpression) -> bool:
+        """``models.__dict__[arch]`` or ``getattr(models, arch)``: a model-zoo constructor."""
+        namespace: cst.BaseExpression | None = None
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Attribute):
+            if func.value.attr.value == "__dict__":
+                namespace = func.value.value
+        elif isinstance(func, cst.Call) and dotted(func.func) == "getattr" and func.args:
+            namespace = func.args[0].value
+        if namespace is None:
+            return False
+        return (self.imports.qualify(namespace) or "") in api.ZOO_NAMESPACES
+
+    def call_function(
+        self, node: cst.FunctionDef, call: cst.Call, values: list[Value], parent: Scope
+    ) -> Value:
+        raise NotImplementedError
+
+    def class_scope(self) -> Scope | None:
+        scope: Scope | None = self.scope
+        while scope is not None and scope.function != "":
+            scope = scope.parent
+        return scope
+
+    def eval_args(self, node: cst.Call, receiver: Value | None = None) -> list[Value]:
+        values = [self.eval(arg.value) for arg in node.args]
+        if self.bus.wants("call"):  # for the call event, without evaluating anything twice
+            self.call_operands[node] = (tuple(values), receiver)
+        return values
 
     # -- calls of plain names: local classes, modules held in variables, builtins ------------
     def eval_named_call(self, node: cst.Call, name: str) -> Value:
         local = self.local_classes.get(name)
         callee = self.scope.lookup(name)
         args = self.eval_args(node)
+        function = self.local_functions.get(name)
+        if function is not None and callee is None and local is None:
+            return self.call_function(function, node, args, self.module_scope)
         if local == "dataset":
             place = Place.UNKNOWN if name in self.device_datasets else Place.HOST
             return Value(Kind.LOADER, place, origin=node, source=f"dataset:{name}")
@@ -172,9 +233,14 @@ class CallEvaluator(Records):
     def eval_method(self, node: cst.Call, func: cst.Attribute) -> Value:
         method = func.attr.value
         receiver = self.eval(func.value)
-        args = self.eval_args(node)
+        args = self.eval_args(node, receiver)
+        if isinstance(func.value, cst.Name) and func.value.value == "self":
+            owner = self.class_scope()
+            own_method = owner.methods.get(method) if owner is not None else None
+            if owner is not None and own_method is not None:
+                return self.call_function(own_method, node, args, owner)
         if method == "numpy":
-            if receiver.place is Place.DEVICE:
+            if receiver.place is Place.DEVICE and not self.cpu_path:
                 self.facts.numpy_uses.append(NumpyUse(node, func.value, receiver, None))
             return Value(Kind.NDARRAY, Place.HOST)
         if method in ("to", "cuda", "cpu"):

@@ -50,7 +50,7 @@ class ClassFacts(QualifiedCalls):
         self, name: str, target: cst.BaseExpression | None, value: Value, statement: cst.CSTNode
     ) -> None:
         cls = self.scope.module_class
-        if cls is None or self.scope.function != "__init__" or not name.startswith("self."):
+        if cls is None or not self.in_init or not name.startswith("self."):
             return
         if not isinstance(target, cst.Attribute):
             return
@@ -127,7 +127,7 @@ class ClassFacts(QualifiedCalls):
         """``self.layers.append(nn.Linear(...))`` in ``__init__``: a plain list of modules."""
         cls = self.scope.module_class
         func = call.func
-        if cls is None or self.scope.function != "__init__" or not isinstance(func, cst.Attribute):
+        if cls is None or not self.in_init or not isinstance(func, cst.Attribute):
             return
         if func.attr.value not in ("append", "extend", "insert") or not call.args:
             return
@@ -138,7 +138,7 @@ class ClassFacts(QualifiedCalls):
     def record_item_assignment(self, name: str, statement: cst.CSTNode) -> None:
         """``self.experts[name] = nn.Linear(...)`` in ``__init__``: a plain dict of modules."""
         cls = self.scope.module_class
-        if cls is None or self.scope.function != "__init__" or not name.startswith("self."):
+        if cls is None or not self.in_init or not name.startswith("self."):
             return
         if not isinstance(statement, cst.SimpleStatementLine):
             return

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.facts import DeviceCompare, Facts, ModuleClass
-from gpudoc.lint.analysis.names import ImportTable, dotted
+from gpudoc.lint.analysis.events import (
+    AttributeEvent,
+    CompareEvent,
+    EventBus,
+    EventKind,
+    SubscriptEvent,
+)
+from gpudoc.lint.analysis.facts import DeviceCompare, Facts, FileFlags, ModuleClass
+from gpudoc.lint.analysis.flow import guard_polarity, join_of, join_values
+from gpudoc.lint.analysis.homes import Home
+from gpudoc.lint.analysis.names import ImportTable, dotted, names_in
 from gpudoc.lint.analysis.scope import Scope
 from gpudoc.lint.analysis.values import (
     SCALAR,
@@ -27,17 +34,6 @@ TENSOR_ATTRS = frozenset(
 )
 
 
-def names_in(node: cst.CSTNode) -> Iterator[str]:
-    """Identifiers and attribute names in a (small) expression: for recognising guards."""
-    stack: list[cst.CSTNode] = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name | cst.SimpleString):
-            yield current.value
-        elif isinstance(current, cst.BaseExpression | cst.Arg | cst.ComparisonTarget):
-            stack.extend(current.children)
-
-
 def is_guard(test: cst.BaseExpression) -> bool:
     """A test about devices: `torch.cuda.is_available()`, `args.cuda`, `use_gpu`, `device`."""
     return any(word in name.lower() for name in names_in(test) for word in GUARD_WORDS)
@@ -51,12 +47,37 @@ def string_value(node: cst.BaseExpression) -> str | None:
 
 
 class Evaluator:
-    def __init__(self, imports: ImportTable, facts: Facts) -> None:
+    def __init__(self, imports: ImportTable, facts: Facts, bus: EventBus | None = None) -> None:
         self.imports = imports
         self.facts = facts
+        self.bus = bus if bus is not None else EventBus()
+        self.call_operands: dict[cst.Call, tuple[tuple[Value, ...], Value | None]] = {}
+        """Each call's argument values (and receiver), kept until its call event is built."""
+        self.path: str | None = None
+        """The file being linted, to find the project modules it imports."""
+        self.homes: dict[cst.FunctionDef, Home] = {}
+        """Functions imported from the project's other modules, with their home module."""
+        self.local_functions: dict[str, cst.FunctionDef] = {}
+        """Module-level functions of this file by name: calls walk their bodies."""
+        self.pending: dict[cst.FunctionDef, Scope] = {}
+        """Functions and methods not walked yet, with the scope they are defined in."""
+        self.summaries: dict[cst.FunctionDef, dict[tuple[object, ...], Value]] = {}
+        """What a function returned, by the shape of the arguments it was walked for."""
+        self.call_stack: list[cst.FunctionDef] = []
+        self.moved_results: list[bool] = []
+        """For each call being walked: its caller moves the result (``helper(n).to(dev)``)."""
+        self.returns: list[list[Value]] = []
+        """What each function being walked has returned so far, innermost last."""
+        self.context_stack: list[str] = []
+        """The functions whose bodies are being walked for a call, outermost first."""
         self.module_scope = Scope()
         self.scope = self.module_scope
         self.guard_depth = 0
+        self.cpu_path = 0
+        """Inside the CPU path of a device guard: there, ``device`` is the CPU too."""
+        self.terminated = False
+        """The path being walked has returned, raised, broken out or continued."""
+        self.loop_depth = 0
         self.step = 0
         self.moved_receivers: set[cst.Call] = set()
         self.dataset_stack: list[str] = []
@@ -66,6 +87,44 @@ class Evaluator:
         """Tests of the enclosing ``if`` statements, innermost last."""
         self.local_classes: dict[str, ModuleClass | str] = {}
         """Class name -> its ModuleClass, or ``"dataset"``."""
+
+    # -- the semantic view rules get with events (analysis/events.py) ----------------------
+    @property
+    def flags(self) -> FileFlags:
+        return self.facts.flags
+
+    def lookup(self, name: str) -> Value | None:
+        return self.scope.lookup(name)
+
+    def qualify(self, node: cst.BaseExpression) -> str | None:
+        return self.imports.qualify(node)
+
+    def device_name(self) -> str | None:
+        return self.scope.device_name()
+
+    @property
+    def function(self) -> str | None:
+        return self.scope.function or None
+
+    @property
+    def context_function(self) -> str | None:
+        return self.context_stack[0] if self.context_stack else self.function
+
+    @property
+    def module_class(self) -> ModuleClass | None:
+        return self.scope.module_class
+
+    @property
+    def in_init(self) -> bool:
+        """In a module's ``__init__``, or a helper method it calls."""
+        return self.scope.module_class is not None and "__init__" in self.context_stack
+
+    @property
+    def under_guard(self) -> bool:
+        return self.guard_depth > 0
+
+    def emit(self, kind: EventKind, event: object) -> None:
+        self.bus.emit(kind, event, self)
 
     # -- the dispatcher ----------------------------------------------------------------------
     def eval(self, node: cst.BaseExpression) -> Value:
@@ -84,6 +143,8 @@ class Evaluator:
             self.note_device_compare(node)
             values = [self.eval(node.left)]
             values += [self.eval(target.comparator) for target in node.comparisons]
+            if self.bus.wants("compare"):
+                self.emit("compare", CompareEvent(node, tuple(values)))
             return self.combine(values)
         if isinstance(node, cst.UnaryOperation):
             return self.eval(node.expression)
@@ -169,6 +230,8 @@ class Evaluator:
             if self.imports.qualify(node) is not None:
                 return UNKNOWN
         base = self.eval(node.value)
+        if self.bus.wants("attribute"):
+            self.emit("attribute", AttributeEvent(node, base))
         attr = node.attr.value
         if attr == "device":
             return Value(Kind.DEVICE, base.place, cpu_device=base.place is Place.HOST)
@@ -180,16 +243,20 @@ class Evaluator:
 
     def note_self_attribute(self, node: cst.Attribute) -> None:
         cls = self.scope.module_class
-        if cls is None or self.scope.function == "__init__":
+        if cls is None or self.in_init:
             return
         if isinstance(node.value, cst.Name) and node.value.value == "self":
             cls.used_elsewhere.add(node.attr.value)
 
     def eval_subscript(self, node: cst.Subscript) -> Value:
         base = self.eval(node.value)
-        for element in node.slice:
-            if isinstance(element.slice, cst.Index):
-                self.eval(element.slice.value)
+        indices = tuple(
+            self.eval(element.slice.value)
+            for element in node.slice
+            if isinstance(element.slice, cst.Index)
+        )
+        if self.bus.wants("subscript"):
+            self.emit("subscript", SubscriptEvent(node, base, indices))
         if base.items is not None and len(node.slice) == 1:
             index = node.slice[0].slice
             if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
@@ -235,12 +302,19 @@ class Evaluator:
     def eval_ifexp(self, node: cst.IfExp) -> Value:
         self.eval(node.test)
         guarded = is_guard(node.test)
+        polarity = guard_polarity(node.test)
         self.guard_depth += guarded
-        body, orelse = self.eval(node.body), self.eval(node.orelse)
+        self.cpu_path += polarity == "cpu"
+        body = self.eval(node.body)
+        self.cpu_path += (polarity == "gpu") - (polarity == "cpu")
+        orelse = self.eval(node.orelse)
+        self.cpu_path -= polarity == "gpu"
         self.guard_depth -= guarded
         if body.kind is Kind.DEVICE or orelse.kind is Kind.DEVICE:
             return Value(Kind.DEVICE, cpu_device=body.cpu_device and orelse.cpu_device)
-        return body if body == orelse else UNKNOWN
+        if polarity == "cpu":
+            body, orelse = orelse, body
+        return join_values(body, orelse, join_of(polarity)) or UNKNOWN
 
     def eval_comprehension(
         self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp

@@ -133,6 +133,9 @@ class FactoryCall:
     zero_dim: bool
     first_param: str | None
     """The enclosing function's first tensor parameter (``x`` in ``forward(self, x)``)."""
+    callers: tuple[str, ...] = ()
+    """The functions whose calls led here, outermost first (``forward`` for its helper)."""
+    first_param_is_tensor: bool = False
 
 
 @dataclass

@@ -3,6 +3,8 @@ and the names a function binds."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
 
@@ -14,6 +16,17 @@ def dotted(node: cst.BaseExpression) -> str | None:
         base = dotted(node.value)
         return None if base is None else f"{base}.{node.attr.value}"
     return None
+
+
+def names_in(node: cst.CSTNode) -> Iterator[str]:
+    """Identifiers and attribute names in a (small) expression: for recognising guards."""
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name | cst.SimpleString):
+            yield current.value
+        elif isinstance(current, cst.BaseExpression | cst.Arg | cst.ComparisonTarget):
+            stack.extend(current.children)
 
 
 def _import_target(node: cst.BaseExpression) -> str:
@@ -118,6 +131,13 @@ class _BoundNames(cst.CSTVisitor):
 
     def visit_CompFor(self, node: cst.CompFor) -> bool:
         return False
+
+
+def bound_names_of(target: cst.BaseExpression) -> frozenset[str]:
+    """The plain names an assignment or ``for`` target binds."""
+    collector = _BoundNames()
+    collector._targets(target)
+    return frozenset(collector.bound)
 
 
 def bound_names(function: cst.FunctionDef) -> frozenset[str]:

@@ -54,6 +54,12 @@ class QualifiedCalls(CallEvaluator):
         last = rest.rsplit(".", 1)[-1]
         if rest in api.TENSOR_FACTORIES:
             return self.factory(node, rest, args)
+        if rest in api.LEGACY_TENSOR_TYPES:
+            return Value(Kind.TENSOR, Place.HOST)
+        if rest.startswith("cuda.") and last in api.LEGACY_TENSOR_TYPES:
+            self.note_cuda(node, ".cuda()")
+            self.facts.flags.places = True
+            return Value(Kind.TENSOR, Place.DEVICE)
         if rest.startswith("cuda.") and not rest.startswith("cuda.amp"):
             return self.cuda_call(node, rest)
         if rest == "device":

@@ -33,7 +33,7 @@ class Records(Evaluator):
     def note_self_placing(self) -> None:
         """``self.to(device)`` / ``self.cuda()`` in ``__init__``: the class places itself."""
         cls = self.scope.module_class
-        if cls is not None and self.scope.function == "__init__":
+        if cls is not None and self.in_init:
             cls.places_itself = True
 
     def note_moved_attribute(self, receiver: cst.BaseExpression) -> None:
@@ -118,6 +118,8 @@ class Records(Evaluator):
             self.facts.loads.append(LoadCall(node, self.scope.device_name()))
 
     def record_numpy(self, node: cst.Call, function: str, args: list[Value]) -> None:
+        if self.cpu_path:
+            return  # the CPU path of a device guard: the tensor is on the host there
         for arg, value in zip(node.args, args, strict=True):
             if value.is_tensorish and value.place is Place.DEVICE:
                 self.facts.numpy_uses.append(NumpyUse(node, arg.value, value, function))
@@ -129,6 +131,8 @@ class Records(Evaluator):
         first = node.args[0].value if node.args else None
         zero_dim = function == "tensor" and isinstance(first, cst.Integer | cst.Float)
         cls = self.scope.module_class
+        first_param = self.scope.first_tensor_param
+        held = self.scope.env.get(first_param) if first_param is not None else None
         self.facts.factories.append(
             FactoryCall(
                 node,
@@ -136,8 +140,10 @@ class Records(Evaluator):
                 self.scope.function,
                 cls is not None,
                 has_device,
-                node in self.moved_receivers,
+                node in self.moved_receivers or any(self.moved_results),
                 zero_dim,
-                self.scope.first_tensor_param,
+                first_param,
+                callers=tuple(self.context_stack[:-1]),
+                first_param_is_tensor=held is not None and held.is_tensorish,
             )
         )

@@ -30,6 +30,9 @@ class Scope:
     first_tensor_param: str | None = None
     local_names: frozenset[str] = frozenset()
     """Names the function binds anywhere: they hide the module's names in all of it."""
+    function_node: cst.FunctionDef | None = None
+    methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    """For a class's scope: its methods by name."""
 
     def lookup(self, name: str) -> Value | None:
         value = self.env.get(name)

@@ -29,6 +29,8 @@ class Place(Enum):
     UNKNOWN = "unknown"
     HOST = "host"
     DEVICE = "device"
+    MIXED = "mixed"
+    """On the device on some paths and on the host on others (flow.py joins them)."""
 
 
 def join_places(places: list[Place]) -> Place:
@@ -37,6 +39,8 @@ def join_places(places: list[Place]) -> Place:
         return Place.DEVICE
     if places and all(place is Place.HOST for place in places):
         return Place.HOST
+    if Place.MIXED in places and all(place in (Place.HOST, Place.MIXED) for place in places):
+        return Place.MIXED
     return Place.UNKNOWN
 
 

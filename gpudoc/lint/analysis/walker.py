@@ -2,26 +2,49 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 
 import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.classes import ClassFacts
+from gpudoc.lint.analysis.events import (
+    BindingEvent,
+    EventBus,
+    FunctionEvent,
+    ReturnEvent,
+    StatementEvent,
+)
 from gpudoc.lint.analysis.expressions import is_guard, string_value
-from gpudoc.lint.analysis.facts import DiscardedMove, EnvAssign, Rebinding
-from gpudoc.lint.analysis.names import bound_names, dotted
+from gpudoc.lint.analysis.facts import DiscardedMove, EnvAssign, ModuleClass, Rebinding
+from gpudoc.lint.analysis.flow import Env, Join, guard_polarity, join_envs, join_of, terminates
+from gpudoc.lint.analysis.functions import (
+    argument_names,
+    argument_shapes,
+    bind_arguments,
+    called_self_methods,
+)
+from gpudoc.lint.analysis.homes import import_from_project
+from gpudoc.lint.analysis.names import bound_names, bound_names_of, dotted
 from gpudoc.lint.analysis.scope import Scope, parameter_values
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, element_of
 
-BODY_STATEMENTS = (cst.While, cst.With, cst.Try, cst.TryStar)
+MAX_CALL_DEPTH = 4
+"""Calls nested deeper than this return an unknown value instead of walking the callee."""
+MAX_CONTEXTS = 4
+"""Shapes of arguments one function is walked for; further ones return an unknown value."""
+MAX_SECOND_ITERATION_DEPTH = 2
+"""Loops nested deeper than this are walked once: each level would double the work."""
 
 
 class Analyzer(ClassFacts):
     def walk_block(self, statements: Sequence[cst.BaseStatement | cst.BaseSmallStatement]) -> None:
         for statement in statements:
             self.walk_statement(statement)
+            if self.terminated:
+                return  # the rest of the block does not run on this path
 
     def walk_body(self, body: cst.BaseSuite) -> None:
         self.walk_block(body.body)
@@ -30,16 +53,13 @@ class Analyzer(ClassFacts):
         if isinstance(node, cst.SimpleStatementLine):
             for small in node.body:
                 self.walk_small(small, node)
+            self.terminated = terminates(node)
         elif isinstance(node, cst.If):
             self.walk_if(node)
         elif isinstance(node, cst.For):
-            element = element_of(self.eval(node.iter))
-            self.bind(node.target, element, node)
-            self.walk_body(node.body)
-            if node.orelse is not None:
-                self.walk_body(node.orelse.body)
+            self.walk_for(node)
         elif isinstance(node, cst.FunctionDef):
-            self.walk_function(node)
+            self.define_function(node)
         elif isinstance(node, cst.ClassDef):
             self.walk_class(node)
         elif isinstance(node, cst.With):
@@ -50,30 +70,112 @@ class Analyzer(ClassFacts):
             self.walk_body(node.body)
         elif isinstance(node, cst.While):
             self.eval(node.test)
-            self.walk_body(node.body)
+            self.walk_loop_body(lambda: self.walk_body(node.body), frozenset())
         elif isinstance(node, cst.Try | cst.TryStar):
-            self.walk_body(node.body)
-            for handler in node.handlers:
-                self.walk_body(handler.body)
-            for part in (node.orelse, node.finalbody):
-                if part is not None:
-                    self.walk_body(part.body)
+            self.walk_try(node)
         elif isinstance(node, cst.SimpleStatementSuite | cst.IndentedBlock):
             self.walk_block(node.body)
 
+    # -- control flow (flow.py) ---------------------------------------------------------------
+    def writable_envs(self) -> list[Env]:
+        """The environments a path may write: this scope's, and its class's for ``self.*``."""
+        envs = [self.scope.env]
+        parent = self.scope.parent
+        if parent is not None and parent.function == "":
+            envs.append(parent.env)
+        return envs
+
+    def walk_paths(self, paths: Sequence[Callable[[], None]], join: Join) -> None:
+        """Walk each path from the state before them all, then join the paths that fall
+        through; when none does, the code after them does not run either. For a
+        ``gpu-first`` join the GPU path comes first."""
+        envs = self.writable_envs()
+        before = [dict(env) for env in envs]
+        ends: list[list[Env]] = []
+        for path in paths:
+            for env, saved in zip(envs, before, strict=True):
+                env.clear()
+                env.update(saved)
+            self.terminated = False
+            path()
+            if not self.terminated:
+                ends.append([dict(env) for env in envs])
+        self.terminated = not ends
+        for index, env in enumerate(envs):
+            env.clear()
+            env.update(join_envs([end[index] for end in ends], join) if ends else {})
+
     def walk_if(self, node: cst.If) -> None:
         self.eval(node.test)
+        polarity = guard_polarity(node.test)
         guarded = is_guard(node.test)
-        self.guard_depth += guarded
-        self.branch_tests.append(node.test)
-        self.walk_body(node.body)
-        self.guard_depth -= guarded
         orelse = node.orelse
-        if isinstance(orelse, cst.If):
-            self.walk_if(orelse)
-        elif orelse is not None:
-            self.walk_body(orelse.body)
-        self.branch_tests.pop()
+
+        def body() -> None:
+            self.guard_depth += guarded
+            self.cpu_path += polarity == "cpu"
+            self.branch_tests.append(node.test)
+            self.walk_body(node.body)
+            self.branch_tests.pop()
+            self.cpu_path -= polarity == "cpu"
+            self.guard_depth -= guarded
+
+        def other() -> None:
+            self.cpu_path += polarity == "gpu"
+            self.branch_tests.append(node.test)
+            if isinstance(orelse, cst.If):
+                self.walk_if(orelse)
+            elif orelse is not None:
+                self.walk_body(orelse.body)
+            self.branch_tests.pop()
+            self.cpu_path -= polarity == "gpu"
+
+        paths = (other, body) if polarity == "cpu" else (body, other)
+        self.walk_paths(paths, join_of(polarity))
+
+    def walk_for(self, node: cst.For) -> None:
+        element = element_of(self.eval(node.iter))
+
+        def iteration() -> None:
+            self.bind(node.target, element, node)
+            self.walk_body(node.body)
+
+        self.walk_loop_body(iteration, bound_names_of(node.target))
+        if node.orelse is not None:
+            self.walk_body(node.orelse.body)
+
+    def walk_loop_body(self, iteration: Callable[[], None], rebound: frozenset[str]) -> None:
+        """One iteration; then a second one from the state the first left, when it changed a
+        name that was bound before the loop (``hidden = hidden.cpu()``): the bugs of the
+        second iteration are in that state."""
+        envs = self.writable_envs()
+        before = [dict(env) for env in envs]
+        self.loop_depth += 1
+        iteration()
+        self.terminated = False
+        changed = any(
+            name not in rebound and env.get(name) != value
+            for env, saved in zip(envs, before, strict=True)
+            for name, value in saved.items()
+        )
+        if changed and self.loop_depth <= MAX_SECOND_ITERATION_DEPTH:
+            iteration()
+            self.terminated = False
+        self.loop_depth -= 1
+
+    def walk_try(self, node: cst.Try | cst.TryStar) -> None:
+        def body() -> None:
+            self.walk_body(node.body)
+            if node.orelse is not None and not self.terminated:
+                self.walk_body(node.orelse.body)
+
+        paths: list[Callable[[], None]] = [body]
+        paths += [partial(self.walk_body, handler.body) for handler in node.handlers]
+        self.walk_paths(paths, "unrelated")
+        if node.finalbody is not None:
+            terminated, self.terminated = self.terminated, False
+            self.walk_body(node.finalbody.body)
+            self.terminated = terminated or self.terminated
 
     def walk_small(self, node: cst.BaseSmallStatement, line: cst.SimpleStatementLine) -> None:
         if isinstance(node, cst.Assign):
@@ -90,8 +192,14 @@ class Analyzer(ClassFacts):
             self.eval(node.value)
         elif isinstance(node, cst.Import | cst.ImportFrom):
             self.imports.add(node)
-        elif isinstance(node, cst.Return) and node.value is not None:
-            self.eval(node.value)
+            if isinstance(node, cst.ImportFrom) and self.path is not None:
+                self.import_project_names(node)
+        elif isinstance(node, cst.Return):
+            value = self.eval(node.value) if node.value is not None else UNKNOWN
+            if self.returns:
+                self.returns[-1].append(value)
+            if self.bus.wants("return"):
+                self.emit("return", ReturnEvent(node, value))
 
     def note_cuda_assignment(self, value: cst.BaseExpression) -> None:
         """``device = "cuda"``: a hard-coded device (an IfExp around it is the fallback)."""
@@ -106,15 +214,18 @@ class Analyzer(ClassFacts):
             self.facts.flags.device_notion = True
 
     def walk_expression_statement(self, node: cst.Expr, line: cst.SimpleStatementLine) -> None:
+        value = self.expression_statement_value(node, line)
+        if self.bus.wants("statement"):
+            self.emit("statement", StatementEvent(node, value))
+
+    def expression_statement_value(self, node: cst.Expr, line: cst.SimpleStatementLine) -> Value:
         call = node.value
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
-            self.eval(call)
-            return
+            return self.eval(call)
         method = call.func.attr.value
         if method not in api.DISCARDABLE_MOVES:
             self.record_append(call)
-            self.eval(call)
-            return
+            return self.eval(call)
         receiver_node = call.func.value
         receiver = self.eval(receiver_node)
         result = self.eval(call)
@@ -134,6 +245,7 @@ class Analyzer(ClassFacts):
                 self.facts.moved_names.add(name)
                 if receiver.kind is Kind.MODULE:
                     self.note_module_placed(name, line)
+        return result
 
     # -- binding ----------------------------------------------------------------------------
     def bind(self, target: cst.BaseExpression, value: Value, statement: cst.CSTNode) -> None:
@@ -181,6 +293,8 @@ class Analyzer(ClassFacts):
                 self.note_module_placed(name, statement)
         if value.kind is Kind.OPTIMIZER and value.source:
             self.scope.optimizers[name] = (value.source, self.step)
+        if self.bus.wants("binding"):
+            self.emit("binding", BindingEvent(name, target, value, previous, statement))
         for weight in self.facts.loss_weights:
             if weight.call is value.origin:
                 weight.target = name
@@ -193,29 +307,128 @@ class Analyzer(ClassFacts):
             scope = scope.parent
         scope.env[name] = value
 
-    # -- functions --------------------------------------------------------------------------
-    def walk_function(self, node: cst.FunctionDef) -> None:
-        # Methods see their class's ``self.*``; everything else sees the module's names.
-        parent = self.scope if self.scope.function == "" else self.module_scope
+    # -- functions: walked where they are called, with the arguments' values -----------------
+    def define_function(self, node: cst.FunctionDef) -> None:
+        """A module-level function waits for its calls, a method for its class's walk; a nested
+        function is walked where it is defined."""
+        if self.scope is self.module_scope:
+            self.local_functions[node.name.value] = node
+            self.pending[node] = self.module_scope
+        elif self.scope.function == "":
+            self.scope.methods[node.name.value] = node
+            self.pending[node] = self.scope
+        else:
+            self.walk_function(node, self.scope)
+
+    def call_function(
+        self, node: cst.FunctionDef, call: cst.Call, values: list[Value], parent: Scope
+    ) -> Value:
+        """The value a call of a function of this file returns, its body walked for this call
+        (once per shape of arguments). A module the body moves is moved for the caller too."""
+        shapes = argument_shapes(values)
+        summaries = self.summaries.setdefault(node, {})
+        if shapes in summaries:
+            return summaries[shapes]
+        if node in self.call_stack or len(self.call_stack) >= MAX_CALL_DEPTH:
+            return UNKNOWN
+        if len(summaries) >= MAX_CONTEXTS:
+            return UNKNOWN
+        is_method = parent.function == ""
+        arguments = bind_arguments(node.params, call, values, is_method)
+        self.pending.pop(node, None)
+        self.call_stack.append(node)
+        self.moved_results.append(call in self.moved_receivers)
+        home = self.homes.get(node)
+        saved = self.imports, self.local_functions
+        if home is not None:  # another file's function: its own imports and siblings
+            self.imports, self.local_functions, parent = home.imports, home.functions, home.scope
+        try:
+            result, scope = self.walk_function(node, parent, arguments)
+        finally:
+            self.call_stack.pop()
+            self.moved_results.pop()
+            self.imports, self.local_functions = saved
+        summaries[shapes] = result
+        self.moved_in_place(call, arguments, scope)
+        return result
+
+    def moved_in_place(self, call: cst.Call, arguments: dict[str, Value], scope: Scope) -> None:
+        """``def place(model, device): model.to(device)``: the caller's module moved too."""
+        for param, name in argument_names(scope.function_node, call).items():
+            given, final = arguments.get(param), scope.env.get(param)
+            if given is None or final is None or given.kind is not Kind.MODULE:
+                continue
+            placed_here = final.kind is Kind.MODULE and final.place is Place.DEVICE
+            if placed_here and given.place is not Place.DEVICE:
+                self.assign_name(name, given.with_place(Place.DEVICE))
+
+    def walk_function(
+        self,
+        node: cst.FunctionDef,
+        parent: Scope,
+        arguments: dict[str, Value] | None = None,
+    ) -> tuple[Value, Scope]:
+        """Walk a body; ``arguments`` are the call's values, else parameters are typed by their
+        annotations and names. Returns the join of what it returns, and its scope."""
         scope = Scope(parent=parent, function=node.name.value, module_class=parent.module_class)
+        scope.function_node = node
         scope.local_names = bound_names(node)
         scope.env.update(parameter_values(node.params, self.imports))
+        for name, value in (arguments or {}).items():
+            if value.kind is not Kind.UNKNOWN:
+                scope.env[name] = replace(value, binding=None)  # a fix never edits the caller
         if any(v.kind is Kind.MODULE and v.place is Place.DEVICE for v in scope.env.values()):
-            self.facts.flags.places = (
-                True  # `def test(model, device, loader)`: written for a device
-            )
+            self.facts.flags.places = True  # `def test(model, device, loader)`: for a device
         tensor_params = [
             p.name.value for p in node.params.params if p.name.value not in ("self", "cls")
         ]
         scope.first_tensor_param = tensor_params[0] if tensor_params else None
         if node.name.value in ("_apply", "to", "cuda") and parent.module_class is not None:
             parent.module_class.custom_apply = True
-        saved, saved_guard = self.scope, self.guard_depth
-        self.scope, self.guard_depth = scope, 0
+        if self.bus.wants("function"):
+            self.emit("function", FunctionEvent(node, dict(scope.env)))
+        called = arguments is not None
+        saved = (self.scope, self.guard_depth, self.terminated, self.loop_depth, self.cpu_path)
+        self.scope, self.terminated, self.loop_depth = scope, False, 0
+        if not called:
+            self.guard_depth = self.cpu_path = 0  # no call site: no guard around it
+        self.context_stack.append(node.name.value)
+        self.returns.append([])
         try:
             self.walk_body(node.body)
         finally:
-            self.scope, self.guard_depth = saved, saved_guard
+            returned = self.returns.pop()
+            self.context_stack.pop()
+            self.scope, self.guard_depth, self.terminated, self.loop_depth, self.cpu_path = saved
+        result = join_envs([{"": value} for value in returned], "unrelated").get("", UNKNOWN)
+        return result, scope
+
+    def import_project_names(self, node: cst.ImportFrom) -> None:
+        """``from model import Net``: the project's own function or class, not a library's."""
+        assert self.path is not None
+        imported = import_from_project(node, self.path)
+        for local, (function, home) in imported.functions.items():
+            self.imports.aliases.pop(local, None)
+            self.local_functions[local] = function
+            self.homes[function] = home
+        for local, (class_node, imports) in imported.classes.items():
+            self.imports.aliases.pop(local, None)
+            saved, self.imports = self.imports, imports
+            try:
+                kind = self.class_kind(class_node)
+            finally:
+                self.imports = saved
+            if kind == "dataset":
+                self.local_classes[local] = "dataset"
+            elif kind is not None:
+                self.local_classes[local] = ModuleClass(local, class_node, kind == "lightning")
+
+    def walk_pending(self) -> None:
+        """Functions and methods no call in this file reached: walked on their own."""
+        while self.pending:
+            node, parent = next(iter(self.pending.items()))
+            del self.pending[node]
+            self.walk_function(node, parent)
 
     def walk_class(self, node: cst.ClassDef) -> None:
         module_class = self.register_class(node)
@@ -225,10 +438,26 @@ class Analyzer(ClassFacts):
         is_dataset = self.local_classes.get(node.name.value) == "dataset"
         try:
             self.walk_body(node.body)
+            self.walk_methods(node, scope)
         finally:
             self.scope = saved
             if is_dataset:
                 self.dataset_stack.pop()
+
+    def walk_methods(self, node: cst.ClassDef, scope: Scope) -> None:
+        """``__init__`` first (it sets ``self.*``), then each method no sibling calls, in
+        order: a helper method is walked where ``forward`` (or another method) calls it."""
+        methods = scope.methods
+        called = called_self_methods(node) - {"__init__"}
+        order = sorted(methods.values(), key=lambda m: m.name.value != "__init__")
+        for method in order:
+            if method.name.value not in called and method in self.pending:
+                del self.pending[method]
+                self.walk_function(method, scope)
+        for method in order:
+            if method in self.pending:
+                del self.pending[method]
+                self.walk_function(method, scope)
 
 
 def _tensor_subscript(node: cst.BaseExpression) -> bool:
@@ -243,12 +472,16 @@ def _is_main_test(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Comparison) and dotted(test.left) == "__name__"
 
 
-def analyze(module: cst.Module) -> Analyzer:
+def analyze(module: cst.Module, bus: EventBus | None = None, path: str | None = None) -> Analyzer:
+    """Walk ``module``; ``path`` is its file, whose project modules its imports may name."""
     from gpudoc.lint.analysis.facts import Facts
     from gpudoc.lint.analysis.names import ImportTable
 
-    analyzer = Analyzer(ImportTable(), Facts())
+    analyzer = Analyzer(ImportTable(), Facts(), bus)
+    analyzer.path = path
     analyzer.walk_block(module.body)
+    analyzer.terminated = False
+    analyzer.walk_pending()
     return analyzer
 
 

@@ -151,7 +151,7 @@ def test(model, device, test_loader):
                 continue
             for arg in call.args:
                 value = arg.value
-                if not (value.is_tensorish and value.place is Place.HOST):
+                if not (value.is_tensorish and value.place in HOST_PLACES):
                     continue
                 if id(value.binding) in reported or (arg.name and arg.name in discarded):
                     break  # the same batch was reported where it entered the model
@@ -159,10 +159,11 @@ def test(model, device, test_loader):
                 shown = arg.name or context.code(arg.node)
                 device = call.device_name or "device"
                 message = (
-                    f"`{shown}` is still on the host but `{call.function}` also gets tensors on "
-                    f"the device: move it first (`{shown} = {shown}.to({device})`)"
+                    f"`{shown}` is still on the host{_where(value.place)} but `{call.function}` "
+                    f"also gets tensors on the device: move it first "
+                    f"(`{shown} = {shown}.to({device})`)"
                 )
-                fix = _move_fix(arg, call.device_name)
+                fix = _move_fix(arg, call.device_name) if value.place is Place.HOST else None
                 yield Report(arg.node, message, fix)
                 break
 
@@ -175,18 +176,27 @@ def test(model, device, test_loader):
                 continue
             for arg in call.args:
                 value = arg.value
-                if not (value.is_tensorish and value.place is Place.HOST):
+                if not (value.is_tensorish and value.place in HOST_PLACES):
                     continue
                 shown = arg.name or context.code(arg.node)
                 device = call.device_name or "device"
                 why = "was on the device before" if module.stale else "is on the device"
+                where = _where(value.place)
                 message = (
-                    f"`{shown}` is still on the host but `{call.module_name}` {why}: "
+                    f"`{shown}` is still on the host{where} but `{call.module_name}` {why}: "
                     f"move it first (`{shown} = {shown}.to({device})`)"
                 )
-                fix = _move_fix(arg, call.device_name)
+                fix = _move_fix(arg, call.device_name) if value.place is Place.HOST else None
                 yield Report(arg.node, message, fix), value.binding
                 break
+
+
+HOST_PLACES = (Place.HOST, Place.MIXED)
+
+
+def _where(place: Place) -> str:
+    """A value moved in one branch of a test about something else stays behind on the other."""
+    return " on some paths (it is moved in one branch only)" if place is Place.MIXED else ""
 
 
 def _move_fix(arg: Argument, device_name: str | None) -> FixSpec | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.facts import FactoryCall, Facts
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 
 STEP_METHODS = frozenset(
@@ -13,6 +13,13 @@ STEP_METHODS = frozenset(
         "train_step", "eval_step", "init_hidden", "init_hidden_state", "reset_hidden",
     }
 )  # fmt: skip
+
+
+def _step_method(factory: FactoryCall) -> str | None:
+    """The step method the factory runs in: its own function, or the nearest caller."""
+    if factory.method in STEP_METHODS:
+        return factory.method
+    return next((name for name in reversed(factory.callers) if name in STEP_METHODS), None)
 
 
 class FactoryWithoutDevice(Rule):
@@ -101,16 +108,22 @@ model = RNN().cuda()
         if flags.default_device or not (flags.places or "lightning" in flags.frameworks):
             return
         for factory in facts.factories:
-            if factory.method not in STEP_METHODS or factory.has_device:
+            step = _step_method(factory)
+            if step is None or factory.has_device:
                 continue
             if factory.moved_after or factory.zero_dim:
                 continue
-            if factory.method == "forward" and not factory.in_module_class:
+            if step == "forward" and not factory.in_module_class:
                 continue
-            source = "self" if factory.method.endswith("_step") else factory.first_param
+            source = "self" if step.endswith("_step") else factory.first_param
+            if step != factory.method and not factory.first_param_is_tensor:
+                source = None  # a helper's first parameter may be a size, not a tensor
             hint = f"device={source}.device" if source else "device=..."
+            where = f"`{factory.method}`"
+            if step != factory.method:
+                where += f" (called from `{step}`)"
             message = (
-                f"`torch.{factory.function}(...)` in `{factory.method}` creates the tensor on the "
+                f"`torch.{factory.function}(...)` in {where} creates the tensor on the "
                 f"CPU whatever the input's device: pass `{hint}`"
             )
             fix = None

@@ -1,0 +1,164 @@
+"""Control flow: what names hold where branches meet, and which branch is the GPU path.
+
+The walk keeps one environment per scope. At an ``if``, a ``try`` or a loop it snapshots the
+environments it may write, walks each path from the state before it, and joins what the paths
+that fall through leave behind (a path that returns, raises, breaks or continues does not reach
+the code after it).
+
+Guards tie a branch to the device: under ``if torch.cuda.is_available():`` (or ``use_cuda``,
+``args.cuda``, ``device.type == "cuda"``) the true branch is the GPU path and the other one runs
+on a CPU-only host, where ``device`` is the CPU too. So a tensor moved only on the GPU path is
+placed whenever a GPU is used, and a value that is on the device on one path of an unrelated
+test (``if debug:``) and on the host on the other is "host on some path" (Place.MIXED).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Literal
+
+import libcst as cst
+
+from gpudoc.lint.analysis.names import dotted, names_in
+from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value
+
+Polarity = Literal["gpu", "cpu", "device"]
+"""``gpu``: the test holds on the GPU path; ``cpu``: it holds on the CPU path; ``device``: a
+test about devices whose direction is not known."""
+
+GPU_WORDS = ("cuda", "gpu", "accelerat", "mps", "xpu", "available", "device_count")
+CPU_WORDS = ("cpu", "no_cuda", "nocuda", "no_gpu", "nogpu", "disable_cuda")
+DEVICE_WORDS = ("device",)
+
+Env = dict[str, Value]
+Snapshot = list[tuple[dict[str, Value], Env]]
+"""Each environment a path may write, with its content before the path."""
+
+
+def guard_polarity(test: cst.BaseExpression) -> Polarity | None:
+    """Which path a device test's truth stands for, or None for a test about something else."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = guard_polarity(test.expression)
+        return _flip(inner)
+    if isinstance(test, cst.BooleanOperation):
+        left, right = guard_polarity(test.left), guard_polarity(test.right)
+        known = [p for p in (left, right) if p is not None]
+        if not known:
+            return None
+        # `use_cuda and not args.no_cuda`: any side that names the device decides
+        return "gpu" if "gpu" in known else known[0]
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        return _comparison_polarity(test)
+    return _word_polarity(test)
+
+
+def _flip(polarity: Polarity | None) -> Polarity | None:
+    if polarity == "gpu":
+        return "cpu"
+    if polarity == "cpu":
+        return "gpu"
+    return polarity
+
+
+def _word_polarity(node: cst.CSTNode) -> Polarity | None:
+    words = [name.lower() for name in names_in(node)]
+    if any(word in name for name in words for word in CPU_WORDS):
+        return "cpu"
+    if any(word in name for name in words for word in GPU_WORDS):
+        return "gpu"
+    if any(word in name for name in words for word in DEVICE_WORDS):
+        return "device"
+    return None
+
+
+def _comparison_polarity(test: cst.Comparison) -> Polarity | None:
+    """``device.type == "cuda"``, ``args.device != "cpu"``, ``args.gpu is not None``."""
+    target = test.comparisons[0]
+    operator = target.operator
+    negated = isinstance(operator, cst.NotEqual | cst.IsNot | cst.NotIn)
+    left = _word_polarity(test.left)
+    right = _word_polarity(target.comparator)
+    if isinstance(target.comparator, cst.Name) and target.comparator.value == "None":
+        # `args.gpu is not None`: a GPU was chosen; `args.gpu is None`: none was
+        if left not in ("gpu", "cpu"):
+            return "device" if left == "device" else None
+        return left if negated else _flip(left)
+    sides = [p for p in (left, right) if p is not None]
+    if "cpu" in sides:
+        polarity: Polarity | None = "cpu"
+    elif "gpu" in sides:
+        polarity = "gpu"
+    elif sides:
+        return "device"
+    else:
+        return None
+    if isinstance(operator, cst.GreaterThan | cst.GreaterThanEqual | cst.LessThan):
+        return polarity if polarity != "cpu" else "device"  # `device_count() > 1`
+    return _flip(polarity) if negated else polarity
+
+
+Join = Literal["unrelated", "guard", "gpu-first"]
+"""How two paths relate: the branches of a test about something else; the two paths of a
+device guard whose direction is unknown; or a guard whose first path is the GPU path."""
+
+
+def join_of(polarity: Polarity | None) -> Join:
+    return "unrelated" if polarity is None else "gpu-first" if polarity != "device" else "guard"
+
+
+def join_values(first: Value | None, second: Value | None, join: Join) -> Value | None:
+    """What a name holds after two paths that left ``first`` and ``second`` in it.
+
+    On the two paths of a guard, a value placed on one of them is placed whenever a GPU is in
+    use; when the GPU path is known, its value is the one that meets the GPU (on the CPU path
+    ``device`` is the CPU, so "placed" there means on the host anyway).
+    """
+    if first is None or second is None:
+        return first if second is None else second
+    if first == second:
+        return first
+    if first.kind is not second.kind:
+        return UNKNOWN
+    places = {first.place, second.place}
+    if len(places) == 1:
+        return first if first.binding is not None else second
+    if join == "gpu-first":
+        return first
+    if Place.UNKNOWN in places:
+        return replace(first, place=Place.UNKNOWN, moved_if=None, moved_at=None)
+    device = first if first.place is Place.DEVICE else second
+    if join == "guard" or first.kind is Kind.MODULE:
+        # a module moved in an unrelated branch keeps `moved_if`, which GPD102 reports
+        return device
+    if places == {Place.DEVICE, Place.HOST} or Place.MIXED in places:
+        return replace(device, place=Place.MIXED)
+    return replace(first, place=Place.UNKNOWN)
+
+
+def join_envs(envs: list[Env], join: Join) -> Env:
+    if not envs:
+        return {}
+    names = set().union(*envs)
+    joined: Env = {}
+    for name in names:
+        value: Value | None = envs[0].get(name)
+        for other in envs[1:]:
+            value = join_values(value, other.get(name), join)
+        if value is not None:
+            joined[name] = value
+    return joined
+
+
+def terminates(statement: cst.CSTNode) -> bool:
+    """A statement after which the rest of its block does not run."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return any(_terminal_small(small) for small in statement.body)
+    return False
+
+
+def _terminal_small(node: cst.BaseSmallStatement) -> bool:
+    if isinstance(node, cst.Return | cst.Raise | cst.Continue | cst.Break):
+        return True
+    if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+        return (dotted(node.value.func) or "") in ("sys.exit", "exit", "quit", "os._exit")
+    return False

@@ -1,0 +1,86 @@
+"""Calls of the file's own functions: arguments bound to parameters, and what a walk is for.
+
+The walk (walker.py) walks a function's body where it is called, with the arguments' values,
+so a batch handed to ``evaluate(model, loader)`` or a model built by ``build_model()`` keeps its
+place across the call. These helpers are the syntax half of that: which parameter each argument
+binds, which caller names they were, and which methods a class's own methods call.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.values import Value
+
+
+def _positional_params(params: cst.Parameters, is_method: bool) -> list[cst.Param]:
+    positional = [*params.posonly_params, *params.params]
+    return positional[1:] if is_method and positional else positional
+
+
+def bind_arguments(
+    params: cst.Parameters, call: cst.Call, values: list[Value], is_method: bool
+) -> dict[str, Value]:
+    """Parameter name -> the value the call passes for it (``*args`` stops the positional
+    binding: after it, which parameter gets what is unknown)."""
+    positional = _positional_params(params, is_method)
+    named = {p.name.value for p in [*positional, *params.kwonly_params]}
+    bound: dict[str, Value] = {}
+    index = 0
+    for arg, value in zip(call.args, values, strict=True):
+        if arg.star:
+            if arg.star == "*":
+                index = len(positional)
+            continue
+        if arg.keyword is not None:
+            if arg.keyword.value in named:
+                bound[arg.keyword.value] = value
+        elif index < len(positional):
+            bound[positional[index].name.value] = value
+            index += 1
+    return bound
+
+
+def argument_names(function: cst.FunctionDef | None, call: cst.Call) -> dict[str, str]:
+    """Parameter name -> the caller's plain (dotted) name passed for it."""
+    if function is None:
+        return {}
+    is_method = isinstance(call.func, cst.Attribute) and dotted(call.func.value) == "self"
+    positional = _positional_params(function.params, is_method)
+    names: dict[str, str] = {}
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            break
+        name = dotted(arg.value)
+        if arg.keyword is not None:
+            if name is not None:
+                names[arg.keyword.value] = name
+        elif index < len(positional):
+            if name is not None:
+                names[positional[index].name.value] = name
+            index += 1
+    return names
+
+
+def argument_shapes(values: list[Value]) -> tuple[object, ...]:
+    """What a walk of a body depends on in its arguments: calls with equal shapes share one."""
+    return tuple((v.kind, v.place, v.weighted, v.wrapper, v.managed, v.stale) for v in values)
+
+
+class _SelfCalls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and dotted(func.value) == "self":
+            self.names.add(func.attr.value)
+
+
+def called_self_methods(node: cst.ClassDef) -> set[str]:
+    """The names of ``self.name(...)`` calls in a class's body."""
+    visitor = _SelfCalls()
+    node.body.visit(visitor)
+    return visitor.names

@@ -1,0 +1,117 @@
+"""The project's own modules that a file imports: found, read and parsed, never run.
+
+``from .utils import to_device`` or ``from model import Net`` in ``train.py`` names a file next
+to it (or in a package above it): its functions and classes are walked where ``train.py`` calls
+them, with ``train.py``'s values. The search follows Python's rules for a script run from its
+own directory: relative imports from the file's package, absolute ones from the file's
+directory and then from each directory above it up to the project's root (a directory holding
+``pyproject.toml``, ``setup.py``, ``setup.cfg`` or ``.git``). Installed packages are never read.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import libcst as cst
+
+MAX_MODULE_BYTES = 512_000
+"""A sibling larger than this is not read: a generated file, not a helper module."""
+MAX_LEVELS_UP = 4
+ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import\b", re.M)
+
+
+@dataclass
+class ProjectModule:
+    """One of the project's modules, parsed: its imports and top-level definitions."""
+
+    path: Path
+    module: cst.Module
+    imports: list[cst.Import | cst.ImportFrom] = field(default_factory=list)
+    functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    classes: dict[str, cst.ClassDef] = field(default_factory=dict)
+
+
+def resolve(importer: str, module: str, level: int) -> Path | None:
+    """The file ``from <level dots><module> import ...`` in ``importer`` reads, if it is part of
+    the project."""
+    if importer.startswith("<") or not importer.endswith((".py", ".ipynb")):
+        return None
+    here = Path(importer).resolve().parent
+    parts = [part for part in module.split(".") if part]
+    if level:
+        base = here
+        for _ in range(level - 1):
+            base = base.parent
+        return _module_file(base, parts)
+    for directory in _search_path(here):
+        found = _module_file(directory, parts)
+        if found is not None:
+            return found
+    return None
+
+
+def _search_path(start: Path) -> list[Path]:
+    """The file's directory and those above it, up to the project's root (or a few levels
+    when no root marker is found)."""
+    directories = [start]
+    for parent in list(start.parents)[:MAX_LEVELS_UP]:
+        if any((directories[-1] / marker).exists() for marker in ROOT_MARKERS):
+            break
+        directories.append(parent)
+    return directories
+
+
+def _module_file(base: Path, parts: list[str]) -> Path | None:
+    if not parts:
+        candidates = [base / "__init__.py"]
+    else:
+        stem = base.joinpath(*parts)
+        candidates = [stem.with_suffix(".py"), stem / "__init__.py"]
+    for candidate in candidates:
+        if candidate.is_file() and candidate.stat().st_size <= MAX_MODULE_BYTES:
+            return candidate
+    return None
+
+
+def dependencies(source: str, importer: str) -> list[Path]:
+    """The project files ``source`` imports from, found by a text scan (for cache keys)."""
+    found: list[Path] = []
+    for match in FROM_IMPORT.finditer(source):
+        path = resolve(importer, match.group(2), len(match.group(1)))
+        if path is not None and path not in found:
+            found.append(path)
+    return found
+
+
+@lru_cache(maxsize=64)
+def _parsed(path: Path, mtime_ns: int) -> ProjectModule | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+        module = cst.parse_module(text)
+    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError):
+        return None
+    except Exception:  # the parser is not ours: an unparseable helper is just not followed
+        return None
+    parsed = ProjectModule(path, module)
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef):
+            parsed.functions[statement.name.value] = statement
+        elif isinstance(statement, cst.ClassDef):
+            parsed.classes[statement.name.value] = statement
+        elif isinstance(statement, cst.SimpleStatementLine):
+            imports = [s for s in statement.body if isinstance(s, cst.Import | cst.ImportFrom)]
+            parsed.imports += imports
+    return parsed
+
+
+def load(path: Path) -> ProjectModule | None:
+    """The parsed module at ``path`` (parsed once per process while it does not change)."""
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    return _parsed(path, mtime)

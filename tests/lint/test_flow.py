@@ -1,0 +1,276 @@
+"""The walk follows values through branches, loops and the file's own functions (flow.py,
+functions.py): each case is a real shape of a device bug, or of correct code it must not flag."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from gpudoc.lint.analysis.flow import guard_polarity
+from gpudoc.lint.engine import lint_source
+
+HEADER = """\
+import torch
+import torch.nn as nn
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+loader = torch.utils.data.DataLoader(dataset, batch_size=8)
+"""
+
+
+def findings(body: str) -> set[tuple[int, str]]:
+    source = HEADER + textwrap.dedent(body)
+    result = lint_source(source, "case.py")
+    assert result.error is None, result.error
+    offset = HEADER.count("\n")
+    return {(f.line - offset, f.code) for f in result.findings}
+
+
+def test_a_loader_and_model_passed_to_a_helper_keep_their_places() -> None:
+    assert findings(
+        """\
+        def evaluate(net, batches):
+            for x, y in batches:
+                net(x)
+        model = nn.Linear(4, 2).to(device)
+        evaluate(model, loader)
+        """
+    ) == {(3, "GPD101")}
+
+
+def test_a_helper_called_with_a_host_model_is_quiet() -> None:
+    """The same helper reached only with a model on the host: nothing is on the device."""
+    assert (
+        findings(
+            """\
+        def evaluate(net, batches):
+            for x, y in batches:
+                net(x)
+        model = nn.Linear(4, 2)
+        evaluate(model, loader)
+        """
+        )
+        == set()
+    )
+
+
+def test_a_function_body_sees_names_bound_after_its_definition() -> None:
+    assert findings(
+        """\
+        def evaluate():
+            for x, y in loader:
+                model(x)
+        model = nn.Linear(4, 2).to(device)
+        evaluate()
+        """
+    ) == {(3, "GPD101")}
+
+
+def test_a_model_returned_by_a_builder_is_a_host_module() -> None:
+    assert findings(
+        """\
+        def build():
+            return nn.Linear(4, 2)
+        model = build()
+        model(torch.randn(2, 4).to(device))
+        """
+    ) == {(3, "GPD102")}
+
+
+def test_a_helper_that_moves_the_model_in_place_places_it() -> None:
+    assert (
+        findings(
+            """\
+        def place(net, where):
+            net.to(where)
+        model = nn.Linear(4, 2)
+        place(model, device)
+        for x, y in loader:
+            model(x.to(device))
+        """
+        )
+        == set()
+    )
+
+
+def test_a_tensor_moved_in_one_branch_of_an_unrelated_test_is_host_on_some_path() -> None:
+    assert findings(
+        """\
+        model = nn.Linear(4, 2).to(device)
+        x = torch.randn(3, 4)
+        if debug:
+            pass
+        else:
+            x = x.to(device)
+        model(x)
+        """
+    ) == {(7, "GPD101")}
+
+
+def test_a_tensor_moved_under_an_availability_guard_is_placed() -> None:
+    assert (
+        findings(
+            """\
+        model = nn.Linear(4, 2).to(device)
+        x = torch.randn(3, 4)
+        if torch.cuda.is_available():
+            x = x.cuda()
+        model(x)
+        """
+        )
+        == set()
+    )
+
+
+def test_a_branch_that_returns_does_not_reach_the_code_after_it() -> None:
+    assert (
+        findings(
+            """\
+        def run(x):
+            model = nn.Linear(4, 2).to(device)
+            if x is None:
+                return None
+            else:
+                x = x.to(device)
+            return model(x)
+        run(torch.randn(3, 4))
+        """
+        )
+        == set()
+    )
+
+
+def test_numpy_on_the_cpu_path_of_a_guard_is_quiet() -> None:
+    assert (
+        findings(
+            """\
+        train_on_gpu = torch.cuda.is_available()
+        model = nn.Linear(4, 2).to(device)
+        out = model(torch.randn(3, 4).to(device))
+        a = out.numpy() if not train_on_gpu else out.cpu().numpy()
+        if train_on_gpu:
+            b = out.cpu().numpy()
+        else:
+            b = out.numpy()
+        """
+        )
+        == set()
+    )
+
+
+def test_numpy_on_the_gpu_path_is_still_reported() -> None:
+    assert findings(
+        """\
+        model = nn.Linear(4, 2).to(device)
+        out = model(torch.randn(3, 4).to(device))
+        if torch.cuda.is_available():
+            b = out.numpy()
+        """
+    ) == {(4, "GPD202")}
+
+
+def test_the_second_iteration_of_a_loop_sees_what_the_first_left() -> None:
+    assert findings(
+        """\
+        model = nn.Linear(4, 4).to(device)
+        hidden = torch.zeros(2, 4).to(device)
+        for x, y in loader:
+            hidden = model(hidden)
+            hidden = hidden.cpu()
+        """
+    ) == {(4, "GPD101")}
+
+
+def test_a_factory_in_a_helper_that_forward_calls_is_judged_in_forward() -> None:
+    assert findings(
+        """\
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.fc(x) + self.init_state(x.size(0))
+
+            def init_state(self, n):
+                return torch.zeros(n, 2)
+        model = Net().to(device)
+        """
+    ) == {(10, "GPD106")}
+
+
+def test_a_recursive_helper_ends() -> None:
+    assert (
+        findings(
+            """\
+        def walk(net, depth):
+            if depth:
+                return walk(net, depth - 1)
+            return net
+        model = walk(nn.Linear(4, 2), 3).to(device)
+        """
+        )
+        == set()
+    )
+
+
+@pytest.mark.parametrize(
+    ("test", "polarity"),
+    [
+        ("torch.cuda.is_available()", "gpu"),
+        ("not torch.cuda.is_available()", "cpu"),
+        ("use_cuda and not args.no_cuda", "gpu"),
+        ("args.no_cuda", "cpu"),
+        ("args.gpu is not None", "gpu"),
+        ("args.gpu is None", "cpu"),
+        ('device.type == "cuda"', "gpu"),
+        ('device == "cpu"', "cpu"),
+        ('args.device != "cpu"', "gpu"),
+        ("torch.cuda.device_count() > 1", "gpu"),
+        ("train_on_gpu", "gpu"),
+        ("epoch > 3", None),
+        ("debug", None),
+    ],
+)
+def test_guard_polarity(test: str, polarity: str | None) -> None:
+    assert guard_polarity(cst.parse_expression(test)) == polarity
+
+
+def test_a_tensor_brought_back_on_the_gpu_path_is_on_the_host() -> None:
+    """udacity's char-rnn `predict`: `if train_on_gpu: p = p.cpu()`, then `p.numpy()`."""
+    assert (
+        findings(
+            """\
+        train_on_gpu = torch.cuda.is_available()
+        model = nn.Linear(4, 2).to(device)
+        p = model(torch.randn(3, 4).to(device))
+        if train_on_gpu:
+            p = p.cpu()
+        q = p.numpy()
+        """
+        )
+        == set()
+    )
+
+
+def test_a_helper_whose_result_the_caller_moves_is_quiet() -> None:
+    """pytorch/examples word_language_model: `self._mask(len(src)).to(device)` in forward."""
+    assert (
+        findings(
+            """\
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def mask(self, n):
+                return torch.log(torch.tril(torch.ones(n, n)))
+
+            def forward(self, x):
+                return self.fc(x) + self.mask(x.size(0)).to(x.device)
+        model = Net().to(device)
+        """
+        )
+        == set()
+    )
