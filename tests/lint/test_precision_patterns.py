@@ -3,8 +3,13 @@ yunjey/pytorch-tutorial), reduced and rewritten here: what each rule must say, o
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
 from gpudoc.lint.config import LintConfig
-from gpudoc.lint.engine import lint_source
+from gpudoc.lint.engine import lint_paths, lint_source
 from gpudoc.lint.fix import apply_edits
 
 
@@ -123,3 +128,19 @@ def test_map_location_that_is_none_on_this_path_is_reported() -> None:
     assert findings(source, "GPD201") == [(7, None)]
     guarded = source.replace("state =", "if args.gpu is not None:\n    state =")
     assert findings(guarded, "GPD201") == []
+
+
+def test_a_notebook_that_saved_the_path_in_an_earlier_cell_is_quiet(tmp_path: Path) -> None:
+    kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook = new_notebook(metadata={"kernelspec": kernel})
+    notebook.cells = [
+        new_code_cell('import torch\ndevice = "cuda" if torch.cuda.is_available() else "cpu"'),
+        new_code_cell("model = Net().to(device)\ntorch.save(model.state_dict(), 'net.pt')"),
+        new_markdown_cell("## Evaluate"),
+        new_code_cell("model.load_state_dict(torch.load('net.pt'))"),
+        new_code_cell("teacher.load_state_dict(torch.load('teacher.pt'))"),
+    ]
+    path = tmp_path / "train.ipynb"
+    path.write_text(nbformat.writes(notebook))
+    found = lint_paths([str(path)], LintConfig(select=("GPD201",)), use_cache=False).findings
+    assert [(f.cell, f.line) for f in found] == [(5, 1)]  # only the checkpoint from elsewhere
