@@ -121,6 +121,8 @@ model = torch.nn.Linear(4, 2).to(device)
             return
         if flags.default_device:  # torch.set_default_device("cuda"): the device is chosen once
             return
+        if not any(not mention.guarded for mention in facts.cuda_mentions):
+            return
         declared = _Declared()
         context.module.visit(declared)
         if declared.needs_gpu:
