@@ -144,3 +144,17 @@ def test_a_notebook_that_saved_the_path_in_an_earlier_cell_is_quiet(tmp_path: Pa
     path.write_text(nbformat.writes(notebook))
     found = lint_paths([str(path)], LintConfig(select=("GPD201",)), use_cache=False).findings
     assert [(f.cell, f.line) for f in found] == [(5, 1)]  # only the checkpoint from elsewhere
+
+
+def test_a_gpu_index_parameter_is_never_the_map_location() -> None:
+    source = (
+        "import torch\n"
+        "def evaluate(path, gpu):\n"
+        "    model = Net().to('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "    model.load_state_dict(torch.load(path))\n"
+    )
+    assert findings(source, "GPD201") == [(4, None)]
+    with_device = source.replace("path, gpu", "path, gpu, device")
+    assert findings(with_device, "GPD201") == [
+        (4, "model.load_state_dict(torch.load(path, map_location=device))")
+    ]

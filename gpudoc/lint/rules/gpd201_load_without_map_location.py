@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._checkpoints import LoadSite, scan
+from gpudoc.lint.rules._device_names import DEVICE_PARAMETER
 
 
 class LoadWithoutMapLocation(Rule):
@@ -182,7 +183,9 @@ def resume(path, gpu=None):
                 continue  # the same run (or an earlier run of it) wrote what it reads back
             load = unmapped.get(id(site.call))
             if load is not None:
-                yield self._report(site, found.device_at(site) or load.device_name, evidence)
+                yield self._report(
+                    site, found.device_at(site) or _trusted(load.device_name), evidence
+                )
                 continue
             none = found.may_be_none(site)
             if none is not None:
@@ -204,3 +207,9 @@ def resume(path, gpu=None):
             return Report(site.call, message)
         edit = NodeEdit(args[-1].value, f", map_location={device}", "after")
         return Report(site.call, message, FixSpec((edit,), False, f"map_location={device}"))
+
+
+def _trusted(name: str | None) -> str | None:
+    """The analysis' device name for this scope, unless it is typed by its name alone and may be
+    an index or None (``gpu``, ``local_rank``): ``map_location=gpu`` maps nothing when None."""
+    return name if name is not None and DEVICE_PARAMETER.match(name) else None
