@@ -23,7 +23,9 @@ class LoadWithoutMapLocation(Rule):
 
     A checkpoint the same file (or notebook) writes is not reported: `torch.save(x, path)` then
     `torch.load(path)` with the same path expression or string, also through
-    `with open(path) as f`, restores what the run itself saved. Nor is a load in a file whose
+    `with open(path) as f`, restores what the run itself saved. A save after the load counts
+    too: a cache the script writes on its first run and reads on the next (`if
+    os.path.isfile(cache): torch.load(cache) else: ...; torch.save(x, cache)`). Nor is a load in a file whose
     saves are all on the CPU (`.cpu()` before saving, FSDP `offload_to_cpu=True` or
     `cpu_offload=`), or in a script that never offers a CPU path (it hard-codes CUDA).
 
