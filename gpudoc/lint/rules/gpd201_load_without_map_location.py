@@ -25,9 +25,9 @@ class LoadWithoutMapLocation(Rule):
     `torch.load(path)` with the same path expression or string, also through
     `with open(path) as f`, restores what the run itself saved. A save after the load counts
     too: a cache the script writes on its first run and reads on the next (`if
-    os.path.isfile(cache): torch.load(cache) else: ...; torch.save(x, cache)`). Nor is a load in a file whose
-    saves are all on the CPU (`.cpu()` before saving, FSDP `offload_to_cpu=True` or
-    `cpu_offload=`), or in a script that never offers a CPU path (it hard-codes CUDA).
+    os.path.isfile(cache): torch.load(cache) else: ...; torch.save(x, cache)`). Nor is a load
+    in a file whose saves are all on the CPU (`.cpu()` before saving, FSDP `offload_to_cpu=True`
+    or `cpu_offload=`), or in a script that never offers a CPU path (it hard-codes CUDA).
 
     ## Why is this bad?
     A checkpoint saved from GPU tensors is restored onto the GPU it came from. When the script
