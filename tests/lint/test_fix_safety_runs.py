@@ -47,11 +47,11 @@ def test_safe_fixes_make_the_script_run_on_the_device(
 def test_an_unsafe_fix_is_held_back_because_it_would_break_a_running_script(
     run_gpudoc: RunGpudoc, tmp_path: Path
 ) -> None:
-    script = _copy(tmp_path, "cpu_model_test.py")
+    script = _copy(tmp_path, "model_stays_on_cpu.py")
     code, report = _emulate(run_gpudoc, script)
     assert code == 0 and "shape ok" in report, report
     assert _lint(run_gpudoc, script, "--select", "GPD103", "--fix") == 1  # held back
-    assert script.read_text() == (DATA / "cpu_model_test.py").read_text()
+    assert script.read_text() == (DATA / "model_stays_on_cpu.py").read_text()
     assert _lint(run_gpudoc, script, "--select", "GPD103", "--fix", "--unsafe-fixes") == 0
     code, report = _emulate(run_gpudoc, script)
     assert code == 1 and "same device" in report  # what "unsafe" protects against
