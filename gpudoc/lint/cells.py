@@ -141,10 +141,35 @@ def _located(virtual: VirtualSource, findings: Iterable[Finding], path: str) -> 
     return sorted((virtual.map_finding(f, path) for f in findings), key=_cell_order)
 
 
+GPU_REQUIRED_QUIET = frozenset({"GPD203"})
+"""Codes a notebook that asks for a GPU in its metadata does not draw: it never runs on a CPU."""
+
+
+def for_notebook(notebook: Notebook, lint: Lint) -> Lint:
+    """``lint`` as this notebook sees it: without CUDA-fallback findings if it asks for a GPU."""
+    if not notebook.wants_gpu:
+        return lint
+
+    def gpu_lint(text: str) -> list[Finding]:
+        return [f for f in lint(text) if f.code not in GPU_REQUIRED_QUIET]
+
+    return gpu_lint
+
+
 def lint_notebook(notebook: Notebook, path: str, lint: Lint) -> tuple[list[Finding], VirtualSource]:
     """The findings of a notebook, each located by cell and line within the cell."""
+    lint = for_notebook(notebook, lint)
     virtual = build(notebook)
     return _located(virtual, lint(virtual.text), path), virtual
+
+
+CELL_PROBLEM = "cell "
+"""How the error of a partly linted notebook starts (``cell 5: syntax error ...``)."""
+
+
+def partly_linted(error: str) -> bool:
+    """The error of ``check_notebook`` names cells left out: the rest of it was linted."""
+    return error.startswith(CELL_PROBLEM)
 
 
 def check_notebook(text: str, path: str, check: Lint) -> tuple[list[Finding], str | None]:
@@ -156,7 +181,7 @@ def check_notebook(text: str, path: str, check: Lint) -> tuple[list[Finding], st
     if notebook.language != "python":
         return [], None
     findings, virtual = lint_notebook(notebook, path, check)
-    problems = "; ".join(f"cell {cell}: {message}" for cell, message in virtual.errors)
+    problems = "; ".join(f"{CELL_PROBLEM}{cell}: {message}" for cell, message in virtual.errors)
     return findings, problems or None
 
 
@@ -176,6 +201,7 @@ class NotebookFix:
 
 def fix_notebook(notebook: Notebook, path: str, lint: Lint, *, unsafe: bool = False) -> NotebookFix:
     """Fix the notebook's cells; outputs, metadata and layout stay as they were."""
+    lint = for_notebook(notebook, lint)
     virtual = build(notebook)
     result = fix_source(virtual.text, lint, unsafe=unsafe)
     if not result.changed:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+import io
 import re
-from collections.abc import Iterable, Mapping
+import tokenize
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from itertools import accumulate
 
 import libcst as cst
@@ -23,7 +27,8 @@ NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
 UNARY_RUN = re.compile(r"(?:[-+~][ \t]*){500}[\w(]")
 """500 stacked unary operators: libcst needs seconds to give up on these; Python gives up too."""
 BRACKET_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
-NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]*(?:\s*,\s*[A-Z]+[0-9]*)*))?", re.I)
+NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
+UNUSED_NOQA = "GPD902"
 
 
 class SourceError(Exception):
@@ -46,7 +51,7 @@ def check_source(source: str, path: str = "<stdin>") -> list[Finding]:
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
-        raise SourceError(f"syntax error at {error.raw_line}:{error.raw_column + 1}") from None
+        raise SourceError(syntax_error(source, error)) from None
     except RecursionError:
         raise SourceError("too deeply nested to parse") from None
     except cst.CSTValidationError as error:  # libcst accepted text it cannot represent
@@ -57,6 +62,23 @@ def check_source(source: str, path: str = "<stdin>") -> list[Finding]:
         return _run_rules(module, source, path)
     except RecursionError:
         raise SourceError("too deeply nested to analyse") from None
+
+
+def syntax_error(source: str, error: cst.ParserSyntaxError) -> str:
+    """Where and what, as Python itself says it: libcst's own position is often a line late.
+
+    ``compile`` only parses (nothing runs); libcst's text is the fallback for the rare source
+    that one parser accepts and the other does not.
+    """
+    try:
+        compile(source, "<lint>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as python:
+        if python.lineno is not None:
+            column = f":{python.offset}" if python.offset else ""
+            return f"syntax error at {python.lineno}{column}: {python.msg}"
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return f"syntax error at {error.raw_line}:{error.raw_column + 1}: {error.message}"
 
 
 def _bracket_depth(source: str) -> int:
@@ -82,7 +104,8 @@ def _run_rules(module: cst.Module, source: str, path: str) -> list[Finding]:
             if (rule.CODE, report.node) not in seen:
                 seen.add((rule.CODE, report.node))
                 reports.append((type(rule), report))
-    if not reports:
+    directives = noqa_directives(source)
+    if not reports and not directives:
         return []
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     # a project module's body walked for a call here reports on its own file's nodes: those
@@ -90,7 +113,8 @@ def _run_rules(module: cst.Module, source: str, path: str) -> list[Finding]:
     reports = [(rule, report) for rule, report in reports if _in_file(report, positions)]
     lines = source.split("\n")
     findings = [_finding(path, rule, report, positions, lines) for rule, report in reports]
-    return sorted(f for f in findings if not _suppressed(f, lines))
+    kept = [f for f in findings if not _suppressed(f, directives)]
+    return sorted(kept + _unused(directives, path))
 
 
 def _in_file(report: Report, positions: Mapping[cst.CSTNode, CodeRange]) -> bool:
@@ -141,18 +165,69 @@ def _edit(edit: NodeEdit, where: CodeRange, lines: list[str]) -> Edit:
     return Edit(end.line, len(last), end.line, len(last), f"\n{indent}{edit.text}")
 
 
-def _suppressed(finding: Finding, lines: list[str]) -> bool:
-    for number in {finding.line, finding.end_line}:
-        if not 0 < number <= len(lines) or "noqa" not in lines[number - 1].lower():
+@dataclass
+class Directive:
+    """A ``# noqa`` comment: its place, its codes (None: all), and the codes it suppressed."""
+
+    line: int
+    col: int
+    """0-based column of the ``#`` that starts ``# noqa``."""
+    codes: tuple[str, ...] | None
+    used: set[str] = field(default_factory=set)
+
+
+def noqa_directives(source: str) -> dict[int, Directive]:
+    """The ``# noqa`` comments by line, found by Python's tokenizer: text that looks like one
+    inside a string (``"# noqa"``) is not a comment and suppresses nothing."""
+    if "noqa" not in source.lower():
+        return {}
+    found: dict[int, Directive] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            match = NOQA.search(token.string) if token.type == tokenize.COMMENT else None
+            if match is None:
+                continue
+            raw = match.group("codes")
+            codes = tuple(c.upper() for c in re.split(r"[\s,]+", raw) if c) if raw else None
+            line, col = token.start
+            found[line] = Directive(line, col + match.start(), codes)
+    except (tokenize.TokenError, SyntaxError):
+        pass  # libcst parsed it; a tokenizer disagreement only loses suppressions
+    return found
+
+
+def _suppressed(finding: Finding, directives: dict[int, Directive]) -> bool:
+    """Exact codes, as ruff reads them: ``# noqa: GPD201`` does not silence GPD202."""
+    for number in (finding.line, finding.end_line):
+        directive = directives.get(number)
+        if directive is None:
             continue
-        match = NOQA.search(lines[number - 1])
-        if match is None:
-            continue
-        codes = match.group("codes")
-        if codes is None or _matches(finding.code, codes.split(",")):
+        if directive.codes is None or finding.code in directive.codes:
+            directive.used.add(finding.code)
             return True
     return False
 
 
-def _matches(code: str, prefixes: Iterable[str]) -> bool:
-    return any(code.startswith(prefix.strip().upper()) for prefix in prefixes if prefix.strip())
+def _unused(directives: dict[int, Directive], path: str) -> list[Finding]:
+    """GPD902 findings for the GPD codes of ``# noqa`` comments that silenced nothing."""
+    from gpudoc.lint.rule import rule_by_code
+
+    rule = rule_by_code(UNUSED_NOQA)
+    if rule is None:
+        return []
+    found: list[Finding] = []
+    for directive in directives.values():
+        unused = [
+            code
+            for code in directive.codes or ()
+            if code.startswith("GPD") and code not in directive.used and code != UNUSED_NOQA
+        ]
+        if unused:
+            shown = ", ".join(unused)
+            message = f"unused `noqa` directive: nothing here is reported as {shown}"
+            col = directive.col + 1
+            found.append(
+                Finding(path, directive.line, col, rule.CODE, rule.NAME, message,
+                        end_line=directive.line, end_col=col)
+            )  # fmt: skip
+    return found

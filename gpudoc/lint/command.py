@@ -26,7 +26,14 @@ def add_parser(subparsers: Any) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", help="files or directories; - reads standard input")
-    parser.add_argument("--format", choices=FORMAT_CHOICES, default="text", help="output format")
+    parser.add_argument(
+        "--output-format",
+        "--format",
+        dest="format",
+        choices=FORMAT_CHOICES,
+        default="text",
+        help="output format (--format is an alias)",
+    )
     parser.add_argument(
         "--select",
         action="append",
@@ -49,6 +56,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--diff", action="store_true", help="print the fixes as a unified diff; write nothing"
     )
+    parser.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even when there are findings (2 still means a usage error or bad file)",
+    )
+    parser.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print the number of findings per rule instead of the findings",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,15 +77,34 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--jobs must be at least 1")
     if (args.fix or args.diff) and "-" in args.paths:
         raise UsageError("--fix and --diff work on files, not on standard input")
+    if args.unsafe_fixes and not (args.fix or args.diff):
+        raise UsageError("--unsafe-fixes needs --fix (apply them) or --diff (show them)")
+    if args.statistics and (args.fix or args.diff):
+        raise UsageError("--statistics reports findings; it does not combine with --fix or --diff")
     from gpudoc.lint.config import load_config
     from gpudoc.lint.render import FORMATS
 
     config = load_config(Path.cwd()).with_cli(args.select, args.ignore)
     result = lint(args, config)
+    if not result.files:
+        sys.stderr.write(
+            "gpudoc lint: warning: no Python files (*.py, *.ipynb) found in "
+            f"{', '.join(args.paths)}\n"
+        )
     if args.fix or args.diff:
-        return fix(args, config, result)
-    FORMATS[args.format](result, sys.stdout, sys.stderr)
-    return exit_code(result)
+        return _zero(args, fix(args, config, result))
+    if args.statistics:
+        from gpudoc.lint.render import render_statistics
+
+        render_statistics(result, args.format, sys.stdout, sys.stderr)
+    else:
+        FORMATS[args.format](result, sys.stdout, sys.stderr)
+    return _zero(args, exit_code(result))
+
+
+def _zero(args: argparse.Namespace, code: int) -> int:
+    """--exit-zero: findings do not fail the run; usage errors and unreadable files still do."""
+    return OK if args.exit_zero and code == FINDINGS else code
 
 
 def fix(args: argparse.Namespace, config: Any, result: Any) -> int:

@@ -51,7 +51,9 @@ def discover(paths: list[str]) -> Iterator[Target]:
         elif path.exists() or path.is_symlink():
             if path.resolve() not in seen:
                 seen.add(path.resolve())
-                yield Target(path, raw)
+                regular = path.is_file() or not path.exists()  # a broken link: "no such file"
+                error = None if regular else f"{raw}: not a regular file (a pipe or device?)"
+                yield Target(path, raw, error=error)
         else:
             yield Target(path, raw, error=f"{raw}: no such file or directory")
 
@@ -66,7 +68,8 @@ def _walk(root: Path) -> list[Path]:
         base = Path(directory)
         dirnames[:] = sorted(d for d in dirnames if not _skipped_dir(base / d))
         found.extend(base / name for name in filenames if name.endswith(SUFFIXES))
-    return sorted(found)
+    # a named pipe called x.py would block the read for ever: only regular files are linted
+    return sorted(path for path in found if path.is_file())
 
 
 def _under_skipped(path: Path, root: Path, venvs: dict[Path, bool]) -> bool:

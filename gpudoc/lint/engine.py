@@ -149,7 +149,14 @@ def _result(
     # A notebook can have both: findings in its good cells, an error for a cell that won't parse.
     selected = tuple(_selected(findings, config, display))
     message = f"{display}: {error}" if error is not None else None
-    return FileResult(display, selected, error=message, cached=cached)
+    partial = error is not None and display.endswith(".ipynb") and _partly_linted(error)
+    return FileResult(display, selected, error=message, cached=cached, partial=partial)
+
+
+def _partly_linted(error: str) -> bool:
+    from gpudoc.lint.cells import partly_linted
+
+    return partly_linted(error)
 
 
 def _read(target: Target, stdin: str | None) -> str | FileResult:
@@ -160,6 +167,8 @@ def _read(target: Target, stdin: str | None) -> str | FileResult:
             return stdin if stdin is not None else sys.stdin.read()
         if target.path.is_dir():
             return FileResult(target.display, error=f"{target.display}: is a directory")
+        if not target.path.is_file():  # reading a named pipe would block for ever
+            return FileResult(target.display, error=f"{target.display}: not a regular file")
         return decode(target.path.read_bytes())
     except PermissionError:
         return FileResult(target.display, error=f"{target.display}: permission denied")

@@ -117,5 +117,5 @@ def fix_result(
         outcome = fix_file(Path(file.path), file.path, lint, unsafe=unsafe, write=write)
         fixes.append(outcome)
         error = file.error or ("; ".join(outcome.errors) or None)
-        files.append(FileResult(file.path, outcome.remaining, error=error))
+        files.append(FileResult(file.path, outcome.remaining, error=error, partial=file.partial))
     return LintResult(tuple(files)), tuple(fixes)

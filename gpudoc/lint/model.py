@@ -58,6 +58,10 @@ class Finding:
     def fixable(self) -> bool:
         return self.fix is not None
 
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        """Path, then cell (notebooks), then position: the order findings are shown in."""
+        return (self.path, self.cell or 0, self.line, self.col, self.code)
+
 
 @dataclass(frozen=True)
 class FileResult:
@@ -67,6 +71,8 @@ class FileResult:
     findings: tuple[Finding, ...] = ()
     error: str | None = None
     cached: bool = False
+    partial: bool = False
+    """A notebook whose other cells were linted, though ``error`` names cells that were not."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +81,8 @@ class LintResult:
 
     @property
     def findings(self) -> tuple[Finding, ...]:
-        return tuple(sorted(f for result in self.files for f in result.findings))
+        found = (f for result in self.files for f in result.findings)
+        return tuple(sorted(found, key=Finding.sort_key))
 
     @property
     def errors(self) -> tuple[str, ...]:
@@ -83,4 +90,4 @@ class LintResult:
 
     @property
     def files_checked(self) -> int:
-        return sum(1 for r in self.files if r.error is None)
+        return sum(1 for r in self.files if r.error is None or r.partial)

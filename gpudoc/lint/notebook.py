@@ -45,6 +45,8 @@ class Notebook:
     """The code cells, in order."""
     language: str
     """The kernel's language (``python`` when the notebook does not say)."""
+    wants_gpu: bool = False
+    """Its metadata asks for a GPU (Colab ``"accelerator": "GPU"``, Kaggle's accelerator)."""
 
     def raw_line(self, cell: int, line: int) -> int | None:
         """The 1-based line of the file's JSON text that holds line ``line`` of cell ``cell``."""
@@ -118,6 +120,22 @@ def _language(data: Mapping[str, object]) -> str:
     return "python"
 
 
+def _wants_gpu(data: Mapping[str, object]) -> bool:
+    """Colab writes ``"accelerator": "GPU"`` (and ``gpuClass``); Kaggle writes
+    ``kaggle.accelerator`` (``"gpu"``, ``"nvidiaTeslaT4"``; ``"none"`` without one)."""
+    metadata = data.get("metadata")
+    if not isinstance(metadata, dict):
+        return False
+    kaggle = metadata.get("kaggle")
+    values = [metadata.get("accelerator")]
+    if isinstance(kaggle, dict):
+        values.append(kaggle.get("accelerator"))
+    for value in values:
+        if isinstance(value, str) and ("gpu" in value.lower() or "nvidia" in value.lower()):
+            return True
+    return "gpuClass" in metadata
+
+
 def _code_cell(text: str, index: int, span: Span, cell: object) -> CodeCell | None:
     if not isinstance(cell, dict) or cell.get("cell_type") != "code":
         return None
@@ -150,7 +168,7 @@ def load(text: str) -> Notebook:
         code_cell = _code_cell(text, number, span, cell)
         if code_cell is not None:
             cells.append(code_cell)
-    return Notebook(text, tuple(cells), _language(data))
+    return Notebook(text, tuple(cells), _language(data), _wants_gpu(data))
 
 
 def split_lines(source: str) -> list[str]:

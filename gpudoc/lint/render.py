@@ -106,6 +106,35 @@ FORMATS: dict[str, Renderer] = {
 }
 
 
+def statistics(result: LintResult) -> list[dict[str, Any]]:
+    """Findings per code, most frequent first (ruff's --statistics)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for finding in result.findings:
+        row = rows.setdefault(
+            finding.code,
+            {"code": finding.code, "name": finding.name, "count": 0, "fixable": 0},
+        )
+        row["count"] += 1
+        row["fixable"] += finding.fixable
+    return sorted(rows.values(), key=lambda row: (-row["count"], row["code"]))
+
+
+def render_statistics(result: LintResult, fmt: str, out: TextIO, err: TextIO) -> None:
+    """``--statistics``: one line per code (``count  code  [*] name``; [*]: fixable), or a
+    JSON list of ``{code, name, count, fixable}`` for ``--output-format json``."""
+    rows = statistics(result)
+    if fmt == "json":
+        out.write(json.dumps(rows, indent=2) + "\n")
+        _errors(result, err)
+        return
+    width = max((len(str(row["count"])) for row in rows), default=1)
+    for row in rows:
+        mark = "[*] " if row["fixable"] else "    "
+        out.write(f"{row['count']:>{width}}\t{row['code']}\t{mark}{row['name']}\n")
+    _errors(result, err)
+    err.write(summary(result) + "\n")
+
+
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'s' * (count != 1)}"
 

@@ -50,11 +50,16 @@ class Report:
 
 @dataclass(frozen=True)
 class Invalid:
-    """An INVALID example: the code and where the finding must be (1-based line and column)."""
+    """An INVALID example: the code and where the finding must be (1-based line and column).
+
+    ``expected_replacement`` (Fixit's name) pins the exact text once the finding's fix is applied
+    (safe or unsafe); it is required when the finding has a fix, and None when it has none.
+    """
 
     code: str
     line: int
     col: int
+    expected_replacement: str | None = None
 
 
 @dataclass(frozen=True)

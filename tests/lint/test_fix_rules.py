@@ -152,3 +152,35 @@ def test_a_device_name_a_function_rebinds_is_never_a_move_target() -> None:
         "    device = batch\n"  # bound after the loop: still local in all of `step`
     )
     assert "images.to(device)" not in fix_source(later, lint, unsafe=True).fixed
+
+
+def test_numpy_fix_is_safe_only_for_a_known_device_tensor() -> None:
+    from gpudoc.lint.config import LintConfig
+    from gpudoc.lint.engine import lint_source
+    from gpudoc.lint.rules.gpd202_numpy_on_device_tensor import NumpyOnDeviceTensor
+
+    safety = []
+    for example in NumpyOnDeviceTensor.INVALID:
+        result = lint_source(example.code, "x.py", LintConfig(select=("GPD202",)))
+        (finding,) = result.findings
+        assert finding.fix is not None
+        safety.append(finding.fix.safe)
+    # placed model's output: safe; np.mean reduction: unsafe; a parameter typed by name: unsafe
+    assert safety == [True, False, False]
+
+
+def test_discarded_move_fix_is_safe_only_where_the_device_needs_it() -> None:
+    from gpudoc.lint.config import LintConfig
+    from gpudoc.lint.engine import lint_source
+
+    def safety(source: str) -> bool | None:
+        (finding,) = lint_source(source, "x.py", LintConfig(select=("GPD103",))).findings
+        return finding.fix.safe if finding.fix is not None else None
+
+    head = 'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+    placed = head + "model = torch.nn.Linear(4, 2).to(device)\nx = torch.randn(3, 4)\n"
+    assert safety(placed + "x.to(device)\ny = model(x)\n") is True
+    assert safety(placed + "x.to(device)\nprint(x.shape)\ny = model(x)\n") is False
+    host = head + "model = torch.nn.Linear(4, 2)\nx = torch.randn(3, 4)\n"
+    assert safety(host + "x.to(device)\ny = model(x)\n") is False  # the model stays on the CPU
+    assert safety(placed + "x = x.to(device)\nx.half()\ny = model(x)\n") is False  # a dtype

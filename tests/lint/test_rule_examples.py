@@ -7,6 +7,7 @@ import pytest
 
 from gpudoc.lint.config import LintConfig
 from gpudoc.lint.engine import lint_source
+from gpudoc.lint.fix import apply_edits
 from gpudoc.lint.rule import Invalid, Rule, all_rules
 
 VALID = [(rule, code) for rule in all_rules() for code in rule.VALID]
@@ -60,3 +61,31 @@ def test_off_by_default_rules_need_a_specific_select() -> None:
     band = {f.code for f in lint_source(code, "x.py", LintConfig(select=("GPD9",))).findings}
     everything = {f.code for f in lint_source(code, "x.py", LintConfig(select=("GPD",))).findings}
     assert "GPD901" not in default and "GPD901" not in everything and "GPD901" in band
+
+
+@pytest.mark.parametrize(
+    ("rule", "example"), INVALID, ids=[f"{r.CODE}-{i}" for i, (r, _) in enumerate(INVALID)]
+)
+def test_invalid_example_fix_gives_the_pinned_text(rule: type[Rule], example: Invalid) -> None:
+    """The finding's own fix, applied alone, gives exactly ``expected_replacement``."""
+    findings = lint_source(example.code, "example.py", LintConfig(select=(rule.CODE,))).findings
+    (finding,) = [f for f in findings if f.code == rule.CODE]
+    if finding.fix is None:
+        assert example.expected_replacement is None, f"{rule.CODE} pins a fix it does not offer"
+        return
+    assert example.expected_replacement is not None, f"{rule.CODE}: pin the fixed text"
+    fixed = apply_edits(example.code, finding.fix.edits)
+    assert fixed == example.expected_replacement
+    cst.parse_module(fixed)
+    again = lint_source(fixed, "example.py", LintConfig(select=(rule.CODE,))).findings
+    assert [f for f in again if f.code == rule.CODE] == []
+
+
+def test_every_rule_with_a_fix_documents_its_safety() -> None:
+    """ruff's convention: a rule that offers a fix says when it is safe ("## Fix safety")."""
+    for rule in all_rules():
+        fixes = []
+        for example in rule.INVALID:
+            findings = lint_source(example.code, "x.py", LintConfig(select=(rule.CODE,))).findings
+            fixes += [f.fix for f in findings if f.code == rule.CODE and f.fix is not None]
+        assert bool(fixes) == ("## Fix safety" in rule.doc()), rule.CODE

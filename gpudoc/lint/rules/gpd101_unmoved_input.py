@@ -43,8 +43,13 @@ class UnmovedInput(Rule):
     ## Known problems
     Batches moved by a helper function, a custom `collate_fn`, or a framework (Lightning,
     accelerate's `prepare`) are recognised as moved or unknown, never as host tensors. A module
-    wrapped in `nn.DataParallel` scatters host inputs itself and is not reported. The fix
-    (unsafe) moves every tensor the loop unpacks, to the device named in the script.
+    wrapped in `nn.DataParallel` scatters host inputs itself and is not reported.
+
+    ## Fix safety
+    Unsafe: it changes where the batch lives. The fix moves every tensor the loop (or the
+    assignment) unpacks to the device variable the script names (`x, y = x.to(device),
+    y.to(device)`); with no such variable there is no fix. A non-tensor among the unpacked names
+    (a list of file names) would make `.to()` raise.
     """
 
     CODE = "GPD101"
@@ -92,6 +97,15 @@ for x, y in loader:
 """,
             line=6,
             col=17,
+            expected_replacement="""\
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 2).to(device)
+loader = torch.utils.data.DataLoader(dataset, batch_size=8)
+for x, y in loader:
+    x, y = x.to(device), y.to(device)
+    out = model(x)
+""",
         ),
         Invalid(
             """\
@@ -104,6 +118,15 @@ def test(model, device, test_loader):
 """,
             line=6,
             col=28,
+            expected_replacement="""\
+import torch
+def test(model, device, test_loader):
+    model.eval()
+    with torch.no_grad():
+        for data, target in test_loader:
+            data, target = data.to(device), target.to(device)
+            output = model(data)
+""",
         ),
     )
 

@@ -49,6 +49,12 @@ class UnmovedModule(Rule):
     ## Known problems
     A model loaded whole with `torch.load` is of unknown placement and not reported. A module
     moved inside a helper function counts as unmoved only when the helper's result is discarded.
+
+    ## Fix safety
+    Unsafe: it moves the module's parameters. The fix inserts `model.to(device)` after the line
+    that binds the module, with the script's own device variable; with none, or for an
+    attribute (`self.net`), there is no fix. An optimizer built over the parameters before that
+    line keeps working (`Module.to` moves parameters in place).
     """
 
     CODE = "GPD102"
@@ -104,6 +110,14 @@ out = model(x)
 """,
             line=3,
             col=1,
+            expected_replacement="""\
+import torch
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = torch.nn.Linear(4, 2)
+model.to(device)
+x = torch.randn(3, 4).to(device)
+out = model(x)
+""",
         ),
     )
 

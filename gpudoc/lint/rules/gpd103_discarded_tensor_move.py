@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
-from gpudoc.lint.analysis.facts import DiscardedMove, Facts
+from gpudoc.lint.analysis.expressions import string_value
+from gpudoc.lint.analysis.facts import Argument, DiscardedMove, Facts
+from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.values import Place
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 
 
@@ -37,7 +41,17 @@ class DiscardedTensorMove(Rule):
 
     ## Known problems
     Objects whose `.to()` works in place (modules, a tokenizer's `BatchEncoding`) are never typed
-    as tensors, so they are not reported. The fix (safe) assigns the result back.
+    as tensors, so they are not reported; nor is a subscript or name that may hold a module
+    (`ckpt["model"].half()`, `models[name].cuda()`, `self.encoder.to(device)`).
+
+    ## Fix safety
+    The fix assigns the result back (`x = x.to(device)`). It is safe only when the move goes to
+    the device and the next statement that reads the name passes it to a module on the device
+    or combines it with a device tensor: there the unfixed code already fails on a GPU, and the
+    fix is what makes it run. Everywhere else it is unsafe, because making the move effective
+    changes what runs: `x.cuda()` assigned back in a test whose model stays on the CPU breaks
+    the test on every GPU machine, and a dtype conversion assigned back (`x = x.half()`) can
+    create a dtype mismatch (`expected scalar type Half but found Float`) that was not there.
     """
 
     CODE = "GPD103"
@@ -60,6 +74,13 @@ import torch
 x = torch.randn(3)
 x = x.to("cuda")
 """,
+        # a checkpoint's module converts in place
+        """\
+import torch
+def restore(data, device):
+    data["model"].to(device)
+    return data
+""",
     )
     INVALID = (
         Invalid(
@@ -70,6 +91,11 @@ x.to("cuda")
 """,
             line=3,
             col=1,
+            expected_replacement="""\
+import torch
+x = torch.randn(3)
+x = x.to("cuda")
+""",
         ),
         Invalid(
             """\
@@ -80,13 +106,43 @@ def step(model, x, device):
 """,
             line=3,
             col=5,
+            expected_replacement="""\
+import torch
+def step(model, x, device):
+    x = x.to(device)
+    return model(x)
+""",
+        ),
+        # the model stays on the CPU: making the move effective would break the test on a GPU
+        Invalid(
+            """\
+import torch
+def test_forward():
+    model = torch.nn.Linear(4, 2)
+    x = torch.randn(3, 4)
+    x.cuda()
+    assert model(x).shape == (3, 2)
+""",
+            line=5,
+            col=5,
+            expected_replacement="""\
+import torch
+def test_forward():
+    model = torch.nn.Linear(4, 2)
+    x = torch.randn(3, 4)
+    x = x.cuda()
+    assert model(x).shape == (3, 2)
+""",
         ),
     )
 
     def check(self, facts: Facts, context: Context) -> Iterator[Report]:
+        uses: _NextUse | None = None
         for move in facts.discarded_moves:
             if not facts.flags.places and not _converts_dtype(move, context):
                 continue
+            if _may_hold_module(move.receiver):
+                continue  # `ckpt["model"].half()`, `models[name].cuda()`: modules convert in place
             shown = context.code(move.receiver)
             message = (
                 f"`{shown}.{move.method}(...)` returns a new tensor and this statement discards "
@@ -94,9 +150,110 @@ def step(model, x, device):
             )
             fix = None
             if isinstance(move.receiver, cst.Name | cst.Attribute | cst.Subscript):
+                uses = uses or _NextUse(context.module, facts)
+                safe = _moves_to_device(move, context) and uses.needs_device(move)
                 edit = NodeEdit(move.call, f"{shown} = ", "before")
-                fix = FixSpec((edit,), safe=True, description="assign the result back")
+                fix = FixSpec((edit,), safe=safe, description="assign the result back")
             yield Report(move.statement, message, fix)
+
+
+MODULE_KEY = re.compile(
+    r"(model|net|module|encoder|decoder|backbone|generator|discriminator|head|policy|critic"
+    r"|teacher|student|ema|layer|block|expert)s?$",
+    re.I,
+)
+"""Names and keys that hold modules: ``ckpt["model"]``, ``models[name]``, ``self.encoder``."""
+
+
+def _may_hold_module(receiver: cst.BaseExpression) -> bool:
+    if isinstance(receiver, cst.Subscript):
+        base = (dotted(receiver.value) or "").rsplit(".", 1)[-1]
+        keys = [
+            string_value(element.slice.value) or dotted(element.slice.value) or ""
+            for element in receiver.slice
+            if isinstance(element.slice, cst.Index)
+        ]
+        return bool(MODULE_KEY.search(base)) or any(MODULE_KEY.search(key) for key in keys)
+    name = (dotted(receiver) or "").rsplit(".", 1)[-1]
+    return bool(name) and bool(MODULE_KEY.search(name))
+
+
+def _moves_to_device(move: DiscardedMove, context: Context) -> bool:
+    """``.to(device)`` / ``.cuda()``: a move to the device, not a dtype conversion or ``.cpu()``."""
+    if move.method == "cuda":
+        return True
+    if move.method != "to" or _converts_dtype(move, context):
+        return False
+    return any(arg.keyword is None or arg.keyword.value == "device" for arg in move.call.args)
+
+
+class _NextUse:
+    """Whether the statement after a discarded move that reads the name needs it on the device:
+    it is passed to a placed module, or combined with a device tensor."""
+
+    def __init__(self, module: cst.Module, facts: Facts) -> None:
+        self.parents: dict[int, cst.CSTNode] = {}
+        self.module = module
+        module.visit(_Parents(self.parents))
+        self.calls: dict[int, list[Argument]] = {}
+        for call in facts.module_calls:
+            if call.module.is_device_module:
+                self.calls[id(call.call)] = call.args
+        for mixed in facts.mixed_calls:
+            if any(a.value.is_tensorish and a.value.place is Place.DEVICE for a in mixed.args):
+                self.calls[id(mixed.call)] = mixed.args
+
+    def needs_device(self, move: DiscardedMove) -> bool:
+        name = dotted(move.receiver)
+        line = self.parents.get(id(move.statement))
+        block = self.parents.get(id(line)) if line is not None else None
+        body = getattr(block, "body", None)
+        if name is None or line is None or not isinstance(body, Sequence) or line not in body:
+            return False
+        for statement in body[list(body).index(line) + 1 :]:
+            found = _Reads(name)
+            statement.visit(found)
+            if not found.calls and not found.other:
+                continue
+            return any(
+                any(arg.name == name for arg in self.calls.get(id(call), ()))
+                for call in found.calls
+            )
+        return False
+
+
+class _Parents(cst.CSTVisitor):
+    def __init__(self, parents: dict[int, cst.CSTNode]) -> None:
+        super().__init__()
+        self.parents = parents
+        self.stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.stack:
+            self.parents[id(node)] = self.stack[-1]
+        self.stack.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+
+
+class _Reads(cst.CSTVisitor):
+    """The calls that take ``name`` as an argument, and whether it is read anywhere else."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.calls: list[cst.Call] = []
+        self.other = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if any(dotted(arg.value) == self.name for arg in node.args):
+            self.calls.append(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name.split(".")[0]:
+            self.other = True
 
 
 def _converts_dtype(move: DiscardedMove, context: Context) -> bool:

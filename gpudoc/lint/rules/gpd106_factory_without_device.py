@@ -52,8 +52,13 @@ class FactoryWithoutDevice(Rule):
 
     ## Known problems
     `torch.zeros_like`, `x.new_zeros` and 0-dim `torch.tensor(1.0)` are correct and not reported.
-    A CPU tensor used only as an index is reported although PyTorch accepts it. The fix (unsafe:
-    for random factories it changes the random stream) adds `device=<first input>.device`.
+    A CPU tensor used only as an index is reported although PyTorch accepts it.
+
+    ## Fix safety
+    Unsafe: it adds `device=<first input>.device` (`self.device` in a Lightning `*_step`). For
+    random factories (`torch.randn`) that changes the random stream (the device's generator
+    draws instead of the CPU's), and an index tensor moved to the device may be slower to use.
+    Without a first tensor parameter there is no fix.
     """
 
     CODE = "GPD106"
@@ -86,6 +91,15 @@ model = RNN().cuda()
 """,
             line=5,
             col=13,
+            expected_replacement="""\
+import torch
+import torch.nn as nn
+class RNN(nn.Module):
+    def forward(self, x):
+        h = torch.zeros(x.size(0), 8, device=x.device)
+        return x + h
+model = RNN().cuda()
+""",
         ),
     )
 

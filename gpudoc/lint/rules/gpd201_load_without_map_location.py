@@ -6,34 +6,59 @@ from collections.abc import Iterator
 
 from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+from gpudoc.lint.rules._checkpoints import LoadSite, scan
+from gpudoc.lint.rules._device_names import DEVICE_PARAMETER
 
 
 class LoadWithoutMapLocation(Rule):
-    """`torch.load` without `map_location` in a script that uses devices.
+    """`torch.load` without `map_location` of a checkpoint from outside the run.
 
     ## What it does
     Finds `torch.load(path)` calls with neither `map_location=` nor a second positional argument,
-    in files that mention a device (CUDA, `torch.device`, `.to(device)`).
+    in files that use a device and also offer a CPU path (`torch.cuda.is_available()`, a
+    `"cpu"` device, a `--cuda`/`--accel`/`--device` option, or moves under an `if` about the
+    device). Also
+    finds `map_location=gpu` where `gpu` may be None on that path (a `=None` default, an
+    argparse option with no default), which maps nothing.
+
+    A checkpoint the same file (or notebook) writes is not reported: `torch.save(x, path)` then
+    `torch.load(path)` with the same path expression or string, also through
+    `with open(path) as f`, restores what the run itself saved. A save after the load counts
+    too: a cache the script writes on its first run and reads on the next (`if
+    os.path.isfile(cache): torch.load(cache) else: ...; torch.save(x, cache)`). Nor is a load
+    in a file whose saves are all on the CPU (`.cpu()` before saving, FSDP `offload_to_cpu=True`
+    or `cpu_offload=`), or in a script that never offers a CPU path (it hard-codes CUDA).
 
     ## Why is this bad?
-    A checkpoint saved from GPU tensors is restored onto the GPU it came from. On a CPU-only host
-    that fails with `RuntimeError: Attempting to deserialize object on a CUDA device but
-    torch.cuda.is_available() is False`; on a multi-GPU host every rank loads onto `cuda:0`.
+    A checkpoint saved from GPU tensors is restored onto the GPU it came from. When the script
+    falls back to the CPU (no GPU on this host) that fails with `RuntimeError: Attempting to
+    deserialize object on a CUDA device but torch.cuda.is_available() is False`; on a multi-GPU
+    host every rank loads onto `cuda:0`.
 
     ## Example
     ```python
-    net.load_state_dict(torch.load(PATH))
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    net.load_state_dict(torch.load(args.checkpoint))
     ```
 
     ## Use instead
     ```python
-    net.load_state_dict(torch.load(PATH, map_location=device))
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    net.load_state_dict(torch.load(args.checkpoint, map_location=device))
     ```
 
     ## Known problems
-    A checkpoint known to hold CPU tensors is safe to load without it; add `# noqa: GPD201`. The
-    fix (unsafe: it changes where the loaded tensors live) passes the script's device, or
-    `"cpu"` when the script names none.
+    A checkpoint known to hold CPU tensors but written elsewhere is still reported; add
+    `# noqa: GPD201`. The saved and loaded paths are compared as text: a path rebuilt differently
+    (`os.path.join(d, "m.pt")` against `d + "/m.pt"`) counts as an outside checkpoint.
+
+    ## Fix safety
+    Unsafe: it changes where the loaded tensors live. The fix passes the script's own device
+    variable, bound before the load where the load can see it (`torch.device(...)`,
+    `torch.accelerator.current_accelerator()`, `accelerator.device` of an `Accelerator()`,
+    `f"cuda:{rank}"`, `"cuda" if ... else "cpu"`, a parameter named `device`). It never writes
+    `map_location="cpu"`: a whole model loaded onto the CPU, then fed device tensors, would be a
+    new bug. With no such variable there is no fix.
     """
 
     CODE = "GPD201"
@@ -50,6 +75,37 @@ state = torch.load("model.pt", map_location=device)
 import torch
 state = torch.load("model.pt")
 """,
+        # the same run saved it: a reload restores what it wrote
+        """\
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 2).to(device)
+with open(args.save, "wb") as f:
+    torch.save(model, f)
+with open(args.save, "rb") as f:
+    model = torch.load(f)
+""",
+        # saved on the CPU
+        """\
+import torch
+device = "cuda" if torch.cuda.is_available() else "cpu"
+torch.save({k: v.cpu() for k, v in model.state_dict().items()}, args.out)
+state = torch.load(args.resume)
+""",
+        # FSDP gathers the full state dict on the CPU
+        """\
+import torch
+from torch.distributed.fsdp import FullStateDictConfig
+policy = FullStateDictConfig(offload_to_cpu=True, rank0_only=True)
+model.to(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+state = torch.load(path)
+""",
+        # a GPU-only script: there is no CPU to fall back to
+        """\
+import torch
+model = torch.nn.Linear(4, 2).cuda()
+model.load_state_dict(torch.load(args.checkpoint))
+""",
     )
     INVALID = (
         Invalid(
@@ -60,20 +116,102 @@ state = torch.load("model.pt")
 """,
             line=3,
             col=9,
+            expected_replacement="""\
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+state = torch.load("model.pt", map_location=device)
+""",
+        ),
+        # pytorch/examples word_language_model: the whole model is loaded, then fed device data
+        Invalid(
+            """\
+import torch
+if args.accel and torch.accelerator.is_available():
+    device = torch.accelerator.current_accelerator()
+else:
+    device = torch.device("cpu")
+with open(args.checkpoint, "rb") as f:
+    model = torch.load(f)
+output = model(data.to(device))
+""",
+            line=7,
+            col=13,
+            expected_replacement="""\
+import torch
+if args.accel and torch.accelerator.is_available():
+    device = torch.accelerator.current_accelerator()
+else:
+    device = torch.device("cpu")
+with open(args.checkpoint, "rb") as f:
+    model = torch.load(f, map_location=device)
+output = model(data.to(device))
+""",
+        ),
+        # the device is chosen after the load: no variable to pass, so no fix
+        Invalid(
+            """\
+import torch
+model = torch.load(opt.model)
+if opt.accel:
+    device = torch.accelerator.current_accelerator()
+    model = model.to(device)
+""",
+            line=2,
+            col=9,
+        ),
+        # `map_location=gpu` with gpu None maps nothing
+        Invalid(
+            """\
+import torch
+def resume(path, gpu=None):
+    model.to("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.load(path, map_location=gpu)
+""",
+            line=4,
+            col=12,
         ),
     )
 
     def check(self, facts: Facts, context: Context) -> Iterator[Report]:
         if not (facts.flags.device_notion or facts.flags.places):
             return
-        for load in facts.loads:
-            location = load.device_name or '"cpu"'
-            message = (
-                "`torch.load` without `map_location` restores tensors onto the device they were "
-                f"saved from; pass `map_location={location}`"
-            )
-            fix = None
-            if load.call.args and not load.call.args[-1].star:
-                edit = NodeEdit(load.call.args[-1].value, f", map_location={location}", "after")
-                fix = FixSpec((edit,), safe=False, description=f"map_location={location}")
-            yield Report(load.call, message, fix)
+        found = scan(context.module)
+        evidence = found.cpu_path
+        if evidence is None or found.saves_cpu_state():
+            return  # a GPU-only script, or checkpoints this file wrote on the CPU
+        unmapped = {id(load.call): load for load in facts.loads}
+        for site in found.loads:
+            if found.saved_here(site):
+                continue  # the same run (or an earlier run of it) wrote what it reads back
+            load = unmapped.get(id(site.call))
+            if load is not None:
+                yield self._report(
+                    site, found.device_at(site) or _trusted(load.device_name), evidence
+                )
+                continue
+            none = found.may_be_none(site)
+            if none is not None:
+                message = (
+                    f"`map_location={none}` is None on this path, which maps nothing: tensors "
+                    f"are restored onto the device they were saved from, and this script also "
+                    f"runs on the CPU ({evidence}); pass a device that is never None"
+                )
+                yield Report(site.call, message)
+
+    def _report(self, site: LoadSite, device: str | None, evidence: str) -> Report:
+        message = (
+            "`torch.load` without `map_location` restores tensors onto the device they were "
+            f"saved from, and this script also runs on the CPU ({evidence}), where a checkpoint "
+            f"saved on a GPU fails to load; pass `map_location={device or 'device'}`"
+        )
+        args = site.call.args
+        if device is None or not args or args[-1].star:
+            return Report(site.call, message)
+        edit = NodeEdit(args[-1].value, f", map_location={device}", "after")
+        return Report(site.call, message, FixSpec((edit,), False, f"map_location={device}"))
+
+
+def _trusted(name: str | None) -> str | None:
+    """The analysis' device name for this scope, unless it is typed by its name alone and may be
+    an index or None (``gpu``, ``local_rank``): ``map_location=gpu`` maps nothing when None."""
+    return name if name is not None and DEVICE_PARAMETER.match(name) else None

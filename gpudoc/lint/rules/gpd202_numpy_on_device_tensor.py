@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.facts import Facts, NumpyUse
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 
 SIMPLE = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
@@ -34,10 +34,21 @@ class NumpyOnDeviceTensor(Rule):
     preds = model(images).argmax(1).cpu().numpy()
     ```
 
+    NumPy functions that only read metadata or call the tensor's own method (`np.shape`,
+    `np.ndim`, `np.size`, `np.squeeze`, `np.nonzero`, `np.swapaxes`) copy nothing to the host
+    and are not reported.
+
     ## Known problems
     Only tensors whose placement the analysis knows are checked; `.item()`, `.tolist()` and
-    `.detach().cpu().numpy()` are fine. The fix (safe: `.cpu()` is a no-op on the CPU) inserts
-    `.cpu()`.
+    `.detach().cpu().numpy()` are fine.
+
+    ## Fix safety
+    Inserting `.cpu()` is safe where the value is known to be a device tensor (bound from a
+    placed model's output, a moved tensor): `.cpu()` is a no-op on the CPU. It is unsafe where
+    the value is typed only by its parameter name (`x`, `images`): if it is not a tensor,
+    `.cpu()` raises. For NumPy reductions that call the tensor's method (`np.mean(t)` calls
+    `t.mean(axis=None, out=None)`, which fails on any device) the fix inserts `.cpu().numpy()`
+    and is unsafe: it turns a crash on the CPU into a NumPy result.
     """
 
     CODE = "GPD202"
@@ -51,6 +62,14 @@ out = model(torch.randn(3, 4).cuda())
 preds = out.detach().cpu().numpy()
 total = out.sum().item()
 """,
+        """\
+import numpy as np
+import torch
+model = torch.nn.Linear(4, 2).cuda()
+out = model(torch.randn(3, 4).cuda())
+batch, classes = np.shape(out)
+logits = np.squeeze(out)
+""",
     )
     INVALID = (
         Invalid(
@@ -62,6 +81,12 @@ preds = out.argmax(1).numpy()
 """,
             line=4,
             col=9,
+            expected_replacement="""\
+import torch
+model = torch.nn.Linear(4, 2).cuda()
+out = model(torch.randn(3, 4).cuda())
+preds = out.argmax(1).cpu().numpy()
+""",
         ),
         Invalid(
             """\
@@ -73,19 +98,74 @@ print(np.mean(out))
 """,
             line=5,
             col=7,
+            expected_replacement="""\
+import numpy as np
+import torch
+model = torch.nn.Linear(4, 2).cuda()
+out = model(torch.randn(3, 4).cuda())
+print(np.mean(out.cpu().numpy()))
+""",
+        ),
+        # typed a tensor by its name only: the fix is offered, but unsafe
+        Invalid(
+            """\
+import torch
+def to_numpy(x, device):
+    x = x.to(device)
+    return x.numpy()
+""",
+            line=4,
+            col=12,
+            expected_replacement="""\
+import torch
+def to_numpy(x, device):
+    x = x.to(device)
+    return x.cpu().numpy()
+""",
         ),
     )
 
     def check(self, facts: Facts, context: Context) -> Iterator[Report]:
         for use in facts.numpy_uses:
-            shown = context.code(use.receiver)
-            if use.function is None:
-                message = f"`{shown}` is on the device: `.numpy()` needs `.cpu()` first"
-            else:
-                function = use.function.rsplit(".", 1)[-1]
-                message = f"`{function}()` converts `{shown}`, which is on the device: add `.cpu()`"
-            fix = None
-            if isinstance(use.receiver, SIMPLE):
-                edit = NodeEdit(use.receiver, ".cpu()", "after")
-                fix = FixSpec((edit,), safe=True, description="insert .cpu()")
-            yield Report(use.node, message, fix)
+            function = (use.function or "").rsplit(".", 1)[-1]
+            first = _first_argument(use.node) is use.receiver
+            numpy = (use.function or "").startswith("numpy.")
+            if numpy and first and function in NUMPY_NO_CONVERSION:
+                continue  # reads metadata or calls the tensor's own method: no host copy
+            yield self._report(use, function, numpy and first, context)
+
+    def _report(self, use: NumpyUse, function: str, first: bool, context: Context) -> Report:
+        shown = context.code(use.receiver)
+        safe = not use.value.by_name  # `.cpu()` on what only its name calls a tensor may fail
+        text, description = ".cpu()", "insert .cpu()"
+        if not function:
+            message = f"`{shown}` is on the device: `.numpy()` needs `.cpu()` first"
+        elif first and function in NUMPY_TENSOR_METHOD_REDUCTIONS:
+            message = (
+                f"`{function}()` calls `{shown}.{function}(axis=..., out=...)`, which a tensor "
+                f"does not accept, and `{shown}` is on the device: convert it first "
+                f"(`{shown}.cpu().numpy()`)"
+            )
+            text, description, safe = ".cpu().numpy()", "insert .cpu().numpy()", False
+        else:
+            message = f"`{function}()` converts `{shown}`, which is on the device: add `.cpu()`"
+        if not isinstance(use.receiver, SIMPLE):
+            return Report(use.node, message)
+        edit = NodeEdit(use.receiver, text, "after")
+        return Report(use.node, message, FixSpec((edit,), safe=safe, description=description))
+
+
+NUMPY_NO_CONVERSION = frozenset({"shape", "ndim", "size", "squeeze", "nonzero", "swapaxes"})
+"""NumPy functions that read a tensor's metadata or call its own method (``np.squeeze(t)`` is
+``t.squeeze()``, a tensor on the same device); checked with a tensor whose ``__array__``
+raises. The rest (``np.argmax``, ``np.clip``, ufuncs) fall back to converting it."""
+NUMPY_TENSOR_METHOD_REDUCTIONS = frozenset(
+    {"mean", "sum", "max", "min", "amax", "amin", "std", "var", "prod", "all", "any"}
+)
+"""``np.mean(t)`` calls ``t.mean(axis=None, dtype=None, out=None)``: a TypeError on any
+device, so ``.cpu()`` alone does not repair it; ``.cpu().numpy()`` does."""
+
+
+def _first_argument(call: cst.Call) -> cst.BaseExpression | None:
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    return positional[0].value if positional else None

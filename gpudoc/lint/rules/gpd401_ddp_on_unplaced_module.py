@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
+import libcst as cst
+
 from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 
@@ -33,8 +37,13 @@ class DdpOnUnplacedModule(Rule):
     model = DDP(model, device_ids=[local_rank])
     ```
 
+    A wrapper whose children were placed elsewhere counts as placed: one built from modules
+    already moved (`Wrapper(encoder)` after `encoder.to(rank)`), or whose `__init__` places its
+    children (`self.encoder.to(device)`, `self.head = Head().cuda()`).
+
     ## Known problems
-    A module moved inside a helper function is of unknown placement and not reported.
+    A module moved inside a helper function is of unknown placement and not reported. A wrapper
+    that places only some of its children counts as placed.
     """
 
     CODE = "GPD401"
@@ -45,6 +54,34 @@ class DdpOnUnplacedModule(Rule):
 import torch
 from torch.nn.parallel import DistributedDataParallel as DDP
 model = torch.nn.Linear(4, 2).to(local_rank)
+model = DDP(model, device_ids=[local_rank])
+""",
+        # the wrapper places its children itself
+        """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+class TwoTower(torch.nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.encoder = torch.nn.Linear(4, 4)
+        self.encoder.to(device)
+        self.head = torch.nn.Linear(4, 2).to(device)
+torch.cuda.set_device(local_rank)
+model = TwoTower(local_rank)
+model = DDP(model, device_ids=[local_rank])
+""",
+        # built from modules already on the device
+        """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+class Wrapper(torch.nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+torch.cuda.set_device(local_rank)
+encoder = torch.nn.Linear(4, 2)
+encoder.to(local_rank)
+model = Wrapper(encoder)
 model = DDP(model, device_ids=[local_rank])
 """,
     )
@@ -60,6 +97,21 @@ model = DDP(model, device_ids=[local_rank])
             line=5,
             col=9,
         ),
+        Invalid(
+            """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+class Wrapper(torch.nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+torch.cuda.set_device(local_rank)
+model = Wrapper(torch.nn.Linear(4, 2))
+model = DDP(model, device_ids=[local_rank])
+""",
+            line=9,
+            col=9,
+        ),
     )
 
     def check(self, facts: Facts, context: Context) -> Iterator[Report]:
@@ -69,9 +121,46 @@ model = DDP(model, device_ids=[local_rank])
                 continue
             if not (wrap.has_device_ids or facts.flags.cuda_only):
                 continue
+            if _children_placed(module.origin, facts, context):
+                continue
             name = wrap.module_name or "the module"
             message = (
                 f"`{name}` is still on the CPU when DistributedDataParallel wraps it for a GPU: "
                 f"move it first (`{name}.to(local_rank)`)"
             )
             yield Report(wrap.call, message)
+
+
+def _children_placed(origin: cst.CSTNode | None, facts: Facts, context: Context) -> bool:
+    """A wrapper built from modules already on the device (`Wrapper(encoder)` after
+    `encoder.to(rank)`), or whose ``__init__`` places its children (`self.encoder.to(dev)`)."""
+    if not isinstance(origin, cst.Call):
+        return False
+    for arg in origin.args:
+        name = dotted(arg.value)
+        if name is not None and name in facts.moved_names:
+            return True
+        if MOVE.search(context.code(arg.value)):
+            return True
+    class_name = dotted(origin.func)
+    for cls in facts.classes:
+        if cls.name == class_name:
+            return any(_places_child(statement, context) for statement in _init_body(cls.node))
+    return False
+
+
+MOVE = re.compile(r"\.(to|cuda)\((?!\s*(\"cpu\"|'cpu'|\)\s*$))")
+"""``.to(x)`` / ``.cuda(...)`` not to the CPU (``.cuda()`` included)."""
+
+
+def _init_body(node: cst.ClassDef) -> list[cst.CSTNode]:
+    for statement in node.body.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__":
+            return list(statement.body.body)
+    return []
+
+
+def _places_child(statement: cst.CSTNode, context: Context) -> bool:
+    """``self.encoder.to(dev)`` or ``self.encoder = Encoder().cuda()`` in ``__init__``."""
+    text = context.code(statement)
+    return "self." in text and MOVE.search(text) is not None

@@ -34,7 +34,12 @@ class DeviceCompareWithoutIndex(Rule):
 
     ## Known problems
     Only tensors the analysis knows are checked (`args.device` is often a plain string, where the
-    comparison is right). The fix (safe) compares `.device.type` when the string has no index.
+    comparison is right).
+
+    ## Fix safety
+    Safe: `x.device == "cuda"` is always False (a `torch.device` never equals a string), so
+    comparing `x.device.type == "cuda"` only turns on the branch the author meant. Offered only
+    when the string has no index; `"cuda:0"` is left to the user (`x.device.index` is needed).
     """
 
     CODE = "GPD501"
@@ -59,6 +64,12 @@ if x.device == "cuda":
 """,
             line=3,
             col=4,
+            expected_replacement="""\
+import torch
+x = torch.randn(3)
+if x.device.type == "cuda":
+    print("on the GPU")
+""",
         ),
         Invalid(
             """\

@@ -1,0 +1,291 @@
+"""What GPD201 needs to know about a file's checkpoints, read straight from its syntax.
+
+Which paths the file itself saves to (and whether what it saves is on the CPU), where each
+``torch.load`` reads from, whether the script ever offers a CPU path, and which of its names hold
+its device at a given load: the value a ``map_location`` fix may pass.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+
+from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.expressions import string_value
+from gpudoc.lint.analysis.names import ImportTable, dotted
+from gpudoc.lint.rules._device_names import Binding, device_text
+
+CPU_SWITCH = re.compile(r"cuda|gpu|accel|cpu|device", re.I)
+"""An option about these (``--no-cuda``, ``--accel``, ``--device``) offers a CPU path."""
+
+
+@dataclass
+class LoadSite:
+    call: cst.Call
+    path_key: str | None
+    function: cst.FunctionDef | None
+    order: int
+    map_location: cst.BaseExpression | None
+    tests: tuple[str, ...]
+    """The text of every ``if``/``while`` test around the load."""
+
+
+class CheckpointScan(cst.CSTVisitor):
+    def __init__(self, module: cst.Module) -> None:
+        super().__init__()
+        self.module = module
+        self.imports = ImportTable()
+        self.saved: dict[str, bool] = {}
+        """path key -> whether every save to it writes CPU state."""
+        self.loads: list[LoadSite] = []
+        self.bindings: list[Binding] = []
+        self.none_params: set[tuple[cst.FunctionDef | None, str]] = set()
+        """(function, name) of names that hold None: a ``=None`` default or assignment."""
+        self.options_without_default: set[str] = set()
+        """argparse destinations whose default is None (``--gpu`` with no ``default=``)."""
+        self.offloads = False
+        """FSDP state gathered to the CPU: ``offload_to_cpu=True``, ``cpu_offload=...``."""
+        self.evidence: dict[int, str] = {}
+        """By strength (0 strongest): what shows that the script runs on the CPU too."""
+        self._functions: list[cst.FunctionDef] = []
+        self._opened: list[dict[str, cst.BaseExpression]] = []
+        self._tests: list[str] = []
+        self._order = 0
+
+    # -- structure -------------------------------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> None:
+        self.imports.add(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.imports.add(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node)
+        params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
+        for param in params:
+            self.bindings.append(Binding(param.name.value, None, node, self._next()))
+            default = param.default
+            if isinstance(default, cst.Name) and default.value == "None":
+                self.none_params.add((node, param.name.value))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._functions.pop()
+
+    def visit_If(self, node: cst.If) -> None:
+        self._tests.append(self.module.code_for_node(node.test))
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self._tests.pop()
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._tests.append(self.module.code_for_node(node.test))
+
+    def leave_IfExp(self, original_node: cst.IfExp) -> None:
+        self._tests.pop()
+
+    def visit_With(self, node: cst.With) -> None:
+        opened: dict[str, cst.BaseExpression] = {}
+        for item in node.items:
+            call = item.item
+            target = item.asname.name if item.asname is not None else None
+            is_open = isinstance(call, cst.Call) and dotted(call.func) == "open" and call.args
+            if is_open and isinstance(call, cst.Call) and isinstance(target, cst.Name):
+                opened[target.value] = call.args[0].value
+        self._opened.append(opened)
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self._opened.pop()
+
+    # -- facts -----------------------------------------------------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                binding = Binding(target.target.value, node.value, self._function(), self._next())
+                self.bindings.append(binding)
+                if isinstance(node.value, cst.Name) and node.value.value == "None":
+                    self.none_params.add((self._function(), target.target.value))
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        text = string_value(node)
+        if text is not None and api.CPU_LITERAL.match(text):
+            self._evidence(1, f'a `"{text}"` device')
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        name = node.keyword.value if node.keyword is not None else ""
+        value = node.value
+        if name == "offload_to_cpu" and dotted(value) == "True":
+            self.offloads = True
+        if name == "cpu_offload" and dotted(value) not in ("None", "False"):
+            self.offloads = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = dotted(node.func) or ""
+        last = name.rsplit(".", 1)[-1]
+        if last in ("is_available", "device_count") and name != last:
+            self._evidence(0, f"`{name}()`")
+        if last == "add_argument":
+            self._option(node)
+        if last in ("to", "cuda") and any(CPU_SWITCH.search(test) for test in self._tests):
+            self._evidence(3, "it moves to the device only under a condition")
+        qualified = self.imports.qualify(node.func)
+        if qualified == "torch.save":
+            self._save(node)
+        elif qualified == "torch.load":
+            self._load(node)
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _next(self) -> int:
+        self._order += 1
+        return self._order
+
+    def _function(self) -> cst.FunctionDef | None:
+        return self._functions[-1] if self._functions else None
+
+    def _evidence(self, strength: int, text: str) -> None:
+        self.evidence.setdefault(strength, text)
+
+    @property
+    def cpu_path(self) -> str | None:
+        """The best evidence that the script runs on the CPU too (``torch.cuda.is_available()``)."""
+        return self.evidence[min(self.evidence)] if self.evidence else None
+
+    def _option(self, node: cst.Call) -> None:
+        flags = [string_value(arg.value) or "" for arg in node.args if arg.keyword is None]
+        keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
+        long = [flag for flag in flags if flag.startswith("--")] or flags
+        if not long:
+            return
+        dest = string_value(keywords["dest"]) if "dest" in keywords else None
+        dest = dest or long[0].lstrip("-").replace("-", "_")
+        action = string_value(keywords["action"]) if "action" in keywords else None
+        if CPU_SWITCH.search(long[0]):
+            self._evidence(2, f"the `{long[0]}` option")
+        default = keywords.get("default")
+        required = dotted(keywords["required"]) == "True" if "required" in keywords else False
+        no_default = default is None or dotted(default) == "None"
+        if no_default and not required and action in (None, "store"):
+            self.options_without_default.add(dest)
+
+    def path_key(self, expr: cst.BaseExpression | None) -> str | None:
+        if expr is None:
+            return None
+        if isinstance(expr, cst.Name):
+            for opened in reversed(self._opened):
+                if expr.value in opened:
+                    return self.path_key(opened[expr.value])
+        text = string_value(expr)
+        if text is not None:
+            return f"str:{text}"
+        return "expr:" + re.sub(r"\s+", "", self.module.code_for_node(expr))
+
+    def _save(self, node: cst.Call) -> None:
+        obj = _argument(node, 0, "obj")
+        key = self.path_key(_argument(node, 1, "f"))
+        if key is None:
+            return
+        cpu = obj is not None and self._on_cpu(obj)
+        self.saved[key] = self.saved.get(key, True) and cpu
+
+    def _on_cpu(self, obj: cst.BaseExpression) -> bool:
+        if ".cpu()" in self.module.code_for_node(obj):
+            return True
+        if isinstance(obj, cst.Name):
+            values = [b.value for b in self.bindings if b.name == obj.value and b.value is not None]
+            return bool(values) and ".cpu()" in self.module.code_for_node(values[-1])
+        return False
+
+    def _load(self, node: cst.Call) -> None:
+        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+        location = _argument(node, 1, "map_location") if len(positional) >= 2 else None
+        location = location or _keyword(node, "map_location")
+        site = LoadSite(
+            node,
+            self.path_key(_argument(node, 0, "f")),
+            self._function(),
+            self._next(),
+            location,
+            tuple(self._tests),
+        )
+        self.loads.append(site)
+
+    # -- questions the rule asks -----------------------------------------------------------
+    def saved_here(self, site: LoadSite) -> bool:
+        """The file writes this path itself (before, or in an earlier run of the same script)."""
+        return site.path_key is not None and site.path_key in self.saved
+
+    def saves_cpu_state(self) -> bool:
+        """Everything the file saves is on the CPU: its own checkpoints load anywhere."""
+        return self.offloads or (bool(self.saved) and all(self.saved.values()))
+
+    def device_at(self, site: LoadSite) -> str | None:
+        """An expression naming the script's device at ``site``, for ``map_location=``: a name
+        bound in the load's function before it, else a module-level name it does not hide."""
+        hidden: set[str] = set()
+        if site.function is not None:
+            found = self._device_in(site, site.function, set())
+            if found is not None:
+                return found
+            hidden = {b.name for b in self.bindings if b.function is site.function}
+        return self._device_in(site, None, hidden)
+
+    def _device_in(
+        self, site: LoadSite, scope: cst.FunctionDef | None, hidden: set[str]
+    ) -> str | None:
+        # a module-level name is set before any function that reads it is called
+        before_only = scope is site.function
+        names: dict[str, list[Binding]] = {}
+        for binding in self.bindings:
+            seen = not before_only or binding.order < site.order
+            if binding.function is scope and binding.name not in hidden and seen:
+                names.setdefault(binding.name, []).append(binding)
+
+        def rank(name: str) -> tuple[bool, bool]:
+            parameter = any(b.value is None for b in names[name])
+            return parameter, api.DEVICE_NAME.search(name) is None
+
+        for name in sorted(names, key=rank):
+            text = device_text(name, names[name], self.imports)
+            if text is not None:
+                return text
+        return None
+
+    def may_be_none(self, site: LoadSite) -> str | None:
+        """The ``map_location`` text when it may be None on this path (it then maps nothing)."""
+        location = site.map_location
+        text = dotted(location) if location is not None else None
+        if text is None or any(re.search(rf"\b{re.escape(text)}\b", t) for t in site.tests):
+            return None
+        if isinstance(location, cst.Name):
+            scopes = (site.function, None)
+            if any((scope, text) in self.none_params for scope in scopes):
+                return text
+            return None
+        head, _, rest = text.partition(".")
+        if (
+            head in ("args", "opt", "opts", "config", "cfg")
+            and rest in self.options_without_default
+        ):
+            return text
+        return None
+
+
+def _argument(call: cst.Call, index: int, name: str) -> cst.BaseExpression | None:
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    if len(positional) > index:
+        return positional[index].value
+    return _keyword(call, name)
+
+
+def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def scan(module: cst.Module) -> CheckpointScan:
+    scanner = CheckpointScan(module)
+    module.visit(scanner)
+    return scanner
