@@ -54,8 +54,9 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gpudoc.info import render
+    from gpudoc.info.checks import all_checks
     from gpudoc.info.collect import collect_info, start_torch_probe
-    from gpudoc.info.doctor import all_checks, problems, run_doctor, usable_gpu_count
+    from gpudoc.info.doctor import problems, run_doctor, usable_gpu_count
 
     def make_console() -> Any:  # rich only for the human views: --json never imports it
         from gpudoc.console import make_console

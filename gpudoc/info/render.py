@@ -12,7 +12,8 @@ from collections import Counter
 from typing import IO, TYPE_CHECKING, Any
 
 from gpudoc import __version__
-from gpudoc.info.doctor import Check, problems, usable_gpu_count
+from gpudoc.info.checks import Check
+from gpudoc.info.doctor import problems, usable_gpu_count
 from gpudoc.info.model import (
     SCHEMA_VERSION,
     CheckResult,
