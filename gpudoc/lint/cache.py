@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpudoc import __version__
-from gpudoc.lint.model import Edit, Finding, Fix
+from gpudoc.jsondata import from_json
+from gpudoc.lint.model import Finding
 
 if TYPE_CHECKING:
     import sqlite3
@@ -65,13 +66,6 @@ def _finding_to_json(finding: Finding) -> dict[str, Any]:
     return data
 
 
-def _finding_from_json(data: dict[str, Any], path: str) -> Finding:
-    fix = data.get("fix")
-    if fix is not None:
-        fix = Fix(tuple(Edit(**edit) for edit in fix["edits"]), fix["safe"], fix["description"])
-    return Finding(**{**data, "fix": fix, "path": path})
-
-
 class ResultCache:
     """Results by content key; the database is opened at the first lookup, not before."""
 
@@ -96,9 +90,9 @@ class ResultCache:
             return None
         try:
             entry = json.loads(row[0])
-            findings = [_finding_from_json(item, path) for item in entry["findings"]]
+            findings = [from_json(Finding, {**item, "path": path}) for item in entry["findings"]]
             return findings, entry["error"]
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError):  # DecodeError included
             return None
 
     def put(self, key: str, findings: list[Finding], error: str | None) -> None:
