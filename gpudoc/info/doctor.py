@@ -9,7 +9,7 @@ import dataclasses
 from collections.abc import Iterable
 
 from gpudoc.info.checks import Check, all_checks
-from gpudoc.info.model import CheckResult, CheckStatus, InfoReport
+from gpudoc.info.model import CheckResult, CheckStatus, InfoReport, Summary
 
 _ORDER: tuple[CheckStatus, ...] = ("crashed", "fail", "warn", "info", "pass")
 
@@ -35,8 +35,20 @@ def run_check(check: Check, report: InfoReport) -> CheckResult:
 def run_doctor(report: InfoReport, selected: Iterable[Check] | None = None) -> InfoReport:
     """The report with `checks` filled: every check, passed, failed or not applicable."""
     chosen = all_checks() if selected is None else tuple(selected)
-    results = tuple(run_check(check, report) for check in chosen)
-    return dataclasses.replace(report, checks=results)
+    checked = dataclasses.replace(report, checks=tuple(run_check(c, report) for c in chosen))
+    return dataclasses.replace(checked, summary=summarize(checked))
+
+
+def summarize(report: InfoReport) -> Summary:
+    findings = [f for r in report.checks for f in r.findings]
+    return Summary(
+        problems=problems(report),
+        failures=sum(1 for f in findings if f.severity == "fail"),
+        warnings=sum(1 for f in findings if f.severity == "warn"),
+        crashed_checks=sum(1 for r in report.checks if r.status == "crashed"),
+        not_applicable_checks=sum(1 for r in report.checks if r.status == "not_applicable"),
+        usable_gpus=usable_gpu_count(report),
+    )
 
 
 def problems(report: InfoReport) -> int:

@@ -31,7 +31,7 @@ SMOKE_SCHEMA = json.loads((HERE / "schema.json").read_text())
 def validate(report: dict[str, Any]) -> None:
     """The job's schema, and each rank's device smoke against gpudoc smoke's own."""
     jsonschema.validate(report, SCHEMA)
-    result = {"$ref": "#/$defs/result", "$defs": SMOKE_SCHEMA["$defs"]}
+    result = {"$ref": "#/$defs/DeviceResult", "$defs": SMOKE_SCHEMA["$defs"]}
     for rank in report["ranks"]:
         if rank["smoke"] is not None:
             jsonschema.validate(rank["smoke"], result)
