@@ -24,10 +24,10 @@ from gpudoc.info.model import (
     InfoReport,
     TorchDevice,
     TorchInfo,
-    TorchvisionInfo,
 )
 from gpudoc.info.nvml import NvmlSnapshot, binding_distributions, read_nvml
 from gpudoc.info.visible import parse_visible_devices
+from gpudoc.jsondata import from_json
 
 if TYPE_CHECKING:  # toolchain.py (and shutil) load only on the torch path
     from gpudoc.info.toolchain import NvccStarter
@@ -58,8 +58,8 @@ def parse_probe_output(returncode: int, out: str, err: str) -> TorchInfo:
     lines = out.strip().splitlines()
     if returncode == 0 and lines:
         try:
-            return torch_info_from_json(json.loads(lines[-1]))
-        except (ValueError, TypeError, KeyError) as error:
+            return from_json(TorchInfo, json.loads(lines[-1]))
+        except ValueError as error:  # DecodeError included
             return _probe_failed(f"the torch probe printed unreadable output ({error})")
     if returncode == 0:
         return _probe_failed("the torch probe printed nothing")
@@ -77,29 +77,6 @@ def _probe_failed(reason: str) -> TorchInfo:
     import importlib.util  # only on this rare path: it costs start-up time
 
     return TorchInfo(installed=importlib.util.find_spec("torch") is not None, probe_error=reason)
-
-
-def torch_info_from_json(data: dict[str, Any]) -> TorchInfo:
-    """Inverse of the probe's output; unknown keys are ignored, missing ones take defaults."""
-    fields = {f.name for f in dataclasses.fields(TorchInfo)}
-    values = {k: v for k, v in data.items() if k in fields}
-    values["devices"] = tuple(_torch_device(d) for d in data.get("devices") or ())
-    values["init_warnings"] = tuple(data.get("init_warnings") or ())
-    if values.get("arch_list") is not None:
-        values["arch_list"] = tuple(values["arch_list"])
-    vision = data.get("torchvision")
-    if vision is not None:
-        known = {f.name for f in dataclasses.fields(TorchvisionInfo)}
-        defaults = dict.fromkeys(known - {"installed"})
-        values["torchvision"] = TorchvisionInfo(
-            **{**defaults, **{k: vision[k] for k in known & set(vision)}}
-        )
-    return TorchInfo(**values)
-
-
-def _torch_device(data: dict[str, Any]) -> TorchDevice:
-    known = {f.name for f in dataclasses.fields(TorchDevice)}
-    return TorchDevice(**{**dict.fromkeys(known), **{k: data[k] for k in known & set(data)}})
 
 
 def collect_info(

@@ -54,8 +54,9 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gpudoc.info import render
+    from gpudoc.info.checks import all_checks
     from gpudoc.info.collect import collect_info, start_torch_probe
-    from gpudoc.info.doctor import all_checks, problems, run_doctor, usable_gpu_count
+    from gpudoc.info.doctor import run_doctor
 
     def make_console() -> Any:  # rich only for the human views: --json never imports it
         from gpudoc.console import make_console
@@ -73,8 +74,9 @@ def run(args: argparse.Namespace) -> int:
         render.render_json(report, sys.stdout)
     else:
         render.render_human(report, make_console(), verbose=args.verbose)
-    if args.require_gpu and usable_gpu_count(report) == 0:
+    assert report.summary is not None  # the doctor ran
+    if args.require_gpu and report.summary.usable_gpus == 0:
         return FINDINGS
-    if args.strict and problems(report) > 0:
+    if args.strict and report.summary.problems > 0:
         return FINDINGS
     return OK

@@ -1,51 +1,17 @@
-"""The doctor: checks are pure functions from an InfoReport to findings, each with a fix.
+"""The doctor: runs the checks (gpudoc/info/checks/) on an InfoReport and counts the problems.
 
 A check that raises is reported as crashed (with its exception) and the others still run.
-Checks live in checks_software.py, checks_host.py, checks_env.py, checks_gpu.py,
-checks_health.py and checks_pcie.py; `all_checks()` lists them in the order the report shows them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 
-from gpudoc.info.model import CheckResult, CheckStatus, Finding, InfoReport, Severity
-from gpudoc.info.preconditions import Precondition, always
+from gpudoc.info.checks import Check, all_checks
+from gpudoc.info.model import CheckResult, CheckStatus, InfoReport, Summary
 
-CheckFunction = Callable[[InfoReport], Iterable[Finding]]
 _ORDER: tuple[CheckStatus, ...] = ("crashed", "fail", "warn", "info", "pass")
-
-
-@dataclass(frozen=True)
-class Check:
-    check_id: str
-    title: str  # what a passing check vouches for, e.g. "torchvision matches torch"
-    severities: str  # documentation for --list-checks: "fail", "fail/warn", ...
-    function: CheckFunction
-    precondition: Precondition = always  # why the check cannot apply here, or None
-
-
-def all_checks() -> tuple[Check, ...]:
-    from gpudoc.info import (
-        checks_env,
-        checks_gpu,
-        checks_health,
-        checks_host,
-        checks_pcie,
-        checks_software,
-    )
-
-    return (
-        checks_software.CHECKS
-        + checks_host.CHECKS
-        + checks_env.CHECKS
-        + checks_gpu.CHECKS
-        + checks_health.CHECKS
-        + checks_pcie.CHECKS
-        + checks_software.SUMMARY_CHECKS
-    )
 
 
 def run_check(check: Check, report: InfoReport) -> CheckResult:
@@ -53,7 +19,9 @@ def run_check(check: Check, report: InfoReport) -> CheckResult:
         reason = check.precondition(report)
         if reason is not None:
             return CheckResult(check.check_id, check.title, "not_applicable", reason=reason)
-        findings = tuple(check.function(report))
+        findings = tuple(
+            dataclasses.replace(found, check_id=check.check_id) for found in check.function(report)
+        )
     except Exception as error:  # a bug in one check must not hide the rest of the report
         crash = f"{type(error).__name__}: {error}"
         return CheckResult(check.check_id, check.title, "crashed", crash=crash)
@@ -67,8 +35,20 @@ def run_check(check: Check, report: InfoReport) -> CheckResult:
 def run_doctor(report: InfoReport, selected: Iterable[Check] | None = None) -> InfoReport:
     """The report with `checks` filled: every check, passed, failed or not applicable."""
     chosen = all_checks() if selected is None else tuple(selected)
-    results = tuple(run_check(check, report) for check in chosen)
-    return dataclasses.replace(report, checks=results)
+    checked = dataclasses.replace(report, checks=tuple(run_check(c, report) for c in chosen))
+    return dataclasses.replace(checked, summary=summarize(checked))
+
+
+def summarize(report: InfoReport) -> Summary:
+    findings = [f for r in report.checks for f in r.findings]
+    return Summary(
+        problems=problems(report),
+        failures=sum(1 for f in findings if f.severity == "fail"),
+        warnings=sum(1 for f in findings if f.severity == "warn"),
+        crashed_checks=sum(1 for r in report.checks if r.status == "crashed"),
+        not_applicable_checks=sum(1 for r in report.checks if r.status == "not_applicable"),
+        usable_gpus=usable_gpu_count(report),
+    )
 
 
 def problems(report: InfoReport) -> int:
@@ -77,12 +57,6 @@ def problems(report: InfoReport) -> int:
     for result in report.checks:
         count += sum(1 for f in result.findings if f.severity in ("fail", "warn"))
     return count
-
-
-def finding(
-    check_id: str, severity: Severity, message: str, fix: str | None, gpu: int | None = None
-) -> Finding:
-    return Finding(check_id=check_id, severity=severity, message=message, fix=fix, gpu=gpu)
 
 
 def usable_gpu_count(report: InfoReport) -> int:

@@ -1,7 +1,9 @@
 """The data of `gpudoc info`: frozen dataclasses, absent values are None, units in field names.
 
-The JSON of a report is `dataclasses.asdict` of `InfoReport` plus `schema_version`; the schema
-lives beside this module (`schema.json`). Rename a field only together with the schema version.
+The JSON of a report is `dataclasses.asdict` of `InfoReport` plus `schema_version` and
+`gpudoc_version`; its schema (`schema.json` beside this module) is generated from these classes,
+their docstrings and comments included (`python -m gpudoc.schemagen`). Rename a field only
+together with the schema version.
 """
 
 from __future__ import annotations
@@ -43,13 +45,18 @@ class GpuInfo:
     """One physical GPU as NVML sees it, joined with torch's view of it (by UUID)."""
 
     nvml_index: int
+    """NVML / nvidia-smi index."""
     torch_index: int | None
+    """cuda:N ordinal in the probe subprocess (joined by UUID, else PCI bus id); null when torch
+    does not see it."""
     name: str | None
     uuid: str | None
     pci_bus_id: str | None
     minor_number: int | None
     compute_capability: str | None  # "8.9"
     arch_supported_by_torch: bool | None
+    """Whether torch.cuda.get_arch_list() has kernels for this compute capability; null when
+    unknown."""
     memory_total_bytes: int | None
     memory_used_bytes: int | None
     memory_free_bytes: int | None
@@ -61,7 +68,9 @@ class GpuInfo:
     power_limit_mw: int | None
     power_default_limit_mw: int | None  # the board's default: a lower enforced limit was set
     clock_sm_mhz: int | None
+    """Current SM clock."""
     clock_sm_max_mhz: int | None
+    """Maximum SM clock."""
     # Set bits of the clocks event (throttle) reasons: "gpu_idle", "sw_power_cap", ...
     clocks_event_reasons: tuple[str, ...] | None
     compute_mode: str | None  # "default", "exclusive_process", "prohibited"
@@ -71,21 +80,32 @@ class GpuInfo:
     mig_mode_pending: bool | None
     mig_instances: tuple[MigInstance, ...] | None
     ecc_uncorrected_volatile: int | None
+    """Volatile uncorrectable ECC error count since the driver loaded."""
     retired_pages_pending: bool | None  # page retirement (before Ampere) waits for a reset
     remapped_rows_correctable: int | None  # row remapping (Ampere and later)
     remapped_rows_uncorrectable: int | None
+    """Rows remapped for uncorrectable errors."""
     remapped_rows_pending: bool | None  # a remap waits for a GPU reset
     remapped_rows_failure: bool | None  # a row could not be remapped: replace the GPU
     # The PCIe link to the host: generation (1..6) and width (lanes) now and at most. The max is
     # what this GPU and its slot allow together; the GPU's own max may be higher.
     pcie_link_gen_current: int | None  # drops to Gen1 at idle to save power: normal
     pcie_link_gen_max: int | None
+    """Highest PCIe generation this GPU and its slot allow together."""
     pcie_link_gen_gpu_max: int | None
+    """Highest PCIe generation the GPU itself supports (the slot may allow less)."""
     pcie_link_width_current: int | None
+    """PCIe lanes the link uses now (x16 = 16); null where not supported."""
     pcie_link_width_max: int | None
+    """Most PCIe lanes this GPU and its slot allow together."""
     processes: tuple[GpuProcess, ...] | None
+    """Compute processes on the GPU (host PIDs); null when NVML could not list them."""
     lost: bool = False
+    """True when NVML reported GpuIsLost for this GPU."""
     field_errors: tuple[FieldError, ...] = ()
+    """NVML reads that failed for this GPU: the field is null, this says why (NotSupported,
+    NoPermission, GpuIsLost, FunctionNotFound: the driver lacks the function, NotInBinding: nvidia-
+    ml-py does, ...)."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +120,7 @@ class DriverInfo:
     nvml_binding: str | None  # distribution that provides `pynvml`, e.g. "nvidia-ml-py 13.615.71"
     nvml_binding_deprecated: tuple[str, ...] = ()  # "pynvml 12.0.0", "nvidia-ml-py3 7.352.0"
     physical_gpu_count: int | None = None
+    """nvmlDeviceGetCount(); null when NVML is unavailable."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +132,7 @@ class TorchDevice:
     uuid: str | None  # with the "GPU-" prefix, as NVML spells it
     pci_bus_id: str | None  # "0000:01:00.0"
     compute_capability: str | None
+    """'major.minor', e.g. '8.9'."""
     memory_total_bytes: int | None
 
 
@@ -119,6 +141,7 @@ class TorchvisionInfo:
     installed: bool
     version: str | None  # "0.28.0+cu130", local tag included
     import_error: str | None
+    """'ExceptionType: first line of message' when the import failed."""
     ops_load: bool | None  # torchvision::nms is registered
     ops_error: str | None
 
@@ -130,11 +153,13 @@ class TorchInfo:
     installed: bool
     probe_error: str | None = None  # timeout, crash, unreadable output
     import_error: str | None = None
+    """'ExceptionType: first line of message' when the import failed."""
     version: str | None = None
     build: str | None = None  # "cuda", "rocm", "cpu"
     cuda_version: str | None = None  # torch.version.cuda
     hip_version: str | None = None
     cudnn_version: int | None = None
+    """torch.backends.cudnn.version(), e.g. 91002."""
     nccl_version: str | None = None
     arch_list: tuple[str, ...] | None = None
     cuda_available: bool | None = None
@@ -144,6 +169,7 @@ class TorchInfo:
     devices: tuple[TorchDevice, ...] = ()
     torchvision: TorchvisionInfo | None = None
     probe_seconds: float | None = None
+    """Time the probe subprocess spent after start-up, in seconds."""
 
 
 @dataclass(frozen=True)
@@ -167,11 +193,14 @@ class XidEvent:
     """One `NVRM: Xid` line of the kernel log."""
 
     xid: int
+    """The Xid code (docs.nvidia.com/deploy/xid-errors)."""
     pci_bus_id: str  # as the kernel names the GPU: "0000:3b:00" (no function)
     pid: int | None
+    """The process the driver blames; null when '<unknown>' or absent."""
     process_name: str | None
     message: str  # the driver's text after the code, pid and name
     seconds_since_boot: float | None
+    """The line's kernel timestamp."""
 
 
 @dataclass(frozen=True)
@@ -180,12 +209,18 @@ class KernelLog:
 
     source: str | None  # "/dev/kmsg", "journalctl -k"; None when nothing could be read
     unreadable_reason: str | None
+    """Why the kernel log could not be read (e.g. '/dev/kmsg: Operation not permitted; journalctl
+    -k: ...')."""
     uptime_seconds: float | None
+    """Seconds since boot when it was read, to date the lines."""
     xid_events: tuple[XidEvent, ...] = ()
 
 
 @dataclass(frozen=True)
 class HostInfo:
+    """Facts about the host read without NVML or torch: environment, OS, container, device nodes,
+    PCI bus, kernel log, nvcc."""
+
     os: str | None
     kernel: str | None
     python: str
@@ -194,6 +229,7 @@ class HostInfo:
     dev_nodes: tuple[DevNode, ...]
     pci_gpus: tuple[PciGpu, ...] | None  # None when /sys/bus/pci is unreadable
     env: dict[str, str | None] = field(default_factory=dict)
+    """The CUDA and NVIDIA environment variables gpudoc reads; null when unset."""
     # Profiling, injection and debugging variables that are set (DCGM's list and more).
     debug_env: dict[str, str] = field(default_factory=dict)
     nvcc_path: str | None = None  # the nvcc that would build torch extensions
@@ -214,6 +250,7 @@ class VisibleDevices:
 class Finding:
     check_id: str
     severity: Severity
+    """'fail', 'warn' or 'info'."""
     message: str
     fix: str | None
     gpu: int | None = None  # NVML index the finding is about
@@ -224,17 +261,39 @@ class CheckResult:
     check_id: str
     title: str
     status: CheckStatus
+    """'pass' (the check looked and found nothing), 'fail', 'warn', 'info' (its worst finding),
+    'not_applicable' (its precondition is absent: no driver, no GPU, torch not a CUDA build or not
+    probed, ...; see reason) or 'crashed' (the check itself raised)."""
     findings: tuple[Finding, ...] = ()
     crash: str | None = None  # "ZeroDivisionError: ..." when the check itself failed
     reason: str | None = None  # why it did not apply, e.g. "no NVIDIA driver"
 
 
 @dataclass(frozen=True)
+class Summary:
+    """Counts derived from the checks, by the doctor."""
+
+    problems: int  # failures, warnings and crashed checks (not info)
+    failures: int
+    warnings: int
+    crashed_checks: int
+    not_applicable_checks: int  # checks whose precondition was absent here
+    usable_gpus: int  # torch's device count when probed, else NVML's healthy visible GPUs
+
+
+@dataclass(frozen=True)
 class InfoReport:
     torch: TorchInfo | None  # None with --no-torch
     driver: DriverInfo
+    """The NVIDIA driver as NVML and /proc see it."""
     gpus: tuple[GpuInfo, ...]
+    """One entry per physical GPU, in NVML order."""
     host: HostInfo
+    """Facts read without NVML or torch."""
     visible: VisibleDevices
+    """CUDA_VISIBLE_DEVICES parsed with CUDA's rules."""
     checks: tuple[CheckResult, ...] = ()
+    """Every doctor check that ran, in order."""
     collect_seconds: float | None = None
+    """Wall time of collection in seconds."""
+    summary: Summary | None = None  # None until the doctor ran

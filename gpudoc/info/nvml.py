@@ -1,4 +1,4 @@
-"""The only pynvml importer. Every NVML read goes through `_Reader.get`.
+"""The only pynvml importer. Every NVML read goes through `Reader.get`.
 
 A library-level failure (no library, driver not loaded, version mismatch) ends the session and is
 reported once in `NvmlSnapshot.init_error`; a per-field failure (NotSupported, NoPermission,
@@ -12,13 +12,13 @@ import contextlib
 import os
 import re
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpudoc.info.model import FieldError, GpuInfo, GpuProcess, MigInstance
+from gpudoc.info.model import GpuInfo, GpuProcess, MigInstance
 from gpudoc.info.nvml_health import clocks, memory_health, pcie_link
+from gpudoc.info.nvml_reader import Reader, error_name
 
 COMPUTE_MODES = {0: "default", 1: "exclusive_thread", 2: "prohibited", 3: "exclusive_process"}
 # Distributions that install a module named `pynvml`; only the first is maintained by NVIDIA.
@@ -37,54 +37,6 @@ class NvmlSnapshot:
     library_path: str | None
     device_count: int | None
     gpus: tuple[GpuInfo, ...]
-
-
-def error_name(error: BaseException) -> str:
-    """`NVMLError_NotSupported` -> `NotSupported`; other exceptions keep their class name."""
-    name = type(error).__name__
-    if name.startswith("NVMLError_"):
-        return name[len("NVMLError_") :]
-    if name == "NVMLError":
-        return f"NVMLError({getattr(error, 'value', '?')})"
-    return name
-
-
-class _Reader:
-    """Calls NVML functions; failures become None plus a FieldError, never an exception."""
-
-    def __init__(self, lib: Any) -> None:
-        self.lib = lib
-        self.errors: list[FieldError] = []
-        self.lost = False
-
-    def get(self, field: str, function: str, *args: Any, expected: tuple[str, ...] = ()) -> Any:
-        """`function(*args)`, or None; errors named in `expected` are answers, not failures."""
-        if self.lost:
-            return None  # every further call on a lost GPU raises GpuIsLost again
-        call: Callable[..., Any] | None = getattr(self.lib, function, None)
-        if call is None:
-            self.errors.append(FieldError(field, "FunctionNotFound"))
-            return None
-        try:
-            return call(*args)
-        except Exception as error:  # NVMLError, NVMLLibraryMismatchError, ctypes trouble
-            name = error_name(error)
-            if name in expected:
-                return None
-            self.errors.append(FieldError(field, name))
-            self.lost = self.lost or name == "GpuIsLost"
-            return None
-
-    def first(self, field: str, *calls: tuple[str, tuple[Any, ...]]) -> Any:
-        """Try newer entry points first; fall back only when the driver lacks the function."""
-        for function, args in calls:
-            before = len(self.errors)
-            value = self.get(field, function, *args)
-            failures = self.errors[before:]
-            if not failures or failures[0].error not in ("FunctionNotFound", "TypeError"):
-                return value
-            del self.errors[before:]
-        return None
 
 
 def load_pynvml() -> Any:
@@ -113,7 +65,7 @@ def read_nvml(lib: Any | None = None, maps_path: str = "/proc/self/maps") -> Nvm
 
 
 def _read_initialised(lib: Any, maps_path: str) -> NvmlSnapshot:
-    system = _Reader(lib)
+    system = Reader(lib)
     cuda = system.get("cuda_driver_version", "nvmlSystemGetCudaDriverVersion")
     count = system.get("device_count", "nvmlDeviceGetCount")
     gpus = tuple(read_gpu(lib, index) for index in range(count or 0))
@@ -130,7 +82,7 @@ def _read_initialised(lib: Any, maps_path: str) -> NvmlSnapshot:
 
 
 def read_gpu(lib: Any, index: int) -> GpuInfo:
-    read = _Reader(lib)
+    read = Reader(lib)
     handle = read.get("handle", "nvmlDeviceGetHandleByIndex", index)
     if handle is None:
         return _empty_gpu(index, read)
@@ -153,7 +105,7 @@ def read_gpu(lib: Any, index: int) -> GpuInfo:
     )
 
 
-def _identity(read: _Reader, handle: Any) -> dict[str, Any]:
+def _identity(read: Reader, handle: Any) -> dict[str, Any]:
     pci = read.get("pci_bus_id", "nvmlDeviceGetPciInfo", handle)
     capability = read.get("compute_capability", "nvmlDeviceGetCudaComputeCapability", handle)
     return {
@@ -165,7 +117,7 @@ def _identity(read: _Reader, handle: Any) -> dict[str, Any]:
     }
 
 
-def _usage(lib: Any, read: _Reader, handle: Any) -> dict[str, Any]:
+def _usage(lib: Any, read: Reader, handle: Any) -> dict[str, Any]:
     memory = read.first(
         "memory",
         ("nvmlDeviceGetMemoryInfo", (handle, lib.nvmlMemory_v2)),  # v2 separates "reserved"
@@ -192,7 +144,7 @@ def _usage(lib: Any, read: _Reader, handle: Any) -> dict[str, Any]:
     }
 
 
-def _modes(lib: Any, read: _Reader, handle: Any) -> dict[str, Any]:
+def _modes(lib: Any, read: Reader, handle: Any) -> dict[str, Any]:
     mode = read.get("compute_mode", "nvmlDeviceGetComputeMode", handle)
     persistence = read.get("persistence_mode", "nvmlDeviceGetPersistenceMode", handle)
     display = read.get("display_active", "nvmlDeviceGetDisplayActive", handle)
@@ -216,13 +168,13 @@ def _modes(lib: Any, read: _Reader, handle: Any) -> dict[str, Any]:
     }
 
 
-def _empty_gpu(index: int, read: _Reader) -> GpuInfo:
+def _empty_gpu(index: int, read: Reader) -> GpuInfo:
     nothing: dict[str, Any] = {name: None for name in GpuInfo.__dataclass_fields__}
     nothing.update(nvml_index=index, lost=read.lost, field_errors=tuple(read.errors))
     return GpuInfo(**nothing)
 
 
-def _mig_instances(read: _Reader, handle: Any) -> tuple[MigInstance, ...] | None:
+def _mig_instances(read: Reader, handle: Any) -> tuple[MigInstance, ...] | None:
     slots = read.get("mig_instances", "nvmlDeviceGetMaxMigDeviceCount", handle)
     if slots is None:
         return None
@@ -244,7 +196,7 @@ def _mig_instances(read: _Reader, handle: Any) -> tuple[MigInstance, ...] | None
     return tuple(instances)
 
 
-def _processes(read: _Reader, handle: Any) -> tuple[GpuProcess, ...] | None:
+def _processes(read: Reader, handle: Any) -> tuple[GpuProcess, ...] | None:
     listed = read.get("processes", "nvmlDeviceGetComputeRunningProcesses", handle)
     if listed is None:
         return None

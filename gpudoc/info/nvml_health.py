@@ -4,10 +4,9 @@ become None)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from gpudoc.info.nvml import _Reader as Reader
+from gpudoc.info.nvml_reader import Reader
 
 # nvmlClocksEventReason* bits (the same values as the older nvmlClocksThrottleReason*).
 CLOCKS_EVENT_REASONS = {

@@ -12,13 +12,14 @@ from collections import Counter
 from typing import IO, TYPE_CHECKING, Any
 
 from gpudoc import __version__
-from gpudoc.info.doctor import Check, problems, usable_gpu_count
+from gpudoc.info.checks import Check
 from gpudoc.info.model import (
     SCHEMA_VERSION,
     CheckResult,
     DriverInfo,
     InfoReport,
     KernelLog,
+    Summary,
     TorchInfo,
 )
 from gpudoc.info.render_devices import MISSING, devices_view
@@ -49,21 +50,8 @@ STYLES = {
 def report_to_json(report: InfoReport) -> dict[str, Any]:
     data: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "gpudoc_version": __version__}
     data.update(dataclasses.asdict(report))
-    data["summary"] = summary(report)
     plain: dict[str, Any] = json.loads(json.dumps(data))  # tuples become lists, as consumers see
     return plain
-
-
-def summary(report: InfoReport) -> dict[str, int]:
-    findings = [f for r in report.checks for f in r.findings]
-    return {
-        "problems": problems(report),
-        "failures": sum(1 for f in findings if f.severity == "fail"),
-        "warnings": sum(1 for f in findings if f.severity == "warn"),
-        "crashed_checks": sum(1 for r in report.checks if r.status == "crashed"),
-        "not_applicable_checks": sum(1 for r in report.checks if r.status == "not_applicable"),
-        "usable_gpus": usable_gpu_count(report),
-    }
 
 
 def render_json(report: InfoReport, file: IO[str]) -> None:
@@ -82,7 +70,8 @@ def render_human(report: InfoReport, console: Console, verbose: bool = False) ->
     _section(console, "Environment", _env_rows(report))
     console.print(Text("Doctor", style="bold"))
     console.print(_doctor(report.checks, verbose), Text(""))
-    console.print(_closing(report))
+    if report.summary is not None:
+        console.print(_closing(report.summary))
 
 
 def render_check_list(checks: tuple[Check, ...], console: Console) -> None:
@@ -247,17 +236,17 @@ def _not_applicable_summary(skipped: list[CheckResult]) -> Text:
     return Text(f"{len(skipped)} {did} not apply here ({why}): `gpudoc info -v` lists each", "dim")
 
 
-def _closing(report: InfoReport) -> Text:
+def _closing(summary: Summary) -> Text:
     from rich.text import Text
 
-    count = problems(report)
-    if count == 0:
+    if summary.problems == 0:
         return Text("No issues found.", style="green bold")
-    facts = summary(report)
-    parts = [_count(facts["failures"], "failure"), _count(facts["warnings"], "warning")]
-    if facts["crashed_checks"]:
-        parts.append(_count(facts["crashed_checks"], "crashed check"))
-    return Text(f"{_count(count, 'problem')} found ({', '.join(parts)}).", style="red bold")
+    parts = [_count(summary.failures, "failure"), _count(summary.warnings, "warning")]
+    if summary.crashed_checks:
+        parts.append(_count(summary.crashed_checks, "crashed check"))
+    return Text(
+        f"{_count(summary.problems, 'problem')} found ({', '.join(parts)}).", style="red bold"
+    )
 
 
 def _count(number: int, noun: str) -> str:

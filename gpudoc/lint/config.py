@@ -12,6 +12,8 @@ from typing import Any
 from gpudoc.exit_codes import UsageError
 
 DEFAULT_SELECT = ("GPD",)
+PREFIX = "tool.gpudoc.lint."
+"""Messages name a bad key by its full dotted path, as written in pyproject.toml."""
 KEYS = {"select", "ignore", "per-file-ignores", "exclude", "extend-select", "extend-ignore"}
 
 
@@ -74,45 +76,78 @@ def _codes(values: Iterable[str]) -> tuple[str, ...]:
     return tuple("GPD" if code == "ALL" else code for code in codes if code)
 
 
-def find_pyproject(start: Path) -> Path | None:
+def find_pyproject(start: Path) -> tuple[Path, dict[str, Any]] | None:
+    """The nearest pyproject.toml with a ``[tool.gpudoc]`` table, and that table (ruff's rule).
+
+    A pyproject.toml without one is skipped: a sub-project's file that configures other tools
+    does not hide the configuration of the repository it lives in.
+    """
     directory = start if start.is_dir() else start.parent
     for candidate in [directory, *directory.parents]:
         path = candidate / "pyproject.toml"
-        if path.is_file():
-            return path
+        if not path.is_file():
+            continue
+        table = _gpudoc_table(path, _read_toml(path))
+        if table is not None:
+            return path, table
     return None
 
 
 def load_config(start: Path) -> LintConfig:
-    """The ``[tool.gpudoc.lint]`` table of the nearest pyproject.toml, or the defaults."""
-    path = find_pyproject(start.resolve())
-    if path is None or sys.version_info < (3, 11):
+    """``[tool.gpudoc.lint]`` of the nearest configured pyproject.toml, or the defaults."""
+    found = find_pyproject(start.resolve())
+    if found is None:
         return LintConfig()
-    import tomllib
+    path, gpudoc = found
+    table = gpudoc.get("lint", {})
+    if not isinstance(table, dict):
+        raise UsageError(f"{path}: tool.gpudoc.lint must be a table")
+    return _from_table(table, path)
 
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    # tomllib is stdlib from 3.11; on 3.10 the same parser is the `tomli` dependency.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise UsageError(f"{path}: cannot read: {error}") from None
-    table = data.get("tool", {}).get("gpudoc", {}).get("lint", {})
-    if not isinstance(table, dict):
-        raise UsageError(f"{path}: [tool.gpudoc.lint] must be a table")
-    return _from_table(table, path)
+    except RecursionError:
+        # The parser recurses once per nesting level: an absurdly deep array exhausts the stack.
+        raise UsageError(f"{path}: cannot read: nested too deeply") from None
+
+
+def _gpudoc_table(path: Path, data: dict[str, Any]) -> dict[str, Any] | None:
+    """``tool.gpudoc``, or None; a ``tool`` or ``tool.gpudoc`` that is not a table is an error."""
+    tool = data.get("tool")
+    if tool is None:
+        return None
+    if not isinstance(tool, dict):
+        raise UsageError(f"{path}: tool must be a table")
+    gpudoc = tool.get("gpudoc")
+    if gpudoc is None:
+        return None
+    if not isinstance(gpudoc, dict):
+        raise UsageError(f"{path}: tool.gpudoc must be a table")
+    return gpudoc
 
 
 def _from_table(table: dict[str, Any], path: Path) -> LintConfig:
     unknown = set(table) - KEYS
     if unknown:
-        raise UsageError(
-            f"{path}: unknown key(s) in [tool.gpudoc.lint]: {', '.join(sorted(unknown))}"
-        )
+        raise UsageError(f"{path}: unknown key(s) in {PREFIX[:-1]}: {', '.join(sorted(unknown))}")
     select = _code_list(table, "select", path) or DEFAULT_SELECT
     select = (*select, *_code_list(table, "extend-select", path))
     ignore = (*_code_list(table, "ignore", path), *_code_list(table, "extend-ignore", path))
     per_file = table.get("per-file-ignores", {})
     if not isinstance(per_file, dict):
-        raise UsageError(f"{path}: per-file-ignores must be a table of pattern = [codes]")
-    pairs = tuple((str(k), _codes(_strings(v, path, k))) for k, v in per_file.items())
+        raise UsageError(f"{path}: {PREFIX}per-file-ignores must be a table of pattern = [codes]")
+    pairs = tuple(
+        (str(k), _codes(_strings(v, path, f'per-file-ignores."{k}"'))) for k, v in per_file.items()
+    )
     exclude = tuple(_strings(table.get("exclude", []), path, "exclude"))
     return LintConfig(select, ignore, pairs, exclude, path.parent, str(path))
 
@@ -125,5 +160,5 @@ def _strings(value: Any, path: Path, key: str) -> list[str]:
     if isinstance(value, str):
         return [value]
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise UsageError(f"{path}: {key} must be a list of strings")
+        raise UsageError(f"{path}: {PREFIX}{key} must be a list of strings")
     return value

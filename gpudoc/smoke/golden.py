@@ -11,15 +11,15 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from gpudoc.exit_codes import UsageError
+from gpudoc.jsondata import DecodeError, from_json
 from gpudoc.smoke import checks
 from gpudoc.smoke.model import (
     SCHEMA_VERSION,
     CheckResult,
-    DeviceInfo,
     DeviceResult,
     GoldenRef,
     SmokeConfig,
@@ -125,24 +125,13 @@ def _devices(path: str, report: dict[str, Any]) -> dict[Key, GoldenDevice]:
     return devices
 
 
-_INFO_FIELDS = {f.name for f in fields(DeviceInfo)}
-
-
 def _result(data: object) -> DeviceResult | None:
-    """Only what the comparison needs, so that a report with more keys still serves."""
+    """A device of the known-good report, if it says what the device was (more keys are fine)."""
     if not isinstance(data, dict) or not isinstance(data.get("info"), dict):
         return None
     try:
-        info = DeviceInfo(**{k: v for k, v in data["info"].items() if k in _INFO_FIELDS})
-        return DeviceResult(
-            index=int(data["index"]),
-            device=str(data["device"]),
-            status=data["status"],
-            info=info,
-            fingerprint=data.get("fingerprint"),
-            data_sha256=data.get("data_sha256"),
-        )
-    except (KeyError, TypeError, ValueError):
+        return from_json(DeviceResult, data)
+    except DecodeError:
         return None
 
 

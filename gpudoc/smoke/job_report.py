@@ -12,6 +12,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from gpudoc import __version__
+from gpudoc.jsondata import from_json
 from gpudoc.smoke.model import (
     CheckResult,
     DeviceResult,
@@ -49,7 +50,7 @@ def assemble(
 ) -> DistributedReport:
     """``ran``: the gates that passed, so the phases every rank ran; ``gate_errors``: the rest;
     ``dead``: ranks whose heartbeat had stopped when rank 0 looked."""
-    smokes = [DeviceResult.from_dict(posted["smoke"][r]) for r in sorted(posted["smoke"])]
+    smokes = [from_json(DeviceResult, posted["smoke"][r]) for r in sorted(posted["smoke"])]
     voted = {result.index: result for result in vote(smokes)}
     stopped = set(posted.get("stopped", {}))
     absent = lost_ranks(world, posted, gate_errors, dead)

@@ -1,8 +1,8 @@
 """The data of gpudoc smoke: frozen dataclasses that cross process boundaries as JSON.
 
-Every class round-trips: ``Cls.from_dict(json.loads(json.dumps(obj.to_dict()))) == obj``. A child
-process (one per device, or one per rank under torchrun) sends its ``DeviceResult`` to the parent
-this way. Missing values are ``None``; units are in field names.
+Every class round-trips: ``from_json(Cls, json.loads(json.dumps(obj.to_dict()))) == obj``
+(gpudoc/jsondata.py). A child process (one per device, or one per rank under torchrun) sends its
+``DeviceResult`` to the parent this way. Missing values are ``None``; units are in field names.
 """
 
 from __future__ import annotations
@@ -52,18 +52,6 @@ class SmokeConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SmokeConfig:
-        recipe = data["recipe"]
-        recipe = Recipe(**{**recipe, "lockstep_steps": tuple(recipe["lockstep_steps"])})
-        return cls(
-            **{
-                **data,
-                "recipe": recipe,
-                "throughput_batch_sizes": tuple(data["throughput_batch_sizes"]),
-            }
-        )
 
 
 @dataclass(frozen=True)
@@ -155,19 +143,6 @@ class DeviceResult:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> DeviceResult:
-        info = data.get("info")
-        return cls(
-            **{
-                **data,
-                "info": DeviceInfo(**info) if info is not None else None,
-                "checks": tuple(CheckResult(**c) for c in data.get("checks", ())),
-                "throughput": tuple(Throughput(**t) for t in data.get("throughput", ())),
-                "run_fingerprints": tuple(data.get("run_fingerprints", ())),
-            }
-        )
-
 
 def status_of(checks: tuple[CheckResult, ...], current: Status = "PASS") -> Status:
     """HUNG stays HUNG; otherwise the worst verdict of the checks decides."""
@@ -211,18 +186,6 @@ class SmokeReport:
         data = asdict(self)
         return {"schema_version": data.pop("schema_version"), **data}
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SmokeReport:
-        return cls(
-            **{
-                **data,
-                "config": SmokeConfig.from_dict(data["config"]),
-                "results": tuple(DeviceResult.from_dict(r) for r in data["results"]),
-                "notes": tuple(data.get("notes", ())),
-                "golden": GoldenRef(**data["golden"]) if data.get("golden") else None,
-            }
-        )
-
 
 @dataclass(frozen=True)
 class RankInfo:
@@ -257,18 +220,6 @@ class RankResult:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RankResult:
-        smoke = data.get("smoke")
-        return cls(
-            **{
-                **data,
-                "info": RankInfo(**data["info"]),
-                "smoke": DeviceResult.from_dict(smoke) if smoke is not None else None,
-                "checks": tuple(CheckResult(**c) for c in data.get("checks", ())),
-            }
-        )
-
 
 @dataclass(frozen=True)
 class DistributedReport:
@@ -290,14 +241,3 @@ class DistributedReport:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         return {"schema_version": data.pop("schema_version"), **data}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> DistributedReport:
-        return cls(
-            **{
-                **data,
-                "config": SmokeConfig.from_dict(data["config"]),
-                "ranks": tuple(RankResult.from_dict(r) for r in data["ranks"]),
-                "notes": tuple(data.get("notes", ())),
-            }
-        )

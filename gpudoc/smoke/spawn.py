@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import gpudoc
+from gpudoc.jsondata import DecodeError, from_json
 from gpudoc.smoke.model import CheckResult, DeviceResult, SmokeConfig, Status
 
 Event = dict[str, Any]
@@ -87,9 +88,9 @@ class Worker:
             kind = event.get("event")
             if kind == "result":
                 try:
-                    self.result = DeviceResult.from_dict(event["result"])
-                except (KeyError, TypeError) as error:  # a worker of another gpudoc version
-                    self.protocol_error = f"unreadable result ({type(error).__name__}: {error})"
+                    self.result = from_json(DeviceResult, event.get("result"))
+                except DecodeError as error:  # a worker of another gpudoc version
+                    self.protocol_error = f"unreadable result ({error})"
             elif kind == "progress":
                 self.last_progress = event
             elif kind == "inject":

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from gpudoc.jsondata import from_json
 from gpudoc.smoke import checks, inject
 from gpudoc.smoke.data import Data, load
 from gpudoc.smoke.device import configure, inventory
@@ -236,7 +237,7 @@ def main() -> int:
     request = json.load(sys.stdin)
     index = int(request["index"])
     result = run_device(
-        SmokeConfig.from_dict(request["config"]),
+        from_json(SmokeConfig, request["config"]),
         request["device"],
         index,
         torch_device=request.get("torch_device"),

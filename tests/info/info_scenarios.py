@@ -55,11 +55,17 @@ def build_root(host: dict[str, Any], root: Path) -> Path:
 
 
 def collect_scenario(
-    name: str, tmp_path: Path, *, torch: bool = True, host: dict[str, Any] | None = None
+    name: str,
+    tmp_path: Path,
+    *,
+    torch: bool = True,
+    host: dict[str, Any] | None = None,
+    nvml: dict[str, Any] | None = None,
 ) -> InfoReport:
-    """The checked report of scenario `name`; `host` overrides keys of its "host" section."""
+    """The checked report of scenario `name`; `host` and `nvml` override keys of its sections."""
     scenario = load(name)
     scenario["host"].update(host or {})
+    scenario["nvml"].update(nvml or {})
     root = build_root(scenario["host"], tmp_path / "root")
     probe_output = json.dumps(scenario["torch_probe"])
 

@@ -7,7 +7,8 @@ Scenario layout (fixtures/nvml/*.json, key "nvml"):
                     "mig_devices": [{"slot": n, function name: value}]
 A value {"error": "NotSupported"} raises `pynvml.NVMLError_NotSupported`; {"error":
 "NVMLLibraryMismatchError"} raises that (non-NVMLError) class. A function missing from the
-scenario raises NVMLError_FunctionNotFound, as pynvml does when the driver lacks the symbol.
+scenario raises NVMLError_FunctionNotFound, as pynvml does when the driver lacks the symbol;
+a function named in "binding_lacks" is not there at all, as in an nvidia-ml-py older than it.
 Dict values become attribute objects (memory info, PCI info, utilization, processes).
 """
 
@@ -52,6 +53,8 @@ class FakeNvml:
         self.calls: list[str] = []
 
     def __getattr__(self, name: str) -> Any:
+        if name in self.scenario.get("binding_lacks", ()):
+            raise AttributeError(name)
         if name.startswith(("NVML", "nvmlMemory")):
             return getattr(pynvml, name)  # real constants and exception classes
         if name.startswith("nvmlDevice"):

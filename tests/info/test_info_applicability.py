@@ -10,7 +10,7 @@ import pytest
 from info_scenarios import NAMES, collect_scenario
 
 from gpudoc.console import make_console
-from gpudoc.info.doctor import all_checks
+from gpudoc.info.checks import all_checks
 from gpudoc.info.model import InfoReport
 from gpudoc.info.render import render_human
 

@@ -10,9 +10,10 @@ import pytest
 from info_scenarios import collect_scenario
 
 from gpudoc.console import make_console
-from gpudoc.info.checks_software import wheel_tag_for
+from gpudoc.info.checks import Check, all_checks
+from gpudoc.info.checks.shared import wheel_tag_for
 from gpudoc.info.collect import arch_supported
-from gpudoc.info.doctor import Check, all_checks, problems, run_doctor
+from gpudoc.info.doctor import problems, run_doctor
 from gpudoc.info.model import InfoReport
 from gpudoc.info.render import render_human
 

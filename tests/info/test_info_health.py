@@ -16,7 +16,7 @@ from info_scenarios import collect_scenario
 from test_info_checks import findings, with_gpu, with_host
 from test_info_kernel_log import wait_for
 
-from gpudoc.info.doctor import all_checks
+from gpudoc.info.checks import all_checks
 from gpudoc.info.model import Finding, InfoReport, KernelLog
 from gpudoc.info.nvml_health import reason_names
 from gpudoc.info.toolchain import find_nvcc, parse_nvcc_version, start_nvcc

@@ -7,10 +7,11 @@ from typing import Any
 
 import pynvml
 import pytest
-from info_scenarios import load
+from info_scenarios import collect_scenario, load
 from nvml_fake import FakeNvml, nvml_error
 
-from gpudoc.info.nvml import binding_distributions, error_name, normalise_bus_id, read_nvml
+from gpudoc.info.nvml import binding_distributions, normalise_bus_id, read_nvml
+from gpudoc.info.nvml_reader import error_name
 
 
 @pytest.mark.parametrize(
@@ -127,3 +128,40 @@ def test_missing_binding_is_a_library_level_error(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(nvml, "load_pynvml", no_module)
     snapshot = nvml.read_nvml()
     assert (snapshot.init_error, snapshot.gpus) == ("ModuleNotFound", ())
+
+
+def _nvml_binding_messages(tmp_path: Path, **nvml: Any) -> list[str]:
+    report = collect_scenario("workstation_rtx4090", tmp_path, nvml=nvml)
+    [result] = [r for r in report.checks if r.check_id == "nvml-binding"]
+    return [f.message for f in result.findings]
+
+
+def test_a_function_the_binding_lacks_means_the_binding_is_old(tmp_path: Path) -> None:
+    """getattr(pynvml, name) fails: upgrading nvidia-ml-py is the fix, not the driver."""
+    lacks = ["nvmlDeviceGetPowerUsage", "nvmlDeviceGetCurrentClocksEventReasons"]
+    devices = load("workstation_rtx4090")["nvml"]["devices"]
+    devices[0]["nvmlDeviceGetCurrentClocksThrottleReasons"] = 5  # the name before 535
+    edits = {"binding_lacks": lacks, "devices": devices}
+    report = collect_scenario("workstation_rtx4090", tmp_path, nvml=edits)
+    [gpu] = report.gpus
+    assert gpu.power_draw_mw is None
+    assert ("power_draw_mw", "NotInBinding") in [(e.field, e.error) for e in gpu.field_errors]
+    # An older binding's entry point is used instead, with no error.
+    assert gpu.clocks_event_reasons == ("gpu_idle", "sw_power_cap")
+    assert "clocks_event_reasons" not in {e.field for e in gpu.field_errors}
+    [message] = _nvml_binding_messages(tmp_path / "again", **edits)
+    assert "is older than gpudoc needs" in message and "power_draw_mw" in message
+    assert "newer than the driver" not in message
+
+
+def test_a_function_the_driver_lacks_means_the_binding_is_newer(tmp_path: Path) -> None:
+    """pynvml raises FunctionNotFound: the driver's libnvidia-ml predates the binding."""
+    devices = load("workstation_rtx4090")["nvml"]["devices"]
+    del devices[0]["nvmlDeviceGetPowerUsage"]
+    [message] = _nvml_binding_messages(tmp_path, devices=devices)
+    assert "is newer than the driver (550.90.07)" in message and "power_draw_mw" in message
+    assert "older than gpudoc needs" not in message
+
+
+def test_a_complete_binding_and_driver_give_no_finding(tmp_path: Path) -> None:
+    assert _nvml_binding_messages(tmp_path) == []

@@ -47,12 +47,15 @@ def test_doctor_finds_exactly_the_expected_problems(name: str, tmp_path: Path) -
 
 @pytest.mark.parametrize("name", NAMES)
 def test_torch_devices_join_nvml_devices_by_uuid(name: str, tmp_path: Path) -> None:
+    """Every scenario states its devices: how many NVML sees, which torch index each got (by
+    UUID; {} where torch sees none), and which CUDA_VISIBLE_DEVICES selects (absent: all)."""
     expect = load(name)["expect"]
     report = collect_scenario(name, tmp_path)
+    assert [g.nvml_index for g in report.gpus] == list(range(expect["gpus"]))
     joined = {str(g.nvml_index): g.torch_index for g in report.gpus if g.torch_index is not None}
-    assert joined == expect.get("torch_index", joined)
-    if "visible" in expect:
-        assert list(report.visible.nvml_indices or ()) == expect["visible"]
+    assert joined == expect["torch_index"]
+    visible = report.visible.nvml_indices
+    assert (None if visible is None else list(visible)) == expect.get("visible")
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -1,4 +1,4 @@
-"""The published JSON schema documents every key of the model, and nothing else."""
+"""The published JSON schemas are generated from the models and documents every key of them."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ import dataclasses
 import json
 from pathlib import Path
 
+import pytest
+
+from gpudoc import schemagen
 from gpudoc.info import model
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "gpudoc/info/schema.json").read_text())
@@ -28,7 +31,7 @@ def test_every_dataclass_is_documented_with_exactly_its_fields() -> None:
         properties = [
             p
             for p in documented[name]["properties"]
-            if p not in ("schema_version", "gpudoc_version", "summary")
+            if p not in ("schema_version", "gpudoc_version")
         ]
         assert properties == fields, name
         assert documented[name]["additionalProperties"] is False
@@ -43,3 +46,21 @@ def test_units_are_in_key_names() -> None:
     ]
     units = ("_bytes", "_mw", "_c", "_percent")
     assert [q for q in quantities if not q.endswith(units)] == []
+
+
+@pytest.mark.parametrize("target", schemagen.targets(), ids=lambda t: t.path.name)
+def test_schema_files_are_up_to_date(target: schemagen.Target) -> None:
+    on_disk = target.path.read_text(encoding="utf-8")
+    assert on_disk == schemagen.render(target), "stale: run python -m gpudoc.schemagen"
+
+
+def test_descriptions_come_from_the_model_source() -> None:
+    gpu = SCHEMA["$defs"]["GpuInfo"]
+    assert gpu["description"].startswith("One physical GPU as NVML sees it")
+    assert gpu["properties"]["compute_capability"]["description"] == '"8.9"'  # a comment
+    assert gpu["properties"]["nvml_index"]["description"] == "NVML / nvidia-smi index."
+    summary = SCHEMA["$defs"]["Summary"]["properties"]
+    assert summary["problems"] == {
+        "description": "failures, warnings and crashed checks (not info)",
+        "type": "integer",
+    }

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from gpudoc.lint import cache
+from gpudoc.lint.cache import ResultCache
 from gpudoc.lint.engine import lint_paths
+from gpudoc.lint.model import Finding
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -34,3 +39,56 @@ def test_cache_hits_unchanged_files_and_misses_changed(
     third = lint_paths([str(script)], jobs=1)
     assert not third.files[0].cached and third.findings == ()
     assert not lint_paths([str(script)], use_cache=False).files[0].cached
+
+
+def _finding(code: str = "GPD103") -> Finding:
+    return Finding("x.py", 2, 1, code, "discarded-tensor-move", "message", end_line=2, end_col=9)
+
+
+def test_results_persist_across_runs_and_the_newest_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 3)
+    for n in range(5):
+        run = ResultCache(tmp_path)
+        assert run.get(f"k{n}", "x.py") is None
+        run.put(f"k{n}", [_finding()], None if n else "syntax error")
+        run.save()
+    later = ResultCache(tmp_path)
+    assert [later.get(f"k{n}", "a.py") is None for n in range(5)] == [
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
+    assert later.get("k4", "a.py") == ([replace(_finding(), path="a.py")], None)
+    later.save()
+
+
+def test_a_corrupt_cache_is_replaced_and_an_unwritable_one_ignored(tmp_path: Path) -> None:
+    (tmp_path / cache.DATABASE).write_bytes(b"not a database\x00" * 100)
+    (tmp_path / "lint-0123456789abcdef.json").write_text("{}")  # the cache's former format
+    run = ResultCache(tmp_path)
+    assert run.get("k", "x.py") is None
+    run.put("k", [], None)
+    run.save()
+    assert ResultCache(tmp_path).get("k", "x.py") == ([], None)
+    assert not (tmp_path / "lint-0123456789abcdef.json").exists()
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    unwritable = ResultCache(blocked / "sub")  # its directory cannot be made
+    assert unwritable.get("k", "x.py") is None
+    unwritable.put("k", [], None)
+    unwritable.save()
+
+
+def test_fingerprint_follows_the_lint_code(tmp_path: Path) -> None:
+    package = tmp_path / "lint"
+    shutil.copytree(Path(cache.__file__).parent, package)
+    before = cache.fingerprint(package)
+    assert cache.fingerprint(package) == before
+    rule = package / "rules" / "gpd103_discarded_tensor_move.py"
+    rule.write_text(rule.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    cache.fingerprint.cache_clear()
+    assert cache.fingerprint(package) != before

@@ -11,6 +11,7 @@ from typing import Any
 import jsonschema
 
 from gpudoc.console import make_console
+from gpudoc.jsondata import from_json
 from gpudoc.smoke import job_report, render
 from gpudoc.smoke.model import (
     CheckResult,
@@ -30,7 +31,7 @@ SMOKE_SCHEMA = json.loads((HERE / "schema.json").read_text())
 def validate(report: dict[str, Any]) -> None:
     """The job's schema, and each rank's device smoke against gpudoc smoke's own."""
     jsonschema.validate(report, SCHEMA)
-    result = {"$ref": "#/$defs/result", "$defs": SMOKE_SCHEMA["$defs"]}
+    result = {"$ref": "#/$defs/DeviceResult", "$defs": SMOKE_SCHEMA["$defs"]}
     for rank in report["ranks"]:
         if rank["smoke"] is not None:
             jsonschema.validate(rank["smoke"], result)
@@ -98,7 +99,7 @@ def test_a_healthy_job_passes_with_bus_bandwidth() -> None:
     data = json.loads(render.distributed_json(report))
     validate(data)
     assert next(iter(data)) == "schema_version"
-    assert DistributedReport.from_dict(data) == report
+    assert from_json(DistributedReport, data) == report
 
 
 def test_a_rank_outside_the_fingerprint_majority_is_named() -> None:
@@ -186,7 +187,7 @@ def test_version_skew_is_noted() -> None:
 def test_the_text_has_one_table_per_node_and_names_the_failing_rank() -> None:
     posted = _posted()
     posted["smoke"][3] = replace(
-        DeviceResult.from_dict(_smoke(3, status="FAIL")), reason="finite: 1 non-finite losses"
+        from_json(DeviceResult, _smoke(3, status="FAIL")), reason="finite: 1 non-finite losses"
     ).to_dict()
     report = _judge(posted)
     out = io.StringIO()

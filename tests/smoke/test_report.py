@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 from gpudoc.console import make_console
+from gpudoc.jsondata import from_json
 from gpudoc.smoke import render
 from gpudoc.smoke.model import (
     CheckResult,
@@ -144,9 +145,9 @@ def test_json_round_trips_and_matches_the_schema() -> None:
     data = json.loads(render.to_json(original))
     jsonschema.validate(data, SCHEMA)
     assert next(iter(data)) == "schema_version"
-    assert SmokeReport.from_dict(data) == original
+    assert from_json(SmokeReport, data) == original
     assert (
-        DeviceResult.from_dict(json.loads(json.dumps(original.results[0].to_dict())))
+        from_json(DeviceResult, json.loads(json.dumps(original.results[0].to_dict())))
         == (original.results[0])
     )
 
@@ -185,4 +186,4 @@ def test_devices_threads_and_plan() -> None:
 @pytest.mark.parametrize("quick", [True, False])
 def test_config_round_trips(quick: bool) -> None:
     config = SmokeConfig(quick=quick, data_root="/data")
-    assert SmokeConfig.from_dict(json.loads(json.dumps(config.to_dict()))) == config
+    assert from_json(SmokeConfig, json.loads(json.dumps(config.to_dict()))) == config

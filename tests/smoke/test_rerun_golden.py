@@ -13,6 +13,7 @@ from test_report import H100, SCHEMA, gpu
 
 from gpudoc.console import make_console
 from gpudoc.exit_codes import UsageError
+from gpudoc.jsondata import from_json
 from gpudoc.smoke import checks, golden, render
 from gpudoc.smoke.model import CheckResult, DeviceResult, SmokeConfig, SmokeReport
 from gpudoc.smoke.run import overall, vote
@@ -125,7 +126,7 @@ def test_golden_only_judges_devices_without_a_peer_and_is_recorded(tmp_path: Pat
     jsonschema.validate(data, SCHEMA)
     assert data["golden"]["path"] == str(tmp_path / "golden.json")
     assert len(data["golden"]["sha256"]) == 64
-    assert SmokeReport.from_dict(data) == replace(report, golden=known.ref)
+    assert from_json(SmokeReport, data) == replace(report, golden=known.ref)
 
 
 def test_a_failed_golden_device_is_no_reference(tmp_path: Path) -> None:

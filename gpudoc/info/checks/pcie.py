@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpudoc.info import preconditions as pre
-from gpudoc.info.checks_gpu import label
-from gpudoc.info.doctor import Check, finding
+from gpudoc.info.checks.base import check, finding
+from gpudoc.info.checks.shared import label
 from gpudoc.info.model import Finding, GpuInfo, InfoReport
 
 # Busier than this, a GPU has raised its link to full speed (it does within milliseconds).
@@ -24,6 +24,11 @@ LANE_RATES = {
 }
 
 
+@check(
+    "every GPU's PCIe link runs at full width, and at full speed when busy",
+    "warn",
+    pre.gpu_reporting("pcie_link_width_current", "no GPU reports its PCIe link"),
+)
 def pcie_degraded(report: InfoReport) -> Iterator[Finding]:
     for gpu in report.gpus:
         width, widest = _link(gpu.pcie_link_width_current, gpu.pcie_link_width_max, PCIE_WIDTHS)
@@ -43,7 +48,6 @@ def pcie_degraded(report: InfoReport) -> Iterator[Finding]:
         share = width * rates[0] / (widest * rates[1])
         busy = f" while {gpu.utilization_gpu_percent}% busy" if slow else ""
         yield finding(
-            "pcie-degraded",
             "warn",
             f"{label(gpu)}'s PCIe link runs at {now} of {best}{busy}: {share:.0%} of the "
             "host-device bandwidth, which slows data loading, copies and NCCL over PCIe.",
@@ -84,14 +88,3 @@ def _fix(gpu: GpuInfo, narrow: bool, slow: bool, widest: int, fastest: int) -> s
             "and retimers: a link that trains low under load often has a bad contact"
         )
     return "; ".join(fixes) + f" (the link: nvidia-smi -q -i {gpu.nvml_index} -d PCI)"
-
-
-CHECKS = (
-    Check(
-        "pcie-degraded",
-        "every GPU's PCIe link runs at full width, and at full speed when busy",
-        "warn",
-        pcie_degraded,
-        pre.gpu_reporting("pcie_link_width_current", "no GPU reports its PCIe link"),
-    ),
-)

@@ -5,24 +5,26 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpudoc.info import preconditions as pre
-from gpudoc.info.checks_software import INDEX
-from gpudoc.info.doctor import Check, finding
-from gpudoc.info.model import Finding, GpuInfo, InfoReport
+from gpudoc.info.checks.base import check, finding
+from gpudoc.info.checks.shared import INDEX, label
+from gpudoc.info.model import Finding, InfoReport
 
 GIB = 1024**3
 # Other processes holding this share of a GPU's memory leave too little for training.
 MEMORY_HELD_SHARE = 0.25
 
 
-def label(gpu: GpuInfo) -> str:
-    return f"GPU {gpu.nvml_index} ({gpu.name or gpu.pci_bus_id or 'unknown'})"
+MIG_CAPABLE = pre.gpu_reporting("mig_mode_pending", "no MIG-capable GPU")
+MIG_ENABLED = pre.gpu_reporting(
+    "mig_mode_current", "no GPU has MIG enabled", lambda g: bool(g.mig_mode_current)
+)
 
 
+@check("every GPU answers", "fail", pre.gpu)
 def gpu_lost(report: InfoReport) -> Iterator[Finding]:
     for gpu in report.gpus:
         if gpu.lost:
             yield finding(
-                "gpu-lost",
                 "fail",
                 f"{label(gpu)} has fallen off the bus (NVML: GPU is lost).",
                 f"reset it (sudo nvidia-smi -r -i {gpu.nvml_index}) or reboot; check power and "
@@ -31,11 +33,11 @@ def gpu_lost(report: InfoReport) -> Iterator[Finding]:
             )
 
 
+@check("MIG GPUs have instances", "fail", MIG_ENABLED)
 def mig_no_instance(report: InfoReport) -> Iterator[Finding]:
     for gpu in report.gpus:
         if gpu.mig_mode_current and gpu.mig_instances == ():
             yield finding(
-                "mig-no-instance",
                 "fail",
                 f"{label(gpu)} has MIG enabled but no MIG instance: CUDA sees no device on it.",
                 f"create instances (sudo nvidia-smi mig -i {gpu.nvml_index} -cgi <profile> -C) or "
@@ -44,13 +46,13 @@ def mig_no_instance(report: InfoReport) -> Iterator[Finding]:
             )
 
 
+@check("no MIG change pending", "warn", MIG_CAPABLE)
 def mig_pending(report: InfoReport) -> Iterator[Finding]:
     for gpu in report.gpus:
         current, pending = gpu.mig_mode_current, gpu.mig_mode_pending
         if current is not None and pending is not None and current != pending:
             state = "enable" if pending else "disable"
             yield finding(
-                "mig-pending",
                 "warn",
                 f"{label(gpu)}: a change to {state} MIG is pending until the GPU is reset.",
                 f"reset the GPU (sudo nvidia-smi -r -i {gpu.nvml_index}) or reboot",
@@ -58,13 +60,13 @@ def mig_pending(report: InfoReport) -> Iterator[Finding]:
             )
 
 
+@check("MIG instances per process", "info", MIG_ENABLED)
 def mig_single_visible(report: InfoReport) -> Iterator[Finding]:
     visible = report.visible.raw or ""
     for gpu in report.gpus:
         instances = gpu.mig_instances or ()
         if len(instances) > 1 and "MIG-" not in visible.upper():
             yield finding(
-                "mig-single-visible",
                 "info",
                 f"{label(gpu)} has {len(instances)} MIG instances; a CUDA process uses only one.",
                 "give each process its own instance: CUDA_VISIBLE_DEVICES=<MIG UUID> "
@@ -73,12 +75,16 @@ def mig_single_visible(report: InfoReport) -> Iterator[Finding]:
             )
 
 
+@check(
+    "no GPU exclusively owned by another process",
+    "fail",
+    pre.gpu_reporting("compute_mode", "no GPU reports its compute mode"),
+)
 def exclusive_busy(report: InfoReport) -> Iterator[Finding]:
     for gpu in report.gpus:
         if gpu.compute_mode == "exclusive_process" and gpu.processes:
             owners = ", ".join(_process(p.pid, p.name) for p in gpu.processes)
             yield finding(
-                "exclusive-busy",
                 "fail",
                 f"{label(gpu)} is in Exclusive_Process mode and already owned by {owners}: "
                 "a new process gets 'all CUDA-capable devices are busy or unavailable'.",
@@ -88,11 +94,15 @@ def exclusive_busy(report: InfoReport) -> Iterator[Finding]:
             )
 
 
+@check(
+    "no GPU in Prohibited mode",
+    "fail",
+    pre.gpu_reporting("compute_mode", "no GPU reports its compute mode"),
+)
 def compute_prohibited(report: InfoReport) -> Iterator[Finding]:
     for gpu in report.gpus:
         if gpu.compute_mode == "prohibited":
             yield finding(
-                "compute-prohibited",
                 "fail",
                 f"{label(gpu)} is in Prohibited compute mode: no CUDA process may use it.",
                 f"(admin) sudo nvidia-smi -i {gpu.nvml_index} -c DEFAULT",
@@ -100,12 +110,12 @@ def compute_prohibited(report: InfoReport) -> Iterator[Finding]:
             )
 
 
+@check("torch has kernels for every GPU", "fail", pre.all_of(pre.gpu, pre.torch_cuda_build))
 def arch_unsupported(report: InfoReport) -> Iterator[Finding]:
     arch = ", ".join(report.torch.arch_list or ()) if report.torch else ""
     for gpu in report.gpus:
         if gpu.arch_supported_by_torch is False:
             yield finding(
-                "arch-unsupported",
                 "fail",
                 f"{label(gpu)} has compute capability {gpu.compute_capability}, which this torch "
                 f"build does not cover ({arch}): kernels fail with 'no kernel image is available'.",
@@ -116,6 +126,7 @@ def arch_unsupported(report: InfoReport) -> Iterator[Finding]:
             )
 
 
+@check("GPU memory is free", "warn", pre.gpu_reporting("processes", "no GPU lists its processes"))
 def memory_held(report: InfoReport) -> Iterator[Finding]:
     for gpu in report.gpus:
         if not gpu.processes or not gpu.memory_total_bytes:
@@ -128,7 +139,6 @@ def memory_held(report: InfoReport) -> Iterator[Finding]:
             f"{_process(p.pid, p.name)} {(p.used_memory_bytes or 0) / GIB:.1f} GiB" for p in top
         )
         yield finding(
-            "memory-held",
             "warn",
             f"{label(gpu)}: {held / GIB:.1f} of {gpu.memory_total_bytes / GIB:.1f} GiB held by "
             f"other processes: {who}.",
@@ -138,11 +148,15 @@ def memory_held(report: InfoReport) -> Iterator[Finding]:
         )
 
 
+@check(
+    "no uncorrectable ECC errors",
+    "warn",
+    pre.gpu_reporting("ecc_uncorrected_volatile", "no GPU reports ECC errors"),
+)
 def ecc_uncorrectable(report: InfoReport) -> Iterator[Finding]:
     for gpu in report.gpus:
         if gpu.ecc_uncorrected_volatile:
             yield finding(
-                "ecc-uncorrectable",
                 "warn",
                 f"{label(gpu)} reported {gpu.ecc_uncorrected_volatile} uncorrectable ECC "
                 "error(s) since the driver loaded: results on it may be wrong.",
@@ -151,56 +165,5 @@ def ecc_uncorrectable(report: InfoReport) -> Iterator[Finding]:
             )
 
 
-MIG_CAPABLE = pre.gpu_reporting("mig_mode_pending", "no MIG-capable GPU")
-MIG_ENABLED = pre.gpu_reporting(
-    "mig_mode_current", "no GPU has MIG enabled", lambda g: bool(g.mig_mode_current)
-)
-
-
 def _process(pid: int, name: str | None) -> str:
     return f"PID {pid} ({name})" if name else f"PID {pid}"
-
-
-CHECKS = (
-    Check("gpu-lost", "every GPU answers", "fail", gpu_lost, pre.gpu),
-    Check("mig-no-instance", "MIG GPUs have instances", "fail", mig_no_instance, MIG_ENABLED),
-    Check("mig-pending", "no MIG change pending", "warn", mig_pending, MIG_CAPABLE),
-    Check(
-        "mig-single-visible", "MIG instances per process", "info", mig_single_visible, MIG_ENABLED
-    ),
-    Check(
-        "exclusive-busy",
-        "no GPU exclusively owned by another process",
-        "fail",
-        exclusive_busy,
-        pre.gpu_reporting("compute_mode", "no GPU reports its compute mode"),
-    ),
-    Check(
-        "compute-prohibited",
-        "no GPU in Prohibited mode",
-        "fail",
-        compute_prohibited,
-        pre.gpu_reporting("compute_mode", "no GPU reports its compute mode"),
-    ),
-    Check(
-        "arch-unsupported",
-        "torch has kernels for every GPU",
-        "fail",
-        arch_unsupported,
-        pre.all_of(pre.gpu, pre.torch_cuda_build),
-    ),
-    Check(
-        "memory-held",
-        "GPU memory is free",
-        "warn",
-        memory_held,
-        pre.gpu_reporting("processes", "no GPU lists its processes"),
-    ),
-    Check(
-        "ecc-uncorrectable",
-        "no uncorrectable ECC errors",
-        "warn",
-        ecc_uncorrectable,
-        pre.gpu_reporting("ecc_uncorrected_volatile", "no GPU reports ECC errors"),
-    ),
-)

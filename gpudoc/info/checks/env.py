@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpudoc.info import preconditions as pre
-from gpudoc.info.doctor import Check, finding
+from gpudoc.info.checks.base import check, finding
 from gpudoc.info.model import Finding, InfoReport
 
 LIST_GPUS = "list GPUs with `gpudoc info` (UUIDs under Devices) or `nvidia-smi -L`"
@@ -31,11 +31,11 @@ DEBUG_EFFECTS = {
 _SWITCHES = ("CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING")
 
 
+@check("CUDA_VISIBLE_DEVICES is not empty", "fail", pre.cvd_set)
 def cvd_empty(report: InfoReport) -> Iterator[Finding]:
     raw = report.visible.raw
     if raw is not None and not raw.strip():
         yield finding(
-            "cvd-empty",
             "fail",
             "CUDA_VISIBLE_DEVICES is set to an empty string: CUDA shows no device at all.",
             "unset CUDA_VISIBLE_DEVICES, or list the GPUs to use (CUDA_VISIBLE_DEVICES=0,1), "
@@ -43,13 +43,13 @@ def cvd_empty(report: InfoReport) -> Iterator[Finding]:
         )
 
 
+@check("CUDA_VISIBLE_DEVICES is valid", "fail/warn", pre.cvd_listed)
 def cvd_invalid(report: InfoReport) -> Iterator[Finding]:
     visible = report.visible
     if visible.raw is None or not visible.raw.strip() or not visible.problems:
         return
     nothing_left = visible.nvml_indices == ()
     yield finding(
-        "cvd-invalid",
         "fail" if nothing_left else "warn",
         f"CUDA_VISIBLE_DEVICES={visible.raw!r}: {'; '.join(visible.problems)}"
         + (" — no device is visible." if nothing_left else "."),
@@ -57,6 +57,7 @@ def cvd_invalid(report: InfoReport) -> Iterator[Finding]:
     )
 
 
+@check("torch and nvidia-smi number GPUs alike", "warn", pre.two_gpus)
 def device_order(report: InfoReport) -> Iterator[Finding]:
     order = report.host.env.get("CUDA_DEVICE_ORDER")
     names = {g.name for g in report.gpus if g.name}
@@ -67,14 +68,12 @@ def device_order(report: InfoReport) -> Iterator[Finding]:
     if actual and actual != expected[: len(actual)]:
         pairs = ", ".join(f"cuda:{t} = NVML GPU {n}" for t, n in joined)
         yield finding(
-            "device-order",
             "warn",
             f"torch numbers the GPUs differently from nvidia-smi: {pairs}.",
             fix,
         )
     elif len(names) > 1 and order != "PCI_BUS_ID":
         yield finding(
-            "device-order",
             "warn",
             f"{len(names)} different GPU models and CUDA_DEVICE_ORDER is "
             f"{order or 'unset (FASTEST_FIRST)'}: cuda:0 may not be nvidia-smi's GPU 0.",
@@ -89,11 +88,15 @@ def _torch_messages(report: InfoReport) -> list[str]:
     return [*torch.init_warnings, *([torch.unavailable_reason] if torch.unavailable_reason else [])]
 
 
+@check(
+    "no NVSwitch fabric-manager error",
+    "fail",
+    pre.all_of(pre.driver_libraries, pre.torch_cuda_build),
+)
 def fabric_manager(report: InfoReport) -> Iterator[Finding]:
     for message in _torch_messages(report):
         if "Error 802" in message:
             yield finding(
-                "fabric-manager",
                 "fail",
                 f"CUDA reports 'system not yet initialized' (NVSwitch system): {message}",
                 "install and start nvidia-fabricmanager of the same version as the driver "
@@ -102,11 +105,15 @@ def fabric_manager(report: InfoReport) -> Iterator[Finding]:
             return
 
 
+@check(
+    "no CUDA forward-compat mismatch",
+    "fail",
+    pre.all_of(pre.driver_libraries, pre.torch_cuda_build),
+)
 def forward_compat(report: InfoReport) -> Iterator[Finding]:
     for message in _torch_messages(report):
         if "Error 804" in message:
             yield finding(
-                "forward-compat",
                 "fail",
                 f"CUDA forward-compatibility libraries are used on an unsupported GPU: {message}",
                 "remove the cuda-compat package from the image (or LD_LIBRARY_PATH), or upgrade "
@@ -115,6 +122,7 @@ def forward_compat(report: InfoReport) -> Iterator[Finding]:
             return
 
 
+@check("no debugging or profiling variables set", "warn")
 def bad_cuda_env(report: InfoReport) -> Iterator[Finding]:
     host = report.host
     found = {"CUDA_LAUNCH_BLOCKING": host.env.get("CUDA_LAUNCH_BLOCKING"), **host.debug_env}
@@ -130,13 +138,13 @@ def bad_cuda_env(report: InfoReport) -> Iterator[Finding]:
         for name, value in found.items()
     )
     yield finding(
-        "bad-cuda-env",
         "warn",
         f"Debugging or profiling variables are set: {listed}.",
         f"unset {' '.join(found)} for normal runs (keep them for a debugging session)",
     )
 
 
+@check("nvcc matches torch's CUDA", "info", pre.nvcc_found)
 def nvcc_mismatch(report: InfoReport) -> Iterator[Finding]:
     torch_cuda = report.torch.cuda_version if report.torch else None
     nvcc = report.host.nvcc_cuda_version
@@ -145,7 +153,6 @@ def nvcc_mismatch(report: InfoReport) -> Iterator[Finding]:
     same_major = nvcc.split(".")[0] == torch_cuda.split(".")[0]
     build = "only warns" if same_major else "fails ('The detected CUDA version mismatches')"
     yield finding(
-        "nvcc-mismatch",
         "info",
         f"nvcc ({report.host.nvcc_path}) is CUDA {nvcc}, torch was built with CUDA "
         f"{torch_cuda}: irrelevant for running torch (the wheel ships its own CUDA runtime); it "
@@ -157,28 +164,3 @@ def nvcc_mismatch(report: InfoReport) -> Iterator[Finding]:
 
 def _major_minor(version: str) -> tuple[str, ...]:
     return tuple(version.split(".")[:2])
-
-
-CHECKS = (
-    Check("cvd-empty", "CUDA_VISIBLE_DEVICES is not empty", "fail", cvd_empty, pre.cvd_set),
-    Check("cvd-invalid", "CUDA_VISIBLE_DEVICES is valid", "fail/warn", cvd_invalid, pre.cvd_listed),
-    Check(
-        "device-order", "torch and nvidia-smi number GPUs alike", "warn", device_order, pre.two_gpus
-    ),
-    Check(
-        "fabric-manager",
-        "no NVSwitch fabric-manager error",
-        "fail",
-        fabric_manager,
-        pre.all_of(pre.driver_libraries, pre.torch_cuda_build),
-    ),
-    Check(
-        "forward-compat",
-        "no CUDA forward-compat mismatch",
-        "fail",
-        forward_compat,
-        pre.all_of(pre.driver_libraries, pre.torch_cuda_build),
-    ),
-    Check("bad-cuda-env", "no debugging or profiling variables set", "warn", bad_cuda_env),
-    Check("nvcc-mismatch", "nvcc matches torch's CUDA", "info", nvcc_mismatch, pre.nvcc_found),
-)

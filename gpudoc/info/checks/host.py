@@ -6,9 +6,10 @@ import re
 from collections.abc import Iterator
 
 from gpudoc.info import preconditions as pre
-from gpudoc.info.checks_software import INDEX, nvidia_gpu_present, wheel_tag_for
-from gpudoc.info.doctor import Check, finding
+from gpudoc.info.checks.base import check, finding
+from gpudoc.info.checks.shared import INDEX, nvidia_gpu_present, wheel_tag_for
 from gpudoc.info.model import Finding, InfoReport, Severity
+from gpudoc.info.nvml_reader import NOT_IN_BINDING, NOT_IN_DRIVER
 
 # The oldest driver branch for each CUDA major (NVIDIA minor-version compatibility floors).
 DRIVER_FLOORS = {13: 580, 12: 525, 11: 450}
@@ -40,13 +41,13 @@ def _no_gpu_access_in_container(report: InfoReport) -> bool:
     return host.container is not None and not host.dev_nodes and host.pci_gpus != ()
 
 
+@check("NVIDIA driver installed", "fail/warn")
 def driver_missing(report: InfoReport) -> Iterator[Finding]:
     driver = report.driver
     if driver.nvml_error != "LibraryNotFound" or _no_gpu_access_in_container(report):
         return  # in a container the driver lives on the host: container-no-gpu says so
     if driver.kernel_module_version:
         yield finding(
-            "driver-missing",
             "fail",
             f"The NVIDIA kernel module {driver.kernel_module_version} is loaded, but its "
             "user-space library libnvidia-ml.so.1 cannot be loaded "
@@ -58,7 +59,6 @@ def driver_missing(report: InfoReport) -> Iterator[Finding]:
         return
     gpu = nvidia_gpu_present(report)
     yield finding(
-        "driver-missing",
         "fail" if gpu else "warn",
         "No NVIDIA driver: libnvidia-ml.so.1 cannot be loaded (NVML Shared Library Not Found) "
         f"and /proc/driver/nvidia/version does not exist; {_bus_summary(report)}.",
@@ -70,10 +70,10 @@ def driver_missing(report: InfoReport) -> Iterator[Finding]:
     )
 
 
+@check("NVIDIA kernel module loaded", "fail", pre.driver_libraries)
 def driver_not_loaded(report: InfoReport) -> Iterator[Finding]:
     if report.driver.nvml_error == "DriverNotLoaded":
         yield finding(
-            "driver-not-loaded",
             "fail",
             "The NVIDIA driver libraries are installed but the kernel module is not loaded "
             f"(NVML: Driver Not Loaded); {_bus_summary(report)}.",
@@ -82,6 +82,7 @@ def driver_not_loaded(report: InfoReport) -> Iterator[Finding]:
         )
 
 
+@check("driver library matches kernel module", "fail", pre.driver_versions)
 def driver_lib_mismatch(report: InfoReport) -> Iterator[Finding]:
     driver = report.driver
     library = _LIB_VERSION.search(driver.nvml_library_path or "")
@@ -98,7 +99,6 @@ def driver_lib_mismatch(report: InfoReport) -> Iterator[Finding]:
     else:
         return
     yield finding(
-        "driver-lib-mismatch",
         "fail",
         message + " The driver packages were upgraded without a reboot.",
         "reboot (or unload and reload the nvidia modules when no process uses the GPU); pin the "
@@ -106,6 +106,11 @@ def driver_lib_mismatch(report: InfoReport) -> Iterator[Finding]:
     )
 
 
+@check(
+    "driver supports torch's CUDA",
+    "fail/warn",
+    pre.all_of(pre.driver_libraries, pre.torch_cuda_build),
+)
 def driver_too_old(report: InfoReport) -> Iterator[Finding]:
     torch, driver = report.torch, report.driver
     if torch is None or torch.build != "cuda" or not torch.cuda_version:
@@ -130,7 +135,6 @@ def driver_too_old(report: InfoReport) -> Iterator[Finding]:
     if tag:
         fix += f", or install torch for your driver: pip install torch --index-url {INDEX}/{tag}"
     yield finding(
-        "driver-too-old",
         severity,
         f"torch is built for CUDA {torch.cuda_version}; driver {driver.driver_version or '?'} "
         f"supports CUDA {driver.cuda_driver_version or '?'}."
@@ -144,11 +148,11 @@ def _major_minor(version: str) -> tuple[int, int]:
     return int(major), int((minor or "0").split(".")[0])
 
 
+@check("nouveau does not own the GPU", "fail", pre.nvidia_on_pci)
 def nouveau_bound(report: InfoReport) -> Iterator[Finding]:
     bound = [g.bus_id for g in report.host.pci_gpus or () if g.driver == "nouveau"]
     if bound:
         yield finding(
-            "nouveau-bound",
             "fail",
             f"The open-source nouveau driver owns the GPU(s) at {', '.join(bound)}; "
             "CUDA needs the NVIDIA driver.",
@@ -158,6 +162,7 @@ def nouveau_bound(report: InfoReport) -> Iterator[Finding]:
         )
 
 
+@check("container has GPU access", "fail/warn", pre.all_of(pre.container, pre.host_may_have_gpu))
 def container_no_gpu(report: InfoReport) -> Iterator[Finding]:
     host = report.host
     if not _no_gpu_access_in_container(report) or report.driver.nvml_error is None:
@@ -165,7 +170,6 @@ def container_no_gpu(report: InfoReport) -> Iterator[Finding]:
     visible = host.env.get("NVIDIA_VISIBLE_DEVICES")
     state = "unset" if visible is None else repr(visible)
     yield finding(
-        "container-no-gpu",
         "fail" if nvidia_gpu_present(report) else "warn",
         f"Running in a {host.container} container ({host.container_evidence}) without GPU "
         f"access: no /dev/nvidia* device nodes, NVML says {report.driver.nvml_error_message!r}, "
@@ -176,6 +180,7 @@ def container_no_gpu(report: InfoReport) -> Iterator[Finding]:
     )
 
 
+@check("container has compute and utility", "warn", pre.all_of(pre.container, pre.capabilities_set))
 def container_capabilities(report: InfoReport) -> Iterator[Finding]:
     raw = report.host.env.get("NVIDIA_DRIVER_CAPABILITIES")
     if raw is None or report.host.container is None:
@@ -188,7 +193,6 @@ def container_capabilities(report: InfoReport) -> Iterator[Finding]:
     )
     if missing:
         yield finding(
-            "container-capabilities",
             "warn",
             f"NVIDIA_DRIVER_CAPABILITIES={raw!r} lacks {' and '.join(missing)} "
             "(compute: CUDA; utility: NVML and nvidia-smi).",
@@ -196,6 +200,7 @@ def container_capabilities(report: InfoReport) -> Iterator[Finding]:
         )
 
 
+@check("device nodes are accessible", "fail", pre.device_nodes)
 def dev_permission(report: InfoReport) -> Iterator[Finding]:
     denied = [n.path for n in report.host.dev_nodes if not (n.readable and n.writable)]
     nvml_denied = report.driver.nvml_error == "NoPermission" or any(
@@ -207,7 +212,6 @@ def dev_permission(report: InfoReport) -> Iterator[Finding]:
         return
     where = ", ".join(denied) if denied else "the GPU device nodes (NVML: Insufficient Permissions)"
     yield finding(
-        "dev-permission",
         "fail",
         f"This user cannot open {where}.",
         "add the user to the group that owns the nodes (`ls -l /dev/nvidia*`, then "
@@ -216,13 +220,13 @@ def dev_permission(report: InfoReport) -> Iterator[Finding]:
     )
 
 
+@check("nvidia_uvm works", "fail", pre.uvm)
 def uvm_missing(report: InfoReport) -> Iterator[Finding]:
     nodes = {n.path for n in report.host.dev_nodes}
     warnings = report.torch.init_warnings if report.torch else ()
     unknown = [w for w in warnings if "CUDA unknown error" in w]
     if ("/dev/nvidiactl" in nodes and "/dev/nvidia-uvm" not in nodes) or unknown:
         yield finding(
-            "uvm-missing",
             "fail",
             "The nvidia_uvm module is not working: "
             + (unknown[0] if unknown else "/dev/nvidia-uvm does not exist."),
@@ -231,71 +235,36 @@ def uvm_missing(report: InfoReport) -> Iterator[Finding]:
         )
 
 
+@check("NVML binding is nvidia-ml-py", "warn")
 def nvml_binding(report: InfoReport) -> Iterator[Finding]:
     driver = report.driver
-    stale = [e.error for g in report.gpus for e in g.field_errors]
-    stale = sorted({e for e in stale if e in ("FunctionNotFound", "NVMLLibraryMismatchError")})
-    if not driver.nvml_binding_deprecated and driver.nvml_binding and not stale:
-        return
+    upgrade = "pip uninstall -y pynvml nvidia-ml-py3 && pip install -U nvidia-ml-py"
     if driver.nvml_binding is None:
-        message = "No distribution provides the `pynvml` module (nvidia-ml-py)."
-    elif driver.nvml_binding_deprecated:
-        message = (
-            f"Deprecated NVML bindings installed: {', '.join(driver.nvml_binding_deprecated)}."
+        yield finding(
+            "warn", "No distribution provides the `pynvml` module (nvidia-ml-py).", upgrade
         )
-    else:
-        message = f"NVML bindings newer than the driver: {', '.join(stale)} on some fields."
-    yield finding(
-        "nvml-binding",
-        "warn",
-        message,
-        "pip uninstall -y pynvml nvidia-ml-py3 && pip install -U nvidia-ml-py",
-    )
+    elif driver.nvml_binding_deprecated:
+        deprecated = ", ".join(driver.nvml_binding_deprecated)
+        yield finding("warn", f"Deprecated NVML bindings installed: {deprecated}.", upgrade)
+    older = _fields_failing(report, (NOT_IN_BINDING,))
+    if older:
+        yield finding(
+            "warn",
+            f"NVML binding {driver.nvml_binding} is older than gpudoc needs: it has no function "
+            f"for {', '.join(older)}, so those fields are empty.",
+            "pip install -U nvidia-ml-py",
+        )
+    newer = _fields_failing(report, NOT_IN_DRIVER)
+    if newer:
+        yield finding(
+            "warn",
+            f"NVML binding {driver.nvml_binding} is newer than the driver"
+            f"{f' ({driver.driver_version})' if driver.driver_version else ''}: the driver's "
+            f"NVML library lacks the function for {', '.join(newer)}, so those fields are empty.",
+            "upgrade the NVIDIA driver, or install the nvidia-ml-py release of the driver's "
+            "branch (its version's middle number is the driver branch, e.g. 12.535.x for 535)",
+        )
 
 
-CHECKS = (
-    Check("driver-missing", "NVIDIA driver installed", "fail/warn", driver_missing),
-    Check(
-        "driver-not-loaded",
-        "NVIDIA kernel module loaded",
-        "fail",
-        driver_not_loaded,
-        pre.driver_libraries,
-    ),
-    Check(
-        "driver-lib-mismatch",
-        "driver library matches kernel module",
-        "fail",
-        driver_lib_mismatch,
-        pre.driver_versions,
-    ),
-    Check(
-        "driver-too-old",
-        "driver supports torch's CUDA",
-        "fail/warn",
-        driver_too_old,
-        pre.all_of(pre.driver_libraries, pre.torch_cuda_build),
-    ),
-    Check(
-        "nouveau-bound", "nouveau does not own the GPU", "fail", nouveau_bound, pre.nvidia_on_pci
-    ),
-    Check(
-        "container-no-gpu",
-        "container has GPU access",
-        "fail/warn",
-        container_no_gpu,
-        pre.all_of(pre.container, pre.host_may_have_gpu),
-    ),
-    Check(
-        "container-capabilities",
-        "container has compute and utility",
-        "warn",
-        container_capabilities,
-        pre.all_of(pre.container, pre.capabilities_set),
-    ),
-    Check(
-        "dev-permission", "device nodes are accessible", "fail", dev_permission, pre.device_nodes
-    ),
-    Check("uvm-missing", "nvidia_uvm works", "fail", uvm_missing, pre.uvm),
-    Check("nvml-binding", "NVML binding is nvidia-ml-py", "warn", nvml_binding),
-)
+def _fields_failing(report: InfoReport, errors: tuple[str, ...]) -> list[str]:
+    return sorted({e.field for g in report.gpus for e in g.field_errors if e.error in errors})

@@ -7,8 +7,8 @@ from collections import Counter
 from collections.abc import Iterator
 
 from gpudoc.info import preconditions as pre
-from gpudoc.info.checks_gpu import label
-from gpudoc.info.doctor import Check, finding
+from gpudoc.info.checks.base import check, finding
+from gpudoc.info.checks.shared import label
 from gpudoc.info.model import Finding, GpuInfo, InfoReport, XidEvent
 
 # Clock-event reasons that mean heat or the power supply slows the GPU down now. Left out on
@@ -55,6 +55,11 @@ def _power_capped(gpu: GpuInfo, reasons: tuple[str, ...]) -> bool:
     return limit < LOWERED_LIMIT_SHARE * default
 
 
+@check(
+    "no GPU slowed down by heat or power",
+    "warn",
+    pre.gpu_reporting("clocks_event_reasons", "no GPU reports clock-event reasons"),
+)
 def throttling(report: InfoReport) -> Iterator[Finding]:
     for gpu in report.gpus:
         reasons = gpu.clocks_event_reasons or ()
@@ -70,7 +75,6 @@ def throttling(report: InfoReport) -> Iterator[Finding]:
                 f"restore the power limit: sudo nvidia-smi -i {gpu.nvml_index} -pl {watts[1]}"
             )
         yield finding(
-            "throttling",
             "warn",
             f"{label(gpu)} is slowed down now: {', '.join(named)}{_clock_state(gpu)}.",
             "; ".join(fixes),
@@ -100,13 +104,17 @@ def _clock_state(gpu: GpuInfo) -> str:
     return f" ({', '.join(facts)})" if facts else ""
 
 
+@check(
+    "no memory row remap or page retirement pending or failed",
+    "fail/warn",
+    pre.memory_repair_reported,
+)
 def retired_remap(report: InfoReport) -> Iterator[Finding]:
     for gpu in report.gpus:
         reset = f"drain the GPU and reset it (sudo nvidia-smi -r -i {gpu.nvml_index}) or reboot"
         rows = f"{gpu.remapped_rows_uncorrectable} uncorrectable, {gpu.remapped_rows_correctable}"
         if gpu.remapped_rows_failure:
             yield finding(
-                "retired-remap",
                 "fail",
                 f"{label(gpu)}: a memory row could not be remapped ({rows} correctable rows "
                 "remapped): its memory can no longer hide bad rows, results may be corrupt.",
@@ -116,7 +124,6 @@ def retired_remap(report: InfoReport) -> Iterator[Finding]:
             )
         elif gpu.remapped_rows_pending:
             yield finding(
-                "retired-remap",
                 "warn",
                 f"{label(gpu)}: a row remap is pending ({rows} correctable rows remapped): the "
                 "bad memory row stays in use until the GPU is reset.",
@@ -125,7 +132,6 @@ def retired_remap(report: InfoReport) -> Iterator[Finding]:
             )
         elif gpu.retired_pages_pending:
             yield finding(
-                "retired-remap",
                 "warn",
                 f"{label(gpu)}: memory pages are waiting to be retired: the bad pages stay in "
                 "use until the GPU is reset.",
@@ -134,27 +140,11 @@ def retired_remap(report: InfoReport) -> Iterator[Finding]:
             )
 
 
-def persistence_off(report: InfoReport) -> Iterator[Finding]:
-    # A display server holds the GPU open, which keeps the driver initialised anyway.
-    off = [g for g in report.gpus if g.persistence_mode is False and not g.display_active]
-    if not off:
-        return
-    which = label(off[0]) if len(off) == 1 else f"{len(off)} GPUs ({_indices(off)})"
-    yield finding(
-        "persistence-off",
-        "info",
-        f"Persistence mode is off on {which}: when no process holds a GPU the driver tears it "
-        "down, and the next CUDA start (and nvidia-smi) waits for it to initialise again.",
-        "sudo systemctl enable --now nvidia-persistenced (or sudo nvidia-smi -pm 1, which a "
-        "reboot undoes)",
-        off[0].nvml_index if len(off) == 1 else None,
-    )
-
-
 def _indices(gpus: list[GpuInfo]) -> str:
     return ", ".join(str(g.nvml_index) for g in gpus)
 
 
+@check("no Xid errors in the kernel log", "warn/info", pre.kernel_log_readable)
 def xid_recent(report: InfoReport) -> Iterator[Finding]:
     log = report.host.kernel_log
     if log is None:
@@ -170,7 +160,6 @@ def xid_recent(report: InfoReport) -> Iterator[Finding]:
         latest = events[-1]
         program_only = set(counts) <= PROGRAM_XIDS
         yield finding(
-            "xid-recent",
             "info" if program_only else "warn",
             f"{where}: the driver logged Xid {codes} since boot; the latest, "
             f"{_describe(latest)}{_age(latest, log.uptime_seconds)}: "
@@ -223,33 +212,22 @@ def _xid_fix(program_only: bool, gpu: GpuInfo | None) -> str:
     )
 
 
-CHECKS = (
-    Check(
-        "throttling",
-        "no GPU slowed down by heat or power",
-        "warn",
-        throttling,
-        pre.gpu_reporting("clocks_event_reasons", "no GPU reports clock-event reasons"),
-    ),
-    Check(
-        "retired-remap",
-        "no memory row remap or page retirement pending or failed",
-        "fail/warn",
-        retired_remap,
-        pre.memory_repair_reported,
-    ),
-    Check(
-        "xid-recent",
-        "no Xid errors in the kernel log",
-        "warn/info",
-        xid_recent,
-        pre.kernel_log_readable,
-    ),
-    Check(
-        "persistence-off",
-        "persistence mode keeps the driver ready",
-        "info",
-        persistence_off,
-        pre.gpu_reporting("persistence_mode", "no GPU reports persistence mode"),
-    ),
+@check(
+    "persistence mode keeps the driver ready",
+    "info",
+    pre.gpu_reporting("persistence_mode", "no GPU reports persistence mode"),
 )
+def persistence_off(report: InfoReport) -> Iterator[Finding]:
+    # A display server holds the GPU open, which keeps the driver initialised anyway.
+    off = [g for g in report.gpus if g.persistence_mode is False and not g.display_active]
+    if not off:
+        return
+    which = label(off[0]) if len(off) == 1 else f"{len(off)} GPUs ({_indices(off)})"
+    yield finding(
+        "info",
+        f"Persistence mode is off on {which}: when no process holds a GPU the driver tears it "
+        "down, and the next CUDA start (and nvidia-smi) waits for it to initialise again.",
+        "sudo systemctl enable --now nvidia-persistenced (or sudo nvidia-smi -pm 1, which a "
+        "reboot undoes)",
+        off[0].nvml_index if len(off) == 1 else None,
+    )
