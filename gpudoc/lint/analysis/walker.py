@@ -381,8 +381,10 @@ class Analyzer(ClassFacts):
         scope.local_names = bound_names(node)
         scope.env.update(parameter_values(node.params, self.imports))
         for name, value in (arguments or {}).items():
-            if value.kind is not Kind.UNKNOWN:
-                scope.env[name] = replace(value, binding=None)  # a fix never edits the caller
+            if value.kind is Kind.MODULE:
+                scope.env[name] = value  # its binding: where the caller created it
+            elif value.kind is not Kind.UNKNOWN:
+                scope.env[name] = replace(value, binding=None)  # a move fix stays in the body
         if any(v.kind is Kind.MODULE and v.place is Place.DEVICE for v in scope.env.values()):
             self.facts.flags.places = True  # `def test(model, device, loader)`: for a device
         tensor_params = [

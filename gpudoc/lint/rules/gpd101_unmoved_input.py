@@ -146,12 +146,13 @@ def test(model, device, test_loader):
         self, facts: Facts, context: Context, reported: set[int], discarded: set[str | None]
     ) -> Iterator[Report]:
         """A loss or torch function on a device tensor and a host one (a batch half moved)."""
+        host_outputs = {id(c.call) for c in facts.module_calls if c.module.place is Place.HOST}
         for call in facts.mixed_calls:
             if not any(a.value.is_tensorish and a.value.place is Place.DEVICE for a in call.args):
                 continue
             for arg in call.args:
                 value = arg.value
-                if not _on_host(value):
+                if not _on_host(value) or id(arg.node) in host_outputs:
                     continue
                 if id(value.binding) in reported or (arg.name and arg.name in discarded):
                     break  # the same batch was reported where it entered the model
@@ -161,13 +162,15 @@ def test(model, device, test_loader):
                 message = (
                     f"`{shown}` is still on the host{_where(value.place)} but `{call.function}` "
                     f"also gets tensors on the device: move it first "
-                    f"(`{shown} = {shown}.to({device})`)"
+                    f"({_move_text(arg.name, shown, device)})"
                 )
                 fix = _move_fix(arg, call.device_name) if value.place is Place.HOST else None
                 yield Report(arg.node, message, fix)
                 break
 
     def module_inputs(self, facts: Facts, context: Context) -> Iterator[tuple[Report, object]]:
+        # the output of a module left on the host is that module's finding (GPD102)
+        host_outputs = {id(c.call) for c in facts.module_calls if c.module.place is Place.HOST}
         for call in facts.module_calls:
             module = call.module
             if not module.is_device_module or module.wrapper or module.managed:
@@ -176,7 +179,7 @@ def test(model, device, test_loader):
                 continue
             for arg in call.args:
                 value = arg.value
-                if not _on_host(value):
+                if not _on_host(value) or id(arg.node) in host_outputs:
                     continue
                 shown = arg.name or context.code(arg.node)
                 device = call.device_name or "device"
@@ -184,7 +187,7 @@ def test(model, device, test_loader):
                 where = _where(value.place)
                 message = (
                     f"`{shown}` is still on the host{where} but `{call.module_name}` {why}: "
-                    f"move it first (`{shown} = {shown}.to({device})`)"
+                    f"move it first ({_move_text(arg.name, shown, device)})"
                 )
                 fix = _move_fix(arg, call.device_name) if value.place is Place.HOST else None
                 yield Report(arg.node, message, fix), value.binding
@@ -200,6 +203,13 @@ def _on_host(value: Value) -> bool:
     if not value.is_tensorish or value.place not in HOST_PLACES:
         return False
     return value.place is Place.HOST or not value.by_name
+
+
+def _move_text(name: str | None, shown: str, device: str) -> str:
+    """How to move it: rebind a name; an expression is moved where it is written."""
+    if name is None:
+        return f"`{shown}.to({device})`"
+    return f"`{shown} = {shown}.to({device})`"
 
 
 def _where(place: Place) -> str:

@@ -160,12 +160,27 @@ out = model(x)
             seen.add(id(node))
             shown = moved[0].name or "its input"
             device = call.device_name or "device"
+            # a module handed to a helper is reported where the caller created it, by the
+            # caller's name
+            name = _assigned_name(node) or call.module_name
+            called = "" if name == call.module_name else f" (`{call.module_name}` where it is used)"
             message = (
-                f"`{call.module_name}` stays on the host but `{shown}` is on the device: "
-                f"move the module with `{call.module_name}.to({device})`"
+                f"`{name}`{called} stays on the host but `{shown}` is on the device: "
+                f"move the module with `{name}.to({device})`"
             )
-            fix = _fix(node, call.module_name, call.device_name)
+            fix = _fix(node, name, call.device_name)
             yield Report(node, message, fix)
+
+
+def _assigned_name(statement: cst.CSTNode) -> str | None:
+    """``net`` for ``net = Net()``: the one plain name a statement binds."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target = small.targets[0].target
+        return target.value if isinstance(target, cst.Name) else None
+    return None
 
 
 def _fix(statement: cst.CSTNode, name: str, device: str | None) -> FixSpec | None:

@@ -177,13 +177,17 @@ def resume(path, gpu=None):
             return
         found = scan(context.module)
         evidence = found.cpu_path
-        if evidence is None or found.saves_cpu_state():
-            return  # a GPU-only script, or checkpoints this file wrote on the CPU
+        ranks = _per_rank(facts)
+        if (evidence is None and not ranks) or found.saves_cpu_state():
+            return  # a one-GPU script, or checkpoints this file wrote on the CPU
         unmapped = {id(load.call): load for load in facts.loads}
         for site in found.loads:
-            if found.saved_here(site):
-                continue  # the same run (or an earlier run of it) wrote what it reads back
             load = unmapped.get(id(site.call))
+            if ranks and load is not None:
+                yield self._rank_report(site, found.device_at(site))
+                continue
+            if evidence is None or found.saved_here(site):
+                continue  # the same run (or an earlier run of it) wrote what it reads back
             if load is not None:
                 yield self._report(
                     site, found.device_at(site) or _trusted(load.device_name), evidence
@@ -198,6 +202,20 @@ def resume(path, gpu=None):
                 )
                 yield Report(site.call, message)
 
+    def _rank_report(self, site: LoadSite, device: str | None) -> Report:
+        """One process per GPU: without ``map_location`` every rank restores the checkpoint
+        onto the GPU it was saved from (``cuda:0``), whoever wrote it."""
+        message = (
+            "`torch.load` without `map_location` in a script with one process per GPU: every "
+            "rank restores the tensors onto the GPU they were saved from (`cuda:0`), crowding "
+            f"it and mixing devices; pass `map_location={device or 'the rank device'}`"
+        )
+        args = site.call.args
+        if device is None or not args or args[-1].star:
+            return Report(site.call, message)
+        edit = NodeEdit(args[-1].value, f", map_location={device}", "after")
+        return Report(site.call, message, FixSpec((edit,), False, f"map_location={device}"))
+
     def _report(self, site: LoadSite, device: str | None, evidence: str) -> Report:
         message = (
             "`torch.load` without `map_location` restores tensors onto the device they were "
@@ -209,6 +227,12 @@ def resume(path, gpu=None):
             return Report(site.call, message)
         edit = NodeEdit(args[-1].value, f", map_location={device}", "after")
         return Report(site.call, message, FixSpec((edit,), False, f"map_location={device}"))
+
+
+def _per_rank(facts: Facts) -> bool:
+    """One process per GPU: NCCL, or a device picked by the rank (``f"cuda:{local_rank}"``)."""
+    nccl = any(group.backend == "nccl" for group in facts.process_groups)
+    return nccl or facts.flags.per_rank_device
 
 
 def _trusted(name: str | None) -> str | None:
