@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import libcst as cst
 
 from gpudoc.lint.analysis import api
@@ -167,7 +169,8 @@ class CallEvaluator(Records):
             place = Place.UNKNOWN if name in self.device_datasets else Place.HOST
             return Value(Kind.LOADER, place, origin=node, source=f"dataset:{name}")
         if local is not None and not isinstance(local, str):
-            unplaced = local.places_itself or self.device_context
+            placed_parts = any(a.kind is Kind.MODULE and a.place is Place.DEVICE for a in args)
+            unplaced = local.places_itself or self.device_context or placed_parts
             place = Place.UNKNOWN if unplaced else Place.HOST
             return Value(Kind.MODULE, place, weighted=True, managed=local.lightning, origin=node)
         if callee is not None and callee.kind is Kind.MODULE:
@@ -245,7 +248,14 @@ class CallEvaluator(Records):
                 self.facts.numpy_uses.append(NumpyUse(node, func.value, receiver, None))
             return Value(Kind.NDARRAY, Place.HOST)
         if method in ("to", "cuda", "cpu", "to_empty"):
-            return self.moved(node, receiver, method, args)
+            result = self.moved(node, receiver, method, args)
+            name = dotted(func.value)
+            if name is not None and receiver.kind is Kind.MODULE and result.kind is Kind.MODULE:
+                # `net.to(device).eval()`: a module moves in place, whatever the chain does next
+                self.assign_name(name, replace(result, binding=receiver.binding))
+                if result.place is Place.DEVICE and receiver.place is not Place.DEVICE:
+                    self.note_module_placed(name, node)
+            return result
         if receiver.kind is Kind.MODULE:
             return self.module_method(node, func, receiver, method, args)
         if receiver.kind is Kind.OPTIMIZER and method in ("step", "zero_grad"):

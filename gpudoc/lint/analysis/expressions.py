@@ -125,6 +125,12 @@ class Evaluator:
     def under_guard(self) -> bool:
         return self.guard_depth > 0
 
+    def assign_name(self, name: str, value: Value) -> None:
+        scope = self.scope
+        if name.startswith("self.") and scope.parent is not None and scope.parent.function == "":
+            scope = scope.parent
+        scope.env[name] = value
+
     def emit(self, kind: EventKind, event: object) -> None:
         self.bus.emit(kind, event, self)
 

@@ -114,3 +114,19 @@ def returns_moved(function: cst.FunctionDef) -> bool:
         and value.func.attr.value in MOVES
         for value in visitor.values
     )
+
+
+class _Moves(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        self.found |= isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda")
+
+
+def moves_anything(node: cst.CSTNode) -> bool:
+    """``.to(...)`` or ``.cuda()`` anywhere in ``node`` (a class not walked here)."""
+    visitor = _Moves()
+    node.visit(visitor)
+    return visitor.found

@@ -25,6 +25,7 @@ from gpudoc.lint.analysis.functions import (
     argument_shapes,
     bind_arguments,
     called_self_methods,
+    moves_anything,
     returns_moved,
 )
 from gpudoc.lint.analysis.homes import import_from_project
@@ -32,6 +33,12 @@ from gpudoc.lint.analysis.names import bound_names, bound_names_of, dotted
 from gpudoc.lint.analysis.scope import Scope, parameter_values
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, element_of
 
+IN_PLACE_MODULE_METHODS = frozenset(
+    [
+        *("to", "cuda", "cpu", "to_empty", "train", "eval", "requires_grad_", "apply"),
+        *("half", "float", "double", "bfloat16", "share_memory"),
+    ]
+)
 MAX_CALL_DEPTH = 4
 """Calls nested deeper than this return an unknown value instead of walking the callee."""
 MAX_CONTEXTS = 4
@@ -294,7 +301,8 @@ class Analyzer(ClassFacts):
             device = self.scope.device_name()
             self.facts.rebindings.append(Rebinding(statement, name, device))
         if previous is not None and previous.kind is Kind.MODULE:
-            self.scope.rebound_at[name] = (self.step, statement)
+            if not _moves_itself(name, statement):
+                self.scope.rebound_at[name] = (self.step, statement)
             if value.is_device_module and not previous.is_device_module:
                 self.note_module_placed(name, statement)
         if value.kind is Kind.OPTIMIZER and value.source:
@@ -305,13 +313,11 @@ class Analyzer(ClassFacts):
             if weight.call is value.origin:
                 weight.target = name
         self.record_class_attribute(name, target, value, statement)
+        cls = self.scope.module_class
+        if cls is not None and self.in_init and name.startswith("self."):
+            # `self.net1 = nn.Linear(...).to("cuda:0")`: the module places its own parts
+            cls.places_itself |= value.kind is Kind.MODULE and value.place is Place.DEVICE
         self.assign_name(name, value.bound_at(statement))
-
-    def assign_name(self, name: str, value: Value) -> None:
-        scope = self.scope
-        if name.startswith("self.") and scope.parent is not None and scope.parent.function == "":
-            scope = scope.parent
-        scope.env[name] = value
 
     # -- functions: walked where they are called, with the arguments' values -----------------
     def define_function(self, node: cst.FunctionDef) -> None:
@@ -428,6 +434,8 @@ class Analyzer(ClassFacts):
                 self.imports = saved
             if kind == "dataset":
                 self.local_classes[local] = "dataset"
+                if moves_anything(class_node):  # its batches' place is not known then
+                    self.device_datasets.add(local)
             elif kind is not None:
                 self.local_classes[local] = ModuleClass(local, class_node, kind == "lightning")
 
@@ -466,6 +474,20 @@ class Analyzer(ClassFacts):
             if method in self.pending:
                 del self.pending[method]
                 self.walk_function(method, scope)
+
+
+def _moves_itself(name: str, statement: cst.CSTNode) -> bool:
+    """``model = model.cuda()``, ``net = net.to(device).eval()``: a module moves in place, so
+    the name still holds the same module (its optimizer still trains it)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    small = statement.body[0]
+    value = small.value if isinstance(small, cst.Assign) else None
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        if value.func.attr.value not in IN_PLACE_MODULE_METHODS:
+            return False
+        value = value.func.value
+    return value is not None and dotted(value) == name
 
 
 def _tensor_subscript(node: cst.BaseExpression) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from gpudoc.lint.analysis.facts import Argument, Facts
@@ -154,6 +155,8 @@ def test(model, device, test_loader):
                 value = arg.value
                 if not _on_host(value) or id(arg.node) in host_outputs:
                     continue
+                if arg.name is not None and LENGTHS.search(arg.name.rsplit(".", 1)[-1]):
+                    continue
                 if id(value.binding) in reported or (arg.name and arg.name in discarded):
                     break  # the same batch was reported where it entered the model
                 reported.add(id(value.binding))
@@ -181,6 +184,8 @@ def test(model, device, test_loader):
                 value = arg.value
                 if not _on_host(value) or id(arg.node) in host_outputs:
                     continue
+                if arg.name is not None and LENGTHS.search(arg.name.rsplit(".", 1)[-1]):
+                    continue
                 shown = arg.name or context.code(arg.node)
                 device = call.device_name or "device"
                 why = "was on the device before" if module.stale else "is on the device"
@@ -195,6 +200,10 @@ def test(model, device, test_loader):
 
 
 HOST_PLACES = (Place.HOST, Place.MIXED)
+
+
+LENGTHS = re.compile(r"(^|_)(lens?|lengths?|seq_lens?|seq_lengths?|sizes)$")
+"""Sequence lengths stay on the host on purpose: ``pack_padded_sequence`` wants them there."""
 
 
 def _on_host(value: Value) -> bool:

@@ -170,6 +170,21 @@ def resume(path, gpu=None):
             line=4,
             col=12,
         ),
+        # one process per GPU (pytorch/examples#1084): every rank restores onto cuda:0, even
+        # a snapshot this script saved itself
+        Invalid(
+            """import os
+import torch
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.distributed.init_process_group(backend="nccl")
+model = model.to(local_rank)
+if os.path.exists("snapshot.pt"):
+    snapshot = torch.load("snapshot.pt")
+torch.save(model.state_dict(), "snapshot.pt")
+""",
+            line=7,
+            col=16,
+        ),
     )
 
     def check(self, facts: Facts, context: Context) -> Iterator[Report]:
