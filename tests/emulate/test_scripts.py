@@ -338,3 +338,13 @@ def test_usage_errors_exit_2_with_one_line(
     assert result.returncode == 2
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_the_readme_sample_is_what_the_emulator_prints(emulated: Emulated) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    command = "$ gpudoc run --emulate-cuda --batches 2 tutorial_buggy.py\n"
+    sample = readme.split(command, 1)[1].split("```", 1)[0]
+    code, out, err = emulated[TUTORIALS[0]]  # run from the repository, so paths differ
+    assert code == 1
+    assert sample == (out + err).replace("fixtures/emulate/", "")
