@@ -136,7 +136,7 @@ def _fingerprint(result: DeviceResult) -> str:
 Cell = Callable[[DeviceResult], str]
 
 
-def _name(result: DeviceResult) -> str:
+def _name(result: DeviceResult) -> str:  # also a rank's device smoke
     return (result.info.name if result.info else None) or "-"
 
 
@@ -184,12 +184,15 @@ def table(report: SmokeReport, only: tuple[str, ...] | None = None) -> Table:
     return grid
 
 
+def _width(grid: Table, console: Console) -> int:
+    """The width the table needs (measure() clamps to the console's: measure unbounded)."""
+    return console.measure(grid, options=console.options.update_width(10_000)).maximum
+
+
 def device_tables(report: SmokeReport, console: Console) -> list[Table]:
     """One table when it fits the console's width, else two narrower ones."""
     wide = table(report)
-    # measure() clamps to the console's width: measure unbounded to see whether it fits.
-    needed = console.measure(wide, options=console.options.update_width(10_000)).maximum
-    if needed <= console.width:
+    if _width(wide, console) <= console.width:
         return [wide]
     return [table(report, VERDICT_COLUMNS), table(report, HARDWARE_COLUMNS)]
 
@@ -198,6 +201,12 @@ LEGEND = (
     "loss: first → last tenth of the steps · Δfp64: worst error against float64 on the CPU · "
     "agree: identical devices with the same bits (alone: none here to compare with) · ×cpu: "
     "speed-up over the CPU"
+)
+
+RANK_LEGEND = (
+    "wrong ar/ag/bc: wrong elements received by all_reduce/all_gather/broadcast · ddp weights: "
+    "their fingerprint after the DDP steps, whether every rank has the same, and the error "
+    "against one process"
 )
 
 CHECK_NAMES = {
@@ -280,35 +289,62 @@ def _ddp(rank: RankResult) -> str:
     return f"{(rank.ddp_fingerprint or '-')[:8]} {mark}{err}"
 
 
-def rank_table(ranks: list[RankResult]) -> Table:
-    """One row per rank of one node."""
+RankCell = Callable[[RankResult], str]
+
+
+def _rank_columns() -> dict[str, tuple[str, RankCell]]:
+    """Every column of the per-rank table: title -> (justify, cell)."""
+
+    def smoke_cell(position: int) -> RankCell:
+        return lambda rank: _result_cells(rank.smoke)[position]
+
+    columns: dict[str, tuple[str, RankCell]] = {
+        "rank": ("right", lambda r: str(r.info.rank)),
+        "local": ("right", lambda r: _fmt(r.info.local_rank, "d")),
+        "device": ("left", lambda r: r.info.device or "-"),
+        "name": ("left", lambda r: _name(r.smoke) if r.smoke else "-"),
+        "status": ("left", lambda r: f"[{STYLE[r.status]}]{r.status}[/]"),
+    }
+    for position, (title, justify) in enumerate(RESULT_COLUMNS):
+        columns[title] = (justify, smoke_cell(position))
+    columns["wrong ar/ag/bc"] = ("right", _wrong)
+    columns["ddp weights"] = ("left", _ddp)
+    columns["s"] = ("right", lambda r: _fmt(r.seconds, ".1f"))
+    return columns
+
+
+RANK_VERDICT_COLUMNS = (
+    "rank",
+    "device",
+    "status",
+    "loss",
+    "acc",
+    "Δfp64",
+    "fingerprint",
+    "agree",
+    "s",
+)
+RANK_JOB_COLUMNS = ("rank", "local", "name", "wrong ar/ag/bc", "ddp weights")
+
+
+def rank_table(ranks: list[RankResult], only: tuple[str, ...] | None = None) -> Table:
+    """One row per rank of one node; ``only`` keeps these columns."""
     grid = Table(box=None, pad_edge=False, header_style="bold")
-    for title, justify in (
-        ("rank", "right"),
-        ("local", "right"),
-        ("device", "left"),
-        ("name", "left"),
-        ("status", "left"),
-        *RESULT_COLUMNS,
-        ("wrong ar/ag/bc", "right"),
-        ("ddp weights", "left"),
-        ("s", "right"),
-    ):
-        grid.add_column(title, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    columns = _rank_columns()
+    kept = [title for title in columns if only is None or title in only]
+    for title in kept:
+        grid.add_column(title, justify=columns[title][0], no_wrap=True)  # type: ignore[arg-type]
     for rank in ranks:
-        smoke = rank.smoke
-        grid.add_row(
-            str(rank.info.rank),
-            _fmt(rank.info.local_rank, "d"),
-            rank.info.device or "-",
-            (smoke.info.name if smoke and smoke.info else None) or "-",
-            f"[{STYLE[rank.status]}]{rank.status}[/]",
-            *_result_cells(smoke),
-            _wrong(rank),
-            _ddp(rank),
-            _fmt(rank.seconds, ".1f"),
-        )
+        grid.add_row(*(columns[title][1](rank) for title in kept))
     return grid
+
+
+def rank_tables(ranks: list[RankResult], console: Console) -> list[Table]:
+    """One table when it fits the console's width, else two narrower ones."""
+    wide = rank_table(ranks)
+    if _width(wide, console) <= console.width:
+        return [wide]
+    return [rank_table(ranks, RANK_VERDICT_COLUMNS), rank_table(ranks, RANK_JOB_COLUMNS)]
 
 
 def distributed_summary(report: DistributedReport) -> str:
@@ -325,7 +361,8 @@ def print_distributed(report: DistributedReport, console: Console) -> None:
         nodes.setdefault(rank.info.host or "unknown host", []).append(rank)
     for host, ranks in nodes.items():
         console.print(f"[bold]node {escape(host)}[/] (ranks {_span(ranks)})")
-        console.print(rank_table(ranks))
+        for number, grid in enumerate(rank_tables(ranks, console)):
+            console.print(*([""] if number else []), grid)
     for rank in report.ranks:
         if rank.status != "PASS" and rank.reason:
             where = f"rank {rank.info.rank} on {rank.info.host or 'unknown host'}"
@@ -338,6 +375,7 @@ def print_distributed(report: DistributedReport, console: Console) -> None:
         console.print(f"  all_reduce bus bandwidth: {bw:.2f} GB/s at {size:.0f} MiB")
     for note in report.notes:
         console.print(f"  note: {escape(note)}")
+    console.print(f"[dim]{escape(LEGEND)} · {escape(RANK_LEGEND)}[/]")
     console.print(f"[{STYLE[report.overall]}]{distributed_summary(report)}[/]")
 
 

@@ -82,3 +82,20 @@ def test_checks_skipped_everywhere_are_named_apart() -> None:
 
 def test_a_failed_run_has_no_passed_line() -> None:
     assert not any(line.startswith("  passed:") for line in text(report(), 120))
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_per_rank_table_fits_too(width: int) -> None:
+    from test_distributed_report import _judge, _posted
+
+    out = io.StringIO()
+    render.print_distributed(_judge(_posted()), make_console(file=out, width=width, color=False))
+    lines = out.getvalue().splitlines()
+    assert all(len(line) <= width for line in lines), out.getvalue()
+    assert not any("…" in line for line in lines), out.getvalue()
+    headers = [line for line in lines if line.startswith("rank")]
+    assert len(headers) == 4  # two nodes, each in two parts
+    assert "ddp weights" in headers[1] and "status" in headers[0]
+    wide = io.StringIO()
+    render.print_distributed(_judge(_posted()), make_console(file=wide, width=200, color=False))
+    assert len([line for line in wide.getvalue().splitlines() if line.startswith("rank")]) == 2
