@@ -6,7 +6,7 @@ Never imported on the lint path: renderers of info, smoke and run import it insi
 from __future__ import annotations
 
 import os
-from typing import IO
+from typing import IO, Any, cast
 
 from rich.console import Console
 
@@ -23,7 +23,7 @@ def make_console(
     Tests pass ``file=StringIO(), width=100, color=False`` to render deterministic text.
     """
     no_color = bool(os.environ.get("NO_COLOR")) if color is None else not color
-    return Console(
+    console = Console(
         file=file,
         stderr=stderr,
         width=width,
@@ -33,3 +33,29 @@ def make_console(
         highlight=False,
         soft_wrap=False,
     )
+    if not console.is_terminal:  # a pipe, a file, a log: no padding after the last word
+        console.file = cast("IO[str]", TrimmedLines(console.file))
+    return console
+
+
+class TrimmedLines:
+    """A text file that drops the spaces rich pads table cells with at the end of each line."""
+
+    def __init__(self, file: IO[str]) -> None:
+        self._file = file
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        *lines, self._pending = (self._pending + text).split("\n")
+        if lines:
+            self._file.write("".join(line.rstrip(" ") + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:  # a line without its end yet (print(..., end="")): as it is
+            self._file.write(self._pending)
+            self._pending = ""
+        self._file.flush()
+
+    def __getattr__(self, name: str) -> Any:  # isatty, encoding, fileno: the real file's
+        return getattr(self._file, name)

@@ -40,7 +40,9 @@ def add_parser(subparsers: Any) -> None:
         help="list every check, also those that did not apply here, with the reason",
     )
     parser.add_argument(
-        "--list-checks", action="store_true", help="list the doctor's checks and exit"
+        "--list-checks",
+        action="store_true",
+        help="list the doctor's checks and exit (as JSON with --json)",
     )
     parser.add_argument(
         "--torch-timeout",
@@ -55,7 +57,7 @@ def add_parser(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from gpudoc.info import render
     from gpudoc.info.checks import all_checks
-    from gpudoc.info.collect import collect_info, start_torch_probe
+    from gpudoc.info.collect import collect_info
     from gpudoc.info.doctor import run_doctor
 
     def make_console() -> Any:  # rich only for the human views: --json never imports it
@@ -64,19 +66,59 @@ def run(args: argparse.Namespace) -> int:
         return make_console()
 
     if args.list_checks:
-        render.render_check_list(all_checks(), make_console())
+        if args.json:
+            render.render_check_list_json(all_checks(), sys.stdout)
+        else:
+            render.render_check_list(all_checks(), make_console())
         return OK
     if not 0 < args.torch_timeout < math.inf:  # also refuses nan
         raise UsageError("--torch-timeout must be a positive number of seconds")
-    probe = None if args.no_torch else (lambda: start_torch_probe(args.torch_timeout))
-    report = run_doctor(collect_info(torch_probe=probe))
+    report = run_doctor(collect_info(torch_probe=_probe_starter(args)))
     if args.json:
         render.render_json(report, sys.stdout)
     else:
         render.render_human(report, make_console(), verbose=args.verbose)
     assert report.summary is not None  # the doctor ran
+    where = '"checks" in the JSON' if args.json else "the doctor above"
     if args.require_gpu and report.summary.usable_gpus == 0:
+        _why(f"--require-gpu: no usable GPU{_culprits(report)}; see {where}")
         return FINDINGS
     if args.strict and report.summary.problems > 0:
+        count = report.summary.problems
+        _why(f"--strict: {count} problem{'s' * (count != 1)}{_culprits(report)}; see {where}")
         return FINDINGS
     return OK
+
+
+def _probe_starter(args: argparse.Namespace) -> Any:
+    """Start the PyTorch probe; its wait shows a spinner on stderr when that is a terminal."""
+    from gpudoc.info.collect import start_torch_probe
+
+    if args.no_torch:
+        return None
+    spin = not args.json and sys.stderr.isatty()  # --json never imports rich
+
+    def start() -> Any:
+        wait = start_torch_probe(args.torch_timeout)
+        if not spin:
+            return wait
+
+        def wait_with_spinner() -> Any:
+            from gpudoc.console import make_console
+
+            with make_console(stderr=True).status("probing PyTorch in a subprocess"):
+                return wait()
+
+        return wait_with_spinner
+
+    return start
+
+
+def _culprits(report: Any) -> str:
+    ids = [r.check_id for r in report.checks if r.status in ("fail", "warn", "crashed")]
+    return f" ({', '.join(ids)})" if ids else ""
+
+
+def _why(message: str) -> None:
+    """One line on stderr saying why the exit status is 1 (the report itself is on stdout)."""
+    print(f"gpudoc info: {message}", file=sys.stderr)

@@ -86,6 +86,14 @@ def render_check_list(checks: tuple[Check, ...], console: Console) -> None:
     console.print(table)
 
 
+def render_check_list_json(checks: tuple[Check, ...], file: IO[str]) -> None:
+    rows = [
+        {"id": check.check_id, "severity": check.severities, "passes_when": check.title}
+        for check in checks
+    ]
+    file.write(json.dumps({"checks": rows}, indent=2) + "\n")
+
+
 def _section(console: Console, title: str, rows: list[tuple[str, str]]) -> None:
     from rich.table import Table
     from rich.text import Text

@@ -16,7 +16,7 @@ def _demote(doc: str) -> str:
 
 
 def rules_table() -> str:
-    """The table of every rule: docs/rules.md and the README's ``## Rules`` section."""
+    """The table of every rule: docs/rules.md and the README's ``## Rules`` section (docgen)."""
     rows = ["| code | name | meaning | default |", "|---|---|---|---|"]
     for rule in all_rules():
         default = "on" if rule.DEFAULT else "off"
@@ -36,28 +36,15 @@ def rules_markdown() -> str:
     return "\n".join(parts) + "\n"
 
 
-README = TARGET.parents[1] / "README.md"
-README_INTRO = (
-    "Codes are prefix-selectable (`--select GPD1`); GPD9xx are off unless selected. "
-    "`gpudoc lint --explain CODE` prints a rule's documentation; all of it is in "
-    '[docs/rules.md](docs/rules.md). ruff users: add `external = ["GPD"]` under '
-    "`[tool.ruff.lint]` so ruff keeps `# noqa: GPD101` comments."
-)
+def update_pages() -> None:
+    """Also rewrite the generated parts of README.md and docs/*.md (the README's rule table)."""
+    from gpudoc import docgen
 
-
-def update_readme() -> None:
-    """Rewrite the body of the README's ``## Rules`` section (only that section)."""
-    text = README.read_text(encoding="utf-8")
-    head, rest = text.split("## Rules\n", 1)
-    _, tail = rest.split("\n## ", 1) if "\n## " in rest else (rest, "")
-    body = f"\n{README_INTRO}\n\n{rules_table()}\n"
-    README.write_text(f"{head}## Rules\n{body}\n## {tail}", encoding="utf-8")
+    docgen.main([])
 
 
 def main(argv: list[str]) -> int:
     text = rules_markdown()
-    if "--readme" in argv:
-        update_readme()
     if "--check" in argv:
         current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
         if current != text:
@@ -67,6 +54,7 @@ def main(argv: list[str]) -> int:
     TARGET.parent.mkdir(parents=True, exist_ok=True)
     TARGET.write_text(text, encoding="utf-8")
     print(f"wrote {TARGET}")
+    update_pages()
     return 0
 
 

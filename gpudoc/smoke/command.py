@@ -131,6 +131,8 @@ def run(args: argparse.Namespace) -> int:
         return _run_distributed(args, config)
     devices = parse_devices(args.device) if args.device else None
     golden = load_golden(args.golden) if args.golden is not None else None
+    if args.json not in (None, "-"):
+        _check_writable(args.json)  # before minutes of training, not after
     err = make_console(stderr=True)
     live = args.json is None and err.is_terminal and sys.stdout.isatty()
     with render.LiveProgress(err, enabled=live) as progress:
@@ -235,6 +237,18 @@ def _run_distributed(args: argparse.Namespace, config: Any) -> int:
     if unwritten is not None:
         raise unwritten
     return code
+
+
+def _check_writable(path: str) -> None:
+    """Exit 2 now if the report could not be written later; leave no empty file behind."""
+    existed = os.path.lexists(path)
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror}") from None
+    if not existed:
+        os.unlink(path)
 
 
 def _write(path: str, text: str) -> None:

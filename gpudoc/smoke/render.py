@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -85,6 +86,8 @@ def _loss(result: DeviceResult) -> str:
 
 
 def _rate(value: float) -> str:
+    if value >= 100_000:
+        return f"{value / 1000:.0f}k"
     return f"{value / 1000:.1f}k" if value >= 1000 else f"{value:.0f}"
 
 
@@ -130,32 +133,107 @@ def _fingerprint(result: DeviceResult) -> str:
     return f"{short} {runs.count(result.fingerprint)}/{len(runs)}"
 
 
-def table(report: SmokeReport) -> Table:
+Cell = Callable[[DeviceResult], str]
+
+
+def _name(result: DeviceResult) -> str:  # also a rank's device smoke
+    return (result.info.name if result.info else None) or "-"
+
+
+def _status(result: DeviceResult) -> str:
+    return f"[{STYLE[result.status]}]{result.status}[/]"
+
+
+def _result_column(position: int) -> Cell:
+    return lambda result: _result_cells(result)[position]
+
+
+def _columns(report: SmokeReport) -> dict[str, tuple[str, Cell]]:
+    """Every column of the device table: title -> (justify, cell)."""
     sizes = "/".join(str(b) for b in report.config.throughput_batch_sizes)
+    columns: dict[str, tuple[str, Cell]] = {
+        "#": ("right", lambda r: str(r.index)),
+        "device": ("left", lambda r: r.device),
+        "name": ("left", _name),
+        "status": ("left", _status),
+    }
+    for position, (title, justify) in enumerate(RESULT_COLUMNS):
+        columns[title] = (justify, _result_column(position))
+    columns[f"img/s b{sizes}"] = ("right", _speed)
+    columns["×cpu"] = ("right", _speedup)
+    columns["s"] = ("right", lambda r: _fmt(r.seconds, ".1f"))
+    return columns
+
+
+# Too narrow for one table (80 columns, or a long GPU name): the verdicts, then the hardware.
+VERDICT_COLUMNS = ("#", "device", "status", "loss", "acc", "Δfp64", "fingerprint", "agree", "s")
+HARDWARE_COLUMNS = ("#", "device", "name", "img/s", "×cpu")
+
+
+def table(report: SmokeReport, only: tuple[str, ...] | None = None) -> Table:
+    """The device table; ``only`` keeps these columns ("img/s" names "img/s b4/256")."""
     grid = Table(box=None, pad_edge=False, header_style="bold")
-    for title, justify in (
-        ("#", "right"),
-        ("device", "left"),
-        ("name", "left"),
-        ("status", "left"),
-        *RESULT_COLUMNS,
-        (f"img/s b{sizes}", "right"),
-        ("×cpu", "right"),
-        ("s", "right"),
-    ):
-        grid.add_column(title, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    columns = _columns(report)
+    kept = [t for t in columns if only is None or t.split(" ")[0] in only]
+    for title in kept:
+        # Narrow: "agree" may fold ("run A ≠ golden") rather than cut a column off.
+        wrap = only is not None and title == "agree"
+        grid.add_column(title, justify=columns[title][0], no_wrap=not wrap)  # type: ignore[arg-type]
     for r in report.results:
-        grid.add_row(
-            str(r.index),
-            r.device,
-            (r.info.name if r.info else None) or "-",
-            f"[{STYLE[r.status]}]{r.status}[/]",
-            *_result_cells(r),
-            _speed(r),
-            _speedup(r),
-            _fmt(r.seconds, ".1f"),
-        )
+        grid.add_row(*(columns[title][1](r) for title in kept))
     return grid
+
+
+def _width(grid: Table, console: Console) -> int:
+    """The width the table needs (measure() clamps to the console's: measure unbounded)."""
+    return console.measure(grid, options=console.options.update_width(10_000)).maximum
+
+
+def device_tables(report: SmokeReport, console: Console) -> list[Table]:
+    """One table when it fits the console's width, else two narrower ones."""
+    wide = table(report)
+    if _width(wide, console) <= console.width:
+        return [wide]
+    return [table(report, VERDICT_COLUMNS), table(report, HARDWARE_COLUMNS)]
+
+
+LEGEND = (
+    "loss: first → last tenth of the steps · Δfp64: worst error against float64 on the CPU · "
+    "agree: identical devices with the same bits (alone: none here to compare with) · ×cpu: "
+    "speed-up over the CPU"
+)
+
+RANK_LEGEND = (
+    "wrong ar/ag/bc: wrong elements received by all_reduce/all_gather/broadcast · ddp weights: "
+    "their fingerprint after the DDP steps, whether every rank has the same, and the error "
+    "against one process"
+)
+
+CHECK_NAMES = {
+    "finite": "finite",
+    "loss_falls": "loss falls",
+    "heldout_accuracy": "held-out accuracy",
+    "lockstep_logits": "fp64 lockstep",
+    "lockstep_grads": "fp64 lockstep",
+    "self_consistency": "bitwise self-consistency",
+    "cross_device": "cross-device vote",
+    "save_load": "save/load",
+    "eval_on_device": "eval on the device",
+    "throughput_peers": "speed vs peers",
+}
+"""What each check proved, in a few words, for the line under a PASS."""
+
+
+def passed_checks(report: SmokeReport) -> str:
+    """The checks every device passed, in order; those skipped everywhere are named apart."""
+    names: dict[str, set[str]] = {}
+    for result in report.results:
+        for check in result.checks:
+            names.setdefault(CHECK_NAMES.get(check.id, check.id), set()).add(check.verdict)
+    passed = [name for name, verdicts in names.items() if verdicts == {"pass"}]
+    skipped = [name for name, verdicts in names.items() if verdicts == {"skip"}]
+    line = f"passed: {', '.join(passed) or 'none'}"
+    return line + (f" (skipped: {', '.join(skipped)})" if skipped else "")
 
 
 def summary(report: SmokeReport) -> str:
@@ -176,7 +254,8 @@ def summary(report: SmokeReport) -> str:
 
 
 def print_report(report: SmokeReport, console: Console) -> None:
-    console.print(table(report))
+    for number, grid in enumerate(device_tables(report, console)):
+        console.print(*([""] if number else []), grid)
     for r in report.results:
         if r.status != "PASS" and r.reason:
             status = f"[{STYLE[r.status]}]{r.status}[/]"
@@ -184,7 +263,10 @@ def print_report(report: SmokeReport, console: Console) -> None:
             console.print(f"  {r.index} {r.device} {status}: {escape(r.reason)}", soft_wrap=True)
     for note in report.notes:
         console.print(f"  note: {escape(note)}", soft_wrap=True)
+    console.print(f"[dim]{escape(LEGEND)}[/]")
     console.print(f"[{STYLE[report.overall]}]{summary(report)}[/]")
+    if report.overall in ("PASS", "WARN"):
+        console.print(f"  {passed_checks(report)}", soft_wrap=True)
 
 
 def to_json(report: SmokeReport) -> str:
@@ -207,35 +289,62 @@ def _ddp(rank: RankResult) -> str:
     return f"{(rank.ddp_fingerprint or '-')[:8]} {mark}{err}"
 
 
-def rank_table(ranks: list[RankResult]) -> Table:
-    """One row per rank of one node."""
+RankCell = Callable[[RankResult], str]
+
+
+def _rank_columns() -> dict[str, tuple[str, RankCell]]:
+    """Every column of the per-rank table: title -> (justify, cell)."""
+
+    def smoke_cell(position: int) -> RankCell:
+        return lambda rank: _result_cells(rank.smoke)[position]
+
+    columns: dict[str, tuple[str, RankCell]] = {
+        "rank": ("right", lambda r: str(r.info.rank)),
+        "local": ("right", lambda r: _fmt(r.info.local_rank, "d")),
+        "device": ("left", lambda r: r.info.device or "-"),
+        "name": ("left", lambda r: _name(r.smoke) if r.smoke else "-"),
+        "status": ("left", lambda r: f"[{STYLE[r.status]}]{r.status}[/]"),
+    }
+    for position, (title, justify) in enumerate(RESULT_COLUMNS):
+        columns[title] = (justify, smoke_cell(position))
+    columns["wrong ar/ag/bc"] = ("right", _wrong)
+    columns["ddp weights"] = ("left", _ddp)
+    columns["s"] = ("right", lambda r: _fmt(r.seconds, ".1f"))
+    return columns
+
+
+RANK_VERDICT_COLUMNS = (
+    "rank",
+    "device",
+    "status",
+    "loss",
+    "acc",
+    "Δfp64",
+    "fingerprint",
+    "agree",
+    "s",
+)
+RANK_JOB_COLUMNS = ("rank", "local", "name", "wrong ar/ag/bc", "ddp weights")
+
+
+def rank_table(ranks: list[RankResult], only: tuple[str, ...] | None = None) -> Table:
+    """One row per rank of one node; ``only`` keeps these columns."""
     grid = Table(box=None, pad_edge=False, header_style="bold")
-    for title, justify in (
-        ("rank", "right"),
-        ("local", "right"),
-        ("device", "left"),
-        ("name", "left"),
-        ("status", "left"),
-        *RESULT_COLUMNS,
-        ("wrong ar/ag/bc", "right"),
-        ("ddp weights", "left"),
-        ("s", "right"),
-    ):
-        grid.add_column(title, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    columns = _rank_columns()
+    kept = [title for title in columns if only is None or title in only]
+    for title in kept:
+        grid.add_column(title, justify=columns[title][0], no_wrap=True)  # type: ignore[arg-type]
     for rank in ranks:
-        smoke = rank.smoke
-        grid.add_row(
-            str(rank.info.rank),
-            _fmt(rank.info.local_rank, "d"),
-            rank.info.device or "-",
-            (smoke.info.name if smoke and smoke.info else None) or "-",
-            f"[{STYLE[rank.status]}]{rank.status}[/]",
-            *_result_cells(smoke),
-            _wrong(rank),
-            _ddp(rank),
-            _fmt(rank.seconds, ".1f"),
-        )
+        grid.add_row(*(columns[title][1](rank) for title in kept))
     return grid
+
+
+def rank_tables(ranks: list[RankResult], console: Console) -> list[Table]:
+    """One table when it fits the console's width, else two narrower ones."""
+    wide = rank_table(ranks)
+    if _width(wide, console) <= console.width:
+        return [wide]
+    return [rank_table(ranks, RANK_VERDICT_COLUMNS), rank_table(ranks, RANK_JOB_COLUMNS)]
 
 
 def distributed_summary(report: DistributedReport) -> str:
@@ -252,7 +361,8 @@ def print_distributed(report: DistributedReport, console: Console) -> None:
         nodes.setdefault(rank.info.host or "unknown host", []).append(rank)
     for host, ranks in nodes.items():
         console.print(f"[bold]node {escape(host)}[/] (ranks {_span(ranks)})")
-        console.print(rank_table(ranks))
+        for number, grid in enumerate(rank_tables(ranks, console)):
+            console.print(*([""] if number else []), grid)
     for rank in report.ranks:
         if rank.status != "PASS" and rank.reason:
             where = f"rank {rank.info.rank} on {rank.info.host or 'unknown host'}"
@@ -265,6 +375,7 @@ def print_distributed(report: DistributedReport, console: Console) -> None:
         console.print(f"  all_reduce bus bandwidth: {bw:.2f} GB/s at {size:.0f} MiB")
     for note in report.notes:
         console.print(f"  note: {escape(note)}")
+    console.print(f"[dim]{escape(LEGEND)} · {escape(RANK_LEGEND)}[/]")
     console.print(f"[{STYLE[report.overall]}]{distributed_summary(report)}[/]")
 
 

@@ -1,14 +1,22 @@
-"""The tutorial-shaped fixture scripts, run through the real CLI in subprocesses."""
+"""The tutorial-shaped fixture scripts, run through the real CLI.
+
+The fixture scripts run in one interpreter (batch_runner.py: one torch import instead of a dozen);
+one of them also runs in a process of its own, and its report must be the same.
+"""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, RunGpudoc
+from conftest import REPO, RunGpudoc, gpudoc_env, stretch
 
 FIXTURES = REPO / "fixtures" / "emulate"
+Emulated = dict[tuple[str, ...], tuple[int, str, str]]
 
 
 def _line_of(script: str, text: str) -> int:
@@ -17,15 +25,124 @@ def _line_of(script: str, text: str) -> int:
     return [number for number, line in enumerate(lines, 1) if line.strip() == text][-1]
 
 
-def _emulate(run_gpudoc: RunGpudoc, *args: str) -> tuple[int, str, str]:
-    result = run_gpudoc("run", "--emulate-cuda", *args, cwd=REPO)
-    return result.returncode, result.stdout, result.stderr
+BUGS = [
+    (
+        "discarded_to.py",
+        (),
+        "Expected all tensors to be on the same device, but got mat1 is on cpu, different "
+        "from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm)",
+        "outputs = net(inputs)",
+        "lint     GPD103 discarded-tensor-move",
+    ),
+    (
+        "numpy_on_device.py",
+        (),
+        "TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to "
+        "copy the tensor to host memory first.",
+        "all_predictions.append(predicted.numpy())",
+        "lint     GPD202 numpy-on-device-tensor",
+    ),
+    (
+        "buffer_attribute.py",
+        (),
+        "Expected all tensors to be on the same device, but found at least two devices, "
+        "cuda:0 and cpu!",
+        "x = (x - self.mean) / self.std",
+        "lint     GPD105 tensor-attribute-not-buffer",
+    ),
+    (
+        "loss_weight.py",
+        (),
+        "Expected all tensors to be on the same device, but got weight is on cpu, different "
+        "from other tensors on cuda:0 (when checking argument in method "
+        "wrapper_CUDA_nll_loss_forward)",
+        "loss = criterion(outputs, labels)",
+        "lint     GPD107 loss-weight-on-host",
+    ),
+    (
+        "factory_in_forward.py",
+        (),
+        "Expected all tensors to be on the same device, but got mat1 is on cpu, different "
+        "from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm)",
+        "h = torch.tanh(self.input_to_hidden(sequence[:, step]) + self.hidden_to_hidden(h))",
+        "lint     GPD106 factory-without-device",
+    ),
+    (
+        "modules_in_list.py",
+        (),
+        "Expected all tensors to be on the same device, but got mat1 is on cuda:0, different "
+        "from other tensors on cpu (when checking argument in method wrapper_CUDA_addmm)",
+        "x = torch.relu(layer(x))",
+        "lint     GPD104 modules-in-plain-container",
+    ),
+    (
+        "resumed_optimizer.py",
+        (),
+        "Expected all tensors to be on the same device, but found at least two devices, "
+        "cuda:0 and cpu!",
+        "optimizer.step()",
+        "lint     GPD302 optimizer-state-before-placement",
+    ),
+    (
+        "two_devices.py",
+        ("--devices", "2"),
+        "Expected all tensors to be on the same device, but got target is on cuda:1, "
+        "different from other tensors on cuda:0 (when checking argument in method "
+        "wrapper_CUDA_nll_loss_forward)",
+        "loss = criterion(outputs, labels)",
+        "pattern  tensors on two different GPUs meet in one operation",
+    ),
+]
+TUTORIALS = (
+    ("--batches", "2", "fixtures/emulate/tutorial_buggy.py"),
+    ("--batches", "3", "fixtures/emulate/tutorial_fixed.py"),
+    ("--batches", "2", "fixtures/emulate/tutorial_as_printed.py"),
+    ("--batches", "2", "fixtures/emulate/tutorial_reloaded_net.py"),
+)
+BATCH = TUTORIALS + tuple(
+    (*args, "--batches", "2", f"fixtures/emulate/{script}") for script, args, *_ in BUGS
+)
 
 
-def test_buggy_tutorial_fails_at_the_evaluation_line_with_the_gpu_error(
-    run_gpudoc: RunGpudoc,
+@pytest.fixture(scope="module")
+def emulated() -> Emulated:
+    """Every command line of BATCH, run once in one interpreter: (exit status, stdout, stderr)."""
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("batch_runner.py"))],
+        input=json.dumps(BATCH),
+        cwd=REPO,
+        env=gpudoc_env(),
+        capture_output=True,
+        text=True,
+        timeout=stretch(600),
+    )
+    assert done.returncode == 0, done.stderr
+    runs = json.loads(done.stdout)
+    return {
+        args: (run["code"], run["out"], run["err"]) for args, run in zip(BATCH, runs, strict=True)
+    }
+
+
+def _emulate(emulated: Emulated, *args: str) -> tuple[int, str, str]:
+    return emulated[args]
+
+
+@pytest.mark.slow
+def test_a_run_in_its_own_process_reports_what_the_batch_reports(
+    run_gpudoc: RunGpudoc, emulated: Emulated
 ) -> None:
-    code, out, err = _emulate(run_gpudoc, "--batches", "2", "fixtures/emulate/tutorial_buggy.py")
+    args = TUTORIALS[0]
+    alone = run_gpudoc("run", "--emulate-cuda", *args, cwd=REPO)
+    code, out, err = emulated[args]
+    assert (alone.returncode, alone.stderr) == (code, err)
+    assert alone.stdout == out == "Finished Training\n"
+
+
+@pytest.mark.slow
+def test_buggy_tutorial_fails_at_the_evaluation_line_with_the_gpu_error(
+    emulated: Emulated,
+) -> None:
+    code, out, err = _emulate(emulated, "--batches", "2", "fixtures/emulate/tutorial_buggy.py")
     assert code == 1, err
     assert "Finished Training" in out  # the script's own output passes through, up to the bug
     assert (
@@ -44,8 +161,9 @@ def test_buggy_tutorial_fails_at_the_evaluation_line_with_the_gpu_error(
     assert "lint     GPD101 unmoved-input" in err
 
 
-def test_fixed_tutorial_passes_every_phase(run_gpudoc: RunGpudoc) -> None:
-    code, out, err = _emulate(run_gpudoc, "--batches", "3", "fixtures/emulate/tutorial_fixed.py")
+@pytest.mark.slow
+def test_fixed_tutorial_passes_every_phase(emulated: Emulated) -> None:
+    code, out, err = _emulate(emulated, "--batches", "3", "fixtures/emulate/tutorial_fixed.py")
     assert code == 0, err
     assert "device: cuda:0" in out and "Accuracy of the network" in out
     assert "no device errors" in err
@@ -58,9 +176,10 @@ def test_fixed_tutorial_passes_every_phase(run_gpudoc: RunGpudoc) -> None:
     assert "12 batches from DataLoaders (capped at 3 batches; 4 loops cut short)" in err
 
 
-def test_tutorial_as_printed_runs_but_evaluates_on_the_cpu(run_gpudoc: RunGpudoc) -> None:
+@pytest.mark.slow
+def test_tutorial_as_printed_runs_but_evaluates_on_the_cpu(emulated: Emulated) -> None:
     code, _out, err = _emulate(
-        run_gpudoc, "--batches", "2", "fixtures/emulate/tutorial_as_printed.py"
+        emulated, "--batches", "2", "fixtures/emulate/tutorial_as_printed.py"
     )
     assert code == 0, err
     training = next(line for line in err.splitlines() if "forward (training)" in line)
@@ -69,9 +188,10 @@ def test_tutorial_as_printed_runs_but_evaluates_on_the_cpu(run_gpudoc: RunGpudoc
     assert "note: forward (evaluation) ran on cpu while other passes ran on cuda:0" in err
 
 
-def test_reloaded_net_never_moved(run_gpudoc: RunGpudoc) -> None:
+@pytest.mark.slow
+def test_reloaded_net_never_moved(emulated: Emulated) -> None:
     code, _out, err = _emulate(
-        run_gpudoc, "--batches", "2", "fixtures/emulate/tutorial_reloaded_net.py"
+        emulated, "--batches", "2", "fixtures/emulate/tutorial_reloaded_net.py"
     )
     assert code == 1
     assert "Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor)" in err
@@ -81,86 +201,17 @@ def test_reloaded_net_never_moved(run_gpudoc: RunGpudoc) -> None:
     assert "lint     GPD102 unmoved-module" in err
 
 
-@pytest.mark.parametrize(
-    ("script", "args", "message", "line_text", "rule"),
-    [
-        (
-            "discarded_to.py",
-            (),
-            "Expected all tensors to be on the same device, but got mat1 is on cpu, different "
-            "from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm)",
-            "outputs = net(inputs)",
-            "lint     GPD103 discarded-tensor-move",
-        ),
-        (
-            "numpy_on_device.py",
-            (),
-            "TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to "
-            "copy the tensor to host memory first.",
-            "all_predictions.append(predicted.numpy())",
-            "lint     GPD202 numpy-on-device-tensor",
-        ),
-        (
-            "buffer_attribute.py",
-            (),
-            "Expected all tensors to be on the same device, but found at least two devices, "
-            "cuda:0 and cpu!",
-            "x = (x - self.mean) / self.std",
-            "lint     GPD105 tensor-attribute-not-buffer",
-        ),
-        (
-            "loss_weight.py",
-            (),
-            "Expected all tensors to be on the same device, but got weight is on cpu, different "
-            "from other tensors on cuda:0 (when checking argument in method "
-            "wrapper_CUDA_nll_loss_forward)",
-            "loss = criterion(outputs, labels)",
-            "lint     GPD107 loss-weight-on-host",
-        ),
-        (
-            "factory_in_forward.py",
-            (),
-            "Expected all tensors to be on the same device, but got mat1 is on cpu, different "
-            "from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm)",
-            "h = torch.tanh(self.input_to_hidden(sequence[:, step]) + self.hidden_to_hidden(h))",
-            "lint     GPD106 factory-without-device",
-        ),
-        (
-            "modules_in_list.py",
-            (),
-            "Expected all tensors to be on the same device, but got mat1 is on cuda:0, different "
-            "from other tensors on cpu (when checking argument in method wrapper_CUDA_addmm)",
-            "x = torch.relu(layer(x))",
-            "lint     GPD104 modules-in-plain-container",
-        ),
-        (
-            "resumed_optimizer.py",
-            (),
-            "Expected all tensors to be on the same device, but found at least two devices, "
-            "cuda:0 and cpu!",
-            "optimizer.step()",
-            "lint     GPD302 optimizer-state-before-placement",
-        ),
-        (
-            "two_devices.py",
-            ("--devices", "2"),
-            "Expected all tensors to be on the same device, but got target is on cuda:1, "
-            "different from other tensors on cuda:0 (when checking argument in method "
-            "wrapper_CUDA_nll_loss_forward)",
-            "loss = criterion(outputs, labels)",
-            "pattern  tensors on two different GPUs meet in one operation",
-        ),
-    ],
-)
+@pytest.mark.slow
+@pytest.mark.parametrize(("script", "args", "message", "line_text", "rule"), BUGS)
 def test_bug_scripts_fail_at_their_line(
-    run_gpudoc: RunGpudoc,
+    emulated: Emulated,
     script: str,
     args: tuple[str, ...],
     message: str,
     line_text: str,
     rule: str,
 ) -> None:
-    code, _out, err = _emulate(run_gpudoc, *args, "--batches", "2", f"fixtures/emulate/{script}")
+    code, _out, err = _emulate(emulated, *args, "--batches", "2", f"fixtures/emulate/{script}")
     assert code == 1, err
     assert message in err
     line = _line_of(script, line_text)
@@ -169,8 +220,11 @@ def test_bug_scripts_fail_at_their_line(
     assert rule in err
 
 
+@pytest.mark.slow
 def test_cuda_in_a_dataloader_worker(run_gpudoc: RunGpudoc) -> None:
-    code, _out, err = _emulate(run_gpudoc, "fixtures/emulate/cuda_in_worker.py")
+    # A process of its own: its DataLoader workers fork the interpreter.
+    done = run_gpudoc("run", "--emulate-cuda", "fixtures/emulate/cuda_in_worker.py", cwd=REPO)
+    code, err = done.returncode, done.stderr
     assert code == 1
     assert "RuntimeError: Caught RuntimeError in DataLoader worker process" in err
     assert (
@@ -209,6 +263,7 @@ def test_lint_names_the_same_rule_without_running(run_gpudoc: RunGpudoc) -> None
         assert re.search(rf"fixtures/emulate/{name}:{number}:\d+: {code} ", result.stdout), name
 
 
+@pytest.mark.slow
 def test_a_script_that_needs_nccl_stops_with_a_clear_message(
     run_gpudoc: RunGpudoc, tmp_path: Path
 ) -> None:
@@ -224,6 +279,7 @@ def test_a_script_that_needs_nccl_stops_with_a_clear_message(
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_the_scripts_exit_status_and_arguments_pass_through(
     run_gpudoc: RunGpudoc, tmp_path: Path
 ) -> None:
@@ -239,6 +295,7 @@ def test_the_scripts_exit_status_and_arguments_pass_through(
     assert "the script exited with 7" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_module_runs_with_dash_m(run_gpudoc: RunGpudoc, tmp_path: Path) -> None:
     package = tmp_path / "pkg"
     package.mkdir()
@@ -255,6 +312,7 @@ def test_a_module_runs_with_dash_m(run_gpudoc: RunGpudoc, tmp_path: Path) -> Non
     assert len(missing.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_an_ordinary_exception_keeps_its_traceback(run_gpudoc: RunGpudoc, tmp_path: Path) -> None:
     script = tmp_path / "broken.py"
     script.write_text("import torch\n\ndef f():\n    raise ValueError('boom')\n\nf()\n")
@@ -280,3 +338,13 @@ def test_usage_errors_exit_2_with_one_line(
     assert result.returncode == 2
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_the_readme_sample_is_what_the_emulator_prints(emulated: Emulated) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    command = "$ gpudoc run --emulate-cuda --batches 2 tutorial_buggy.py\n"
+    sample = readme.split(command, 1)[1].split("```", 1)[0]
+    code, out, err = emulated[TUTORIALS[0]]  # run from the repository, so paths differ
+    assert code == 1
+    assert sample == (out + err).replace("fixtures/emulate/", "")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import RunGpudoc, gpudoc_env
+from conftest import RunGpudoc, gpudoc_env, stretch
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "gpudoc/info/schema.json").read_text())
 REQUIRED_CHECKS = (
@@ -49,7 +49,7 @@ def real_json() -> dict[str, object]:
         capture_output=True,
         text=True,
         env=gpudoc_env(),
-        timeout=120,
+        timeout=stretch(120),
         check=False,
     )
     assert result.returncode == 0, result.stderr
@@ -68,10 +68,12 @@ def _machine_has_no_nvidia_library() -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_json_validates_against_the_schema(real_json: dict[str, object]) -> None:
     jsonschema.validate(real_json, SCHEMA)
 
 
+@pytest.mark.slow
 def test_json_facts_match_the_real_torch(real_json: dict[str, object]) -> None:
     import torch
 
@@ -82,6 +84,7 @@ def test_json_facts_match_the_real_torch(real_json: dict[str, object]) -> None:
     assert probed["cuda_available"] == torch.cuda.is_available()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _machine_has_no_nvidia_library(), reason="this machine has NVML")
 def test_this_machine_names_its_real_problems_with_fixes(run_gpudoc: RunGpudoc) -> None:
     import torch
@@ -110,6 +113,7 @@ def _torchvision_import_error() -> str | None:
     return result.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_require_gpu_exits_1_without_a_usable_gpu(run_gpudoc: RunGpudoc) -> None:
     import torch
 
@@ -138,6 +142,7 @@ def test_no_torch_path_never_imports_torch_and_never_spawns_it() -> None:
     assert result.stdout.split() == ["0", "False", "True"], result.stderr
 
 
+@pytest.mark.slow
 def test_the_cli_process_never_imports_torch_even_when_probing_it() -> None:
     """torch (and so any CUDA context) lives only in the probe subprocess."""
     code = (
@@ -184,6 +189,7 @@ def test_json_path_never_imports_rich() -> None:
     assert result.stdout.split() == ["False"], result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _machine_has_no_nvidia_library(), reason="this machine has NVML")
 def test_checks_that_cannot_look_here_are_not_applicable_not_passed(
     real_json: dict[str, object],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import libcst
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from programs import PROGRAMS
@@ -37,6 +38,7 @@ def test_arbitrary_fixes_never_leave_unparseable_source(case: tuple[str, list[Fi
     assert keeps_user_code(source, result.fixed)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(PROGRAMS)
 def test_toy_rule_fixes_parse_and_converge(source: str) -> None:

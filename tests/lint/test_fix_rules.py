@@ -58,6 +58,7 @@ def test_unsafe_fixes_wait_for_the_flag(rule: type[Rule], example: Invalid) -> N
         assert result.changed
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(PROGRAMS)
 def test_fix_on_generated_programs(source: str) -> None:

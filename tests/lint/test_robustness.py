@@ -128,6 +128,7 @@ def programs(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_generated_programs_never_raise(source: str) -> None:

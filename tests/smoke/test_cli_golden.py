@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 from conftest import RunGpudoc
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "gpudoc/smoke/schema.json").read_text())
@@ -19,6 +20,7 @@ def _cross_device(report: dict[str, Any]) -> dict[str, Any]:
     return next(c for c in result["checks"] if c["id"] == "cross_device")
 
 
+@pytest.mark.slow
 def test_golden_report_pass_tampered_other_seed_and_bitflip(
     run_gpudoc: RunGpudoc, tmp_path: Path
 ) -> None:

@@ -25,6 +25,8 @@ from gpudoc.cli import main
         (["--golden", "nowhere.json"], {}, "--golden nowhere.json: cannot read it"),
         (["--distributed", "--golden", "g.json"], {}, "--golden is not supported with --distrib"),
         ([], {"GPUDOC_SMOKE_INJECT": "flaky:x"}, "expected <fault>:<worker-index>"),
+        (["--json", "no/dir/out.json"], {}, "cannot write no/dir/out.json: No such file or"),
+        (["--device", "cpu", "--json", "."], {}, "cannot write .: Is a directory"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(
@@ -35,6 +37,16 @@ def test_usage_errors_exit_2_with_one_line(
     assert message in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 or "usage:" in done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_a_writable_json_path_is_checked_and_left_alone(tmp_path: Path) -> None:
+    from gpudoc.smoke.command import _check_writable
+
+    _check_writable(str(tmp_path / "new.json"))
+    assert not (tmp_path / "new.json").exists()  # no empty file if the run then fails
+    (tmp_path / "old.json").write_text("kept")
+    _check_writable(str(tmp_path / "old.json"))
+    assert (tmp_path / "old.json").read_text() == "kept"
 
 
 def test_corrupt_data_root_is_exit_2(run_gpudoc: RunGpudoc, tmp_path: Path) -> None:

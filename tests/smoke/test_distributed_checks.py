@@ -95,6 +95,7 @@ def test_ddp_of_one_rank_matches_the_single_process_reference(group_of_one: None
     assert spoiled.rel_err_vs_reference > job_report.DDP_REL_ERR
 
 
+@pytest.mark.slow
 def test_a_stopped_rank_takes_its_device_smoke_down_with_it() -> None:
     """What a rank stopped by the launcher does to the child running its device smoke."""
     code = (

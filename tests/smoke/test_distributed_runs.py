@@ -14,12 +14,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conftest import gpudoc_env
+import pytest
+from conftest import gpudoc_env, stretch
 from test_distributed_report import validate
 
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
 SMOKE = ["-m", "gpudoc", "smoke", "--distributed", "--device", "cpu", "--quick"]
-LIMIT_S = 240  # a bound, far above a normal run: a run that hangs fails here
+LIMIT_S = stretch(240)  # a bound, far above a normal run: a run that hangs fails here
+
+pytestmark = pytest.mark.slow
 
 
 def _torchrun(*args: str, inject: str = "") -> tuple[subprocess.CompletedProcess[str], float]:

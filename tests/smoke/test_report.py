@@ -157,14 +157,17 @@ def test_table_as_text_at_fixed_width() -> None:
     render.print_report(report(), make_console(file=out, width=140, color=False))
     assert out.getvalue().splitlines() == [
         "#  device  name                   status  loss        acc    Δfp64  fingerprint   agree  "
-        "         img/s b4/256  ×cpu    s",
+        "        img/s b4/256  ×cpu    s",
         "0  cuda:0  NVIDIA H100 80GB HBM3  PASS    2.32→0.05  0.90  3.1e-07  aaaaaaaaaaaa  2/3    "
-        "        1.8k / 412.0k     -  4.1",
+        "         1.8k / 412k     -  4.1",
         "1  cuda:1  NVIDIA H100 80GB HBM3  PASS    2.32→0.05  0.90  3.1e-07  aaaaaaaaaaaa  2/3    "
-        "        1.8k / 412.0k     -  4.1",
+        "         1.8k / 412k     -  4.1",
         "2  cuda:2  NVIDIA H100 80GB HBM3  FAIL    2.32→0.05  0.90  3.1e-07  bbbbbbbbbbbb  differs"
-        " (2/3)  1.8k / 412.0k     -  4.1",
+        " (2/3)   1.8k / 412k     -  4.1",
         "  2 cuda:2 FAIL: cross_device: SDC suspect: differs from 2 of 3 identical devices",
+        "loss: first → last tenth of the steps · Δfp64: worst error against float64 on the CPU · "
+        "agree: identical devices with the same bits (alone:",
+        "none here to compare with) · ×cpu: speed-up over the CPU",
         "FAIL: 2 of 3 devices passed in 6.2 s (default recipe, 300 steps × 2 runs)",
     ]
 

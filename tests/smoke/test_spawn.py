@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import gpudoc_env
+from conftest import gpudoc_env, stretch
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
 
@@ -40,11 +40,15 @@ os.kill(os.getpid(), 9)  # as the OOM killer would
 
 def test_a_worker_dies_with_a_parent_that_was_sigkilled() -> None:
     parent = subprocess.run(
-        [sys.executable, "-c", PARENT], env=gpudoc_env(), capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", PARENT],
+        env=gpudoc_env(),
+        capture_output=True,
+        text=True,
+        timeout=stretch(60),
     )
     assert parent.returncode == -signal.SIGKILL, parent.stderr
     worker = int(parent.stdout.split()[0])
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + stretch(5)
     while _alive(worker) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(worker), "the worker outlived its SIGKILLed parent"
@@ -67,6 +71,7 @@ print(result.status, result.reason, flush=True)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("session", "expected"), [("own", "PASS"), ("shared", "FAIL")])
 def test_a_launchers_sigterm_to_the_group_spares_a_worker_in_its_own_session(
     session: str, expected: str
@@ -77,7 +82,7 @@ def test_a_launchers_sigterm_to_the_group_spares_a_worker_in_its_own_session(
         env=gpudoc_env(),
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=stretch(180),
         start_new_session=True,  # its own group, so the SIGTERM stays away from pytest
     )
     lines = rank.stdout.splitlines()
