@@ -42,7 +42,7 @@ def rules_table() -> str:
 
 
 def info_checks() -> str:
-    from gpudoc.info.doctor import all_checks
+    from gpudoc.info.checks import all_checks
 
     rows = ["| id | severity | passes when |", "|---|---|---|"]
     rows += [f"| `{c.check_id}` | {c.severities} | {c.title} |" for c in all_checks()]
@@ -110,9 +110,19 @@ def regenerate(text: str, cache: dict[str, str] | None = None) -> str:
 
 
 def main(argv: list[str]) -> int:
+    """Rewrite docs/rules.md and every generated part of the pages (``--check``: only say
+    which are stale)."""
+    from gpudoc.lint import docs
+
     check = "--check" in argv
     cache: dict[str, str] = {}
     stale = []
+    reference = docs.rules_markdown()
+    current = docs.TARGET.read_text(encoding="utf-8") if docs.TARGET.exists() else ""
+    if reference != current:
+        stale.append(str(docs.TARGET.relative_to(REPO)))
+        if not check:
+            docs.TARGET.write_text(reference, encoding="utf-8")
     for page in PAGES:
         path = REPO / page
         text = path.read_text(encoding="utf-8")

@@ -9,7 +9,7 @@ from gpudoc.lint.docs import TARGET, rules_markdown, rules_table
 
 def test_rules_md_is_current() -> None:
     assert TARGET.read_text(encoding="utf-8") == rules_markdown(), (
-        "docs/rules.md is stale: run python -m gpudoc.lint.docs"
+        "docs/rules.md is stale: run python -m gpudoc.docgen"
     )
 
 
