@@ -102,6 +102,12 @@ class CallEvaluator(Records):
         if qualified is not None:
             return self.eval_qualified(node, qualified)
         if isinstance(func, cst.Attribute):
+            name = dotted(func) or ""
+            held = self.scope.lookup(name)
+            if held is not None and held.kind is Kind.MODULE:  # `self.model(x)`
+                if name.startswith("self.") and self.scope.module_class is not None:
+                    held = held.with_place(Place.UNKNOWN)  # a submodule moves with its parent
+                return self.module_call(node, name, held, self.eval_args(node))
             return self.eval_method(node, func)
         if isinstance(func, cst.Name):
             return self.eval_named_call(node, func.value)
@@ -347,7 +353,9 @@ class CallEvaluator(Records):
         if value.kind is Kind.DEVICE:
             if value.cpu_device:
                 return Place.HOST
-            if not (isinstance(expr, cst.Attribute) and expr.attr.value == "device"):
+            # `x.to(y.device)` follows a tensor; `x.to(self.device)` names the script's device
+            tensor_device = isinstance(expr, cst.Attribute) and expr.attr.value == "device"
+            if not tensor_device or self.scope.lookup(dotted(expr) or "") is not None:
                 self.facts.flags.places = True
             return Place.DEVICE
         if value.is_tensorish or value.kind is Kind.MODULE:
