@@ -329,3 +329,28 @@ def test_modules_built_under_a_device_context_are_not_on_the_host() -> None:
         )
         == set()
     )
+
+
+def test_a_device_batch_handed_to_a_numpy_helper_is_reported_in_the_helper() -> None:
+    """udacity's cifar notebooks: `imshow(images[idx])` after `images = images.cuda()`; the
+    helper's fix is unsafe, since another call hands it a NumPy array."""
+    source = HEADER + textwrap.dedent(
+        """\
+        import numpy as np
+        train_on_gpu = torch.cuda.is_available()
+        def imshow(img):
+            img = img / 2 + 0.5
+            return np.transpose(img, (1, 2, 0))
+        images, labels = iter(loader).next()
+        imshow(images.numpy()[0])
+        if train_on_gpu:
+            images = images.cuda()
+        model = nn.Linear(4, 2).to(device)
+        imshow(images[0])
+        """
+    )
+    result = lint_source(source, "case.py")
+    offset = HEADER.count("\n")
+    assert [(f.line - offset, f.code) for f in result.findings] == [(5, "GPD202")]
+    fix = result.findings[0].fix
+    assert fix is not None and not fix.safe

@@ -251,7 +251,9 @@ class CallEvaluator(Records):
                 return self.call_function(own_method, node, args, owner)
         if method == "numpy":
             if receiver.place is Place.DEVICE and not self.cpu_path:
-                self.facts.numpy_uses.append(NumpyUse(node, func.value, receiver, None))
+                self.facts.numpy_uses.append(
+                    NumpyUse(node, func.value, receiver, None, bool(self.call_stack))
+                )
             return Value(Kind.NDARRAY, Place.HOST)
         if method in ("to", "cuda", "cpu", "to_empty"):
             result = self.moved(node, receiver, method, args)
@@ -280,6 +282,8 @@ class CallEvaluator(Records):
             return Value(items=tuple(arg.with_place(Place.DEVICE) for arg in args))
         if method in ("from_pretrained", "from_config") and _looks_like_model(func.value):
             return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)
+        if method in ("next", "__next__") and receiver.kind is Kind.LOADER:
+            return element_of(receiver)  # `iter(loader).next()`, Python 2 style
         if method in api.SCALAR_METHODS:
             return SCALAR
         if method.startswith("new_") or method in ("type_as",):

@@ -109,6 +109,8 @@ class NumpyUse:
     value: Value
     function: str | None
     """None for ``t.numpy()``; the qualified function for ``np.mean(t)``."""
+    from_call: bool = False
+    """Seen while walking a function for one of its calls: other calls may pass other values."""
 
 
 @dataclass

@@ -122,7 +122,9 @@ class Records(Evaluator):
             return  # the CPU path of a device guard: the tensor is on the host there
         for arg, value in zip(node.args, args, strict=True):
             if value.is_tensorish and value.place is Place.DEVICE:
-                self.facts.numpy_uses.append(NumpyUse(node, arg.value, value, function))
+                self.facts.numpy_uses.append(
+                    NumpyUse(node, arg.value, value, function, bool(self.call_stack))
+                )
                 return
 
     def record_factory(self, node: cst.Call, function: str, has_device: bool) -> None:

@@ -46,7 +46,8 @@ class NumpyOnDeviceTensor(Rule):
     Inserting `.cpu()` is safe where the value is known to be a device tensor (bound from a
     placed model's output, a moved tensor): `.cpu()` is a no-op on the CPU. It is unsafe where
     the value is typed only by its parameter name (`x`, `images`): if it is not a tensor,
-    `.cpu()` raises. For NumPy reductions that call the tensor's method (`np.mean(t)` calls
+    `.cpu()` raises; and inside a helper found through one of its calls (`imshow(images[i])`
+    with `images` on the device), since other calls may hand it NumPy arrays. For NumPy reductions that call the tensor's method (`np.mean(t)` calls
     `t.mean(axis=None, out=None)`, which fails on any device) the fix inserts `.cpu().numpy()`
     and is unsafe: it turns a crash on the CPU into a NumPy result.
     """
@@ -136,7 +137,9 @@ def to_numpy(x, device):
 
     def _report(self, use: NumpyUse, function: str, first: bool, context: Context) -> Report:
         shown = context.code(use.receiver)
-        safe = not use.value.by_name  # `.cpu()` on what only its name calls a tensor may fail
+        # `.cpu()` on what only its name calls a tensor may fail, and so may one in a helper
+        # that other calls hand NumPy arrays
+        safe = not (use.value.by_name or use.from_call)
         text, description = ".cpu()", "insert .cpu()"
         if not function:
             message = f"`{shown}` is on the device: `.numpy()` needs `.cpu()` first"
