@@ -4,7 +4,7 @@
 to it (or in a package above it): its functions and classes are walked where ``train.py`` calls
 them, with ``train.py``'s values. The search follows Python's rules for a script run from its
 own directory: relative imports from the file's package, absolute ones from the file's
-directory and then from each directory above it up to the project's root (a directory holding
+directory, the directory holding its top package, and the project's root (a directory holding
 ``pyproject.toml``, ``setup.py``, ``setup.cfg`` or ``.git``). Installed packages are never read.
 """
 
@@ -17,9 +17,10 @@ from pathlib import Path
 
 import libcst as cst
 
-MAX_MODULE_BYTES = 512_000
+MAX_MODULE_BYTES = 200_000
 """A sibling larger than this is not read: a generated file, not a helper module."""
 MAX_LEVELS_UP = 4
+INSTALLED = frozenset({"site-packages", "dist-packages"})
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import\b", re.M)
 
@@ -55,14 +56,22 @@ def resolve(importer: str, module: str, level: int) -> Path | None:
 
 
 def _search_path(start: Path) -> list[Path]:
-    """The file's directory and those above it, up to the project's root (or a few levels
-    when no root marker is found)."""
+    """Where an absolute import is looked for, as Python does for a script or a package: the
+    file's directory and, inside a package, the directory that holds the top package; then the
+    project's root (a directory with a root marker) above them. Never an installed-packages
+    directory: a library is not the project."""
     directories = [start]
-    for parent in list(start.parents)[:MAX_LEVELS_UP]:
-        if any((directories[-1] / marker).exists() for marker in ROOT_MARKERS):
+    top = start
+    while (top / "__init__.py").is_file() and top.parent != top:
+        top = top.parent
+    if top != start:
+        directories.append(top)
+    for parent in [top, *list(top.parents)[:MAX_LEVELS_UP]]:
+        if any((parent / marker).exists() for marker in ROOT_MARKERS):
+            if parent not in directories:
+                directories.append(parent)
             break
-        directories.append(parent)
-    return directories
+    return [d for d in directories if d.name not in INSTALLED]
 
 
 def _module_file(base: Path, parts: list[str]) -> Path | None:

@@ -93,3 +93,19 @@ def test_installed_packages_and_missing_modules_are_not_followed(tmp_path: Path)
     assert resolve(str(script), "nowhere", 0) is None
     assert dependencies(script.read_text(), str(script)) == []
     assert resolve("<stdin>", "utils", 0) is None
+
+
+def test_installed_packages_are_never_the_project(tmp_path: Path) -> None:
+    """A file inside site-packages (a library's own sources, linted as in the speed bench):
+    absolute imports of other installed packages are not read."""
+    site = tmp_path / "lib" / "site-packages"
+    (site / "torch").mkdir(parents=True)
+    (site / "torch" / "__init__.py").write_text("def load(path):\n    return path\n")
+    package = site / "vision"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "utils.py").write_text("def helper():\n    return 1\n")
+    script = package / "models.py"
+    script.write_text("from torch import load\nfrom .utils import helper\n")
+    assert resolve(str(script), "torch", 0) is None
+    assert resolve(str(script), "utils", 1) == package / "utils.py"

@@ -165,7 +165,7 @@ class CallEvaluator(Records):
 
     # -- calls of plain names: local classes, modules held in variables, builtins ------------
     def eval_named_call(self, node: cst.Call, name: str) -> Value:
-        local = self.local_classes.get(name)
+        local = self.local_class(name)
         callee = self.scope.lookup(name)
         args = self.eval_args(node)
         function = self.local_functions.get(name)

@@ -33,7 +33,7 @@ class ClassFacts(QualifiedCalls):
     def class_kind(self, node: cst.ClassDef) -> str | None:
         for base in node.bases:
             qualified = self.imports.qualify(base.value) or ""
-            local = self.local_classes.get(dotted(base.value) or "")
+            local = self.local_class(dotted(base.value) or "")
             if qualified in api.LIGHTNING_BASES or qualified.endswith("LightningModule"):
                 return "lightning"
             if qualified in api.MODULE_BASES or (
@@ -106,7 +106,7 @@ class ClassFacts(QualifiedCalls):
         qualified = self.imports.qualify(expr.func) or ""
         if qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1][:1].isupper():
             return True
-        local = self.local_classes.get(dotted(expr.func) or "")
+        local = self.local_class(dotted(expr.func) or "")
         return local is not None and not isinstance(local, str)
 
     def is_new_tensor(self, expr: cst.BaseExpression) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import libcst as cst
 
 from gpudoc.lint.analysis import api
@@ -13,9 +15,10 @@ from gpudoc.lint.analysis.events import (
     SubscriptEvent,
 )
 from gpudoc.lint.analysis.facts import DeviceCompare, Facts, FileFlags, ModuleClass
-from gpudoc.lint.analysis.flow import guard_polarity, join_of, join_values
+from gpudoc.lint.analysis.flow import Polarity, guard_polarity, join_of, join_values
+from gpudoc.lint.analysis.functions import FunctionSyntax
 from gpudoc.lint.analysis.homes import Home
-from gpudoc.lint.analysis.names import ImportTable, dotted, names_in
+from gpudoc.lint.analysis.names import ImportTable, dotted
 from gpudoc.lint.analysis.scope import Scope
 from gpudoc.lint.analysis.values import (
     SCALAR,
@@ -28,15 +31,9 @@ from gpudoc.lint.analysis.values import (
     unpack,
 )
 
-GUARD_WORDS = ("cuda", "gpu", "device", "available", "accelerat", "mps", "cpu")
 TENSOR_ATTRS = frozenset(
     ["data", "T", "mT", "H", "real", "imag", "grad", "logits", "loss", "last_hidden_state"]
 )
-
-
-def is_guard(test: cst.BaseExpression) -> bool:
-    """A test about devices: `torch.cuda.is_available()`, `args.cuda`, `use_gpu`, `device`."""
-    return any(word in name.lower() for name in names_in(test) for word in GUARD_WORDS)
 
 
 def string_value(node: cst.BaseExpression) -> str | None:
@@ -55,6 +52,8 @@ class Evaluator:
         """Each call's argument values (and receiver), kept until its call event is built."""
         self.path: str | None = None
         """The file being linted, to find the project modules it imports."""
+        self.project_imports: dict[str, tuple[Path, str]] = {}
+        """Names imported from the project's own modules, not read yet (walker resolves them)."""
         self.homes: dict[cst.FunctionDef, Home] = {}
         """Functions imported from the project's other modules, with their home module."""
         self.local_functions: dict[str, cst.FunctionDef] = {}
@@ -63,6 +62,9 @@ class Evaluator:
         """Functions and methods not walked yet, with the scope they are defined in."""
         self.summaries: dict[cst.FunctionDef, dict[tuple[object, ...], Value]] = {}
         """What a function returned, by the shape of the arguments it was walked for."""
+        self.polarities: dict[cst.BaseExpression, Polarity | None] = {}
+        self.syntax: dict[cst.FunctionDef, FunctionSyntax] = {}
+        """What each function's text says, read once (walker.facts_of)."""
         self.call_stack: list[cst.FunctionDef] = []
         self.moved_results: list[bool] = []
         """For each call being walked: its caller moves the result (``helper(n).to(dev)``)."""
@@ -130,6 +132,20 @@ class Evaluator:
         if name.startswith("self.") and scope.parent is not None and scope.parent.function == "":
             scope = scope.parent
         scope.env[name] = value
+
+    def resolve_project_name(self, local: str) -> None:
+        """Overridden by the walker: read an imported project name the first time it matters."""
+
+    def local_class(self, name: str) -> ModuleClass | str | None:
+        if name in self.project_imports:
+            self.resolve_project_name(name)
+        return self.local_classes.get(name)
+
+    def polarity(self, test: cst.BaseExpression) -> Polarity | None:
+        """Which path a test's truth stands for (flow.guard_polarity), read once per test."""
+        if test not in self.polarities:
+            self.polarities[test] = guard_polarity(test)
+        return self.polarities[test]
 
     def emit(self, kind: EventKind, event: object) -> None:
         self.bus.emit(kind, event, self)
@@ -309,8 +325,8 @@ class Evaluator:
 
     def eval_ifexp(self, node: cst.IfExp) -> Value:
         self.eval(node.test)
-        guarded = is_guard(node.test)
-        polarity = guard_polarity(node.test)
+        polarity = self.polarity(node.test)
+        guarded = polarity is not None
         self.guard_depth += guarded
         self.cpu_path += polarity == "cpu"
         body = self.eval(node.body)

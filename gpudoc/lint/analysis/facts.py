@@ -237,6 +237,8 @@ class FileFlags:
     cuda_only: bool = False
     """NCCL or per-rank set_device: code meant for GPUs only."""
     per_rank_device: bool = False
+    loads_checkpoints: bool = False
+    """``torch.load`` is called somewhere (GPD201 reads the whole file only then)."""
 
 
 @dataclass

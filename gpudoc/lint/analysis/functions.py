@@ -8,10 +8,19 @@ binds, which caller names they were, and which methods a class's own methods cal
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import libcst as cst
 
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import dotted, iter_statements
 from gpudoc.lint.analysis.values import Value
+
+
+class FunctionSyntax(NamedTuple):
+    local_names: frozenset[str]
+    """Every name local to the function: parameters and what its body binds."""
+    moved: bool
+    """Every ``return`` hands back a moved tensor (``returns_moved``)."""
 
 
 def _positional_params(params: cst.Parameters, is_method: bool) -> list[cst.Param]:
@@ -69,50 +78,18 @@ def argument_shapes(values: list[Value]) -> tuple[object, ...]:
     return tuple((v.kind, v.place, v.weighted, v.wrapper, v.managed, v.stale) for v in values)
 
 
-class _SelfCalls(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if isinstance(func, cst.Attribute) and dotted(func.value) == "self":
-            self.names.add(func.attr.value)
-
-
-def called_self_methods(node: cst.ClassDef) -> set[str]:
-    """The names of ``self.name(...)`` calls in a class's body."""
-    visitor = _SelfCalls()
-    node.body.visit(visitor)
-    return visitor.names
-
-
 MOVES = frozenset({"to", "cuda", "type_as"})
-
-
-class _Returns(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.values: list[cst.BaseExpression | None] = []
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.values.append(node.value)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False  # a nested function's returns are its own
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
 
 def returns_moved(function: cst.FunctionDef) -> bool:
     """Every ``return`` of ``function`` hands back a moved tensor (``return t.to(device)``):
     what it built on the host on the way is its own business (GPD901's, a performance one)."""
-    visitor = _Returns()
-    function.body.visit(visitor)
-    return bool(visitor.values) and all(
+    values = [s.value for s in iter_statements(function.body.body) if isinstance(s, cst.Return)]
+    return bool(values) and all(
         isinstance(value, cst.Call)
         and isinstance(value.func, cst.Attribute)
         and value.func.attr.value in MOVES
-        for value in visitor.values
+        for value in values
     )
 
 

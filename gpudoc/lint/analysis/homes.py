@@ -9,6 +9,7 @@ values they return and the modules they move are what this file gets.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import libcst as cst
 
@@ -26,17 +27,6 @@ class Home:
     scope: Scope = field(default_factory=Scope)
 
 
-@dataclass
-class Imported:
-    functions: dict[str, tuple[cst.FunctionDef, Home]] = field(default_factory=dict)
-    """Local name -> the function and its home."""
-    classes: dict[str, tuple[cst.ClassDef, ImportTable]] = field(default_factory=dict)
-    """Local name -> the class and its module's import table (to read its bases)."""
-
-
-_homes: dict[str, Home] = {}
-
-
 def _home(parsed: project.ProjectModule) -> Home:
     key = str(parsed.path)
     home = _homes.get(key)
@@ -48,24 +38,37 @@ def _home(parsed: project.ProjectModule) -> Home:
     return home
 
 
-def import_from_project(node: cst.ImportFrom, importer: str) -> Imported:
-    """What ``from <module> import a, b as c`` brings in from the project's own files."""
-    imported = Imported()
+_homes: dict[str, Home] = {}
+
+
+def project_names(node: cst.ImportFrom, importer: str) -> dict[str, tuple[Path, str]]:
+    """What ``from <module> import a, b as c`` names in the project's own files: local name ->
+    (the module's file, the name there). Nothing is read yet: only what is called is parsed."""
     if isinstance(node.names, cst.ImportStar):
-        return imported
-    module = dotted(node.module) or "" if node.module is not None else ""
+        return {}
+    module = (dotted(node.module) or "") if node.module is not None else ""
     path = project.resolve(importer, module, len(node.relative))
-    parsed = project.load(path) if path is not None else None
-    if parsed is None:
-        return imported
-    home = _home(parsed)
+    if path is None:
+        return {}
+    names: dict[str, tuple[Path, str]] = {}
     for alias in node.names:
         name = dotted(alias.name) or ""
         local = name
         if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
             local = alias.asname.name.value
-        if name in parsed.functions:
-            imported.functions[local] = (parsed.functions[name], home)
-        elif name in parsed.classes:
-            imported.classes[local] = (parsed.classes[name], home.imports)
-    return imported
+        names[local] = (path, name)
+    return names
+
+
+def load_name(
+    path: Path, name: str
+) -> tuple[cst.FunctionDef, Home] | tuple[cst.ClassDef, ImportTable] | None:
+    """The function (with its home) or class (with its module's imports) ``name`` in ``path``."""
+    parsed = project.load(path)
+    if parsed is None:
+        return None
+    if name in parsed.functions:
+        return parsed.functions[name], _home(parsed)
+    if name in parsed.classes:
+        return parsed.classes[name], _home(parsed).imports
+    return None

@@ -3,7 +3,7 @@ and the names a function binds."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
@@ -77,74 +77,98 @@ class ImportTable:
         return f"{full}.{rest}" if rest else full
 
 
-class _BoundNames(cst.CSTVisitor):
-    """The names a function body binds, outside nested functions, classes and comprehensions
-    (their own scopes); ``global`` and ``nonlocal`` names are not local."""
+def iter_statements(
+    block: Sequence[cst.BaseStatement | cst.BaseSmallStatement],
+) -> Iterator[cst.CSTNode]:
+    """Every statement of a block and of the blocks inside it, small statements one by one;
+    a nested function or class is yielded but not entered (its body is its own scope).
+    Statements only: far cheaper than a visitor over every expression."""
+    stack: list[cst.CSTNode] = list(reversed(block))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+            yield from node.body
+            continue
+        yield node
+        if isinstance(node, cst.FunctionDef | cst.ClassDef):
+            continue
+        inner: list[cst.CSTNode] = []
+        for part in _blocks_of(node):
+            inner.extend(part.body)
+        if isinstance(node, cst.If) and isinstance(node.orelse, cst.If):
+            inner.append(node.orelse)  # an `elif`: walked as the `if` it is
+        stack.extend(reversed(inner))
 
-    def __init__(self) -> None:
-        self.bound: set[str] = set()
-        self.declared: set[str] = set()
 
-    def _targets(self, node: cst.CSTNode) -> None:
-        if isinstance(node, cst.Name):
-            self.bound.add(node.value)
-        elif isinstance(node, cst.Tuple | cst.List):
-            for element in node.elements:
-                self._targets(element.value)
-        elif isinstance(node, cst.StarredElement):
-            self._targets(node.value)
+def _blocks_of(node: cst.CSTNode) -> list[cst.BaseSuite]:
+    blocks: list[cst.BaseSuite] = []
+    body = getattr(node, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        blocks.append(body)
+    orelse = getattr(node, "orelse", None)
+    suite = getattr(orelse, "body", None)
+    if not isinstance(orelse, cst.If) and isinstance(suite, cst.BaseSuite):
+        blocks.append(suite)
+    for handler in getattr(node, "handlers", ()):
+        blocks.append(handler.body)
+    final = getattr(node, "finalbody", None)
+    if final is not None:
+        blocks.append(final.body)
+    for case in getattr(node, "cases", ()):
+        blocks.append(case.body)
+    return blocks
 
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._targets(node.target)
 
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._targets(node.target)
+def _target_names(node: cst.CSTNode, into: set[str]) -> None:
+    if isinstance(node, cst.Name):
+        into.add(node.value)
+    elif isinstance(node, cst.Tuple | cst.List):
+        for element in node.elements:
+            _target_names(element.value, into)
+    elif isinstance(node, cst.StarredElement):
+        _target_names(node.value, into)
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._targets(node.target)
 
-    def visit_For(self, node: cst.For) -> None:
-        self._targets(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._targets(node.name)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._targets(node.target)
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.declared.update(item.name.value for item in node.names)
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.declared.update(item.name.value for item in node.names)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self.bound.add(node.name.value)
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        self.bound.add(node.name.value)
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_CompFor(self, node: cst.CompFor) -> bool:
-        return False
+def _bound_by(statement: cst.CSTNode, bound: set[str], declared: set[str]) -> None:
+    if isinstance(statement, cst.Assign):
+        for target in statement.targets:
+            _target_names(target.target, bound)
+    elif isinstance(statement, cst.AnnAssign | cst.AugAssign | cst.For):
+        _target_names(statement.target, bound)
+    elif isinstance(statement, cst.With):
+        for item in statement.items:
+            if item.asname is not None:
+                _target_names(item.asname.name, bound)
+    elif isinstance(statement, cst.Import | cst.ImportFrom):
+        names = statement.names
+        for alias in names if not isinstance(names, cst.ImportStar) else ():
+            if alias.asname is not None:
+                _target_names(alias.asname.name, bound)
+    elif isinstance(statement, cst.Try | cst.TryStar):
+        for handler in statement.handlers:
+            if handler.name is not None:
+                _target_names(handler.name.name, bound)
+    elif isinstance(statement, cst.FunctionDef | cst.ClassDef):
+        bound.add(statement.name.value)
+    elif isinstance(statement, cst.Global | cst.Nonlocal):
+        declared.update(item.name.value for item in statement.names)
 
 
 def bound_names_of(target: cst.BaseExpression) -> frozenset[str]:
     """The plain names an assignment or ``for`` target binds."""
-    collector = _BoundNames()
-    collector._targets(target)
-    return frozenset(collector.bound)
+    bound: set[str] = set()
+    _target_names(target, bound)
+    return frozenset(bound)
 
 
 def bound_names(function: cst.FunctionDef) -> frozenset[str]:
-    """Every name local to ``function``: its parameters and what its body binds."""
-    collector = _BoundNames()
-    function.body.visit(collector)
+    """Every name local to ``function``: its parameters and what its body binds (a walrus
+    inside an expression is not seen)."""
+    bound: set[str] = set()
+    declared: set[str] = set()
+    for statement in iter_statements(function.body.body):
+        _bound_by(statement, bound, declared)
     params = function.params
     every = [*params.posonly_params, *params.params, *params.kwonly_params]
     every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-    return frozenset((collector.bound | {p.name.value for p in every}) - collector.declared)
+    return frozenset((bound | {p.name.value for p in every}) - declared)

@@ -75,6 +75,7 @@ class QualifiedCalls(CallEvaluator):
         if rest == "hub.load":
             return self.zoo_model(node, qualified)
         if rest == "load":
+            self.facts.flags.loads_checkpoints = True
             self.record_load(node)
             return UNKNOWN
         if last == "init_process_group":

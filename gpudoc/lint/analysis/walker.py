@@ -17,19 +17,19 @@ from gpudoc.lint.analysis.events import (
     ReturnEvent,
     StatementEvent,
 )
-from gpudoc.lint.analysis.expressions import is_guard, string_value
+from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import DiscardedMove, EnvAssign, ModuleClass, Rebinding
-from gpudoc.lint.analysis.flow import Env, Join, guard_polarity, join_envs, join_of, terminates
+from gpudoc.lint.analysis.flow import Env, Join, join_envs, join_of, terminates
 from gpudoc.lint.analysis.functions import (
+    FunctionSyntax,
     argument_names,
     argument_shapes,
     bind_arguments,
-    called_self_methods,
     moves_anything,
     returns_moved,
 )
-from gpudoc.lint.analysis.homes import import_from_project
-from gpudoc.lint.analysis.names import bound_names, bound_names_of, dotted
+from gpudoc.lint.analysis.homes import Home, load_name, project_names
+from gpudoc.lint.analysis.names import ImportTable, bound_names, bound_names_of, dotted
 from gpudoc.lint.analysis.scope import Scope, parameter_values
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, element_of
 
@@ -39,6 +39,13 @@ IN_PLACE_MODULE_METHODS = frozenset(
         *("half", "float", "double", "bfloat16", "share_memory"),
     ]
 )
+ENTRY_METHODS = frozenset(
+    [
+        *("forward", "__call__", "training_step", "validation_step", "test_step"),
+        *("predict_step", "fit", "train", "run", "main", "evaluate", "validate", "test"),
+    ]
+)
+"""Methods that call the others: walked before them, so helpers are judged in their context."""
 MAX_CALL_DEPTH = 4
 """Calls nested deeper than this return an unknown value instead of walking the callee."""
 MAX_CONTEXTS = 4
@@ -119,8 +126,8 @@ class Analyzer(ClassFacts):
 
     def walk_if(self, node: cst.If) -> None:
         self.eval(node.test)
-        polarity = guard_polarity(node.test)
-        guarded = is_guard(node.test)
+        polarity = self.polarity(node.test)
+        guarded = polarity is not None
         orelse = node.orelse
 
         def body() -> None:
@@ -349,7 +356,7 @@ class Analyzer(ClassFacts):
         arguments = bind_arguments(node.params, call, values, is_method)
         self.pending.pop(node, None)
         self.call_stack.append(node)
-        self.moved_results.append(call in self.moved_receivers or returns_moved(node))
+        self.moved_results.append(call in self.moved_receivers or self.facts_of(node).moved)
         home = self.homes.get(node)
         saved = self.imports, self.local_functions
         if home is not None:  # another file's function: its own imports and siblings
@@ -384,7 +391,7 @@ class Analyzer(ClassFacts):
         annotations and names. Returns the join of what it returns, and its scope."""
         scope = Scope(parent=parent, function=node.name.value, module_class=parent.module_class)
         scope.function_node = node
-        scope.local_names = bound_names(node)
+        scope.local_names = self.facts_of(node).local_names
         scope.env.update(parameter_values(node.params, self.imports))
         for name, value in (arguments or {}).items():
             if value.kind is Kind.MODULE:
@@ -420,24 +427,42 @@ class Analyzer(ClassFacts):
     def import_project_names(self, node: cst.ImportFrom) -> None:
         """``from model import Net``: the project's own function or class, not a library's."""
         assert self.path is not None
-        imported = import_from_project(node, self.path)
-        for local, (function, home) in imported.functions.items():
+        for local, where in project_names(node, self.path).items():
             self.imports.aliases.pop(local, None)
-            self.local_functions[local] = function
-            self.homes[function] = home
-        for local, (class_node, imports) in imported.classes.items():
-            self.imports.aliases.pop(local, None)
-            saved, self.imports = self.imports, imports
-            try:
-                kind = self.class_kind(class_node)
-            finally:
-                self.imports = saved
-            if kind == "dataset":
-                self.local_classes[local] = "dataset"
-                if moves_anything(class_node):  # its batches' place is not known then
-                    self.device_datasets.add(local)
-            elif kind is not None:
-                self.local_classes[local] = ModuleClass(local, class_node, kind == "lightning")
+            self.project_imports[local] = where
+
+    def resolve_project_name(self, local: str) -> None:
+        """Read what an imported project name stands for, the first time it matters."""
+        where = self.project_imports.pop(local, None)
+        found = load_name(*where) if where is not None else None
+        if found is None:
+            return
+        definition, context = found
+        if isinstance(definition, cst.FunctionDef) and isinstance(context, Home):
+            self.local_functions[local] = definition
+            self.homes[definition] = context
+            return
+        if not isinstance(definition, cst.ClassDef) or not isinstance(context, ImportTable):
+            return
+        saved, self.imports = self.imports, context
+        try:
+            kind = self.class_kind(definition)
+        finally:
+            self.imports = saved
+        if kind == "dataset":
+            self.local_classes[local] = "dataset"
+            if moves_anything(definition):  # its batches' place is not known then
+                self.device_datasets.add(local)
+        elif kind is not None:
+            self.local_classes[local] = ModuleClass(local, definition, kind == "lightning")
+
+    def facts_of(self, node: cst.FunctionDef) -> FunctionSyntax:
+        """What a function's text says (its local names, whether it returns moved tensors):
+        read once, however often its body is walked."""
+        known = self.syntax.get(node)
+        if known is None:
+            known = self.syntax[node] = FunctionSyntax(bound_names(node), returns_moved(node))
+        return known
 
     def walk_pending(self) -> None:
         """Functions and methods no call in this file reached: walked on their own."""
@@ -461,16 +486,15 @@ class Analyzer(ClassFacts):
                 self.dataset_stack.pop()
 
     def walk_methods(self, node: cst.ClassDef, scope: Scope) -> None:
-        """``__init__`` first (it sets ``self.*``), then each method no sibling calls, in
-        order: a helper method is walked where ``forward`` (or another method) calls it."""
-        methods = scope.methods
-        called = called_self_methods(node) - {"__init__"}
-        order = sorted(methods.values(), key=lambda m: m.name.value != "__init__")
-        for method in order:
-            if method.name.value not in called and method in self.pending:
-                del self.pending[method]
-                self.walk_function(method, scope)
-        for method in order:
+        """``__init__`` first (it sets ``self.*``), then the methods that drive the others
+        (``forward``, ``fit``, ...), then the rest in order: a helper method that one of them
+        calls is walked there, in that caller's context, and not again on its own."""
+
+        def rank(method: cst.FunctionDef) -> int:
+            name = method.name.value
+            return 0 if name == "__init__" else 1 if name in ENTRY_METHODS else 2
+
+        for method in sorted(scope.methods.values(), key=rank):
             if method in self.pending:
                 del self.pending[method]
                 self.walk_function(method, scope)

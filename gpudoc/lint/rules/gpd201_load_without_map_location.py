@@ -190,6 +190,8 @@ torch.save(model.state_dict(), "snapshot.pt")
     def check(self, facts: Facts, context: Context) -> Iterator[Report]:
         if not (facts.flags.device_notion or facts.flags.places):
             return
+        if not facts.flags.loads_checkpoints:
+            return  # no torch.load: nothing to read the whole file for
         found = scan(context.module)
         evidence = found.cpu_path
         ranks = _per_rank(facts)

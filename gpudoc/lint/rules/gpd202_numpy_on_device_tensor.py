@@ -47,7 +47,8 @@ class NumpyOnDeviceTensor(Rule):
     placed model's output, a moved tensor): `.cpu()` is a no-op on the CPU. It is unsafe where
     the value is typed only by its parameter name (`x`, `images`): if it is not a tensor,
     `.cpu()` raises; and inside a helper found through one of its calls (`imshow(images[i])`
-    with `images` on the device), since other calls may hand it NumPy arrays. For NumPy reductions that call the tensor's method (`np.mean(t)` calls
+    with `images` on the device), since other calls may hand it NumPy arrays. For NumPy
+    reductions that call the tensor's method (`np.mean(t)` calls
     `t.mean(axis=None, out=None)`, which fails on any device) the fix inserts `.cpu().numpy()`
     and is unsafe: it turns a crash on the CPU into a NumPy result.
     """
