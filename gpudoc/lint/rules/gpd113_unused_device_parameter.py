@@ -1,0 +1,160 @@
+"""GPD113: a ``device`` parameter accepted, never used, while the function creates tensors."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.events import FunctionEvent, Semantic
+from gpudoc.lint.rule import Invalid, Rule
+
+DEVICE_PARAM = re.compile(r"^(device|dev|[a-z_]*_device)$")
+CREATORS = frozenset(name for name in api.TENSOR_FACTORIES if name not in api.LIKE_FACTORIES)
+DYNAMIC = frozenset({"locals", "vars", "eval", "exec"})
+MOVES = frozenset({"to", "cuda", "type_as", "new_tensor"})
+
+
+class UnusedDeviceParameter(Rule):
+    """A function takes a `device` parameter, never uses it, and creates tensors or layers.
+
+    ## What it does
+    Finds functions with a parameter named `device` (or `dev`, `*_device`) that no line of the
+    body mentions, while the body creates tensors (`torch.zeros(...)`, `torch.randn(...)`,
+    `torch.tensor(...)`) or layers (`nn.Linear(...)`).
+
+    ## Why is this bad?
+    The caller passes the GPU and believes what it gets back lives there; the tensors are
+    created on the CPU. The failure (`Expected all tensors to be on the same device`) comes
+    later, in another function, where the helper no longer looks guilty: the classic
+    `init_hidden(batch_size, device)` that returns CPU zeros.
+
+    ## Example
+    ```python
+    def init_hidden(batch_size, device):
+        return torch.zeros(1, batch_size, 256)
+    ```
+
+    ## Use instead
+    ```python
+    def init_hidden(batch_size, device):
+        return torch.zeros(1, batch_size, 256, device=device)
+    ```
+
+    ## Known problems
+    A function that hands `device` on through `**kwargs`, `locals()` or `vars()` is not
+    reported; neither is one whose tensors are only meant for the CPU (a collate function
+    that ignores the device it is given is reported: say so with `del device`).
+
+    ## Fix safety
+    No fix: which of the created tensors belong on the device is the author's call.
+    """
+
+    CODE = "GPD113"
+    NAME = "unused-device-parameter"
+    SUMMARY = "a device parameter is never used while the function creates tensors on the CPU"
+    PLACEMENT = False  # the parameter is the device notion; callers may live in other files
+    EVENTS = ("function",)
+    VALID = (
+        """\
+import torch
+def init_hidden(batch_size, device):
+    return torch.zeros(1, batch_size, 256, device=device)
+def make_mask(n, device=None):
+    mask = torch.ones(n, n)
+    return mask if device is None else mask.to(device)
+""",
+        """\
+import torch
+def summarize(model, device):
+    return sum(p.numel() for p in model.parameters())
+def build(n, device, **kwargs):
+    return torch.nn.Linear(n, n, **kwargs)
+""",
+    )
+    INVALID = (
+        Invalid(
+            """\
+import torch
+def init_hidden(batch_size, device):
+    return torch.zeros(1, batch_size, 256)
+""",
+            line=2,
+            col=29,
+        ),
+        Invalid(
+            """\
+import torch.nn as nn
+class Net(nn.Module):
+    def make_head(self, n, dev="cuda"):
+        return nn.Linear(n, 10)
+""",
+            line=3,
+            col=28,
+        ),
+    )
+
+    def on_function(self, event: FunctionEvent, semantic: Semantic) -> None:
+        node = event.node
+        params = node.params
+        candidates = [
+            param
+            for param in (*params.posonly_params, *params.params, *params.kwonly_params)
+            if DEVICE_PARAM.match(param.name.value)
+        ]
+        if not candidates or isinstance(params.star_kwarg, cst.Param):
+            return
+        scan = _Body(semantic)
+        node.body.visit(scan)
+        if scan.dynamic or scan.created is None:
+            return
+        for param in candidates:
+            name = param.name.value
+            if name in scan.names:
+                continue
+            message = (
+                f"`{name}` is accepted but never used, while `{node.name.value}` creates "
+                f"`{scan.created}` on the CPU: callers that pass a GPU get CPU tensors back; "
+                f"pass `device={name}` where the tensors are created"
+            )
+            self.report(param.name, message)
+
+
+class _Body(cst.CSTVisitor):
+    """Every name a function body mentions, and the first tensor or layer it creates."""
+
+    def __init__(self, semantic: Semantic) -> None:
+        self.semantic = semantic
+        self.names: set[str] = set()
+        self.created: str | None = None
+        self.dynamic = False
+        self.moved: set[cst.Call] = set()
+        """Calls whose result is moved (``torch.zeros(3).cuda()``): not left on the CPU."""
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+        if node.value in DYNAMIC:
+            self.dynamic = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        moved = isinstance(func, cst.Attribute) and func.attr.value in MOVES
+        if moved and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call):
+            self.moved.add(func.value)
+        if self.created is None and node not in self.moved and _creates_on_host(node, self):
+            qualified = self.semantic.qualify(func) or ""
+            self.created = f"{qualified.replace('torch.nn.', 'nn.')}(...)"
+
+
+def _creates_on_host(node: cst.Call, body: _Body) -> bool:
+    """A torch factory or a torch.nn layer called without ``device=``."""
+    qualified = body.semantic.qualify(node.func) or ""
+    if not qualified.startswith("torch."):
+        return False
+    layer = (
+        qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1] in api.WEIGHTED_LAYERS
+    )
+    if qualified[6:] not in CREATORS and not layer:
+        return False
+    return not any(arg.keyword is not None and arg.keyword.value == "device" for arg in node.args)
