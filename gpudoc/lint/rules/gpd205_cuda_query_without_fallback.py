@@ -1,0 +1,216 @@
+"""GPD205: a CUDA query with no availability check, in a file that otherwise supports the CPU."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import libcst as cst
+
+from gpudoc.lint.analysis.events import CallEvent, Semantic
+from gpudoc.lint.analysis.expressions import is_guard, string_value
+from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+
+QUERIES = frozenset(
+    {
+        "torch.cuda.is_bf16_supported",
+        "torch.cuda.get_device_capability",
+        "torch.cuda.get_device_name",
+        "torch.cuda.get_device_properties",
+        "torch.cuda.mem_get_info",
+        "torch.cuda.current_device",
+    }
+)
+EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+class CudaQueryWithoutFallback(Rule):
+    """A CUDA query (`get_device_capability()`, `mem_get_info()`, ...) with no availability check.
+
+    ## What it does
+    Finds `torch.cuda.is_bf16_supported()`, `get_device_capability()`, `get_device_name()`,
+    `get_device_properties()`, `mem_get_info()` and `current_device()` outside any device test,
+    in a file that means to run on the CPU too: it checks `torch.cuda.is_available()`
+    elsewhere, or picks `"cpu"` in a conditional expression or a comparison. A call is
+    protected by an `if` or conditional expression about devices (either arm), by
+    `torch.cuda.is_available() and ...`, by an earlier `if not torch.cuda.is_available():
+    return` in its block, or by a `try:` with handlers.
+
+    ## Why is this bad?
+    These queries initialise CUDA. Without a GPU they fail with `AssertionError: Torch not
+    compiled with CUDA enabled` or `RuntimeError: Found no NVIDIA driver on your system`, so
+    the CPU path the script offers dies on a line that only wanted to print the GPU's name or
+    pick a dtype (karpathy/nanoGPT#304; `is_bf16_supported()` fails this way before PyTorch
+    2.5, pytorch/pytorch#132303).
+
+    ## Example
+    ```python
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    ```
+
+    ## Use instead
+    ```python
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    use_bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    dtype = torch.bfloat16 if use_bf16 else torch.float16
+    ```
+
+    ## Known problems
+    A query in a helper that is only called under a device test, or behind a flag whose name
+    says nothing about devices, is reported. Files without an availability check (GPU-only
+    scripts) and NCCL programs are not checked.
+
+    ## Fix safety
+    `is_bf16_supported()` becomes `(torch.cuda.is_available() and torch.cuda.is_bf16_supported())`
+    (safe: the same answer wherever CUDA works, `False` where the call failed). The other
+    queries have no fix: what to do without a GPU is the author's choice.
+    """
+
+    CODE = "GPD205"
+    NAME = "cuda-query-without-fallback"
+    SUMMARY = "a CUDA query (device name, capability, memory) that fails on CPU-only machines"
+    PLACEMENT = False
+    EVENTS = ("call",)
+    VALID = (
+        """\
+import torch
+device = "cuda" if torch.cuda.is_available() else "cpu"
+ptdtype = "bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "float16"
+if device == "cuda":
+    print(torch.cuda.get_device_name(0))
+""",
+        """\
+import torch
+def report():
+    if not torch.cuda.is_available():
+        return "cpu"
+    free, total = torch.cuda.mem_get_info()
+    return f"{free}/{total}"
+try:
+    major, _ = torch.cuda.get_device_capability()
+except AssertionError:
+    major = 0
+""",
+    )
+    INVALID = (
+        Invalid(
+            """\
+import torch
+device = "cuda" if torch.cuda.is_available() else "cpu"
+dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+""",
+            line=3,
+            col=27,
+        ),
+        Invalid(
+            """\
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+print("running on", torch.cuda.get_device_name(0))
+""",
+            line=3,
+            col=21,
+        ),
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.queries: list[cst.Call] = []
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        if event.qualified in QUERIES and not semantic.under_guard:
+            self.queries.append(event.node)
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+        if not self.queries or facts.flags.cuda_only:
+            return
+        finder = _Protection(set(self.queries))
+        context.module.visit(finder)
+        if not (facts.flags.availability_check or finder.offers_cpu):
+            return
+        for call in self.queries:
+            if call in finder.protected:
+                continue
+            func = call.func
+            name = context.code(func)
+            why = " (before PyTorch 2.5)" if name.endswith("is_bf16_supported") else ""
+            message = (
+                f"`{name}()` fails on a machine without CUDA{why} (`Torch not compiled with CUDA "
+                "enabled`), and this file otherwise falls back to the CPU: check "
+                "`torch.cuda.is_available()` first"
+            )
+            yield Report(call, message, _fix(call, context))
+
+
+def _fix(call: cst.Call, context: Context) -> FixSpec | None:
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value != "is_bf16_supported":
+        return None
+    available = f"{context.code(func.value)}.is_available()"
+    edits = (
+        NodeEdit(call, f"({available} and ", "before"),
+        NodeEdit(call, ")", "after"),
+    )
+    return FixSpec(edits, safe=True, description="check torch.cuda.is_available() first")
+
+
+class _Protection(cst.CSTVisitor):
+    """Which of ``calls`` sit where a device test protects them (see the rule's docs)."""
+
+    def __init__(self, calls: set[cst.Call]) -> None:
+        self.calls = calls
+        self.roots: set[cst.CSTNode] = set()
+        self.depth = 0
+        self.protected: set[cst.Call] = set()
+        self.offers_cpu = False
+        """``"cuda" if ... else "cpu"`` or ``device == "cpu"``: the file picks the CPU somewhere."""
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if node in self.roots:
+            self.depth += 1
+        if isinstance(node, cst.IfExp):
+            self.offers_cpu |= "cpu" in (string_value(node.body), string_value(node.orelse))
+        elif isinstance(node, cst.ComparisonTarget):
+            self.offers_cpu |= string_value(node.comparator) == "cpu"
+        if isinstance(node, cst.If | cst.IfExp) and is_guard(node.test):
+            self.roots.update(part for part in (node.body, node.orelse) if part is not None)
+        elif isinstance(node, cst.BooleanOperation) and is_guard(node.left):
+            self.roots.add(node.right)
+        elif isinstance(node, cst.Try | cst.TryStar) and node.handlers:
+            self.roots.add(node.body)
+        elif isinstance(node, cst.IndentedBlock | cst.Module):
+            self.roots.update(_after_early_exit(node.body))
+        elif isinstance(node, cst.Call) and node in self.calls and self.depth:
+            self.protected.add(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if original_node in self.roots:
+            self.depth -= 1
+
+
+def _after_early_exit(body: Sequence[cst.BaseStatement]) -> list[cst.CSTNode]:
+    """The statements after ``if not torch.cuda.is_available(): return`` (or ``raise``, or an
+    ``assert torch.cuda.is_available()``): they run only where the test passed."""
+    for position, statement in enumerate(body):
+        if _exits_unless_available(statement):
+            return list(body[position + 1 :])
+    return []
+
+
+def _exits_unless_available(statement: cst.BaseStatement) -> bool:
+    if isinstance(statement, cst.SimpleStatementLine):
+        return any(isinstance(s, cst.Assert) and is_guard(s.test) for s in statement.body)
+    if not isinstance(statement, cst.If) or not is_guard(statement.test):
+        return False
+    last = statement.body.body[-1] if statement.body.body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        small = last.body[-1]
+        if isinstance(small, EXITS):
+            return True
+        call = small.value if isinstance(small, cst.Expr) else None
+        func = call.func if isinstance(call, cst.Call) else None
+        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+        return name in ("exit", "quit")
+    return False
