@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.events import FunctionEvent, Semantic
+from gpudoc.lint.analysis.events import CallEvent, FunctionEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 
 
@@ -19,7 +21,8 @@ class CudaDefaultParameter(Rule):
     ## What it does
     Finds parameters whose default is `"cuda"`, `"cuda:0"` or `torch.device("cuda")`, in a file
     that checks `torch.cuda.is_available()` elsewhere (so it means to run without a GPU), when
-    the function does not check availability itself.
+    the function does not check availability itself and a call in the file leaves the
+    parameter out.
 
     ## Why is this bad?
     The script picks the CPU on a machine without a GPU, but every call that relies on the
@@ -44,8 +47,9 @@ class CudaDefaultParameter(Rule):
 
     ## Known problems
     Files without an availability check are not reported (they need a GPU anyway: GPD203), and
-    neither are files written for GPUs only (NCCL, per-rank devices). A default that every call
-    site overrides is still reported.
+    neither are files written for GPUs only (NCCL). A default is reported only when a call in
+    the same file relies on it: callers in other files, and calls through `*args` /
+    `**kwargs`, are not followed.
 
     ## Fix safety
     The fix (unsafe: on a host without a usable GPU the default becomes the CPU instead of an
@@ -57,7 +61,7 @@ class CudaDefaultParameter(Rule):
     NAME = "cuda-default-parameter"
     SUMMARY = 'a device="cuda" default in a file that otherwise falls back to the CPU'
     PLACEMENT = False
-    EVENTS = ("function",)
+    EVENTS = ("function", "call")
     VALID = (
         """\
 import torch
@@ -69,6 +73,15 @@ def sample(model, n, device=None):
 import torch
 def sample(model, n, device="cuda"):
     return model(torch.randn(n, 8, device=device))
+images = sample(model, 16)
+""",
+        """\
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+def sample(model, n, device="cuda"):
+    return model(torch.randn(n, 8, device=device))
+images = sample(model, 16, device)
+more = sample(model, n=16, device=device)
 """,
         """\
 import torch
@@ -86,6 +99,7 @@ import torch
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 def sample(model, n, device="cuda"):
     return model(torch.randn(n, 8, device=device))
+images = sample(model, 16)
 """,
             line=3,
             col=29,
@@ -96,8 +110,8 @@ import torch
 class Trainer:
     def __init__(self, model, device=torch.device("cuda:0")):
         self.model = model.to(device)
-if torch.cuda.is_available():
-    trainer = Trainer(torch.nn.Linear(2, 2))
+use_amp = torch.cuda.is_available()
+trainer = Trainer(torch.nn.Linear(2, 2))
 """,
             line=3,
             col=38,
@@ -106,38 +120,107 @@ if torch.cuda.is_available():
 
     def __init__(self) -> None:
         super().__init__()
-        self.defaults: list[tuple[cst.BaseExpression, cst.SimpleString, str, bool]] = []
-        """(default, its "cuda" string, parameter, torch importable as ``torch``)."""
+        self.defaults: list[Default] = []
+        self.calls: dict[str, list[cst.Call]] = {}
+        """Calls in this file by the name called (``sample``, ``Trainer``, ``run`` of x.run)."""
 
     def on_function(self, event: FunctionEvent, semantic: Semantic) -> None:
         params = event.node.params
+        positional = [*params.posonly_params, *params.params]
         found = []
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        for position, param in enumerate((*positional, *params.kwonly_params)):
             text = _cuda_string(param.default, semantic) if param.default is not None else None
             if param.default is not None and text is not None:
-                found.append((param.default, text, param.name.value))
+                index = position if position < len(positional) else None
+                found.append((param, text, index))
         if not found or _checks_availability(event.node):
             return
         has_torch = semantic.qualify(cst.Name("torch")) == "torch"
-        self.defaults += [(default, text, name, has_torch) for default, text, name in found]
+        bound = bool(positional) and positional[0].name.value in ("self", "cls")
+        for param, text, index in found:
+            if index is not None and bound:
+                index -= 1
+            default = param.default
+            assert default is not None
+            self.defaults.append(
+                Default(event.node, default, text, param.name.value, index, has_torch)
+            )
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        func = event.node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else dotted(func)
+        if name is not None and not semantic.under_guard:  # a GPU-only call may use the default
+            self.calls.setdefault(name, []).append(event.node)
 
     def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
         flags = facts.flags
-        if not flags.availability_check or flags.cuda_only or flags.per_rank_device:
+        if not self.defaults or not flags.availability_check or flags.cuda_only:
             return
-        for default, text, name, has_torch in self.defaults:
-            shown = context.code(default)
-            message = (
-                f"`{name}={shown}` asks for CUDA whenever a caller leaves `{name}` out, in a file "
-                "that otherwise falls back to the CPU: on a machine without a GPU that call fails; "
-                f"default to `None` and use the caller's device, or fall back here"
+        classes = _classes_of(context.module) if self.defaults else {}
+        for default in self.defaults:
+            function = default.function.name.value
+            called = classes.get(default.function) if function == "__init__" else function
+            omitting = next(
+                (call for call in self.calls.get(called or "", []) if _omits(call, default)), None
             )
-            fix = None
-            if has_torch:
-                guarded = f'{text.value} if torch.cuda.is_available() else "cpu"'
-                edit = NodeEdit(text, guarded, "replace")
-                fix = FixSpec((edit,), safe=False, description="fall back to the CPU")
-            yield Report(default, message, fix)
+            if omitting is None:
+                continue  # every call in this file passes the device: the default is never used
+            yield self.finding(default, omitting, context)
+
+    def finding(self, default: Default, call: cst.Call, context: Context) -> Report:
+        shown = context.code(default.node)
+        name = default.param
+        where = context.code(call) if len(context.code(call)) <= 60 else "a call in this file"
+        message = (
+            f"`{name}={shown}` asks for CUDA whenever a caller leaves `{name}` out, as "
+            f"`{where}` does, in a file that otherwise falls back to the CPU: on a machine "
+            f"without a GPU that call fails; default to `None` and use the caller's device"
+        )
+        fix = None
+        if default.has_torch:
+            guarded = f'{default.text.value} if torch.cuda.is_available() else "cpu"'
+            edit = NodeEdit(default.text, guarded, "replace")
+            fix = FixSpec((edit,), safe=False, description="fall back to the CPU")
+        return Report(default.node, message, fix)
+
+
+@dataclass(frozen=True)
+class Default:
+    function: cst.FunctionDef
+    node: cst.BaseExpression
+    text: cst.SimpleString
+    """The ``"cuda"`` string of the default."""
+    param: str
+    index: int | None
+    """Its position among the arguments a call passes (``self`` left out), None if keyword-only."""
+    has_torch: bool
+    """``torch`` is imported under that name (for the fix)."""
+
+
+def _omits(call: cst.Call, default: Default) -> bool:
+    """``call`` leaves the parameter to its default (no ``*args`` / ``**kwargs`` may pass it)."""
+    if any(arg.star for arg in call.args):
+        return False
+    if any(arg.keyword is not None and arg.keyword.value == default.param for arg in call.args):
+        return False
+    positional = sum(1 for arg in call.args if arg.keyword is None)
+    return default.index is None or positional <= default.index
+
+
+def _classes_of(module: cst.Module) -> dict[cst.FunctionDef, str]:
+    """Each method -> the name of its class (for ``__init__``: the name its callers call)."""
+    owners: dict[cst.FunctionDef, str] = {}
+    stack: list[cst.CSTNode] = list(module.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.ClassDef):
+            for statement in node.body.body:
+                if isinstance(statement, cst.FunctionDef):
+                    owners[statement] = node.name.value
+                stack.append(statement)
+        elif isinstance(node, cst.If | cst.Try | cst.With):
+            stack.extend(node.body.body)
+    return owners
 
 
 def _cuda_string(node: cst.BaseExpression, semantic: Semantic) -> cst.SimpleString | None:
