@@ -105,13 +105,13 @@ class Net(nn.Module):
         ]
         if not candidates or isinstance(params.star_kwarg, cst.Param):
             return
-        scan = _Body(semantic)
+        scan = _Body(semantic, {param.name.value for param in candidates})
         node.body.visit(scan)
         if scan.dynamic or scan.created is None:
             return
         for param in candidates:
             name = param.name.value
-            if name in scan.names:
+            if name not in scan.unused:
                 continue
             message = (
                 f"`{name}` is accepted but never used, while `{node.name.value}` creates "
@@ -122,18 +122,24 @@ class Net(nn.Module):
 
 
 class _Body(cst.CSTVisitor):
-    """Every name a function body mentions, and the first tensor or layer it creates."""
+    """Which device parameters a function body never mentions, and the first tensor or layer it
+    creates; it stops descending once every parameter is seen (the common case, kept cheap)."""
 
-    def __init__(self, semantic: Semantic) -> None:
+    def __init__(self, semantic: Semantic, parameters: set[str]) -> None:
         self.semantic = semantic
-        self.names: set[str] = set()
+        self.unused = set(parameters)
         self.created: str | None = None
         self.dynamic = False
         self.moved: set[cst.Call] = set()
         """Calls whose result is moved (``torch.zeros(3).cuda()``): not left on the CPU."""
 
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if not self.unused or self.dynamic:
+            return False  # nothing left to report
+        return super().on_visit(node)
+
     def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
+        self.unused.discard(node.value)
         if node.value in DYNAMIC:
             self.dynamic = True
 

@@ -6,7 +6,13 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
-from gpudoc.lint.analysis.events import CallEvent, Semantic
+from gpudoc.lint.analysis.events import (
+    BindingEvent,
+    CallEvent,
+    CompareEvent,
+    FunctionEvent,
+    Semantic,
+)
 from gpudoc.lint.analysis.expressions import is_guard, string_value
 from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
@@ -71,7 +77,7 @@ class CudaQueryWithoutFallback(Rule):
     NAME = "cuda-query-without-fallback"
     SUMMARY = "a CUDA query (device name, capability, memory) that fails on CPU-only machines"
     PLACEMENT = False
-    EVENTS = ("call",)
+    EVENTS = ("call", "function", "binding", "compare")
     VALID = (
         """\
 import torch
@@ -116,19 +122,45 @@ print("running on", torch.cuda.get_device_name(0))
 
     def __init__(self) -> None:
         super().__init__()
-        self.queries: list[cst.Call] = []
+        self.queries: dict[cst.Call, cst.FunctionDef | None] = {}
+        """Unguarded queries -> the function they are in (None: module level)."""
+        self.functions: dict[str, cst.FunctionDef] = {}
+        """The function being walked under each name (the walk is sequential)."""
+        self.offers_cpu = False
+        """``x = "cuda" if ... else "cpu"`` or ``device == "cpu"``: the file picks the CPU."""
+
+    def on_function(self, event: FunctionEvent, semantic: Semantic) -> None:
+        self.functions[event.node.name.value] = event.node
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         if event.qualified in QUERIES and not semantic.under_guard:
-            self.queries.append(event.node)
+            function = semantic.function
+            self.queries[event.node] = self.functions.get(function) if function else None
+
+    def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
+        statement = event.statement
+        if self.offers_cpu or not isinstance(statement, cst.SimpleStatementLine):
+            return
+        small = statement.body[0]
+        if isinstance(small, cst.Assign) and isinstance(small.value, cst.IfExp):
+            choices = (string_value(small.value.body), string_value(small.value.orelse))
+            self.offers_cpu = "cpu" in choices
+
+    def on_compare(self, event: CompareEvent, semantic: Semantic) -> None:
+        if not self.offers_cpu:
+            self.offers_cpu = any(
+                string_value(target.comparator) == "cpu" for target in event.node.comparisons
+            )
 
     def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
-        if not self.queries or facts.flags.cuda_only:
+        flags = facts.flags
+        if not self.queries or flags.cuda_only:
+            return
+        if not (flags.availability_check or self.offers_cpu):
             return
         finder = _Protection(set(self.queries))
-        context.module.visit(finder)
-        if not (facts.flags.availability_check or finder.offers_cpu):
-            return
+        for region in {function or context.module for function in self.queries.values()}:
+            region.visit(finder)
         for call in self.queries:
             if call in finder.protected:
                 continue
@@ -163,16 +195,15 @@ class _Protection(cst.CSTVisitor):
         self.roots: set[cst.CSTNode] = set()
         self.depth = 0
         self.protected: set[cst.Call] = set()
-        self.offers_cpu = False
-        """``"cuda" if ... else "cpu"`` or ``device == "cpu"``: the file picks the CPU somewhere."""
+        self.region: cst.CSTNode | None = None
 
     def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.region is None:
+            self.region = node
+        elif isinstance(node, cst.FunctionDef | cst.ClassDef):
+            return False  # a nested body is its own region
         if node in self.roots:
             self.depth += 1
-        if isinstance(node, cst.IfExp):
-            self.offers_cpu |= "cpu" in (string_value(node.body), string_value(node.orelse))
-        elif isinstance(node, cst.ComparisonTarget):
-            self.offers_cpu |= string_value(node.comparator) == "cpu"
         if isinstance(node, cst.If | cst.IfExp) and is_guard(node.test):
             self.roots.update(part for part in (node.body, node.orelse) if part is not None)
         elif isinstance(node, cst.BooleanOperation) and is_guard(node.left):
@@ -188,6 +219,8 @@ class _Protection(cst.CSTVisitor):
     def on_leave(self, original_node: cst.CSTNode) -> None:
         if original_node in self.roots:
             self.depth -= 1
+        if original_node is self.region:
+            self.region = None
 
 
 def _after_early_exit(body: Sequence[cst.BaseStatement]) -> list[cst.CSTNode]:
