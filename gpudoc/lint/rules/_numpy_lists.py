@@ -12,6 +12,7 @@ from gpudoc.lint.analysis.events import BindingEvent, CallEvent, EventKind, Sema
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Rule
+from gpudoc.lint.rules._helpers import assigned_value
 
 APPENDS = frozenset({"append", "extend", "insert"})
 METADATA = frozenset({"shape", "ndim", "size", "squeeze"})
@@ -89,16 +90,10 @@ def _method(call: cst.Call) -> str:
 
 
 def _is_empty_list(event: BindingEvent) -> bool:
-    statement = event.statement
-    if event.target is None or not isinstance(statement, cst.SimpleStatementLine):
-        return False
-    for small in statement.body:
-        if isinstance(small, cst.Assign) and any(t.target is event.target for t in small.targets):
-            value = small.value
-            if isinstance(value, cst.List) and not value.elements:
-                return True
-            return isinstance(value, cst.Call) and dotted(value.func) == "list" and not value.args
-    return False
+    value = assigned_value(event.statement, event.name)
+    if isinstance(value, cst.List):
+        return not value.elements
+    return isinstance(value, cst.Call) and dotted(value.func) == "list" and not value.args
 
 
 def _on_device(value: Value) -> bool:

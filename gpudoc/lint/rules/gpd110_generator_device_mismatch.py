@@ -10,6 +10,7 @@ from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import Invalid, Rule
+from gpudoc.lint.rules._helpers import assigned_value
 
 HOST_CONSUMERS = frozenset({"DataLoader", "RandomSampler", "SubsetRandomSampler",
                             "WeightedRandomSampler", "random_split"})  # fmt: skip
@@ -111,7 +112,7 @@ loader = DataLoader(dataset, batch_size=8, shuffle=True, generator=g)
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         key = (semantic.function, event.name)
-        value = _assigned_value(event)
+        value = assigned_value(event.statement, event.name)
         place = _generator_place(value, semantic) if value is not None else None
         if place is None:
             self.generators.pop(key, None)
@@ -146,16 +147,6 @@ loader = DataLoader(dataset, batch_size=8, shuffle=True, generator=g)
             if key in self.generators:
                 return self.generators[key]
         return None
-
-
-def _assigned_value(event: BindingEvent) -> cst.BaseExpression | None:
-    statement = event.statement
-    if event.target is None or not isinstance(statement, cst.SimpleStatementLine):
-        return None
-    for small in statement.body:
-        if isinstance(small, cst.Assign) and any(t.target is event.target for t in small.targets):
-            return small.value
-    return None
 
 
 def _generator_place(node: cst.BaseExpression, semantic: Semantic) -> Place | None:

@@ -8,6 +8,7 @@ from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic, State
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Value
 from gpudoc.lint.rule import FixSpec, Invalid, NodeEdit, Rule
+from gpudoc.lint.rules._helpers import assigned_value
 
 MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16"})
 CALLABLE_KINDS = (Kind.MODULE, Kind.TENSOR, Kind.BATCH)
@@ -110,7 +111,7 @@ out = net(x.cuda)
             self.flag(node, "on its own line does nothing")
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
-        value = _assigned_value(event)
+        value = assigned_value(event.statement, event.name)
         if not isinstance(value, cst.Attribute) or value.attr.value not in MOVES:
             return
         receiver = dotted(value.value)
@@ -141,17 +142,6 @@ out = net(x.cuda)
             edit = NodeEdit(node, "()", "after")
             fix = FixSpec((edit,), safe=False, description=f"call .{method}()")
         self.report(node, message, fix)
-
-
-def _assigned_value(event: BindingEvent) -> cst.BaseExpression | None:
-    """The value of ``name = value`` when ``event`` binds a plain target of one assignment."""
-    statement = event.statement
-    if event.target is None or not isinstance(statement, cst.SimpleStatementLine):
-        return None
-    for small in statement.body:
-        if isinstance(small, cst.Assign) and any(t.target is event.target for t in small.targets):
-            return small.value
-    return None
 
 
 def _holds_tensor_or_module(node: cst.BaseExpression, semantic: Semantic) -> bool:

@@ -12,6 +12,7 @@ from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.rules._helpers import assigned_value
 
 HOST_ARGUMENTS = ("torch.nn.utils.rnn.",)
 """Functions that want some arguments on the CPU (``pack_padded_sequence``'s lengths)."""
@@ -173,7 +174,7 @@ def train_step(model, loader, device):
                 if name in derived.sources and derived.move is None:
                     derived.move, derived.moved_source = event.statement, name
         self.derived.pop((function, name), None)
-        value = _assigned_value(event)
+        value = assigned_value(event.statement, event.name)
         if value is None or not _on_host(event.value):
             return
         finder = _Names()
@@ -218,28 +219,15 @@ def _on_host(value: Value | None) -> bool:
     return value is not None and value.is_tensorish and value.place is Place.HOST
 
 
-def _assigned_value(event: BindingEvent) -> cst.BaseExpression | None:
-    statement = event.statement
-    if event.target is None or not isinstance(statement, cst.SimpleStatementLine):
-        return None
-    for small in statement.body:
-        if isinstance(small, cst.Assign) and any(t.target is event.target for t in small.targets):
-            return small.value
-    return None
-
-
 def _moves_itself(event: BindingEvent, name: str, semantic: Semantic) -> bool:
     """``name = name.to(device)`` (or one element of ``a, b = a.to(d), b.to(d)``)."""
     if event.value.place is not Place.DEVICE or not _on_host(event.previous):
         return False
-    statement = event.statement
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return False
-    small = statement.body[0]
-    if not isinstance(small, cst.Assign):
+    value = assigned_value(event.statement, name)
+    if value is None:
         return False
     finder = _Names()
-    small.value.visit(finder)
+    value.visit(finder)
     return name in finder.found
 
 

@@ -10,6 +10,7 @@ from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place
 from gpudoc.lint.rule import Invalid, Rule
+from gpudoc.lint.rules._helpers import assigned_value
 
 PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 MOVES = frozenset({"to", "cuda"})
@@ -114,7 +115,7 @@ def train(device):
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         key = (semantic.function, event.name)
-        value = _assigned_value(event)
+        value = assigned_value(event.statement, event.name)
         held = self.optimized.pop(key, None)
         self.raw.pop(key, None)
         self.lists.pop(key, None)
@@ -153,16 +154,6 @@ def train(device):
             f"`{name}` with `device=` (or build the optimizer after the move)"
         )
         self.report(event.statement, message)
-
-
-def _assigned_value(event: BindingEvent) -> cst.BaseExpression | None:
-    statement = event.statement
-    if event.target is None or not isinstance(statement, cst.SimpleStatementLine):
-        return None
-    for small in statement.body:
-        if isinstance(small, cst.Assign) and any(t.target is event.target for t in small.targets):
-            return small.value
-    return None
 
 
 def _makes_parameter(node: cst.BaseExpression, semantic: Semantic) -> bool:
