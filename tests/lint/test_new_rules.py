@@ -263,6 +263,28 @@ def test_gpd205_quiet_in_gpu_only_scripts_and_behind_guards() -> None:
     assert lines(guarded, "GPD205") == []
 
 
+def test_gpd205_helpers_count_where_the_file_calls_them() -> None:
+    source = """\
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+def gpu_report():
+    print(torch.cuda.get_device_name(0))
+
+def main():
+    free, total = torch.cuda.mem_get_info()
+    if torch.cuda.is_available():
+        gpu_report()
+
+def library_helper():
+    return torch.cuda.get_device_capability()
+
+if __name__ == "__main__":
+    main()
+"""
+    assert lines(source, "GPD205") == [8]
+
+
 # -- GPD206: a sampling helper that defaults to CUDA --------------------------------------------
 def test_gpd206_reported_only_where_a_call_relies_on_the_default() -> None:
     source = """\

@@ -8,12 +8,20 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import FunctionEvent, Semantic
+from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Invalid, Rule
 
 DEVICE_PARAM = re.compile(r"^(device|dev|[a-z_]*_device)$")
 CREATORS = frozenset(name for name in api.TENSOR_FACTORIES if name not in api.LIKE_FACTORIES)
 DYNAMIC = frozenset({"locals", "vars", "eval", "exec"})
 MOVES = frozenset({"to", "cuda", "type_as", "new_tensor"})
+PLAIN_DECORATORS = frozenset(
+    {
+        "staticmethod", "classmethod", "property", "torch.no_grad", "torch.inference_mode",
+        "torch.enable_grad", "functools.wraps", "functools.cache", "functools.lru_cache",
+        "torch.jit.script", "torch.compile",
+    }
+)  # fmt: skip
 
 
 class UnusedDeviceParameter(Rule):
@@ -44,8 +52,10 @@ class UnusedDeviceParameter(Rule):
 
     ## Known problems
     A function that hands `device` on through `**kwargs`, `locals()` or `vars()` is not
-    reported; neither is one whose tensors are only meant for the CPU (a collate function
-    that ignores the device it is given is reported: say so with `del device`).
+    reported, nor one registered by a decorator (its signature is imposed), nor one that only
+    creates 0-dim constants (`torch.tensor(0.01)`). A function whose tensors are meant for the
+    CPU (a collate function that ignores the device it is given) is reported: say so with
+    `del device`.
 
     ## Fix safety
     No fix: which of the created tensors belong on the device is the author's call.
@@ -105,6 +115,8 @@ class Net(nn.Module):
         ]
         if not candidates or isinstance(params.star_kwarg, cst.Param):
             return
+        if any(not _plain_decorator(d.decorator, semantic) for d in node.decorators):
+            return  # registered by a decorator (`@register("aten::zeros")`): an imposed signature
         scan = _Body(semantic, {param.name.value for param in candidates})
         node.body.visit(scan)
         if scan.dynamic or scan.created is None:
@@ -153,6 +165,13 @@ class _Body(cst.CSTVisitor):
             self.created = f"{qualified.replace('torch.nn.', 'nn.')}(...)"
 
 
+def _plain_decorator(node: cst.BaseExpression, semantic: Semantic) -> bool:
+    """Decorators that leave the signature the author's own (``@torch.no_grad()``)."""
+    target = node.func if isinstance(node, cst.Call) else node
+    name = semantic.qualify(target) or dotted(target) or ""
+    return name in PLAIN_DECORATORS
+
+
 def _creates_on_host(node: cst.Call, body: _Body) -> bool:
     """A torch factory or a torch.nn layer called without ``device=``."""
     qualified = body.semantic.qualify(node.func) or ""
@@ -163,4 +182,7 @@ def _creates_on_host(node: cst.Call, body: _Body) -> bool:
     )
     if qualified[6:] not in CREATORS and not layer:
         return False
+    first = node.args[0].value if node.args else None
+    if qualified == "torch.tensor" and isinstance(first, cst.Integer | cst.Float | cst.Name):
+        return False  # a 0-dim constant (`torch.tensor(0.01)`) combines with tensors anywhere
     return not any(arg.keyword is not None and arg.keyword.value == "device" for arg in node.args)

@@ -13,8 +13,9 @@ from gpudoc.lint.analysis.events import (
     FunctionEvent,
     Semantic,
 )
-from gpudoc.lint.analysis.expressions import is_guard, string_value
+from gpudoc.lint.analysis.expressions import is_guard, names_in, string_value
 from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 
 QUERIES = frozenset(
@@ -24,7 +25,6 @@ QUERIES = frozenset(
         "torch.cuda.get_device_name",
         "torch.cuda.get_device_properties",
         "torch.cuda.mem_get_info",
-        "torch.cuda.current_device",
     }
 )
 EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
@@ -35,12 +35,14 @@ class CudaQueryWithoutFallback(Rule):
 
     ## What it does
     Finds `torch.cuda.is_bf16_supported()`, `get_device_capability()`, `get_device_name()`,
-    `get_device_properties()`, `mem_get_info()` and `current_device()` outside any device test,
+    `get_device_properties()` and `mem_get_info()` outside any device test,
     in a file that means to run on the CPU too: it checks `torch.cuda.is_available()`
     elsewhere, or picks `"cpu"` in a conditional expression or a comparison. A call is
     protected by an `if` or conditional expression about devices (either arm), by
     `torch.cuda.is_available() and ...`, by an earlier `if not torch.cuda.is_available():
-    return` in its block, or by a `try:` with handlers.
+    return` in its block, by a `try:` with handlers, or by `for i in
+    range(torch.cuda.device_count()):`. A query about a device the function was given
+    (`get_device_capability(device)`) is the caller's to guard.
 
     ## Why is this bad?
     These queries initialise CUDA. Without a GPU they fail with `AssertionError: Torch not
@@ -63,9 +65,10 @@ class CudaQueryWithoutFallback(Rule):
     ```
 
     ## Known problems
-    A query in a helper that is only called under a device test, or behind a flag whose name
-    says nothing about devices, is reported. Files without an availability check (GPU-only
-    scripts) and NCCL programs are not checked.
+    A query in a function is reported only where the file calls that function (by name)
+    outside any device test: helpers of a library, called from other files, are not checked.
+    A query behind a flag whose name says nothing about devices is reported. Files with no CPU
+    path (GPU-only scripts) and NCCL programs are not checked.
 
     ## Fix safety
     `is_bf16_supported()` becomes `(torch.cuda.is_available() and torch.cuda.is_bf16_supported())`
@@ -126,6 +129,8 @@ print("running on", torch.cuda.get_device_name(0))
         """Unguarded queries -> the function they are in (None: module level)."""
         self.functions: dict[str, cst.FunctionDef] = {}
         """The function being walked under each name (the walk is sequential)."""
+        self.called: set[str] = set()
+        """Names of the functions and methods called outside any device test."""
         self.offers_cpu = False
         """``x = "cuda" if ... else "cpu"`` or ``device == "cpu"``: the file picks the CPU."""
 
@@ -133,7 +138,12 @@ print("running on", torch.cuda.get_device_name(0))
         self.functions[event.node.name.value] = event.node
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
-        if event.qualified in QUERIES and not semantic.under_guard:
+        if semantic.under_guard:
+            return
+        func = event.node.func
+        if isinstance(func, cst.Attribute | cst.Name):
+            self.called.add(func.attr.value if isinstance(func, cst.Attribute) else func.value)
+        if event.qualified in QUERIES:
             function = semantic.function
             self.queries[event.node] = self.functions.get(function) if function else None
 
@@ -158,10 +168,16 @@ print("running on", torch.cuda.get_device_name(0))
             return
         if not (flags.availability_check or self.offers_cpu):
             return
-        finder = _Protection(set(self.queries))
-        for region in {function or context.module for function in self.queries.values()}:
+        # a query in a function counts where this file calls that function outside device tests
+        queries = {
+            call: function
+            for call, function in self.queries.items()
+            if function is None or function.name.value in self.called
+        }
+        finder = _Protection(set(queries))
+        for region in {function or context.module for function in queries.values()}:
             region.visit(finder)
-        for call in self.queries:
+        for call in queries:
             if call in finder.protected:
                 continue
             func = call.func
@@ -196,6 +212,8 @@ class _Protection(cst.CSTVisitor):
         self.depth = 0
         self.protected: set[cst.Call] = set()
         self.region: cst.CSTNode | None = None
+        self.parameters: set[str] = set()
+        """The parameters of the function being visited."""
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self.region is None:
@@ -204,23 +222,39 @@ class _Protection(cst.CSTVisitor):
             return False  # a nested body is its own region
         if node in self.roots:
             self.depth += 1
-        if isinstance(node, cst.If | cst.IfExp) and is_guard(node.test):
+        if isinstance(node, cst.If | cst.IfExp) and _guard(node.test):
             self.roots.update(part for part in (node.body, node.orelse) if part is not None)
-        elif isinstance(node, cst.BooleanOperation) and is_guard(node.left):
+        elif isinstance(node, cst.BooleanOperation) and _guard(node.left):
             self.roots.add(node.right)
+        elif isinstance(node, cst.For) and _guard(node.iter):
+            self.roots.add(node.body)  # `for i in range(torch.cuda.device_count()):` runs 0 times
+        elif isinstance(node, cst.FunctionDef):
+            params = node.params
+            every = (*params.posonly_params, *params.params, *params.kwonly_params)
+            self.parameters = {param.name.value for param in every}
         elif isinstance(node, cst.Try | cst.TryStar) and node.handlers:
             self.roots.add(node.body)
         elif isinstance(node, cst.IndentedBlock | cst.Module):
             self.roots.update(_after_early_exit(node.body))
-        elif isinstance(node, cst.Call) and node in self.calls and self.depth:
+        elif isinstance(node, cst.Call) and node in self.calls and self.covers(node):
             self.protected.add(node)
         return True
+
+    def covers(self, call: cst.Call) -> bool:
+        """Under a device test, or about a device the caller chose (a parameter)."""
+        return bool(self.depth) or any(dotted(arg.value) in self.parameters for arg in call.args)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         if original_node in self.roots:
             self.depth -= 1
         if original_node is self.region:
             self.region = None
+            self.parameters = set()
+
+
+def _guard(test: cst.BaseExpression) -> bool:
+    """A device test, or a test for the NCCL backend (GPU-only code)."""
+    return is_guard(test) or any("nccl" in name.lower() for name in names_in(test))
 
 
 def _after_early_exit(body: Sequence[cst.BaseStatement]) -> list[cst.CSTNode]:

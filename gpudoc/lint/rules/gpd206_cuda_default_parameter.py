@@ -170,7 +170,9 @@ trainer = Trainer(torch.nn.Linear(2, 2))
     def finding(self, default: Default, call: cst.Call, context: Context) -> Report:
         shown = context.code(default.node)
         name = default.param
-        where = context.code(call) if len(context.code(call)) <= 60 else "a call in this file"
+        where = context.code(call)
+        if len(where) > 60 or "\n" in where:
+            where = f"{context.code(call.func)}(...)"
         message = (
             f"`{name}={shown}` asks for CUDA whenever a caller leaves `{name}` out, as "
             f"`{where}` does, in a file that otherwise falls back to the CPU: on a machine "
