@@ -382,6 +382,14 @@ def validate(loader):
 """
     assert lines(source, "GPD202") == [14]
     assert "losses" in findings(source, "GPD202")[0].message
+    plotted = source.replace(
+        "    return np.mean(losses), np.mean(accuracies)",
+        "    plt.plot(losses)\n    return accuracy_score(labels, accuracies)",
+    ).replace(
+        "import numpy as np",
+        "import matplotlib.pyplot as plt\nfrom sklearn.metrics import accuracy_score",
+    )
+    assert lines(plotted, "GPD202") == [15]
     quiet = source.replace(
         "losses.append(criterion(out, y))", "losses.append(criterion(out, y).item())"
     )

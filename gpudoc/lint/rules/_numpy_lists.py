@@ -1,4 +1,5 @@
-"""GPD202's check of NumPy on lists of device tensors (``np.mean(losses)``), kept in its own
+"""GPD202's check of NumPy, matplotlib and scikit-learn on lists of device tensors
+(``np.mean(losses)``, ``plt.plot(losses)``), kept in its own
 module: the rule class inherits it and reports what it finds along with its own findings."""
 
 from __future__ import annotations
@@ -43,11 +44,8 @@ class NumpyOnDeviceLists(Rule):
         if event.method in APPENDS and event.qualified is None:
             self.note_append(event, semantic)
             return
-        qualified = event.qualified or ""
-        if not qualified.startswith("numpy."):
-            return
-        function = qualified[6:]
-        if function not in api.NUMPY_CONVERTERS or function in METADATA:
+        function = _converter(event.qualified or "")
+        if function is None:
             return
         for arg in event.node.args:
             name = dotted(arg.value)
@@ -82,6 +80,17 @@ class NumpyOnDeviceLists(Rule):
             f"`can't convert cuda:0 device type tensor to numpy`; {hint}"
         )
         self.report(node, message)
+
+
+def _converter(qualified: str) -> str | None:
+    """``mean`` for ``numpy.mean``, ``plot`` for ``matplotlib.pyplot.plot``: functions that turn
+    their arguments into arrays; None for the rest (``np.shape`` reads metadata)."""
+    if qualified.startswith("numpy."):
+        function = qualified[6:]
+        return function if function in api.NUMPY_CONVERTERS and function not in METADATA else None
+    if qualified.startswith(("matplotlib.", "sklearn.")):
+        return qualified.rsplit(".", 1)[-1]
+    return None
 
 
 def _method(call: cst.Call) -> str:

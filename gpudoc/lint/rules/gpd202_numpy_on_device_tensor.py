@@ -19,7 +19,7 @@ class NumpyOnDeviceTensor(NumpyOnDeviceLists):
     ## What it does
     Finds `.numpy()` on a tensor known to be on the device (a placed model's output, a moved
     tensor) with no `.cpu()` in between, and NumPy, scikit-learn, SciPy or matplotlib functions
-    called on such a tensor, or NumPy on a list that `append` filled with device tensors
+    called on such a tensor, or on a list that `append` filled with device tensors
     (`losses.append(loss)`, then `np.mean(losses)`).
 
     ## Why is this bad?
