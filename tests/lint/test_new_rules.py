@@ -149,6 +149,18 @@ torch.set_default_tensor_type("torch.cuda.FloatTensor")
 loader = DataLoader(dataset, shuffle=True, generator=torch.Generator(device="cuda"))
 """
     assert lines(source, "GPD110") == []
+    late = """\
+import torch
+from torch.utils.data import DataLoader
+
+def train(dataset):
+    return DataLoader(dataset, shuffle=True, generator=torch.Generator(device="cuda"))
+
+if __name__ == "__main__":
+    torch.set_default_tensor_type(torch.cuda.FloatTensor)
+    train(dataset)
+"""
+    assert lines(late, "GPD110") == []
 
 
 # -- GPD111: a move named, not called -----------------------------------------------------------

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
+from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Place
-from gpudoc.lint.rule import Invalid, Rule
+from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._helpers import assigned_value
 
 HOST_CONSUMERS = frozenset({"DataLoader", "RandomSampler", "SubsetRandomSampler",
@@ -51,8 +54,8 @@ class GeneratorDeviceMismatch(Rule):
     ## Known problems
     A generator is followed only within its scope, from the line that creates it; one stored
     in an attribute or passed in by a caller is not. Its device must be a literal (`"cuda"`,
-    `"cpu"`) or a name the analysis knows holds a device. Under
-    `torch.set_default_device(...)` nothing is reported.
+    `"cpu"`) or a name the analysis knows holds a device. In a file that calls
+    `torch.set_default_device(...)` (or `set_default_tensor_type`) anywhere, nothing is reported.
 
     ## Fix safety
     No fix: the generator may be shared by draws on both devices.
@@ -107,6 +110,7 @@ loader = DataLoader(dataset, batch_size=8, shuffle=True, generator=g)
 
     def __init__(self) -> None:
         super().__init__()
+        self.pending: list[Report] = []
         self.generators: dict[tuple[str | None, str], Place] = {}
         """(function, name) -> the device of the generator it holds."""
 
@@ -121,7 +125,7 @@ loader = DataLoader(dataset, batch_size=8, shuffle=True, generator=g)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         generator = _keyword(event.node, "generator")
-        if generator is None or semantic.flags.default_device:
+        if generator is None:
             return
         held = self.generator_place(generator, semantic)
         if held is None or held is Place.UNKNOWN:
@@ -137,7 +141,13 @@ loader = DataLoader(dataset, batch_size=8, shuffle=True, generator=g)
             f"'{'cpu' if drawn is Place.HOST else 'cuda'}' device type for generator`; "
             f"create the generator on the device it draws on"
         )
-        self.report(event.node, message)
+        self.pending.append(Report(event.node, message))
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+        # under torch.set_default_device("cuda") (anywhere in the file, even after the loader
+        # is built) samplers draw on the GPU: a CUDA generator is then the right one
+        if not facts.flags.default_device:
+            yield from self.pending
 
     def generator_place(self, node: cst.BaseExpression, semantic: Semantic) -> Place | None:
         name = dotted(node)
