@@ -245,6 +245,13 @@ class CharRNN(nn.Module):
         return weight.new_zeros(2, batch_size, 128).to(device)
 """
     assert lines(source, "GPD113") == [9]
+    moved_later = """\
+import torch
+def make_batch(n, rank, output_device=None):
+    inputs = torch.randn(n, 2)
+    return inputs.cuda(rank)
+"""
+    assert lines(moved_later, "GPD113") == []
 
 
 # -- GPD205: nanoGPT's bf16 probe before karpathy/nanoGPT#304 was fixed -------------------------

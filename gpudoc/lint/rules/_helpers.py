@@ -98,3 +98,19 @@ def _matching(
         if found is not None:
             return found
     return None
+
+
+def chooses_cpu(node: cst.BaseExpression) -> bool:
+    """``"cuda" if ok else "cpu"``, alone or in ``torch.device(...)``: a device choice that
+    falls back to the CPU."""
+    if isinstance(node, cst.Call) and len(node.args) == 1:
+        node = node.args[0].value
+    if not isinstance(node, cst.IfExp):
+        return False
+    return any(_names_cpu(arm) for arm in (node.body, node.orelse))
+
+
+def _names_cpu(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Call) and len(node.args) == 1:  # torch.device("cpu")
+        node = node.args[0].value
+    return isinstance(node, cst.SimpleString) and node.evaluated_value == "cpu"

@@ -53,9 +53,9 @@ class UnusedDeviceParameter(Rule):
     ## Known problems
     A function that hands `device` on through `**kwargs`, `locals()` or `vars()` is not
     reported, nor one registered by a decorator (its signature is imposed), nor one that only
-    creates 0-dim constants (`torch.tensor(0.01)`). A function whose tensors are meant for the
-    CPU (a collate function that ignores the device it is given) is reported: say so with
-    `del device`.
+    creates 0-dim constants (`torch.tensor(0.01)`) or tensors it moves later (`x.cuda(rank)`).
+    A function whose tensors are meant for the CPU (a collate function that ignores the device
+    it is given) is reported: say so with `del device`.
 
     ## Fix safety
     No fix: which of the created tensors belong on the device is the author's call.
@@ -119,7 +119,8 @@ class Net(nn.Module):
             return  # registered by a decorator (`@register("aten::zeros")`): an imposed signature
         scan = _Body(semantic, {param.name.value for param in candidates})
         node.body.visit(scan)
-        if scan.dynamic or scan.created is None:
+        created = scan.left_on_host()
+        if scan.dynamic or created is None:
             return
         for param in candidates:
             name = param.name.value
@@ -127,7 +128,7 @@ class Net(nn.Module):
                 continue
             message = (
                 f"`{name}` is accepted but never used, while `{node.name.value}` creates "
-                f"`{scan.created}` on the CPU: callers that pass a GPU get CPU tensors back; "
+                f"`{created}` on the CPU: callers that pass a GPU get CPU tensors back; "
                 f"pass `device={name}` where the tensors are created"
             )
             self.report(param.name, message)
@@ -140,10 +141,26 @@ class _Body(cst.CSTVisitor):
     def __init__(self, semantic: Semantic, parameters: set[str]) -> None:
         self.semantic = semantic
         self.unused = set(parameters)
-        self.created: str | None = None
+        self.created: dict[str, str] = {}
+        """What a name bound to a new host tensor (``x = torch.randn(...)``) was made by; ``""``
+        holds the first creation not bound to a plain name."""
         self.dynamic = False
         self.moved: set[cst.Call] = set()
         """Calls whose result is moved (``torch.zeros(3).cuda()``): not left on the CPU."""
+        self.bound: dict[cst.Call, str] = {}
+        self.moved_names: set[str] = set()
+        """Names moved later (``x.cuda(rank)``): what they hold does not stay on the CPU."""
+
+    def left_on_host(self) -> str | None:
+        """The first creation whose tensor is never moved in the body, if any."""
+        return next(
+            (made for name, made in self.created.items() if name not in self.moved_names), None
+        )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if isinstance(target, cst.Name) and isinstance(node.value, cst.Call):
+            self.bound[node.value] = target.value
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if not self.unused or self.dynamic:
@@ -160,9 +177,12 @@ class _Body(cst.CSTVisitor):
         moved = isinstance(func, cst.Attribute) and func.attr.value in MOVES
         if moved and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call):
             self.moved.add(func.value)
-        if self.created is None and node not in self.moved and _creates_on_host(node, self):
+        if moved and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            self.moved_names.add(func.value.value)
+        if node not in self.moved and _creates_on_host(node, self):
             qualified = self.semantic.qualify(func) or ""
-            self.created = f"{qualified.replace('torch.nn.', 'nn.')}(...)"
+            name = self.bound.get(node, "")
+            self.created.setdefault(name, f"{qualified.replace('torch.nn.', 'nn.')}(...)")
 
 
 def _plain_decorator(node: cst.BaseExpression, semantic: Semantic) -> bool:

@@ -17,6 +17,7 @@ from gpudoc.lint.analysis.expressions import is_guard, names_in, string_value
 from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+from gpudoc.lint.rules._helpers import assigned_value, chooses_cpu
 
 QUERIES = frozenset(
     {
@@ -148,13 +149,9 @@ print("running on", torch.cuda.get_device_name(0))
             self.queries[event.node] = self.functions.get(function) if function else None
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
-        statement = event.statement
-        if self.offers_cpu or not isinstance(statement, cst.SimpleStatementLine):
-            return
-        small = statement.body[0]
-        if isinstance(small, cst.Assign) and isinstance(small.value, cst.IfExp):
-            choices = (string_value(small.value.body), string_value(small.value.orelse))
-            self.offers_cpu = "cpu" in choices
+        if not self.offers_cpu:
+            value = assigned_value(event.statement, event.name)
+            self.offers_cpu = value is not None and chooses_cpu(value)
 
     def on_compare(self, event: CompareEvent, semantic: Semantic) -> None:
         if not self.offers_cpu:

@@ -8,11 +8,18 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.events import CallEvent, FunctionEvent, Semantic
+from gpudoc.lint.analysis.events import (
+    BindingEvent,
+    CallEvent,
+    CompareEvent,
+    FunctionEvent,
+    Semantic,
+)
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+from gpudoc.lint.rules._helpers import assigned_value, chooses_cpu
 
 
 class CudaDefaultParameter(Rule):
@@ -20,9 +27,9 @@ class CudaDefaultParameter(Rule):
 
     ## What it does
     Finds parameters whose default is `"cuda"`, `"cuda:0"` or `torch.device("cuda")`, in a file
-    that checks `torch.cuda.is_available()` elsewhere (so it means to run without a GPU), when
-    the function does not check availability itself and a call in the file leaves the
-    parameter out.
+    that falls back to the CPU elsewhere (`device = "cuda" if torch.cuda.is_available() else
+    "cpu"`, `if args.device == "cpu":`), when the function does not check availability itself
+    and a call in the file leaves the parameter out.
 
     ## Why is this bad?
     The script picks the CPU on a machine without a GPU, but every call that relies on the
@@ -46,8 +53,9 @@ class CudaDefaultParameter(Rule):
     ```
 
     ## Known problems
-    Files without an availability check are not reported (they need a GPU anyway: GPD203), and
-    neither are files written for GPUs only (NCCL). A default is reported only when a call in
+    Files that never choose the CPU are not reported (they need a GPU anyway: GPD203; an
+    `if torch.cuda.is_available():` alone is not a CPU fallback), and neither are files written
+    for GPUs only (NCCL). A default is reported only when a call in
     the same file relies on it: callers in other files, and calls through `*args` /
     `**kwargs`, are not followed.
 
@@ -61,7 +69,7 @@ class CudaDefaultParameter(Rule):
     NAME = "cuda-default-parameter"
     SUMMARY = 'a device="cuda" default in a file that otherwise falls back to the CPU'
     PLACEMENT = False
-    EVENTS = ("function", "call")
+    EVENTS = ("function", "call", "binding", "compare")
     VALID = (
         """\
 import torch
@@ -82,6 +90,16 @@ def sample(model, n, device="cuda"):
     return model(torch.randn(n, 8, device=device))
 images = sample(model, 16, device)
 more = sample(model, n=16, device=device)
+""",
+        """\
+import torch
+def tuned(n, device="cuda"):
+    return torch.randn(n, device=device)
+def device_name():
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_name()
+    return ""
+best = tuned(16)
 """,
         """\
 import torch
@@ -110,7 +128,8 @@ import torch
 class Trainer:
     def __init__(self, model, device=torch.device("cuda:0")):
         self.model = model.to(device)
-use_amp = torch.cuda.is_available()
+use_cuda = torch.cuda.is_available() and not args.cpu
+eval_device = "cuda" if use_cuda else "cpu"
 trainer = Trainer(torch.nn.Linear(2, 2))
 """,
             line=3,
@@ -121,6 +140,8 @@ trainer = Trainer(torch.nn.Linear(2, 2))
     def __init__(self) -> None:
         super().__init__()
         self.defaults: list[Default] = []
+        self.offers_cpu = False
+        """The file falls back to the CPU (``"cuda" if ... else "cpu"``, ``device == "cpu"``)."""
         self.calls: dict[str, list[cst.Call]] = {}
         """Calls in this file by the name called (``sample``, ``Trainer``, ``run`` of x.run)."""
 
@@ -152,9 +173,19 @@ trainer = Trainer(torch.nn.Linear(2, 2))
         if name is not None and not semantic.under_guard:  # a GPU-only call may use the default
             self.calls.setdefault(name, []).append(event.node)
 
+    def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
+        if not self.offers_cpu:
+            value = assigned_value(event.statement, event.name)
+            self.offers_cpu = value is not None and chooses_cpu(value)
+
+    def on_compare(self, event: CompareEvent, semantic: Semantic) -> None:
+        if not self.offers_cpu:
+            self.offers_cpu = any(
+                string_value(target.comparator) == "cpu" for target in event.node.comparisons
+            )
+
     def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
-        flags = facts.flags
-        if not self.defaults or not flags.availability_check or flags.cuda_only:
+        if not self.defaults or not self.offers_cpu or facts.flags.cuda_only:
             return
         classes = _classes_of(context.module) if self.defaults else {}
         for default in self.defaults:
