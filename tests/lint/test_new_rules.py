@@ -323,6 +323,21 @@ scores = evaluate(generator, loader, device=device)
     assert 'device="cuda" if torch.cuda.is_available() else "cpu"' in fixed(source, "GPD206")
 
 
+def test_gpd206_a_torch_function_of_the_same_name_is_not_a_call_site() -> None:
+    # timm's fast_norm wraps torch.is_autocast_enabled in a function of the same name
+    source = """\
+import torch
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+def is_autocast_enabled(device_type="cuda"):
+    try:
+        return torch.is_autocast_enabled(device_type)
+    except TypeError:
+        return torch.is_autocast_enabled()
+"""
+    assert lines(source, "GPD206") == []
+
+
 # -- GPD303: hand-made weights moved after the optimizer ("What is torch.nn really?" shapes) ---
 def test_gpd303_weights_moved_after_the_optimizer() -> None:
     source = """\

@@ -17,7 +17,6 @@ from gpudoc.lint.analysis.events import (
 )
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import Facts
-from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._helpers import assigned_value, chooses_cpu
 
@@ -142,8 +141,9 @@ trainer = Trainer(torch.nn.Linear(2, 2))
         self.defaults: list[Default] = []
         self.offers_cpu = False
         """The file falls back to the CPU (``"cuda" if ... else "cpu"``, ``device == "cpu"``)."""
-        self.calls: dict[str, list[cst.Call]] = {}
-        """Calls in this file by the name called (``sample``, ``Trainer``, ``run`` of x.run)."""
+        self.calls: dict[tuple[str, bool], list[cst.Call]] = {}
+        """Calls of local callables by (name, called as an attribute): ``("sample", False)``,
+        ``("Trainer", False)``, ``("run", True)`` for ``runner.run(...)``."""
 
     def on_function(self, event: FunctionEvent, semantic: Semantic) -> None:
         params = event.node.params
@@ -168,10 +168,13 @@ trainer = Trainer(torch.nn.Linear(2, 2))
             )
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        if event.qualified is not None or semantic.under_guard:
+            return  # an imported callable is not ours; a GPU-only call may use the default
         func = event.node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else dotted(func)
-        if name is not None and not semantic.under_guard:  # a GPU-only call may use the default
-            self.calls.setdefault(name, []).append(event.node)
+        if isinstance(func, cst.Attribute):
+            self.calls.setdefault((func.attr.value, True), []).append(event.node)
+        elif isinstance(func, cst.Name):
+            self.calls.setdefault((func.value, False), []).append(event.node)
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         if not self.offers_cpu:
@@ -190,9 +193,12 @@ trainer = Trainer(torch.nn.Linear(2, 2))
         classes = _classes_of(context.module) if self.defaults else {}
         for default in self.defaults:
             function = default.function.name.value
-            called = classes.get(default.function) if function == "__init__" else function
+            method = default.function in classes
+            key = (function, method)
+            if function == "__init__":
+                key = (classes.get(default.function, ""), False)
             omitting = next(
-                (call for call in self.calls.get(called or "", []) if _omits(call, default)), None
+                (call for call in self.calls.get(key, []) if _omits(call, default)), None
             )
             if omitting is None:
                 continue  # every call in this file passes the device: the default is never used
