@@ -384,6 +384,47 @@ torch.cuda.set_device(dist.get_rank())
     assert lines(source, "GPD406") == [6]
 
 
+# pytorch/examples#1034: imagenet's AverageMeter reduced a torch.FloatTensor over NCCL
+IMAGENET = """\
+import argparse
+import torch
+import torch.distributed as dist
+parser = argparse.ArgumentParser()
+parser.add_argument("--dist-backend", default="nccl", type=str)
+args = parser.parse_args()
+
+class AverageMeter:
+    def __init__(self, use_accel):
+        self.sum, self.count, self.use_accel = 0.0, 0, use_accel
+
+    def all_reduce(self):
+        total = torch.FloatTensor([self.sum, self.count])
+        dist.all_reduce(total, dist.ReduceOp.SUM, async_op=False)
+        self.sum, self.count = total.tolist()
+
+dist.init_process_group(backend=args.dist_backend, init_method="env://")
+"""
+
+
+def test_gpd406_imagenet_meter_before_and_after_its_fix() -> None:
+    assert lines(IMAGENET, "GPD406") == [14]
+    fixed_then = IMAGENET.replace(
+        "        total = torch.FloatTensor([self.sum, self.count])\n",
+        '        device = "cuda" if torch.cuda.is_available() else "cpu"\n'
+        "        total = torch.tensor([self.sum, self.count], device=device)\n",
+    )
+    fixed_now = IMAGENET.replace(
+        "        total = torch.FloatTensor([self.sum, self.count])\n",
+        "        if self.use_accel:\n"
+        "            device = torch.accelerator.current_accelerator()\n"
+        "        else:\n"
+        '            device = torch.device("cpu")\n'
+        "        total = torch.tensor([self.sum, self.count], device=device)\n",
+    )
+    assert lines(fixed_then, "GPD406") == []
+    assert lines(fixed_now, "GPD406") == []
+
+
 def test_gpd406_quiet_on_gloo_and_on_cuda_plus_cpu_backends() -> None:
     source = """\
 import torch

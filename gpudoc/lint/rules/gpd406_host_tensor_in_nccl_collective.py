@@ -10,8 +10,9 @@ from gpudoc.lint.analysis.events import CallEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.analysis.values import Place
+from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.rules._helpers import assigned_value
 
 COLLECTIVES = frozenset(
     {
@@ -21,17 +22,23 @@ COLLECTIVES = frozenset(
     }
 )  # fmt: skip
 PREFIX = "torch.distributed."
+LEGACY_CONSTRUCTORS = frozenset(
+    f"torch.{kind}Tensor"
+    for kind in ("", "Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Byte", "Bool")
+)
+"""``torch.FloatTensor([...])``: always a CPU tensor (``torch.cuda.FloatTensor`` is not)."""
 
 
 class HostTensorInNcclCollective(Rule):
     """A CPU tensor passed to `all_reduce` / `broadcast` / `all_gather` of an NCCL process group.
 
     ## What it does
-    In a file whose process group is created with `backend="nccl"`, finds `torch.distributed`
+    In a file whose process group is created with `backend="nccl"` (or with `args.backend`
+    whose command-line default is `"nccl"`), finds `torch.distributed`
     collectives and point-to-point calls (`all_reduce`, `reduce`, `broadcast`, `all_gather`,
     `reduce_scatter`, `all_to_all`, `send`, ...) given a tensor the analysis knows is on the
-    CPU: one made by a factory without `device=` (`torch.tensor([correct, total])`), or moved
-    with `.cpu()`.
+    CPU: one made by a factory without `device=` (`torch.tensor([correct, total])`) or a legacy
+    constructor (`torch.FloatTensor([...])`), or moved with `.cpu()`.
 
     ## Why is this bad?
     NCCL only moves GPU memory: the call fails with `RuntimeError: No backend type associated
@@ -53,8 +60,9 @@ class HostTensorInNcclCollective(Rule):
 
     ## Known problems
     Calls given `group=` are not reported (the group may be a gloo group made for CPU
-    tensors), nor are files whose backend is not a literal containing `"nccl"` (a backend read
-    from the command line) or that give CPU tensors a backend (`"cuda:nccl,cpu:gloo"`). A
+    tensors), nor are files whose backend is not a literal containing `"nccl"` (unless read from
+    `args` with an `add_argument` default of `"nccl"`) or that give CPU tensors a backend
+    (`"cuda:nccl,cpu:gloo"`). A
     backend chosen with `"nccl" if torch.cuda.is_available() else "gloo"` is NCCL wherever
     there is a GPU: those calls are reported.
 
@@ -120,9 +128,15 @@ model = torch.nn.Linear(2, 2).to("cuda")
         self.calls: list[tuple[cst.Call, str, str]] = []
         """(call, collective, the host argument as written)."""
         self.backends: list[cst.BaseExpression] = []
+        self.nccl_default = False
+        """An ``add_argument(..., default="nccl")``: a backend read from ``args`` is NCCL."""
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         qualified = event.qualified
+        if event.method == "add_argument" and qualified is None:
+            default = next((a.value for a in event.node.args if _keyword(a) == "default"), None)
+            self.nccl_default |= default is not None and string_value(default) == "nccl"
+            return
         if qualified is None or not qualified.startswith(PREFIX):
             return
         name = qualified[len(PREFIX) :]
@@ -132,7 +146,7 @@ model = torch.nn.Linear(2, 2).to("cuda")
         if name not in COLLECTIVES or any(_keyword(arg) == "group" for arg in event.node.args):
             return
         for arg, value in zip(event.node.args, event.args, strict=True):
-            if value.place is Place.HOST and (value.is_tensorish or _cpu_call(arg.value)):
+            if _on_host(arg.value, value, semantic):
                 self.calls.append((event.node, name, _shown(arg.value)))
                 return
 
@@ -146,6 +160,8 @@ model = torch.nn.Linear(2, 2).to("cuda")
         if not self.calls or not self.backends:
             return
         texts = [_backend_text(backend, context) for backend in self.backends]
+        if self.nccl_default:  # backend=args.dist_backend, whose default is "nccl"
+            texts += ["nccl" for backend in self.backends if isinstance(backend, cst.Attribute)]
         # "cuda:nccl,cpu:gloo" gives CPU tensors a backend too
         if not any("nccl" in text and "cpu:" not in text for text in texts):
             return
@@ -156,6 +172,27 @@ model = torch.nn.Linear(2, 2).to("cuda")
                 f"cpu`; create or move `{shown}` on this rank's GPU first"
             )
             yield Report(call, message)
+
+
+def _on_host(node: cst.BaseExpression, value: Value, semantic: Semantic) -> bool:
+    """A tensor known to be on the CPU: typed so by the walk, ``x.cpu()``, or a legacy
+    constructor (``torch.FloatTensor([...])``), passed directly or through the name it was
+    bound to. A tensor made with ``device=<a variable>`` is not: the variable may be chosen in
+    an ``if`` whose arms the walk does not join."""
+    if value.place is Place.DEVICE:
+        return False
+    made = node
+    name = dotted(node)
+    held = semantic.lookup(name) if name is not None else None
+    if held is not None and held.binding is not None and name is not None:
+        made = assigned_value(held.binding, name) or node
+    if isinstance(made, cst.Call):
+        device = next((a.value for a in made.args if _keyword(a) == "device"), None)
+        if device is not None and string_value(device) != "cpu":
+            return False
+        if (semantic.qualify(made.func) or "") in LEGACY_CONSTRUCTORS:
+            return True
+    return value.place is Place.HOST and (value.is_tensorish or _cpu_call(node))
 
 
 def _cpu_call(node: cst.BaseExpression) -> bool:
