@@ -403,6 +403,7 @@ class AverageMeter:
         self.sum, self.count = total.tolist()
 
 dist.init_process_group(backend=args.dist_backend, init_method="env://")
+model = torch.nn.Linear(8, 8).cuda()
 """
 
 
