@@ -323,6 +323,40 @@ scores = evaluate(generator, loader, device=device)
     assert 'device="cuda" if torch.cuda.is_available() else "cpu"' in fixed(source, "GPD206")
 
 
+# timm 047a5ec0 "Fix bugs that Mixup does not work device=cpu": mixup_target's default
+MIXUP = """\
+import torch
+
+def one_hot(x, num_classes, on_value=1.0, off_value=0.0, device="cuda"):
+    x = x.long().view(-1, 1)
+    return torch.full((x.size(0), num_classes), off_value, device=device).scatter_(1, x, on_value)
+
+def mixup_target(target, num_classes, lam=1.0, smoothing=0.0, device="cuda"):
+    y1 = one_hot(target, num_classes, device=device)
+    y2 = one_hot(target.flip(0), num_classes, device=device)
+    return y1 * lam + y2 * (1.0 - lam)
+
+class Mixup:
+    def _mix_batch(self, x):
+        return torch.tensor(0.5, device=x.device, dtype=x.dtype)
+
+    def __call__(self, x, target):
+        lam = self._mix_batch(x)
+        return x, mixup_target(target, self.num_classes, lam, self.label_smoothing)
+
+class FastCollateMixup(Mixup):
+    def __call__(self, batch):
+        target = torch.tensor([b[1] for b in batch], dtype=torch.int64)
+        return mixup_target(target, self.num_classes, 0.5, self.label_smoothing, device="cpu")
+"""
+
+
+def test_gpd206_timm_mixup_default_and_its_fix() -> None:
+    assert lines(MIXUP, "GPD206") == [7]
+    repaired = MIXUP.replace("self.label_smoothing)\n", "self.label_smoothing, x.device)\n")
+    assert lines(repaired, "GPD206") == []
+
+
 def test_gpd206_a_torch_function_of_the_same_name_is_not_a_call_site() -> None:
     # timm's fast_norm wraps torch.is_autocast_enabled in a function of the same name
     source = """\

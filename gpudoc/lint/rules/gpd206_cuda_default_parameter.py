@@ -25,10 +25,12 @@ class CudaDefaultParameter(Rule):
     """A `device="cuda"` default in a function signature of a file that falls back to the CPU.
 
     ## What it does
-    Finds parameters whose default is `"cuda"`, `"cuda:0"` or `torch.device("cuda")`, in a file
-    that falls back to the CPU elsewhere (`device = "cuda" if torch.cuda.is_available() else
-    "cpu"`, `if args.device == "cpu":`), when the function does not check availability itself
-    and a call in the file leaves the parameter out.
+    Finds parameters whose default is `"cuda"`, `"cuda:0"` or `torch.device("cuda")`, in
+    device-agnostic code: a file that falls back to the CPU elsewhere (`device = "cuda" if
+    torch.cuda.is_available() else "cpu"`, `if args.device == "cpu":`), follows its inputs'
+    device (`torch.zeros(n, device=x.device)`), or calls the function with `"cpu"` somewhere;
+    when the function does not check availability itself and a call in the file leaves the
+    parameter out.
 
     ## Why is this bad?
     The script picks the CPU on a machine without a GPU, but every call that relies on the
@@ -141,9 +143,10 @@ trainer = Trainer(torch.nn.Linear(2, 2))
         self.defaults: list[Default] = []
         self.offers_cpu = False
         """The file falls back to the CPU (``"cuda" if ... else "cpu"``, ``device == "cpu"``)."""
-        self.calls: dict[tuple[str, bool], list[cst.Call]] = {}
+        self.calls: dict[tuple[str, bool], list[tuple[cst.Call, bool]]] = {}
         """Calls of local callables by (name, called as an attribute): ``("sample", False)``,
-        ``("Trainer", False)``, ``("run", True)`` for ``runner.run(...)``."""
+        ``("Trainer", False)``, ``("run", True)`` for ``runner.run(...)``; with whether a
+        device test guards them."""
 
     def on_function(self, event: FunctionEvent, semantic: Semantic) -> None:
         params = event.node.params
@@ -168,13 +171,16 @@ trainer = Trainer(torch.nn.Linear(2, 2))
             )
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
-        if event.qualified is not None or semantic.under_guard:
-            return  # an imported callable is not ours; a GPU-only call may use the default
+        if event.qualified is not None:  # an imported callable is not one of ours
+            if not self.offers_cpu and event.qualified.startswith("torch."):
+                self.offers_cpu = _follows_a_tensor(event.node)
+            return
         func = event.node.func
+        guarded = semantic.under_guard  # a GPU-only call may rely on the default
         if isinstance(func, cst.Attribute):
-            self.calls.setdefault((func.attr.value, True), []).append(event.node)
+            self.calls.setdefault((func.attr.value, True), []).append((event.node, guarded))
         elif isinstance(func, cst.Name):
-            self.calls.setdefault((func.value, False), []).append(event.node)
+            self.calls.setdefault((func.value, False), []).append((event.node, guarded))
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         if not self.offers_cpu:
@@ -188,17 +194,20 @@ trainer = Trainer(torch.nn.Linear(2, 2))
             )
 
     def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
-        if not self.defaults or not self.offers_cpu or facts.flags.cuda_only:
+        if not self.defaults or facts.flags.cuda_only:
             return
-        classes = _classes_of(context.module) if self.defaults else {}
+        classes = _classes_of(context.module)
         for default in self.defaults:
             function = default.function.name.value
-            method = default.function in classes
-            key = (function, method)
+            key = (function, default.function in classes)
             if function == "__init__":
                 key = (classes.get(default.function, ""), False)
+            calls = self.calls.get(key, [])
+            # a call that passes "cpu" says the function serves the CPU too
+            if not self.offers_cpu and not any(_passes_cpu(call, default) for call, _ in calls):
+                continue
             omitting = next(
-                (call for call in self.calls.get(key, []) if _omits(call, default)), None
+                (call for call, guarded in calls if not guarded and _omits(call, default)), None
             )
             if omitting is None:
                 continue  # every call in this file passes the device: the default is never used
@@ -212,7 +221,7 @@ trainer = Trainer(torch.nn.Linear(2, 2))
             where = f"{context.code(call.func)}(...)"
         message = (
             f"`{name}={shown}` asks for CUDA whenever a caller leaves `{name}` out, as "
-            f"`{where}` does, in a file that otherwise falls back to the CPU: on a machine "
+            f"`{where}` does, in code that otherwise runs on the CPU too: on a machine "
             f"without a GPU that call fails; default to `None` and use the caller's device"
         )
         fix = None
@@ -234,6 +243,33 @@ class Default:
     """Its position among the arguments a call passes (``self`` left out), None if keyword-only."""
     has_torch: bool
     """``torch`` is imported under that name (for the fix)."""
+
+
+def _follows_a_tensor(call: cst.Call) -> bool:
+    """``torch.zeros(n, device=x.device)``: code that follows its inputs' device."""
+    return any(
+        arg.keyword is not None
+        and arg.keyword.value == "device"
+        and isinstance(arg.value, cst.Attribute)
+        and arg.value.attr.value == "device"
+        for arg in call.args
+    )
+
+
+def _passes_cpu(call: cst.Call, default: Default) -> bool:
+    """``call`` passes ``"cpu"`` for the parameter."""
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    for arg in call.args:
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        named = keyword == default.param
+        placed = (
+            keyword is None
+            and default.index is not None
+            and (default.index < len(positional) and positional[default.index] is arg)
+        )
+        if (named or placed) and string_value(arg.value) == "cpu":
+            return True
+    return False
 
 
 def _omits(call: cst.Call, default: Default) -> bool:
