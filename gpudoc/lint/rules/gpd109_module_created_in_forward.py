@@ -45,6 +45,7 @@ class ModuleCreatedInForward(Rule):
         self.conv = nn.Conv2d(3, 16, 3)
         self.bn = nn.BatchNorm2d(16)
 
+
     def forward(self, x):
         return self.bn(self.conv(x))
     ```

@@ -42,6 +42,7 @@ class CudaDefaultParameter(Rule):
     ```python
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
+
     def sample(model, n, device="cuda"):
         return model(torch.randn(n, 128, device=device))
     ```
