@@ -71,6 +71,7 @@ batch = [torch.randn(2), torch.randn(2)]
 moved = list(map(lambda t: t.to("cuda"), batch))
 mover = torch.Tensor.cuda
 use_cuda = args.cuda
+torch.float
 """,
     )
     INVALID = (
@@ -107,7 +108,9 @@ out = net(x.cuda)
 
     def on_statement(self, event: StatementEvent, semantic: Semantic) -> None:
         node = event.node.value
-        if isinstance(node, cst.Attribute) and node.attr.value in MOVES:
+        if not isinstance(node, cst.Attribute) or node.attr.value not in MOVES:
+            return
+        if semantic.qualify(node) is None:  # `torch.float` shown in a notebook is no move
             self.flag(node, "on its own line does nothing")
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
