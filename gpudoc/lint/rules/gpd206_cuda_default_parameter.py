@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -17,8 +18,12 @@ from gpudoc.lint.analysis.events import (
 )
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._helpers import assigned_value, chooses_cpu
+
+DEVICE_PARAM = re.compile(r"^(device|dev|[a-z_]*_device|map_location)$")
+"""Parameters that take a device to allocate on (not ``device_type="cuda"``, a lookup key)."""
 
 
 class CudaDefaultParameter(Rule):
@@ -58,8 +63,10 @@ class CudaDefaultParameter(Rule):
     Files that never choose the CPU are not reported (they need a GPU anyway: GPD203; an
     `if torch.cuda.is_available():` alone is not a CPU fallback), and neither are files written
     for GPUs only (NCCL). A default is reported only when a call in
-    the same file relies on it: callers in other files, and calls through `*args` /
-    `**kwargs`, are not followed.
+    the same file relies on it: callers in other files, calls through `*args` / `**kwargs`, and
+    method calls on anything but `self` are not followed. Only parameters named like a device
+    (`device`, `dev`, `*_device`, `map_location`) are checked: `device_type="cuda"` is usually a
+    key, not an allocation.
 
     ## Fix safety
     The fix (unsafe: on a host without a usable GPU the default becomes the CPU instead of an
@@ -154,8 +161,10 @@ trainer = Trainer(torch.nn.Linear(2, 2))
         positional = [*params.posonly_params, *params.params]
         found = []
         for position, param in enumerate((*positional, *params.kwonly_params)):
-            text = _cuda_string(param.default, semantic) if param.default is not None else None
-            if param.default is not None and text is not None:
+            if param.default is None or not DEVICE_PARAM.match(param.name.value):
+                continue
+            text = _cuda_string(param.default, semantic)
+            if text is not None:
                 index = position if position < len(positional) else None
                 found.append((param, text, index))
         if not found or _checks_availability(event.node):
@@ -179,7 +188,9 @@ trainer = Trainer(torch.nn.Linear(2, 2))
         func = event.node.func
         guarded = semantic.under_guard  # a GPU-only call may rely on the default
         if isinstance(func, cst.Attribute):
-            self.calls.setdefault((func.attr.value, True), []).append((event.node, guarded))
+            # a method of this file's class is called on `self`; `other.run()` may be anything
+            if dotted(func.value) == "self":
+                self.calls.setdefault((func.attr.value, True), []).append((event.node, guarded))
         elif isinstance(func, cst.Name):
             self.calls.setdefault((func.value, False), []).append((event.node, guarded))
 
