@@ -111,10 +111,11 @@ SMALL_CORPUS = {
         "x = torch.randn(3).to(device)\n"
         "x.to(device)  # expect: GPD103\n"
     ),
+    # annotated as a miss on a line no rule can report: a stable false negative
     "missed.py": (
         "import torch\n"
-        "def noise(n, device):  # miss: GPD113 via: helper\n"
-        "    return torch.randn(n)\n"
+        "def noise(n):\n"
+        "    return n  # miss: GPD113 via: helper\n"
     ),
     # annotated as a false positive for the arithmetic (the finding itself is stable)
     "wrong.py": (

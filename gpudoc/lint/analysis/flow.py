@@ -52,6 +52,11 @@ def guard_polarity(test: cst.BaseExpression) -> Polarity | None:
     return _word_polarity(test)
 
 
+def is_guard(test: cst.BaseExpression) -> bool:
+    """A test about devices: `torch.cuda.is_available()`, `args.cuda`, `use_gpu`, `device`."""
+    return guard_polarity(test) is not None
+
+
 def _flip(polarity: Polarity | None) -> Polarity | None:
     if polarity == "gpu":
         return "cpu"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import FixSpec, NodeEdit
 
 
@@ -62,3 +63,54 @@ def move_after_binding(
     else:
         edit = NodeEdit(binding, text, "line_after")
     return FixSpec((edit,), safe=False, description=f"move {', '.join(names)} to {device}")
+
+
+def assigned_value(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+    """The expression ``statement`` assigns to ``name``: ``value`` of ``name = value``, or the
+    matching element of ``a, name = x, value``; None for unpacking, loops and the rest."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    for small in statement.body:
+        if not isinstance(small, cst.Assign):
+            continue
+        for target in small.targets:
+            found = _matching(target.target, small.value, name)
+            if found is not None:
+                return found
+    return None
+
+
+def _matching(
+    target: cst.BaseExpression, value: cst.BaseExpression, name: str
+) -> cst.BaseExpression | None:
+    if isinstance(target, cst.Name | cst.Attribute):
+        return value if dotted(target) == name else None
+    sequences = (cst.Tuple, cst.List)
+    if not isinstance(target, sequences) or not isinstance(value, sequences):
+        return None
+    pairs = list(zip(target.elements, value.elements, strict=False))
+    if len(target.elements) != len(value.elements) or any(
+        isinstance(part, cst.StarredElement) for pair in pairs for part in pair
+    ):
+        return None
+    for target_element, value_element in pairs:
+        found = _matching(target_element.value, value_element.value, name)
+        if found is not None:
+            return found
+    return None
+
+
+def chooses_cpu(node: cst.BaseExpression) -> bool:
+    """``"cuda" if ok else "cpu"``, alone or in ``torch.device(...)``: a device choice that
+    falls back to the CPU."""
+    if isinstance(node, cst.Call) and len(node.args) == 1:
+        node = node.args[0].value
+    if not isinstance(node, cst.IfExp):
+        return False
+    return any(_names_cpu(arm) for arm in (node.body, node.orelse))
+
+
+def _names_cpu(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Call) and len(node.args) == 1:  # torch.device("cpu")
+        node = node.args[0].value
+    return isinstance(node, cst.SimpleString) and node.evaluated_value == "cpu"

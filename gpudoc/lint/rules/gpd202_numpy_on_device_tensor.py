@@ -7,18 +7,20 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpudoc.lint.analysis.facts import Facts, NumpyUse
-from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report
+from gpudoc.lint.rules._numpy_lists import NumpyOnDeviceLists
 
 SIMPLE = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
 
-class NumpyOnDeviceTensor(Rule):
+class NumpyOnDeviceTensor(NumpyOnDeviceLists):
     """`.numpy()`, NumPy or scikit-learn on a tensor that lives on the device.
 
     ## What it does
     Finds `.numpy()` on a tensor known to be on the device (a placed model's output, a moved
     tensor) with no `.cpu()` in between, and NumPy, scikit-learn, SciPy or matplotlib functions
-    called on such a tensor.
+    called on such a tensor, or on a list that `append` filled with device tensors
+    (`losses.append(loss)`, then `np.mean(losses)`).
 
     ## Why is this bad?
     It fails with `TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu()
@@ -125,9 +127,24 @@ def to_numpy(x, device):
     return x.cpu().numpy()
 """,
         ),
+        Invalid(
+            """\
+import numpy as np
+import torch
+model = torch.nn.Linear(4, 1).cuda()
+losses = []
+for x in torch.randn(10, 3, 4).cuda():
+    loss = model(x).pow(2).mean()
+    losses.append(loss)
+print(np.mean(losses))
+""",
+            line=8,
+            col=7,
+        ),
     )
 
     def check(self, facts: Facts, context: Context) -> Iterator[Report]:
+        yield from self.reports  # lists of device tensors (_numpy_lists.py)
         for use in facts.numpy_uses:
             function = (use.function or "").rsplit(".", 1)[-1]
             first = _first_argument(use.node) is use.receiver

@@ -1,0 +1,109 @@
+"""GPD202's check of NumPy, matplotlib and scikit-learn on lists of device tensors
+(``np.mean(losses)``, ``plt.plot(losses)``), kept in its own
+module: the rule class inherits it and reports what it finds along with its own findings."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import libcst as cst
+
+from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.events import BindingEvent, CallEvent, EventKind, Semantic
+from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.values import Place, Value
+from gpudoc.lint.rule import Rule
+from gpudoc.lint.rules._helpers import assigned_value
+
+APPENDS = frozenset({"append", "extend", "insert"})
+METADATA = frozenset({"shape", "ndim", "size", "squeeze"})
+"""NumPy functions that read metadata or dispatch to the tensor: no conversion, no failure."""
+
+Key = tuple[str | None, str]
+
+
+class NumpyOnDeviceLists(Rule):
+    """Follows lists built with ``[]`` and ``append``: which hold device tensors, and NumPy
+    functions called on them. The rule class that inherits this reports the findings."""
+
+    EVENTS: ClassVar[tuple[EventKind, ...]] = ("binding", "call")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lists: dict[Key, cst.Call | None] = {}
+        """Lists bound to ``[]`` -> the first append of a device tensor, if any yet."""
+
+    def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
+        key = (semantic.function, event.name)
+        if _is_empty_list(event):
+            self.lists[key] = None
+        else:
+            self.lists.pop(key, None)
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        if event.method in APPENDS and event.qualified is None:
+            self.note_append(event, semantic)
+            return
+        function = _converter(event.qualified or "")
+        if function is None:
+            return
+        for arg in event.node.args:
+            name = dotted(arg.value)
+            append = self.lists.get(self.key(semantic, name or ""))
+            if name is not None and append is not None:
+                self.report_list(event.node, function, name, append)
+                return
+
+    def note_append(self, event: CallEvent, semantic: Semantic) -> None:
+        func = event.node.func
+        name = dotted(func.value) if isinstance(func, cst.Attribute) else None
+        key = self.key(semantic, name or "")
+        if key not in self.lists or self.lists[key] is not None or not event.args:
+            return
+        if _on_device(event.args[-1]):
+            self.lists[key] = event.node
+
+    def key(self, semantic: Semantic, name: str) -> Key:
+        """This function's list ``name``, else the module's (a list filled by a function)."""
+        local = (semantic.function, name)
+        return local if local in self.lists else (None, name)
+
+    def report_list(self, node: cst.Call, function: str, name: str, append: cst.Call) -> None:
+        item = append.args[-1].value if append.args else None
+        shown = dotted(item) if item is not None else None
+        hint = f"append `{shown}.item()` (or `{shown}.detach().cpu()`)" if shown else "append "
+        if not shown:
+            hint += "`.item()` or `.detach().cpu()` values"
+        message = (
+            f"`{function}()` converts `{name}`, a list of device tensors (`{name}.{_method(append)}"
+            f"(...)` adds them): NumPy calls `.numpy()` on each item, which fails on the GPU with "
+            f"`can't convert cuda:0 device type tensor to numpy`; {hint}"
+        )
+        self.report(node, message)
+
+
+def _converter(qualified: str) -> str | None:
+    """``mean`` for ``numpy.mean``, ``plot`` for ``matplotlib.pyplot.plot``: functions that turn
+    their arguments into arrays; None for the rest (``np.shape`` reads metadata)."""
+    if qualified.startswith("numpy."):
+        function = qualified[6:]
+        return function if function in api.NUMPY_CONVERTERS and function not in METADATA else None
+    if qualified.startswith(("matplotlib.", "sklearn.")):
+        return qualified.rsplit(".", 1)[-1]
+    return None
+
+
+def _method(call: cst.Call) -> str:
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else "append"
+
+
+def _is_empty_list(event: BindingEvent) -> bool:
+    value = assigned_value(event.statement, event.name)
+    if isinstance(value, cst.List):
+        return not value.elements
+    return isinstance(value, cst.Call) and dotted(value.func) == "list" and not value.args
+
+
+def _on_device(value: Value) -> bool:
+    return value.is_tensorish and value.place is Place.DEVICE and not value.by_name

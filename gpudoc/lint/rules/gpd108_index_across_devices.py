@@ -1,0 +1,245 @@
+"""GPD108: a host tensor indexed by device indices (and index ops mixing devices)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic, SubscriptEvent
+from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.values import Kind, Place, Value
+from gpudoc.lint.rule import Context, Invalid, Report, Rule
+
+HOST_SELF_INDEX = frozenset(
+    {
+        "index_select", "gather", "scatter", "scatter_", "scatter_add", "scatter_add_",
+        "index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_",
+        "index_put", "index_put_", "take", "put_", "take_along_dim",
+    }
+)  # fmt: skip
+"""Tensor methods that refuse device indices on a host tensor."""
+SAME_DEVICE_INDEX = frozenset({"index_select", "gather", "take_along_dim"})
+"""...and that refuse host indices on a device tensor too."""
+PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A finding on ``self.<attr>``: reported at the end unless the attribute moves somewhere."""
+
+    report: Report
+    owner: str | None
+    attr: str
+
+
+class IndexAcrossDevices(Rule):
+    """A host tensor indexed by device indices, or an index op given tensors on two devices.
+
+    ## What it does
+    Finds `table[idx]` where `table` is known to live on the CPU and `idx` on the device: a
+    noise schedule or lookup table built on the CPU in `__init__` (a plain attribute, not a
+    buffer) and indexed by a timestep tensor drawn on the GPU, `torch.eye(n)[labels]` one-hot
+    encodings of device labels, memory banks. Also `index_select`, `gather`, `scatter_`,
+    `index_add_`, `index_put_` on a host tensor with device indices, and `index_select` /
+    `gather` on a device tensor with host indices.
+
+    ## Why is this bad?
+    PyTorch refuses both: `RuntimeError: indices should be either on cpu or on the same device
+    as the indexed tensor (cpu)`, and `Expected all tensors to be on the same device ... (when
+    checking argument for argument index in method wrapper_CUDA_gather)`. The code runs on a
+    CPU-only machine and fails on the first GPU run. (A device tensor indexed by host indices
+    with `[]` is fine: PyTorch copies the indices.)
+
+    ## Example
+    ```python
+    class Diffusion(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.alphas = torch.cumprod(1 - torch.linspace(1e-4, 0.02, 1000), 0)
+
+        def forward(self, x):
+            t = torch.randint(0, 1000, (x.size(0),), device=x.device)
+            a = self.alphas[t]
+    ```
+
+    ## Use instead
+    ```python
+            self.register_buffer("alphas", torch.cumprod(1 - torch.linspace(1e-4, 0.02, 1000), 0))
+    ```
+    (a buffer moves with the model), or index with `t.cpu()` and move the result.
+
+    ## Known problems
+    Only tensors whose place the analysis knows are checked: a table or an index that comes
+    from a parameter, a helper of another file or a container is not. Item assignments
+    (`cm[t, p] += 1`) are not seen: the walk evaluates no assignment target. An attribute set
+    anywhere but `__init__`, moved where it is used, or kept in a class with its own `_apply`
+    is not reported.
+
+    ## Fix safety
+    No fix: whether the table should become a buffer or the index move to the host is a choice.
+    """
+
+    CODE = "GPD108"
+    NAME = "index-across-devices"
+    SUMMARY = "a host tensor indexed by device indices: PyTorch refuses it on the GPU"
+    EVENTS = ("subscript", "call", "binding")
+    VALID = (
+        """\
+import torch
+import torch.nn as nn
+class Diffusion(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("alphas", torch.linspace(0.9, 0.1, 1000))
+        self.pos = nn.Parameter(torch.zeros(1000, 8))
+    def forward(self, x):
+        t = torch.randint(0, 1000, (x.size(0),), device=x.device)
+        return x * self.alphas[t][:, None] + self.pos[t]
+model = Diffusion().cuda()
+""",
+        """\
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+labels = torch.randint(0, 10, (8,)).to(device)
+table = torch.randn(10, 4).to(device)
+rows = table[labels]
+host = torch.eye(10)[labels.cpu()]
+picked = table.index_select(0, torch.arange(3, device=device))
+""",
+    )
+    INVALID = (
+        Invalid(
+            """\
+import torch
+device = torch.device("cuda")
+labels = torch.randint(0, 10, (8,)).to(device)
+one_hot = torch.eye(10)[labels]
+""",
+            line=4,
+            col=11,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Diffusion(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.alphas = torch.linspace(0.9, 0.1, 1000)
+    def forward(self, x):
+        t = torch.randint(0, 1000, (x.size(0),), device=x.device)
+        return x * self.alphas[t][:, None]
+model = Diffusion().cuda()
+""",
+            line=9,
+            col=20,
+        ),
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pending: list[Pending] = []
+        self.set_outside_init: set[tuple[str | None, str]] = set()
+
+    def on_subscript(self, event: SubscriptEvent, semantic: Semantic) -> None:
+        if not _on_host(event.base) or not any(_on_device(index) for index in event.indices):
+            return
+        shown = _shown(event.node.value)
+        message = (
+            f"`{shown}` is on the CPU and its index is on the device: on a GPU this fails with "
+            f"`indices should be either on cpu or on the same device as the indexed tensor`; "
+            f"{_advice(shown, event.node.value, semantic)}"
+        )
+        self.add(Report(event.node, message), event.node.value, event.base, semantic)
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        method = event.method
+        if method not in HOST_SELF_INDEX or event.qualified is not None:
+            return
+        receiver = event.receiver
+        if receiver is None or not isinstance(event.node.func, cst.Attribute):
+            return
+        tensors = [arg for arg in event.args if arg.is_tensorish]
+        if _on_host(receiver) and any(_on_device(arg) for arg in tensors):
+            where = "on the CPU and its index on the device"
+        elif (
+            method in SAME_DEVICE_INDEX
+            and _on_device(receiver)
+            and any(_on_host(arg) and arg.kind is Kind.TENSOR for arg in tensors)
+        ):
+            where = "on the device and its index on the CPU"
+        else:
+            return
+        owner = event.node.func.value
+        shown = _shown(owner)
+        message = (
+            f"`{shown}.{method}(...)`: `{shown}` is {where}; on a GPU this fails with "
+            f"`Expected all tensors to be on the same device`; {_advice(shown, owner, semantic)}"
+        )
+        self.add(Report(event.node, message), owner, receiver, semantic)
+
+    def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
+        if event.name.startswith("self.") and semantic.function != "__init__":
+            owner = semantic.module_class.name if semantic.module_class else None
+            self.set_outside_init.add((owner, event.name[5:].split(".")[0]))
+
+    def add(
+        self, report: Report, base: cst.BaseExpression, value: Value, semantic: Semantic
+    ) -> None:
+        name = dotted(base) or ""
+        if not name.startswith("self."):
+            self.report(report.node, report.message)
+            return
+        if _is_parameter(value, semantic):
+            return  # nn.Parameter moves with its module
+        owner = semantic.module_class.name if semantic.module_class else None
+        self.pending.append(Pending(report, owner, name[5:].split(".")[0]))
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+        classes = {cls.name: cls for cls in facts.classes}
+        for item in self.pending:
+            cls = classes.get(item.owner or "")
+            if (item.owner, item.attr) in self.set_outside_init:
+                continue
+            if cls is not None and (cls.custom_apply or item.attr in cls.moved_on_use):
+                continue
+            yield item.report
+
+
+def _on_host(value: Value) -> bool:
+    return value.is_tensorish and value.place is Place.HOST
+
+
+def _on_device(value: Value) -> bool:
+    return value.is_tensorish and value.place is Place.DEVICE
+
+
+def _shown(node: cst.BaseExpression) -> str:
+    name = dotted(node)
+    if name is not None:
+        return name
+    if isinstance(node, cst.Call):
+        return f"{dotted(node.func) or '…'}(...)"
+    return "the tensor"
+
+
+def _advice(shown: str, node: cst.BaseExpression, semantic: Semantic) -> str:
+    if shown.startswith("self.") and semantic.module_class is not None:
+        buffer = f'self.register_buffer("{shown[5:]}", ...)'
+        return f"register it with `{buffer}` so it moves with the model"
+    if isinstance(node, cst.Call):
+        return "create it with `device=` the index's device"
+    return f"move `{shown}` to the index's device (or the index to the CPU)"
+
+
+def _is_parameter(value: Value, semantic: Semantic) -> bool:
+    statement = value.binding
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    small = statement.body[0]
+    if not isinstance(small, cst.Assign) or not isinstance(small.value, cst.Call):
+        return False
+    return semantic.qualify(small.value.func) in PARAMETER

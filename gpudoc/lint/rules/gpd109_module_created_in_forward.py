@@ -1,0 +1,184 @@
+"""GPD109: a layer with parameters constructed inside ``forward()``."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
+from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.rule import Invalid, Rule
+
+CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
+PARAMLESS_UNLESS_AFFINE = frozenset({"InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"})
+NO_PARAMETERS = frozenset({"LocalResponseNorm"})
+CHAIN = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "type", "train"})
+
+
+class ModuleCreatedInForward(Rule):
+    """A layer with parameters (`nn.Linear`, `nn.BatchNorm2d`, ...) constructed inside `forward()`.
+
+    ## What it does
+    Finds `nn.Linear(...)`, `nn.Conv2d(...)`, `nn.BatchNorm2d(...)`, `nn.LayerNorm(...)` and the
+    other torch.nn layers that own parameters or buffers, constructed in `forward()` (or in a
+    helper that `forward()` calls) and either called at once (`nn.BatchNorm2d(c)(x)`) or bound
+    to a local name.
+
+    ## Why is this bad?
+    The layer is created anew at every call, with fresh random weights on the CPU. Once the
+    model is on a GPU the call fails with `Expected all tensors to be on the same device` (or
+    `Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the
+    same`); with `.to(x.device)` it runs, but its weights are not in `model.parameters()`: the
+    optimizer never trains them, `state_dict()` never saves them, and every call draws new ones.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        x = self.conv(x)
+        return nn.BatchNorm2d(x.size(1))(x)
+    ```
+
+    ## Use instead
+    ```python
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 16, 3)
+        self.bn = nn.BatchNorm2d(16)
+
+
+    def forward(self, x):
+        return self.bn(self.conv(x))
+    ```
+
+    ## Known problems
+    Layers stored on `self` in `forward` (lazy construction, `self.fc = nn.Linear(...)` on the
+    first call) are registered submodules and are not reported; neither are layers without
+    parameters (`nn.ReLU()(x)`, `nn.Dropout(p)(x)`, `nn.InstanceNorm2d(c)(x)`, norms with
+    `affine=False` / `elementwise_affine=False`) nor containers of existing modules
+    (`nn.Sequential(self.a, self.b)(x)`).
+
+    ## Fix safety
+    No fix: the layer belongs in `__init__`, which changes the model's parameters.
+    """
+
+    CODE = "GPD109"
+    NAME = "module-created-in-forward"
+    SUMMARY = "a layer with parameters constructed in forward(): new CPU weights at every call"
+    PLACEMENT = False  # untrained, unsaved weights are a bug on any device
+    EVENTS = ("call", "binding")
+    VALID = (
+        """\
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(16)
+    def forward(self, x):
+        x = nn.ReLU()(self.bn(x))
+        return nn.Sequential(self.bn, nn.Dropout(0.1))(x)
+""",
+        """\
+import torch.nn as nn
+class Lazy(nn.Module):
+    def forward(self, x):
+        if self.head is None:
+            self.head = nn.Linear(x.size(-1), 10).to(x.device)
+        y = nn.LayerNorm(x.size(-1), elementwise_affine=False)(x)
+        return self.head(nn.InstanceNorm1d(8)(y))
+""",
+    )
+    INVALID = (
+        Invalid(
+            """\
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        return nn.BatchNorm2d(x.size(1))(x)
+""",
+            line=4,
+            col=16,
+        ),
+        Invalid(
+            """\
+import torch
+class Head(torch.nn.Module):
+    def forward(self, x):
+        fc = torch.nn.Linear(x.size(-1), 10).to(x.device)
+        return fc(x)
+""",
+            line=4,
+            col=14,
+        ),
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.constructed: dict[cst.Call, str] = {}
+        """Layer constructors met in forward, not yet seen called or bound."""
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        if semantic.context_function != "forward":
+            return
+        inner = _constructor_called(event.node)
+        if inner is not None and inner in self.constructed:
+            self.flag(inner, self.constructed.pop(inner), "called at once")
+            return
+        layer = _weighted_layer(event, semantic)
+        if layer is not None:
+            self.constructed[event.node] = layer
+
+    def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
+        origin = event.value.origin
+        if not isinstance(origin, cst.Call) or origin not in self.constructed:
+            return
+        if "." in event.name:  # self.head = nn.Linear(...): a registered submodule
+            self.constructed.pop(origin)
+            return
+        self.flag(origin, self.constructed.pop(origin), f"bound to `{event.name}`")
+
+    def flag(self, node: cst.Call, layer: str, how: str) -> None:
+        message = (
+            f"`nn.{layer}` is constructed in `forward()` ({how}): every call creates new random "
+            "weights on the CPU, which fail against GPU inputs and are never trained or saved; "
+            "create it once in `__init__` as `self.<name>`"
+        )
+        self.report(node, message)
+
+
+def _weighted_layer(event: CallEvent, semantic: Semantic) -> str | None:
+    qualified = event.qualified
+    if qualified is None or not qualified.startswith("torch.nn."):
+        return None
+    layer = qualified.rsplit(".", 1)[-1]
+    if layer not in api.WEIGHTED_LAYERS or layer in CONTAINERS or layer in NO_PARAMETERS:
+        return None
+    affine = {
+        arg.keyword.value: arg.value
+        for arg in event.node.args
+        if arg.keyword is not None and arg.keyword.value in ("affine", "elementwise_affine")
+    }
+    if any(_is_false(value) for value in affine.values()):
+        return None
+    if layer in PARAMLESS_UNLESS_AFFINE and not any(_is_true(v) for v in affine.values()):
+        return None
+    return layer
+
+
+def _constructor_called(node: cst.Call) -> cst.Call | None:
+    """``Layer(...)(x)`` or ``Layer(...).to(d)(x)``: the constructor call being called."""
+    func = node.func
+    while isinstance(func, cst.Call):
+        inner = func.func
+        if isinstance(inner, cst.Attribute) and inner.attr.value in CHAIN:
+            func = inner.value
+            continue
+        return func
+    return None
+
+
+def _is_false(node: cst.BaseExpression) -> bool:
+    return dotted(node) == "False"
+
+
+def _is_true(node: cst.BaseExpression) -> bool:
+    return dotted(node) == "True"
