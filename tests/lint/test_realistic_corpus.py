@@ -112,11 +112,7 @@ SMALL_CORPUS = {
         "x.to(device)  # expect: GPD103\n"
     ),
     # annotated as a miss on a line no rule can report: a stable false negative
-    "missed.py": (
-        "import torch\n"
-        "def noise(n):\n"
-        "    return n  # miss: GPD113 via: helper\n"
-    ),
+    "missed.py": ("import torch\ndef noise(n):\n    return n  # miss: GPD113 via: helper\n"),
     # annotated as a false positive for the arithmetic (the finding itself is stable)
     "wrong.py": (
         "import numpy as np\n"
