@@ -18,6 +18,8 @@ from gpudoc.lint.fix import (
 from gpudoc.lint.model import FileResult, Finding, LintResult
 from gpudoc.lint.notebook import NotebookError, load
 
+BOM = "\ufeff"
+
 
 @dataclass(frozen=True)
 class FileFix:
@@ -73,6 +75,8 @@ def _fix_notebook(path: Path, display: str, lint: Lint, *, unsafe: bool, write: 
         text = read_source(path)
     except (OSError, ValueError) as error:
         return FileFix(display, 0, "", (), (f"{display}: cannot read: {_reason(error)}",))
+    bom = BOM if text.startswith(BOM) else ""  # lint reads past it (utf-8-sig): so does the fix
+    text = text.removeprefix(bom)
     try:
         notebook = load(text)
         if notebook.language != "python":
@@ -80,7 +84,7 @@ def _fix_notebook(path: Path, display: str, lint: Lint, *, unsafe: bool, write: 
         fixed = fix_notebook(notebook, display, lint, unsafe=unsafe)
     except NotebookError as error:
         return FileFix(display, 0, "", (), (f"{display}: {error}",))
-    problem = _write(path, fixed.text, "utf-8") if fixed.text != text and write else None
+    problem = _write(path, bom + fixed.text, "utf-8") if fixed.text != text and write else None
     if problem is not None:
         return FileFix(display, 0, "", (), (f"{display}: cannot write the fixes: {problem}",))
     diff = "".join(
@@ -107,7 +111,8 @@ def fix_result(
     files: list[FileResult] = []
     fixes: list[FileFix] = []
     for file in result.files:
-        if file.path == "<stdin>" or not _wants_fix(file.findings, unsafe):
+        # A file the run could not lint in full (a cell that does not parse) is not rewritten.
+        if file.path == "<stdin>" or file.error or not _wants_fix(file.findings, unsafe):
             files.append(file)
             continue
 
