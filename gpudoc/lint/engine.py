@@ -165,13 +165,17 @@ def _run_all(pending: list[_Job], jobs: int | None) -> list[tuple[int, list[Find
     method = "fork" if sys.platform == "linux" else None
     context = multiprocessing.get_context(method)
     done: list[tuple[int, list[Finding], str | None]] = []
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            done.extend(pool.map(_run_job, pending, chunksize=4))
+        done.extend(pool.map(_run_job, pending, chunksize=4))
     except BrokenProcessPool:
         finished = {index for index, _, _ in done}
         crashed = "the checker crashed on this file (too deeply nested?)"
         done += [(job.index, [], crashed) for job in pending if job.index not in finished]
+    except BaseException:  # Ctrl-C or SIGTERM: drop the files still queued, do not wait for them
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
     return done
 
 
