@@ -72,7 +72,7 @@ def test_without_nvml_only_syntax_is_checked() -> None:
         ("MIG-x", "'MIG-x' is not a UUID"),
     ],
 )
-def test_without_nvml_duplicates_and_impossible_uuids_show_no_device(raw: str, problem: str) -> None:
+def test_without_nvml_duplicates_and_bad_uuids_show_no_device(raw: str, problem: str) -> None:
     """Syntax alone (no NVML) shows these: CUDA rejects a duplicate and stops at a bad UUID."""
     parsed = parse_visible_devices(raw, None)
     assert parsed.nvml_indices == () and len(parsed.problems) == 1
