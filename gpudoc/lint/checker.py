@@ -7,10 +7,12 @@ from collections.abc import Iterable, Mapping
 from itertools import accumulate
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange
 
 from gpudoc.lint.analysis import analyze
 from gpudoc.lint.model import Edit, Finding, Fix
+from gpudoc.lint.parse import parse_module
+from gpudoc.lint.positions import positions
 from gpudoc.lint.rule import Context, FixSpec, NodeEdit, Report, Rule, all_rules
 
 PREFILTER = "torch"
@@ -43,7 +45,7 @@ def check_source(source: str, path: str = "<stdin>") -> list[Finding]:
             f"brackets nested deeper than {MAX_BRACKET_DEPTH} levels (Python's limit)"
         )
     try:
-        module = cst.parse_module(source)
+        module = parse_module(source)
     except cst.ParserSyntaxError as error:
         raise SourceError(f"syntax error at {error.raw_line}:{error.raw_column + 1}") from None
     except RecursionError:
@@ -73,9 +75,11 @@ def _run_rules(module: cst.Module, source: str, path: str) -> list[Finding]:
         reports.extend((rule, report) for report in rule().check(facts, context))
     if not reports:
         return []
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    nodes = [report.node for _, report in reports]
+    nodes += [edit.node for _, report in reports if report.fix for edit in report.fix.edits]
+    where = positions(module, source, nodes)
     lines = source.split("\n")
-    findings = [_finding(path, rule, report, positions, lines) for rule, report in reports]
+    findings = [_finding(path, rule, report, where, lines) for rule, report in reports]
     return sorted(f for f in findings if not _suppressed(f, lines))
 
 

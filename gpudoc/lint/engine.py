@@ -108,12 +108,12 @@ def lint_paths(
         key = content_key(read.encode("utf-8", "surrogatepass"))
         hit = cache.get(key, target.display) if cache is not None else None
         if hit is not None:
-            results[index] = _result(target.display, hit[0], hit[1], config, cached=True)
+            results[index] = _result(target.display, hit[0], hit[1], config, True, key)
         else:
             pending.append(_Job(index, target.display, read, key))
     keys = {job.index: job.key for job in pending}
     for index, findings, error in _run_all(pending, jobs):
-        results[index] = _result(targets[index].display, findings, error, config)
+        results[index] = _result(targets[index].display, findings, error, config, key=keys[index])
         if cache is not None:
             cache.put(keys[index], findings, error)
     if cache is not None:
@@ -131,11 +131,12 @@ def _result(
     error: str | None,
     config: LintConfig,
     cached: bool = False,
+    key: str | None = None,
 ) -> FileResult:
     # A notebook can have both: findings in its good cells, an error for a cell that won't parse.
     selected = tuple(_selected(findings, config, display))
     message = f"{display}: {error}" if error is not None else None
-    return FileResult(display, selected, error=message, cached=cached)
+    return FileResult(display, selected, error=message, cached=cached, source_key=key)
 
 
 def _read(target: Target, stdin: str | None) -> str | FileResult:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from gpudoc.lint.cache import content_key
 from gpudoc.lint.cells import fix_notebook
 from gpudoc.lint.config import LintConfig
 from gpudoc.lint.fix import (
@@ -39,15 +40,28 @@ class FileFix:
         return bool(self.diff)
 
 
-def fix_file(path: Path, display: str, lint: Lint, *, unsafe: bool, write: bool) -> FileFix:
-    """Fix ``path`` (reported as ``display``); write it only when ``write`` and it changed."""
+def fix_file(
+    path: Path,
+    display: str,
+    lint: Lint,
+    *,
+    unsafe: bool,
+    write: bool,
+    linted: FileResult | None = None,
+) -> FileFix:
+    """Fix ``path`` (reported as ``display``); write it only when ``write`` and it changed.
+    ``linted``: the lint run's result for this file, reused if the file still reads the same."""
     if path.suffix == ".ipynb":
         return _fix_notebook(path, display, lint, unsafe=unsafe, write=write)
     try:
         text, encoding = read_python(path)
     except (OSError, SyntaxError, ValueError) as error:
         return FileFix(display, 0, "", (), (f"{display}: cannot read: {_reason(error)}",))
-    result = fix_source(text, lint, unsafe=unsafe)
+    same = linted is not None and linted.source_key == content_key(
+        text.encode("utf-8", "surrogatepass")
+    )
+    findings = linted.findings if same and linted is not None else None
+    result = fix_source(text, lint, unsafe=unsafe, findings=findings)
     remaining = tuple(replace(finding, path=display) for finding in result.remaining)
     diff = unified_diff(text, result.fixed, display)
     problem = _write(path, result.fixed, encoding) if result.changed and write else None
@@ -119,7 +133,9 @@ def fix_result(
         def lint(text: str, display: str = file.path) -> list[Finding]:
             return python_findings(text, display, config)
 
-        outcome = fix_file(Path(file.path), file.path, lint, unsafe=unsafe, write=write)
+        outcome = fix_file(
+            Path(file.path), file.path, lint, unsafe=unsafe, write=write, linted=file
+        )
         fixes.append(outcome)
         error = file.error or ("; ".join(outcome.errors) or None)
         files.append(FileResult(file.path, outcome.remaining, error=error))

@@ -67,6 +67,8 @@ class FileResult:
     findings: tuple[Finding, ...] = ()
     error: str | None = None
     cached: bool = False
+    source_key: str | None = field(default=None, compare=False, repr=False)
+    """content_key of the text these findings are for: --fix reuses them when it reads the same."""
 
 
 @dataclass(frozen=True)
