@@ -18,7 +18,10 @@ from pathlib import Path
 import pytest
 from conftest import gpudoc_env
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc"),
+]
 PATIENCE_S = 180.0
 EXPECTED = {
     signal.SIGINT: (130, "gpudoc: interrupted"),
