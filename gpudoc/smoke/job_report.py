@@ -70,7 +70,7 @@ def assemble(
             checks += _ddp_checks(posted.get("ddp", {}).get(rank), ddp_winner, bool(absent))
         how = "stopped" if rank in stopped else "died" if rank in dead else "hung"
         how = "frozen" if rank in frozen else how
-        beat = f", last heartbeat {beats[rank]:.0f} s ago" if rank in beats else ""
+        beat = f"no heartbeat for {beats[rank]:.0f} s" if rank in beats else "its heartbeat stopped"
         checks += _arrival_checks(rank, info is not None, absent, how, config.timeout_s, beat)
         ddp = posted.get("ddp", {}).get(rank)
         rows.append(_row(rank, info, voted.get(rank), checks, ddp, posted.get("fault", {}), absent))
@@ -206,7 +206,12 @@ def _ddp_checks(
 
 
 def _arrival_checks(
-    rank: int, joined: bool, absent: Mapping[int, str], how: str, timeout_s: float, beat: str = ""
+    rank: int,
+    joined: bool,
+    absent: Mapping[int, str],
+    how: str,
+    timeout_s: float,
+    beat: str = "its heartbeat stopped",
 ) -> tuple[CheckResult, ...]:
     if rank not in absent:
         return ()
@@ -217,9 +222,9 @@ def _arrival_checks(
     if not joined:
         detail = f"never joined the job within {timeout_s:.0f} s"
     elif how == "died":
-        detail = f"its process died before {phase} (its heartbeat stopped{beat})"
+        detail = f"its process died before {phase} ({beat})"
     elif how == "frozen":
-        detail = f"hung before {phase}: its process is stopped (SIGSTOP?), alive{beat}"
+        detail = f"hung before {phase}: its process is stopped (SIGSTOP?), {beat}"
     else:
         detail = f"did not reach {phase} within {timeout_s:.0f} s: hung (its heartbeat goes on)"
     return (CheckResult("arrived", "fail", False, True, detail),)
