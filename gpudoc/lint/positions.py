@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import warnings
 from collections.abc import Iterable, Mapping
 
 import libcst as cst
@@ -51,7 +52,9 @@ def _statement_lines(source: str, count: int) -> list[int] | None:
     """The line where each top-level statement starts, or None when ``ast`` and libcst do not
     see the same ``count`` statements."""
     try:
-        body = ast.parse(source).body
+        with warnings.catch_warnings():  # "invalid escape sequence" and the like: not ours to say
+            warnings.simplefilter("ignore")
+            body = ast.parse(source).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     starts: list[int] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import libcst as cst
@@ -36,6 +37,15 @@ def test_every_node_has_the_whole_module_position(name: str, source: str) -> Non
     nodes = [node for statement in module.body for node in _nodes(statement)]
     found = positions(module, source, nodes)
     assert {n: found[n] for n in nodes} == {n: expected[n] for n in nodes}
+
+
+def test_ast_says_nothing_about_the_linted_code() -> None:
+    source = "import re, torch\npattern = re.compile('\\d+')\nx = torch.ones(1).cuda()\n"
+    module = cst.parse_module(source)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        positions(module, source, [module.body[-1]])
+    assert caught == []  # python would warn "invalid escape sequence '\d'" compiling it
 
 
 def test_when_ast_cannot_parse_the_whole_module_answers(monkeypatch: pytest.MonkeyPatch) -> None:
