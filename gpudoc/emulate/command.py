@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from gpudoc.exit_codes import FINDINGS, USAGE, UsageError
@@ -95,7 +96,9 @@ def _check_script(script: str) -> None:
     try:
         with open(script, "rb") as handle:
             source = handle.read()
-        compile(source, script, "exec", dont_inherit=True)
+        with warnings.catch_warnings():  # python warns when it compiles the script to run it
+            warnings.simplefilter("ignore")
+            compile(source, script, "exec", dont_inherit=True)
     except OSError as error:
         raise UsageError(f"cannot open script {script!r}: {error.strerror}") from None
     except SyntaxError as error:
