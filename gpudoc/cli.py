@@ -8,12 +8,15 @@ torch and ``gpudoc --help`` never pays for anything.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from importlib import import_module
+from typing import Any
 
 from gpudoc import __version__
-from gpudoc.exit_codes import USAGE, UsageError
+from gpudoc.exit_codes import INTERRUPTED, TERMINATED, USAGE, UsageError
 
 # (subcommand, module that defines it); order is the order of --help.
 SUBCOMMANDS = (
@@ -33,7 +36,8 @@ A doctor for PyTorch on GPUs.
 """
 
 EPILOG = """\
-exit codes: 0 clean, 1 findings or a failed check, 2 usage error or unreadable input.
+exit codes: 0 clean, 1 findings or a failed check, 2 usage error or unreadable input,
+130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 Run 'gpudoc COMMAND --help' for a command's options."""
 
 
@@ -65,6 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help(sys.stderr)
         return USAGE
+    previous = _on_sigterm(_raise_terminated)
     try:
         return handler(args)
     except UsageError as error:
@@ -72,8 +77,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return USAGE
     except KeyboardInterrupt:
         print("gpudoc: interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
+    except Terminated:
+        print("gpudoc: terminated", file=sys.stderr)
+        return TERMINATED
     except BrokenPipeError:
         # `gpudoc lint . | head` closes stdout early; that is not an error worth a traceback.
         sys.stderr.close()
         return USAGE
+    finally:
+        _on_sigterm(previous)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread like KeyboardInterrupt, so that ``finally`` blocks run
+    (smoke kills its workers) before the exit status 143."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def _on_sigterm(handler: Any) -> Any:
+    """Install ``handler`` for SIGTERM (in the main thread only: elsewhere Python refuses)."""
+    if threading.current_thread() is not threading.main_thread() or handler is None:
+        return None
+    return signal.signal(signal.SIGTERM, handler)

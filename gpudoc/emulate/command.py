@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from gpudoc.exit_codes import FINDINGS, USAGE, UsageError
@@ -79,6 +80,40 @@ def _target(args: argparse.Namespace) -> Target:
     if not rest:
         raise UsageError("give a script to run (gpudoc run --emulate-cuda train.py)")
     script = rest[0]
-    if not os.path.isfile(script):
-        raise UsageError(f"cannot open script {script!r}: no such file")
+    _check_script(script)
     return Target(script, tuple(rest[1:]), as_module=False)
+
+
+def _check_script(script: str) -> None:
+    """What ``python script`` would refuse before running a line is a usage error (exit 2), in
+    one line: a script that is missing, a directory without ``__main__.py``, or not Python."""
+    if os.path.isdir(script):
+        if os.path.isfile(os.path.join(script, "__main__.py")):
+            return  # python runs a directory's __main__.py, and so does runpy
+        raise UsageError(f"cannot run {script!r}: it is a directory (with no __main__.py)")
+    if not os.path.exists(script):
+        raise UsageError(f"cannot open script {script!r}: no such file")
+    try:
+        with open(script, "rb") as handle:
+            source = handle.read()
+        with warnings.catch_warnings():  # python warns when it compiles the script to run it
+            warnings.simplefilter("ignore")
+            compile(source, script, "exec", dont_inherit=True)
+    except OSError as error:
+        raise UsageError(f"cannot open script {script!r}: {error.strerror}") from None
+    except SyntaxError as error:
+        raise UsageError(f"cannot run {script!r}: {_syntax(error)}") from None
+    except ValueError:  # null bytes (Python 3.11; 3.12 raises SyntaxError)
+        raise UsageError(f"cannot run {script!r}: a binary file, not a Python script") from None
+
+
+def _syntax(error: SyntaxError) -> str:
+    message = error.msg or "invalid syntax"
+    if "null bytes" in message:
+        return "a binary file, not a Python script"
+    if message.startswith(("Non-UTF-8 code", "encoding problem", "unknown encoding")):
+        return f"not valid UTF-8 and no encoding declared ({message.split(' in file ')[0]})"
+    if "codec can't decode" in message:  # undecodable bytes inside a string literal
+        return f"not valid UTF-8 and no encoding declared (line {error.lineno})"
+    where = f" at line {error.lineno}" if error.lineno else ""
+    return f"syntax error{where}: {message}"

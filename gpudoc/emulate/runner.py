@@ -63,6 +63,9 @@ def _execute(target: Target) -> _Outcome:
             runpy.run_path(target.name, run_name="__main__")
     except SystemExit as exit_request:
         return _Outcome(exit_code=_exit_status(exit_request.code))
+    except KeyboardInterrupt as interrupt:  # Ctrl-C, or the script's own raise: python's output
+        _print_user_traceback(interrupt)
+        return _Outcome(exit_code=130)
     except (
         errors.EmulatedDeviceError,
         errors.NumpyOnDeviceError,
@@ -94,6 +97,23 @@ def _check_module(name: str) -> None:
         found = False
     if not found:
         raise UsageError(f"cannot find module {name!r} (from {os.getcwd()})")
+    if _is_package(name) and not _exists(f"{name}.__main__"):  # python -m's own message
+        raise UsageError(
+            f"No module named {name}.__main__; {name!r} is a package and cannot be directly "
+            "executed"
+        )
+
+
+def _is_package(name: str) -> bool:
+    spec = importlib.util.find_spec(name)
+    return spec is not None and spec.submodule_search_locations is not None
+
+
+def _exists(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ImportError:
+        return False
 
 
 def _diagnosed(error: BaseException) -> DeviceError:

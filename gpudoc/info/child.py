@@ -48,6 +48,9 @@ def start_child(argv: Sequence[str], timeout_s: float) -> Waiter:
             process.kill()
             process.communicate()
             return None
+        except BaseException:  # Ctrl-C or SIGTERM while waiting: the probe goes too
+            process.kill()
+            raise
         return Answer(process.returncode, out, err)
 
     return wait

@@ -15,6 +15,14 @@ from collections.abc import Sequence
 from gpudoc.info.model import VisibleDevices
 
 _LEADING_INT = re.compile(r"\s*(-?\d+)")
+# A (prefix of a) GPU or MIG UUID; the old MIG form is MIG-GPU-<uuid>/<instance>/<compute>.
+_UUID = re.compile(r"(?:GPU-|MIG-(?:GPU-)?)[0-9a-f-]*(?:/\d*){0,2}", re.IGNORECASE)
+
+
+def _named(entry: str) -> object:
+    """What an entry names, as far as its text tells: CUDA reads ``01`` as 1, UUIDs in any case."""
+    match = _LEADING_INT.match(entry)
+    return int(match.group(1)) if match else entry.strip().lower()
 
 
 def parse_visible_devices(
@@ -30,6 +38,7 @@ def parse_visible_devices(
         return VisibleDevices(raw=raw, nvml_indices=(), problems=("empty: no device is visible",))
     selected: list[int] = []
     problems: list[str] = []
+    named: set[object] = set()  # what each entry says, known without NVML: a number, a UUID
     entries = raw.split(",")
     for position, entry in enumerate(entries):
         index, problem = _resolve_entry(entry.strip(), uuids, mig_parents or {})
@@ -39,9 +48,10 @@ def parse_visible_devices(
                 problem += f"; CUDA stops here and ignores {', '.join(map(repr, ignored))}"
             problems.append(problem)
             break
-        if index is not None and index in selected:
+        if _named(entry) in named or (index is not None and index in selected):
             problems.append(f"{entry.strip()!r} is listed twice: CUDA then shows no device")
             return VisibleDevices(raw=raw, nvml_indices=(), problems=tuple(problems))
+        named.add(_named(entry))
         if index is not None:
             selected.append(index)
     return VisibleDevices(raw=raw, nvml_indices=tuple(selected), problems=tuple(problems))
@@ -52,6 +62,8 @@ def _resolve_entry(
 ) -> tuple[int | None, str | None]:
     """(NVML index or None when unknowable, problem text or None)."""
     if entry.upper().startswith(("GPU-", "MIG-")):
+        if not _UUID.fullmatch(entry):
+            return None, f"{entry!r} is not a UUID: GPU-/MIG- are followed by hex digits and dashes"
         return _resolve_uuid(entry, uuids, mig_parents)
     match = _LEADING_INT.match(entry)
     if match is None:

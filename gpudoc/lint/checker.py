@@ -11,11 +11,13 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange
 
 from gpudoc.lint.analysis import analyze
 from gpudoc.lint.analysis.events import EventBus
 from gpudoc.lint.model import Edit, Finding, Fix
+from gpudoc.lint.parse import parse_module
+from gpudoc.lint.positions import positions
 from gpudoc.lint.rule import Context, FixSpec, NodeEdit, Report, Rule, all_rules
 
 PREFILTER = "torch"
@@ -49,7 +51,7 @@ def check_source(source: str, path: str = "<stdin>") -> list[Finding]:
             f"brackets nested deeper than {MAX_BRACKET_DEPTH} levels (Python's limit)"
         )
     try:
-        module = cst.parse_module(source)
+        module = parse_module(source)
     except cst.ParserSyntaxError as error:
         raise SourceError(syntax_error(source, error)) from None
     except RecursionError:
@@ -107,12 +109,14 @@ def _run_rules(module: cst.Module, source: str, path: str) -> list[Finding]:
     directives = noqa_directives(source)
     if not reports and not directives:
         return []
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    nodes = [report.node for _, report in reports]
+    nodes += [edit.node for _, report in reports if report.fix for edit in report.fix.edits]
+    where = positions(module, source, nodes)
     # a project module's body walked for a call here reports on its own file's nodes: those
     # findings belong to that file's own run
-    reports = [(rule, report) for rule, report in reports if _in_file(report, positions)]
+    reports = [(rule, report) for rule, report in reports if _in_file(report, where)]
     lines = source.split("\n")
-    findings = [_finding(path, rule, report, positions, lines) for rule, report in reports]
+    findings = [_finding(path, rule, report, where, lines) for rule, report in reports]
     kept = [f for f in findings if not _suppressed(f, directives)]
     return sorted(kept + _unused(directives, path))
 

@@ -1,12 +1,17 @@
-"""Which files a ``gpudoc lint PATH...`` run reads: files as given, directories walked."""
+"""Which files a ``gpudoc lint PATH...`` run reads: files as given, directories walked.
+
+A directory walk skips what git ignores (gitignore.py reads the ignore files: git never runs),
+tool and environment directories (SKIP_DIRS, any directory with a ``pyvenv.cfg``).
+"""
 
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from gpudoc.lint.gitignore import GitIgnore, find_work_tree
 
 SUFFIXES: tuple[str, ...] = (".py", ".ipynb")
 """File types a directory walk collects: scripts and Jupyter notebooks."""
@@ -59,47 +64,29 @@ def discover(paths: list[str]) -> Iterator[Target]:
 
 
 def _walk(root: Path) -> list[Path]:
-    listed = _git_listed(root)
-    if listed is not None:
-        venvs: dict[Path, bool] = {}
-        return sorted(path for path in listed if not _under_skipped(path, root, venvs))
+    """The Python files under ``root``, less what git ignores and the SKIP_DIRS; git never runs."""
+    absolute = root.resolve()
+    top = find_work_tree(absolute)
+    rules = GitIgnore(top, absolute) if top is not None else None
     found: list[Path] = []
-    for directory, dirnames, filenames in os.walk(root):
+    for directory, dirnames, filenames in os.walk(absolute):
         base = Path(directory)
-        dirnames[:] = sorted(d for d in dirnames if not _skipped_dir(base / d))
-        found.extend(base / name for name in filenames if name.endswith(SUFFIXES))
+        if rules is not None:
+            rules.enter(base)
+        dirnames[:] = sorted(d for d in dirnames if not _skipped(base / d, rules))
+        found.extend(
+            root / (base / name).relative_to(absolute)
+            for name in filenames
+            if name.endswith(SUFFIXES) and not (rules and rules.ignored(base / name, False))
+        )
     # a named pipe called x.py would block the read for ever: only regular files are linted
     return sorted(path for path in found if path.is_file())
 
 
-def _under_skipped(path: Path, root: Path, venvs: dict[Path, bool]) -> bool:
-    parts = path.relative_to(root).parts[:-1]
-    if any(part in SKIP_DIRS or part.endswith(".egg-info") for part in parts):
+def _skipped(directory: Path, rules: GitIgnore | None) -> bool:
+    if _skipped_dir(directory):
         return True
-    directory = root
-    for part in parts:
-        directory = directory / part
-        if directory not in venvs:
-            venvs[directory] = (directory / "pyvenv.cfg").exists()
-        if venvs[directory]:
-            return True
-    return False
-
-
-def _git_listed(root: Path) -> list[Path] | None:
-    """Files git does not ignore (tracked or untracked), when ``root`` is inside a work tree."""
-    patterns = [f"*{suffix}" for suffix in SUFFIXES]
-    try:
-        result = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others",
-             "--exclude-standard", "--", *patterns],
-            capture_output=True,
-            timeout=30,
-            check=False,
-        )  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if result.returncode != 0:
-        return None
-    names = [name for name in result.stdout.decode("utf-8", "replace").split("\0") if name]
-    return [root / name for name in names if (root / name).is_file()]
+    if rules is None:
+        return False
+    # A nested repository (a submodule, a clone inside the tree) is not part of this one's files.
+    return (directory / ".git").exists() or rules.ignored(directory, True)

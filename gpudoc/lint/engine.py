@@ -108,12 +108,12 @@ def lint_paths(
         key = content_key(_with_dependencies(read, target.display))
         hit = cache.get(key, target.display) if cache is not None else None
         if hit is not None:
-            results[index] = _result(target.display, hit[0], hit[1], config, cached=True)
+            results[index] = _result(target.display, hit[0], hit[1], config, True, key)
         else:
             pending.append(_Job(index, target.display, read, key))
     keys = {job.index: job.key for job in pending}
     for index, findings, error in _run_all(pending, jobs):
-        results[index] = _result(targets[index].display, findings, error, config)
+        results[index] = _result(targets[index].display, findings, error, config, key=keys[index])
         if cache is not None:
             cache.put(keys[index], findings, error)
     if cache is not None:
@@ -145,12 +145,15 @@ def _result(
     error: str | None,
     config: LintConfig,
     cached: bool = False,
+    key: str | None = None,
 ) -> FileResult:
     # A notebook can have both: findings in its good cells, an error for a cell that won't parse.
     selected = tuple(_selected(findings, config, display))
     message = f"{display}: {error}" if error is not None else None
     partial = error is not None and display.endswith(".ipynb") and _partly_linted(error)
-    return FileResult(display, selected, error=message, cached=cached, partial=partial)
+    return FileResult(
+        display, selected, error=message, cached=cached, partial=partial, source_key=key
+    )
 
 
 def _partly_linted(error: str) -> bool:
@@ -188,13 +191,17 @@ def _run_all(pending: list[_Job], jobs: int | None) -> list[tuple[int, list[Find
     method = "fork" if sys.platform == "linux" else None
     context = multiprocessing.get_context(method)
     done: list[tuple[int, list[Finding], str | None]] = []
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            done.extend(pool.map(_run_job, pending, chunksize=4))
+        done.extend(pool.map(_run_job, pending, chunksize=4))
     except BrokenProcessPool:
         finished = {index for index, _, _ in done}
         crashed = "the checker crashed on this file (too deeply nested?)"
         done += [(job.index, [], crashed) for job in pending if job.index not in finished]
+    except BaseException:  # Ctrl-C or SIGTERM: drop the files still queued, do not wait for them
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
     return done
 
 

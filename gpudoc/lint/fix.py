@@ -28,6 +28,7 @@ from pathlib import Path
 import libcst
 
 from gpudoc.lint.model import Edit, Finding, Fix
+from gpudoc.lint.parse import parse_module
 
 MAX_ROUNDS = 10
 """Fix rounds before giving up: a rule whose fix keeps re-firing must not loop for ever."""
@@ -133,7 +134,7 @@ def apply_edits(source: str, edits: Iterable[Edit]) -> str:
 
 def parses(source: str) -> bool:
     try:
-        libcst.parse_module(source)
+        parse_module(source)  # remembered: the next round lints this text without parsing again
     except (libcst.ParserSyntaxError, RecursionError, ValueError):
         return False
     return True
@@ -154,10 +155,15 @@ def _apply_parsing(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix], l
     return apply_edits(source, (edit for fix in kept for edit in fix.edits)), kept, dropped
 
 
-def fix_source(source: str, lint: Lint, *, unsafe: bool = False) -> FixResult:
-    """Lint, fix, re-lint until no chosen fix is left (at most MAX_ROUNDS rounds)."""
+def fix_source(
+    source: str, lint: Lint, *, unsafe: bool = False, findings: Sequence[Finding] | None = None
+) -> FixResult:
+    """Lint, fix, re-lint until no chosen fix is left (at most MAX_ROUNDS rounds).
+
+    ``findings``: what ``lint(source)`` gives, when the caller has it already (the lint run
+    that found the fixes): the first round then costs no analysis."""
     current = source
-    findings = tuple(lint(current))
+    findings = tuple(lint(current) if findings is None else findings)
     applied: list[Fix] = []
     rejected: list[Fix] = []
     for _round in range(MAX_ROUNDS):

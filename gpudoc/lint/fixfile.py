@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from gpudoc.lint.cache import content_key
 from gpudoc.lint.cells import fix_notebook
 from gpudoc.lint.config import LintConfig
 from gpudoc.lint.fix import (
@@ -17,6 +18,8 @@ from gpudoc.lint.fix import (
 )
 from gpudoc.lint.model import FileResult, Finding, LintResult
 from gpudoc.lint.notebook import NotebookError, load
+
+BOM = "\ufeff"
 
 
 @dataclass(frozen=True)
@@ -37,15 +40,28 @@ class FileFix:
         return bool(self.diff)
 
 
-def fix_file(path: Path, display: str, lint: Lint, *, unsafe: bool, write: bool) -> FileFix:
-    """Fix ``path`` (reported as ``display``); write it only when ``write`` and it changed."""
+def fix_file(
+    path: Path,
+    display: str,
+    lint: Lint,
+    *,
+    unsafe: bool,
+    write: bool,
+    linted: FileResult | None = None,
+) -> FileFix:
+    """Fix ``path`` (reported as ``display``); write it only when ``write`` and it changed.
+    ``linted``: the lint run's result for this file, reused if the file still reads the same."""
     if path.suffix == ".ipynb":
         return _fix_notebook(path, display, lint, unsafe=unsafe, write=write)
     try:
         text, encoding = read_python(path)
     except (OSError, SyntaxError, ValueError) as error:
         return FileFix(display, 0, "", (), (f"{display}: cannot read: {_reason(error)}",))
-    result = fix_source(text, lint, unsafe=unsafe)
+    same = linted is not None and linted.source_key == content_key(
+        text.encode("utf-8", "surrogatepass")
+    )
+    findings = linted.findings if same and linted is not None else None
+    result = fix_source(text, lint, unsafe=unsafe, findings=findings)
     remaining = tuple(replace(finding, path=display) for finding in result.remaining)
     diff = unified_diff(text, result.fixed, display)
     problem = _write(path, result.fixed, encoding) if result.changed and write else None
@@ -73,6 +89,8 @@ def _fix_notebook(path: Path, display: str, lint: Lint, *, unsafe: bool, write: 
         text = read_source(path)
     except (OSError, ValueError) as error:
         return FileFix(display, 0, "", (), (f"{display}: cannot read: {_reason(error)}",))
+    bom = BOM if text.startswith(BOM) else ""  # lint reads past it (utf-8-sig): so does the fix
+    text = text.removeprefix(bom)
     try:
         notebook = load(text)
         if notebook.language != "python":
@@ -80,7 +98,7 @@ def _fix_notebook(path: Path, display: str, lint: Lint, *, unsafe: bool, write: 
         fixed = fix_notebook(notebook, display, lint, unsafe=unsafe)
     except NotebookError as error:
         return FileFix(display, 0, "", (), (f"{display}: {error}",))
-    problem = _write(path, fixed.text, "utf-8") if fixed.text != text and write else None
+    problem = _write(path, bom + fixed.text, "utf-8") if fixed.text != text and write else None
     if problem is not None:
         return FileFix(display, 0, "", (), (f"{display}: cannot write the fixes: {problem}",))
     diff = "".join(
@@ -107,14 +125,17 @@ def fix_result(
     files: list[FileResult] = []
     fixes: list[FileFix] = []
     for file in result.files:
-        if file.path == "<stdin>" or not _wants_fix(file.findings, unsafe):
+        # A file the run could not lint in full (a cell that does not parse) is not rewritten.
+        if file.path == "<stdin>" or file.error or not _wants_fix(file.findings, unsafe):
             files.append(file)
             continue
 
         def lint(text: str, display: str = file.path) -> list[Finding]:
             return python_findings(text, display, config)
 
-        outcome = fix_file(Path(file.path), file.path, lint, unsafe=unsafe, write=write)
+        outcome = fix_file(
+            Path(file.path), file.path, lint, unsafe=unsafe, write=write, linted=file
+        )
         fixes.append(outcome)
         error = file.error or ("; ".join(outcome.errors) or None)
         files.append(FileResult(file.path, outcome.remaining, error=error, partial=file.partial))

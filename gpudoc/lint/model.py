@@ -73,6 +73,8 @@ class FileResult:
     cached: bool = False
     partial: bool = False
     """A notebook whose other cells were linted, though ``error`` names cells that were not."""
+    source_key: str | None = field(default=None, compare=False, repr=False)
+    """content_key of the text these findings are for: --fix reuses them when it reads the same."""
 
 
 @dataclass(frozen=True)

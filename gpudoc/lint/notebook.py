@@ -159,6 +159,8 @@ def load(text: str) -> Notebook:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise NotebookError(f"not valid JSON: {error}") from None
+    except RecursionError:  # json recurses per level: 100,000 nested arrays exhaust the stack
+        raise NotebookError("JSON nested too deeply to read") from None
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise NotebookError("not a Jupyter notebook (no 'cells' list)")
     members = dict(_members(text, _skip(text, 0)))

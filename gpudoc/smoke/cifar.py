@@ -208,7 +208,15 @@ def _label_names(folder: Path) -> tuple[str, ...]:
         names = _key(safe_load((folder / META_FILE).read_bytes()), "label_names")
     except Exception as error:
         raise CifarError(f"{folder / META_FILE}: unreadable ({error})") from None
-    return tuple(n.decode() if isinstance(n, bytes) else str(n) for n in names)
+    if not isinstance(names, list) or len(names) != 10:
+        found = f"{len(names)} entries" if isinstance(names, list) else type(names).__name__
+        raise CifarError(f"{folder / META_FILE}: label_names must be a list of 10 names ({found})")
+    if not all(isinstance(n, (bytes, str)) for n in names):
+        raise CifarError(f"{folder / META_FILE}: label_names must be strings")
+    try:
+        return tuple(n.decode() if isinstance(n, bytes) else n for n in names)
+    except UnicodeDecodeError:
+        raise CifarError(f"{folder / META_FILE}: label_names are not UTF-8") from None
 
 
 def _is_official(folder: Path) -> bool:

@@ -214,6 +214,9 @@ def _run_distributed(args: argparse.Namespace, config: Any) -> int:
     if not kinds <= {"cpu", "cuda"} or len(kinds) > 1:
         raise UsageError("with --distributed, --device is cpu or cuda (each rank binds its own)")
     env = launch.from_environ(os.environ)  # before torch loads: no launcher is a quick exit 2
+    from gpudoc.smoke.run import check_fault_targets
+
+    check_fault_targets(env.world_size, "rank")
     from gpudoc.smoke import render
     from gpudoc.smoke.distributed import Job
 

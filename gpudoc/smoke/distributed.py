@@ -24,10 +24,10 @@ import platform
 import re
 import signal
 import socket
+import sys
 import time
 from dataclasses import asdict, replace
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -39,6 +39,7 @@ from gpudoc.smoke import checks, collectives, inject, job_report, launch
 from gpudoc.smoke.data import load
 from gpudoc.smoke.device import configure
 from gpudoc.smoke.jobstore import JobStore
+from gpudoc.smoke.liveness import kill_children, stopped_here
 from gpudoc.smoke.model import DeviceResult, DistributedReport, RankInfo, SmokeConfig
 from gpudoc.smoke.spawn import WorkerSpec, run_workers
 
@@ -66,6 +67,7 @@ class Job:
         self.gate_errors: dict[str, str] = {}
         self.ran: list[str] = []
         self.stopping = False  # the launcher sent SIGTERM: another rank failed
+        self.own: DeviceResult | None = None  # this rank's device smoke, once it has ended
 
     # -- the phases -------------------------------------------------------------------------
 
@@ -74,7 +76,8 @@ class Job:
         os.environ.update(self.env.variables())
         agent = os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
         try:
-            self.store = JobStore(self.env, agent, self.timeout + timedelta(seconds=GRACE_S))
+            timeout = self.timeout + timedelta(seconds=GRACE_S)
+            self.store = JobStore(self.env, agent, timeout, on_lost=self._store_lost)
         except Exception as error:  # no verdict possible: exit 2 with one line
             where = f"{self.env.master_addr}:{self.env.master_port}"
             message = f"rank {self.rank}: no job store at {where}: {_one_line(error)}"
@@ -83,7 +86,8 @@ class Job:
         self.store.post("info", asdict(self._info()))
         joined = self._init_groups()
         self._strike("start")
-        self.store.post("smoke", self._smoke().to_dict())
+        self.own = self._smoke()
+        self.store.post("smoke", self.own.to_dict())
         corrupt = self._strike("collectives")
         if joined and self._gate("collectives"):
             self._collectives(corrupt)
@@ -207,11 +211,33 @@ class Job:
             self.stopping = True
             self.gate_errors["launcher"] = STOPPED
             return
+        if self.store.stopped_beating(0):  # rank 0 is gone: no one else will say anything
+            self._say(f"rank 0 is lost ({self.store.describe_beat(0)}): no job report")
+            kill_children()
+            os._exit(FINDINGS)
         with contextlib.suppress(Exception):
             self.store.post("stopped", {"signal": "SIGTERM"})
-        _kill_children()  # a device smoke still running would outlive this rank
+        kill_children()  # a device smoke still running would outlive this rank
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
+
+    def _store_lost(self, error: BaseException) -> None:
+        """The job store is gone (torchrun killed, or rank 0 that hosted it): the job is over.
+        Called from the heartbeat thread: say so in one line, end the smoke, exit at once."""
+        where = f"{self.env.master_addr}:{self.env.master_port}"
+        host = "the launcher" if self.store.agent else "rank 0"
+        self._say(f"lost the job store at {where} ({_one_line(error)}): {host} is gone")
+        kill_children()
+        os._exit(FINDINGS)
+
+    def _say(self, what: str) -> None:
+        """One line on stderr for a rank that ends without rank 0's report: with its own smoke."""
+        own = self.own
+        smoke: str = "had not finished" if own is None else own.status
+        if own is not None and own.reason:
+            smoke += f" ({own.reason})"
+        sys.stderr.write(f"gpudoc: rank {self.rank}: {what}; this rank's device smoke {smoke}\n")
+        sys.stderr.flush()
 
     def _gate(self, phase: str) -> bool:
         """Wait for every rank (naming those that never come); go on only if all are ready."""
@@ -249,6 +275,8 @@ class Job:
             for phase in ("info", "smoke", "collectives", "ddp", "fault", "stopped")
         }
         dead = self.store.dead() if self.gate_errors else set()
+        frozen = {r for r in dead if stopped_here(posted["info"].get(r))}
+        beats = {r: age for r in dead if (age := self.store.since_beat(r)) is not None}
         return job_report.assemble(
             self.config,
             self.world,
@@ -256,7 +284,9 @@ class Job:
             posted,
             ran=tuple(self.ran),
             gate_errors=self.gate_errors,
-            dead=dead,
+            dead=dead - frozen,
+            frozen=frozen,
+            beats=beats,
             seconds=time.monotonic() - self.started,
             strict=self.strict,
         )
@@ -264,12 +294,14 @@ class Job:
     def finish(self, report: DistributedReport | None) -> int:
         """Every rank exits with the job's verdict: rank 0 publishes it, the others read it."""
         if report is not None:
+            self.store.stop_beating()
             failed = [r.info.rank for r in report.ranks if r.status in ("FAIL", "HUNG")]
             readers = sum(1 for r in report.ranks[1:] if r.check("arrived") is None)
             self.store.publish({"overall": report.overall, "failed": failed}, readers)
             verdict: dict[str, Any] = {"overall": report.overall, "failed": failed}
         else:
             verdict = self.store.verdict(self.timeout * 3)
+            self.store.stop_beating()
         if dist.is_initialized() and not self.gate_errors:  # with a peer lost it could block
             dist.destroy_process_group()
         if verdict["overall"] in ("PASS", "WARN"):
@@ -278,16 +310,6 @@ class Job:
             # The failed ranks exit first, so that torchrun's "Root Cause" names one of them.
             time.sleep(LAST_OUT_S)
         return FINDINGS
-
-
-def _kill_children() -> None:
-    """SIGKILL this process's children, found in Linux's /proc (elsewhere nothing happens)."""
-    me = os.getpid()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])  # after "pid (comm)"
-            if parent == me:
-                os.kill(int(stat.parent.name), signal.SIGKILL)
 
 
 def _one_line(error: BaseException) -> str:

@@ -1,6 +1,7 @@
 """Fault injection, a documented testing aid: ``GPUDOC_SMOKE_INJECT=<fault>:<worker-index>``.
 
-Several faults, one per worker, may be given with commas: ``crash:0,nan:2``. Under
+Several faults, one per worker, may be given with commas: ``crash:0,nan:2``; a worker (or rank)
+the run does not have is a usage error (exit 2). Under
 ``--distributed`` a fault names a rank instead: ``<fault>:rank=<r>[@<phase>]`` (see
 ``distributed.py``; the default phase, ``smoke``, strikes the rank's single-device smoke;
 ``start`` strikes the rank itself as soon as it has joined the job).
@@ -14,7 +15,8 @@ names itself in that worker's row:
 - ``bitflip``: bit 22 (the mantissa's top bit) of one weight flips in run A only, a transient
   silent data corruption that leaves loss and accuracy unchanged; only the bitwise checks see
   it. B and the re-run C agree, so the device's own checks can only WARN (a one-off difference);
-  the cross-device vote, or ``--golden``, FAILs it, because there the odd run is shown wrong;
+  the cross-device vote, or ``--golden``, FAILs it, because there the odd run is shown wrong
+  (under ``--quick``, one run: two identical devices that disagree with no majority both FAIL);
 - ``flaky``: like ``bitflip``, but in every run, at a different weight each time (an intermittent
   fault that keeps coming back): A, B and C all differ and the device FAILs even alone.
 """

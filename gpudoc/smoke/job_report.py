@@ -47,13 +47,18 @@ def assemble(
     seconds: float,
     strict: bool = False,
     dead: Collection[int] = (),
+    frozen: Collection[int] = (),
+    beats: Mapping[int, float] | None = None,
 ) -> DistributedReport:
     """``ran``: the gates that passed, so the phases every rank ran; ``gate_errors``: the rest;
-    ``dead``: ranks whose heartbeat had stopped when rank 0 looked."""
+    ``dead``: ranks whose heartbeat had stopped when rank 0 looked; ``frozen``: ranks whose
+    heartbeat stopped because their process is stopped (SIGSTOP), alive: hung; ``beats``:
+    seconds since the last heartbeat of those ranks."""
     smokes = [from_json(DeviceResult, posted["smoke"][r]) for r in sorted(posted["smoke"])]
     voted = {result.index: result for result in vote(smokes)}
     stopped = set(posted.get("stopped", {}))
-    absent = lost_ranks(world, posted, gate_errors, dead)
+    absent = lost_ranks(world, posted, gate_errors, {*dead, *frozen})
+    beats = beats or {}
     ddp_winner = _ddp_majority(posted.get("ddp", {}))
     sharing = _sharing(voted.values())
     rows = []
@@ -65,7 +70,9 @@ def assemble(
         if "ddp" in ran:
             checks += _ddp_checks(posted.get("ddp", {}).get(rank), ddp_winner, bool(absent))
         how = "stopped" if rank in stopped else "died" if rank in dead else "hung"
-        checks += _arrival_checks(rank, info is not None, absent, how, config.timeout_s)
+        how = "frozen" if rank in frozen else how
+        beat = f"no heartbeat for {beats[rank]:.0f} s" if rank in beats else "its heartbeat stopped"
+        checks += _arrival_checks(rank, info is not None, absent, how, config.timeout_s, beat)
         ddp = posted.get("ddp", {}).get(rank)
         rows.append(_row(rank, info, voted.get(rank), checks, ddp, posted.get("fault", {}), absent))
     notes = tuple(f"{gate}: {error}" for gate, error in gate_errors.items())
@@ -200,7 +207,12 @@ def _ddp_checks(
 
 
 def _arrival_checks(
-    rank: int, joined: bool, absent: Mapping[int, str], how: str, timeout_s: float
+    rank: int,
+    joined: bool,
+    absent: Mapping[int, str],
+    how: str,
+    timeout_s: float,
+    beat: str = "its heartbeat stopped",
 ) -> tuple[CheckResult, ...]:
     if rank not in absent:
         return ()
@@ -211,7 +223,9 @@ def _arrival_checks(
     if not joined:
         detail = f"never joined the job within {timeout_s:.0f} s"
     elif how == "died":
-        detail = f"its process died before {phase} (its heartbeat stopped)"
+        detail = f"its process died before {phase} ({beat})"
+    elif how == "frozen":
+        detail = f"hung before {phase}: its process is stopped (SIGSTOP?), {beat}"
     else:
         detail = f"did not reach {phase} within {timeout_s:.0f} s: hung (its heartbeat goes on)"
     return (CheckResult("arrived", "fail", False, True, detail),)

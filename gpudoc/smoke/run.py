@@ -121,9 +121,10 @@ def vote(results: Sequence[DeviceResult], lone: Lone | None = None) -> list[Devi
 
     A device outside a strict majority is an SDC suspect (FAIL), and so is one in it whose odd
     run (A, B or the re-run C) differs, unless every member's runs differ alike (WARN: the
-    stack); without a majority every member gets a WARN (the stack itself is not
-    deterministic); a device alone is judged by ``lone`` (the golden report) or is not
-    cross-checked; a device that failed its own checks does not vote.
+    stack); without a majority every member FAILs, the disagreement named (identical devices
+    must compute identical bits: one is wrong, and nothing shows which); a device alone is
+    judged by ``lone`` (the golden report) or is not cross-checked; a device that failed its
+    own checks does not vote.
     """
     groups: dict[tuple[object, ...], list[DeviceResult]] = defaultdict(list)
     voted = {}
@@ -142,14 +143,19 @@ def vote(results: Sequence[DeviceResult], lone: Lone | None = None) -> list[Devi
             if alike is not None:
                 check, agreement = alike, f"{len(members)} alike"
             else:
-                check, agreement = _verdict(member, len(members), winner, votes, lone)
+                check, agreement = _verdict(member, members, winner, votes, lone)
             voted[member.index] = _judged(member, check, agreement)
     return [voted.get(r.index, r) for r in results]
 
 
 def _verdict(
-    member: DeviceResult, size: int, winner: str | None, votes: int, lone: Lone | None
+    member: DeviceResult,
+    group: Sequence[DeviceResult],
+    winner: str | None,
+    votes: int,
+    lone: Lone | None,
 ) -> tuple[CheckResult, str]:
+    size = len(group)
     if size == 1:
         if lone is not None:
             check, agreement = lone(member)
@@ -161,9 +167,7 @@ def _verdict(
             agreement = f"run {check.value} differs"
         return check, agreement
     if votes * 2 <= size:
-        detail = f"no majority among {size} identical devices"
-        check = CheckResult("cross_device", "warn", False, _MAJORITY, detail)
-        return check, f"no majority of {size}"
+        return _split(member, group), f"no majority of {size}"
     assert member.fingerprint is not None and winner is not None  # grouped: it has one
     whom = f"{votes} of {size} identical devices"
     if member.fingerprint == winner:  # it is one of the votes: name the others
@@ -178,6 +182,18 @@ def _verdict(
     if check.value is False:
         return check, f"differs ({votes}/{size})"
     return check, f"run {check.value} differs"
+
+
+def _split(member: DeviceResult, group: Sequence[DeviceResult]) -> CheckResult:
+    """No majority: ``member`` and the peers whose bits differ from its own, each named."""
+    fingerprint = member.fingerprint or ""
+    others = [p for p in group if p.fingerprint != fingerprint]
+    named = ", ".join(f"{p.index} ({p.device}) {(p.fingerprint or '')[:12]}" for p in others)
+    detail = (
+        f"SDC suspect: no majority among {len(group)} identical devices; {fingerprint[:12]} "
+        f"here, differs bitwise from device {named}: one of them computes wrong bits"
+    )
+    return CheckResult("cross_device", "fail", False, _MAJORITY, detail)
 
 
 def _odd_alike(members: Sequence[DeviceResult]) -> CheckResult | None:
@@ -301,6 +317,7 @@ def smoke(
     specs, missing = plan(devices, cuda_device_count() if needs_cuda else 0)
     if not specs:
         raise NoDeviceError(f"no device matched: {', '.join(missing)} not found")
+    check_fault_targets(len(specs), "worker")
     cpu = [s for s in specs if s.device == "cpu"]
     if cpu:
         config = replace(config, cpu_threads=int(cpu[0].env["OMP_NUM_THREADS"]))
@@ -322,6 +339,20 @@ def smoke(
         started_utc=started_utc,
         golden=golden.ref if golden else None,
     )
+
+
+def check_fault_targets(count: int, what: str) -> None:
+    """A fault injected for a worker (or rank) that this run does not have is a usage error:
+    silently injecting nothing would make a test of the checks pass without testing them."""
+    from gpudoc.smoke import inject
+
+    absent = sorted({f.index for f in inject.from_env() if f.index >= count})
+    if absent:
+        listed = ", ".join(map(str, absent))
+        raise UsageError(
+            f"{inject.ENV}: no {what} {listed}: this run has {count} {what}"
+            f"{'s' if count != 1 else ''} (0..{count - 1})"
+        )
 
 
 def _golden_notes(golden: Golden | None, results: Sequence[DeviceResult]) -> tuple[str, ...]:

@@ -1,7 +1,7 @@
 """Worker processes: start one per device, read its events, and kill it when its time is up.
 
 Stdlib only: the parent never imports torch, so it can never touch CUDA. Each worker is a fresh
-interpreter (``python -m gpudoc.smoke.worker``): the equivalent of the ``spawn`` start method,
+interpreter (``python -m gpudoc.smoke.worker_main``): the equivalent of the ``spawn`` start method,
 with its own environment set before torch loads (CUDA_VISIBLE_DEVICES, thread count).
 """
 
@@ -58,7 +58,7 @@ class Worker:
         on_event(spec.index, {"event": "start", "device": spec.device})
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in _finish)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "gpudoc.smoke.worker"],
+            [sys.executable, "-m", "gpudoc.smoke.worker_main"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,

@@ -4,8 +4,9 @@
 process per device; ``--distributed`` runs it on every rank). It never prints and never raises
 for a device fault: whatever goes wrong becomes a failed ``DeviceResult``.
 
-``python -m gpudoc.smoke.worker`` is the process entry: a JSON request on stdin, then JSON lines
-on stdout (``progress`` and ``inject`` events, and one ``result``) for the parent to read.
+``python -m gpudoc.smoke.worker_main`` is the process entry (it calls ``main`` here): a JSON
+request on stdin, then JSON lines on stdout (``progress`` and ``inject`` events, and one
+``result``) for the parent to read.
 """
 
 from __future__ import annotations

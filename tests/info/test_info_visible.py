@@ -57,8 +57,26 @@ def test_entries_after_an_invalid_one_are_named_as_ignored() -> None:
 
 def test_without_nvml_only_syntax_is_checked() -> None:
     assert parse_visible_devices("5", None).problems == ()
-    assert parse_visible_devices("GPU-anything", None).problems == ()
+    assert parse_visible_devices("GPU-5f3a2b1c-8d4e", None).problems == ()
+    assert parse_visible_devices("MIG-GPU-5f3a2b1c/1/0", None).problems == ()
     assert parse_visible_devices("all", None).problems != ()
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        ("0,0", "'0' is listed twice: CUDA then shows no device"),
+        ("1, 01", "'01' is listed twice: CUDA then shows no device"),
+        ("GPU-5f3a,gpu-5F3A", "'gpu-5F3A' is listed twice: CUDA then shows no device"),
+        ("GPU-bogus", "'GPU-bogus' is not a UUID: GPU-/MIG- are followed by hex digits and dashes"),
+        ("MIG-x", "'MIG-x' is not a UUID"),
+    ],
+)
+def test_without_nvml_duplicates_and_bad_uuids_show_no_device(raw: str, problem: str) -> None:
+    """Syntax alone (no NVML) shows these: CUDA rejects a duplicate and stops at a bad UUID."""
+    parsed = parse_visible_devices(raw, None)
+    assert parsed.nvml_indices == () and len(parsed.problems) == 1
+    assert parsed.problems[0].startswith(problem)
 
 
 @given(st.text(alphabet="0123456789,-GPUMIabcdef ", max_size=30))

@@ -72,6 +72,14 @@ def test_golden_report_pass_tampered_other_seed_and_bitflip(
     assert result["reason"].startswith("cross_device: SDC suspect: run A differs from the bits")
     assert result["reason"].endswith("[injected fault: bitflip]")
 
+    # --quick trains once: the flipped run itself is what differs from the golden run.
+    quick = run_gpudoc(
+        *QUICK_CPU, "--golden", str(path), "--json", env={"GPUDOC_SMOKE_INJECT": "bitflip:0"}
+    )
+    assert quick.returncode == 1, quick.stderr
+    (result,) = json.loads(quick.stdout)["results"]
+    assert result["status"] == "FAIL" and "differs from the golden run's cpu" in result["reason"]
+
 
 def test_unusable_golden_files_exit_2_before_any_training(
     run_gpudoc: RunGpudoc, tmp_path: Path

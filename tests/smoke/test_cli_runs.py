@@ -93,6 +93,24 @@ def test_a_bitflip_fails_a_device_with_no_peer_to_compare(run_gpudoc: RunGpudoc)
     assert result["reason"].endswith("[injected fault: bitflip]")
 
 
+def test_a_quick_bitflip_between_two_identical_devices_fails_never_passes(
+    run_gpudoc: RunGpudoc,
+) -> None:
+    """--quick trains once: two identical devices that disagree bitwise have no majority to
+    tell which is wrong, so both FAIL, each naming the other; the flipped one is among them."""
+    done = run_gpudoc(
+        "smoke", "--quick", "--device", "cpu", "--device", "cpu", "--json",
+        env={"GPUDOC_SMOKE_INJECT": "bitflip:1"},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    first, flipped = _report(done.stdout)["results"]
+    assert (first["status"], flipped["status"]) == ("FAIL", "FAIL")
+    assert first["agreement"] == flipped["agreement"] == "no majority of 2"
+    assert f"differs bitwise from device 1 (cpu) {flipped['fingerprint'][:12]}" in first["reason"]
+    assert f"device 0 (cpu) {first['fingerprint'][:12]}" in flipped["reason"]
+    assert flipped["reason"].endswith("[injected fault: bitflip]")
+
+
 def test_crash_and_nan_fail_only_their_worker_also_one_at_a_time(run_gpudoc: RunGpudoc) -> None:
     devices = ["--device", "cpu"] * 3
     done = run_gpudoc(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,16 @@ from gpudoc.cli import main
         ([], {"GPUDOC_SMOKE_INJECT": "flaky:x"}, "expected <fault>:<worker-index>"),
         (["--json", "no/dir/out.json"], {}, "cannot write no/dir/out.json: No such file or"),
         (["--device", "cpu", "--json", "."], {}, "cannot write .: Is a directory"),
+        (
+            ["--device", "cpu", "--device", "cpu"],
+            {"GPUDOC_SMOKE_INJECT": "crash:5,nan:1"},
+            "GPUDOC_SMOKE_INJECT: no worker 5: this run has 2 workers (0..1)",
+        ),
+        (
+            ["--distributed", "--device", "cpu"],
+            {"GPUDOC_SMOKE_INJECT": "crash:rank=5", "RANK": "0", "WORLD_SIZE": "2"},
+            "GPUDOC_SMOKE_INJECT: no rank 5: this run has 2 ranks (0..1)",
+        ),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(
@@ -55,6 +66,27 @@ def test_corrupt_data_root_is_exit_2(run_gpudoc: RunGpudoc, tmp_path: Path) -> N
     done = run_gpudoc("smoke", "--data-root", str(tmp_path))
     assert done.returncode == 2
     assert "test_batch: pickle data was truncated" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [
+        (7, "label_names must be a list of 10 names (int)"),
+        (None, "label_names must be a list of 10 names (NoneType)"),
+        ([b"cat"] * 3, "label_names must be a list of 10 names (3 entries)"),
+        ([1] * 10, "label_names must be strings"),
+    ],
+)
+def test_a_malformed_batches_meta_is_one_line_exit_2(
+    run_gpudoc: RunGpudoc, tmp_path: Path, names: object, message: str
+) -> None:
+    folder = write_cifar(tmp_path, per_batch=4, test=3)
+    (folder / "batches.meta").write_bytes(pickle.dumps({b"label_names": names}, protocol=2))
+    done = run_gpudoc("smoke", "--data-root", str(tmp_path))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"gpudoc smoke: error: {folder / 'batches.meta'}: {message}"
+    ]
 
 
 def test_without_torch_there_is_no_verdict(

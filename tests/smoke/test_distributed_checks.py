@@ -100,7 +100,7 @@ def test_a_stopped_rank_takes_its_device_smoke_down_with_it() -> None:
     """What a rank stopped by the launcher does to the child running its device smoke."""
     code = (
         "import subprocess, sys\n"
-        "from gpudoc.smoke.distributed import _kill_children\n"
+        "from gpudoc.smoke.liveness import kill_children as _kill_children\n"
         "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
         "_kill_children()\n"
         "print(child.wait(timeout=10))\n"

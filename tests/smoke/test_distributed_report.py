@@ -144,6 +144,21 @@ def test_ranks_that_never_arrive_are_named_hung_or_dead() -> None:
     assert report.overall == "HUNG"
 
 
+def test_a_stopped_rank_is_hung_with_its_last_heartbeat_not_dead() -> None:
+    posted = _posted()
+    del posted["smoke"][2]  # rank 2 was SIGSTOPped during its smoke: alive, but its beat stopped
+    error = "RuntimeError: [Rank 0]: Ranks 2 failed to pass monitoredBarrier in 60000 ms"
+    beats = {2: 61.4}
+    report = _judge(posted, ran=(), gate_errors={"collectives": error}, frozen={2}, beats=beats)
+    assert [r.status for r in report.ranks] == ["PASS", "PASS", "HUNG", "PASS"]
+    reason = _rank(report, 2).reason or ""
+    assert (
+        "hung before collectives: its process is stopped (SIGSTOP?), no heartbeat for 61 s"
+        in reason
+    )
+    assert "died" not in reason
+
+
 def test_ranks_the_launcher_stopped_are_bystanders_not_culprits() -> None:
     posted = _posted()
     posted["stopped"] = {0: {}, 2: {}, 3: {}}

@@ -80,6 +80,14 @@ def test_wrong_collectives_and_ddp_weights_on_rank_1_are_blamed_on_rank_1() -> N
     assert "rank 0 on " not in done.stdout
 
 
+def test_a_quick_bitflip_on_rank_1_fails_the_job_never_passes() -> None:
+    """--quick: one run per rank; the two identical ranks disagree with no majority: both FAIL."""
+    done, _ = _torchrun(inject="bitflip:rank=1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "no majority among 2 identical devices" in done.stdout
+    assert "[injected fault: bitflip]" in done.stdout and "FAIL: 0 of 2 ranks" in done.stdout
+
+
 def test_a_rank_that_dies_is_named_by_rank_0_and_fails_the_job() -> None:
     done, _ = _torchrun(inject="crash:rank=1@collectives")
     assert done.returncode != 0

@@ -79,9 +79,17 @@ def test_identical_devices_vote_and_the_dissenter_is_an_sdc_suspect() -> None:
     assert results[2].reason == "cross_device: SDC suspect: differs from 3 of 4 identical devices"
 
 
-def test_no_majority_is_a_warning_and_a_lone_device_is_not_cross_checked() -> None:
+def test_no_majority_fails_each_device_naming_the_other_and_a_lone_device_is_not_checked() -> None:
     split = vote([gpu(0, "a"), gpu(1, "b")])
-    assert [r.status for r in split] == ["WARN", "WARN"]
+    assert [r.status for r in split] == ["FAIL", "FAIL"]  # one of them is wrong: never a pass
+    assert split[0].reason == (
+        "cross_device: SDC suspect: no majority among 2 identical devices; aaaaaaaaaaaa here, "
+        "differs bitwise from device 1 (cuda:1) bbbbbbbbbbbb: one of them computes wrong bits"
+    )
+    assert "device 0 (cuda:0) aaaaaaaaaaaa" in (split[1].reason or "")
+    three = vote([gpu(0, "a"), gpu(1, "b"), gpu(2, "c")])
+    assert [r.agreement for r in three] == ["no majority of 3"] * 3
+    assert "device 1 (cuda:1) bbbbbbbbbbbb, 2 (cuda:2) cccccccccccc" in (three[0].reason or "")
     other_model = replace(gpu(2, "c"), info=replace(H100, name="NVIDIA A100-SXM4-80GB"))
     alone = vote([gpu(0, "a"), other_model])
     assert [r.agreement for r in alone] == ["alone", "alone"]
@@ -108,8 +116,9 @@ def test_a_failed_device_does_not_vote() -> None:
 
 def test_overall_verdict_and_strict() -> None:
     assert overall([gpu(0, "a")]) == "PASS"
-    warned = vote([gpu(0, "a"), gpu(1, "b")])
+    warned = [gpu(0, "a"), gpu(1, "a", status="WARN")]
     assert overall(warned) == "WARN" and overall(warned, strict=True) == "FAIL"
+    assert overall(vote([gpu(0, "a"), gpu(1, "b")])) == "FAIL"
     assert overall([gpu(0, "a"), gpu(1, "a", status="HUNG")]) == "HUNG"
 
 

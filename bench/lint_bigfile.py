@@ -1,0 +1,98 @@
+"""How does `gpudoc lint` scale to one very large file? CPU time and peak memory against a bare
+libcst parse of the same file.
+
+The file is the repository's fixtures (real training scripts with device bugs) concatenated until
+it has --lines lines (default 50,000): dense in findings and fixes, so a worst case for the
+per-finding work. Each measurement runs in a fresh process, which prints its own CPU seconds
+(user + sys) and peak RSS. Prints, for each of bare parse, `gpudoc lint`, `gpudoc lint --fix
+--unsafe-fixes`: CPU s, peak MB, and the ratio to the bare parse (target: lint within 1.5x).
+
+    python bench/lint_bigfile.py [--lines N] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from timing import REPO
+
+MEASURE = """
+import json, resource, sys, time
+sys.path.insert(0, {repo!r})
+kind, path = sys.argv[1], sys.argv[2]
+if kind == "parse":
+    import libcst
+    libcst.parse_module(open(path, encoding="utf-8").read())
+else:
+    from gpudoc.cli import main
+    args = ["lint", "--no-cache", path] + (["--fix", "--unsafe-fixes"] if kind == "fix" else [])
+    sys.stdout = open("/dev/null", "w")
+    main(args)
+use = resource.getrusage(resource.RUSAGE_SELF)
+sys.stderr.write(json.dumps({{"cpu": use.ru_utime + use.ru_stime, "mb": use.ru_maxrss / 1024}}))
+"""
+
+
+def big_source(lines: int) -> str:
+    """Fixture scripts, one after the other, until ``lines``; ``from __future__`` lines dropped
+    (only valid at the top)."""
+    pieces = []
+    for path in sorted((REPO / "fixtures").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if "torch" in text:
+            kept = [line for line in text.splitlines() if not line.startswith("from __future__")]
+            pieces.append("\n".join(kept) + "\n")
+    out: list[str] = []
+    count = 0
+    while count < lines:
+        piece = pieces[len(out) % len(pieces)]
+        out.append(piece)
+        count += piece.count("\n")
+    return "".join(out)
+
+
+def measure(kind: str, path: Path) -> dict[str, float]:
+    code = MEASURE.format(repo=str(REPO))
+    done = subprocess.run(
+        [sys.executable, "-c", code, kind, str(path)], capture_output=True, text=True, check=False
+    )
+    try:
+        return dict(json.loads(done.stderr.strip().splitlines()[-1]))
+    except (ValueError, IndexError):
+        raise SystemExit(f"{kind} failed: {done.stderr[-2000:]}") from None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=50_000)
+    parser.add_argument("--keep", type=Path, help="write the generated file here")
+    args = parser.parse_args()
+    source = big_source(args.lines)
+    with tempfile.TemporaryDirectory() as directory:
+        original = Path(directory) / "big.py"
+        original.write_text(source, encoding="utf-8")
+        if args.keep:
+            shutil.copy(original, args.keep)
+        print(f"{source.count(chr(10))} lines, {len(source) / 1e6:.1f} MB")
+        base = measure("parse", original)
+        print(f"{'bare libcst parse':<28} {base['cpu']:7.1f} CPU-s {base['mb']:7.0f} MB")
+        for kind, label in (("lint", "gpudoc lint"), ("fix", "gpudoc lint --fix --unsafe")):
+            target = Path(directory) / f"{kind}.py"
+            shutil.copy(original, target)
+            found = measure(kind, target)
+            ratio = found["cpu"] / base["cpu"]
+            print(
+                f"{label:<28} {found['cpu']:7.1f} CPU-s {found['mb']:7.0f} MB   "
+                f"{ratio:.2f}x the parse's CPU, {found['mb'] / base['mb']:.2f}x its memory"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""A torchrun job that loses a part of itself: a frozen rank, rank 0, torchrun itself.
+
+Real torchrun, two CPU ranks, --quick; signals sent once the ranks run their device smokes.
+The slowest tests of the area; waits are generous (a loaded 2-core machine), never measured.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import gpudoc_env
+from test_distributed_runs import SMOKE, TORCHRUN
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc"),
+]
+PATIENCE_S = 400.0
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _ranks(torchrun: int) -> dict[int, int]:
+    """rank -> pid of the gpudoc processes torchrun started."""
+    ranks = {}
+    for pid in _children(torchrun):
+        with contextlib.suppress(OSError):
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            rank = next(v[5:] for v in environ if v.startswith(b"RANK="))
+            ranks[int(rank)] = pid
+    return ranks
+
+
+def _until(ready: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + PATIENCE_S
+    while not ready():
+        assert time.monotonic() < deadline, f"never: {what}"
+        time.sleep(0.2)
+
+
+class Job:
+    """torchrun in a session of its own; every process it led to is killed at the end."""
+
+    def __init__(self, *args: str, inject: str = "") -> None:
+        self.process = subprocess.Popen(
+            [*TORCHRUN, *SMOKE, *args],
+            env=gpudoc_env(GPUDOC_SMOKE_INJECT=inject),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        self.seen: set[int] = set()
+
+    def smoking(self) -> dict[int, int]:
+        """Once both ranks run their device smoke (each has its worker child): rank -> pid."""
+        ranks: dict[int, int] = {}
+
+        def ready() -> bool:
+            assert self.process.poll() is None, self.process.communicate()
+            ranks.update(_ranks(self.process.pid))
+            workers = [w for pid in ranks.values() for w in _children(pid)]
+            self.seen |= {*ranks.values(), *workers}
+            return len(ranks) == 2 and len(workers) >= 2
+
+        _until(ready, "both ranks in their device smoke")
+        return ranks
+
+    def end(self) -> tuple[str, str]:
+        out, err = self.process.communicate(timeout=PATIENCE_S)
+        _until(lambda: not any(_alive(pid) for pid in self.seen), "every process gone")
+        return out, err
+
+    def close(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        for pid in self.seen:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.communicate(timeout=60)
+
+
+def test_a_stopped_rank_is_hung_with_its_last_heartbeat(tmp_path: Path) -> None:
+    out = tmp_path / "job.json"
+    job = Job("--timeout", "60", "--json", str(out))
+    try:
+        ranks = job.smoking()
+        os.kill(ranks[1], signal.SIGSTOP)
+        report: dict[str, Any] = {}
+
+        def written() -> bool:
+            with contextlib.suppress(OSError, ValueError):
+                report.update(json.loads(out.read_text()))
+            return bool(report)
+
+        _until(written, "rank 0's report")
+        row = next(r for r in report["ranks"] if r["info"]["rank"] == 1)
+        assert row["status"] == "HUNG", row
+        assert "its process is stopped (SIGSTOP?), no heartbeat for " in row["reason"]
+        assert "died" not in row["reason"]
+    finally:
+        job.close()
+
+
+def test_torchrun_killed_each_rank_says_so_and_nothing_is_left() -> None:
+    job = Job()
+    try:
+        job.smoking()
+        os.kill(job.process.pid, signal.SIGKILL)
+        _, err = job.end()
+        for rank in (0, 1):
+            assert f"gpudoc: rank {rank}: lost the job store at " in err, err
+        assert "the launcher is gone; this rank's device smoke " in err
+        assert "Traceback" not in err
+    finally:
+        job.close()
+
+
+def test_rank_0_lost_the_other_rank_names_it_with_its_own_result() -> None:
+    job = Job(inject="crash:rank=0@collectives")
+    try:
+        _, err = job.end()
+        assert job.process.returncode != 0
+        line = next(x for x in err.splitlines() if x.startswith("gpudoc: rank 1: rank 0 is lost"))
+        assert "(its heartbeat stopped" in line and "no job report" in line, line
+        assert "this rank's device smoke " in line
+        assert "Traceback" not in err.split("gpudoc: rank 1:")[0][-2000:]
+    finally:
+        job.close()
