@@ -88,7 +88,7 @@ def test_the_hostile_repository_does_run_its_command_under_git(tmp_path: Path) -
     [
         ("lint", "--no-cache", "."),
         ("lint", "--no-cache", "--fix", "--unsafe-fixes", "."),
-        ("lint", "--no-cache", "--diff", "pkg"),
+        ("lint", "--no-cache", "--diff", "--unsafe-fixes", "pkg"),
         ("lint", "train.py", "pkg/model.py"),  # what pre-commit passes: the staged files
     ],
     ids=["dir", "fix", "diff-subdir", "pre-commit-files"],
