@@ -55,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
 
     report = run_emulated(target, args.devices, args.batches)
     render(report)
+    if report.gpudoc_failure is not None:
+        return USAGE
     if report.error is not None:
         return FINDINGS
     if report.not_emulated is not None:

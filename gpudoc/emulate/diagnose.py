@@ -26,6 +26,7 @@ class Found:
     owner_name: str | None = None
     plain_attribute: bool = False
     plain_container: str | None = None  # "model.layers" when the owner sits in a plain list
+    root: torch.nn.Module | None = None  # the user's variable that holds the owner
 
 
 def diagnose(error: BaseException) -> DeviceError:
@@ -37,7 +38,8 @@ def diagnose(error: BaseException) -> DeviceError:
         for (argument, tensor), facts in zip(operands, found, strict=True)
     )
     pattern, code, name = classify(error, operands, found)
-    locations = [source_location(frame) for frame in frames]
+    lines = traceback_lines(error.__traceback__)
+    locations = [source_location(frame, lines.get(id(frame))) for frame in frames]
     message = str(error).rstrip()
     if isinstance(error, errors.CudaInForkedWorkerError):
         message, worker_frames = _worker_traceback(message)
@@ -98,6 +100,15 @@ def user_frames(tb: TracebackType | None) -> list[FrameType]:
     return frames
 
 
+def traceback_lines(tb: TracebackType | None) -> dict[int, int]:
+    """Each frame's line in the traceback: in a ``try:`` block, the frame has moved on since."""
+    lines: dict[int, int] = {}
+    while tb is not None:
+        lines[id(tb.tb_frame)] = tb.tb_lineno
+        tb = tb.tb_next
+    return lines
+
+
 def source_location(frame: FrameType, line: int | None = None) -> SourceLocation:
     filename = frame.f_code.co_filename
     lineno = frame.f_lineno if line is None else line
@@ -118,7 +129,10 @@ def _find(tensor: torch.Tensor, frames: list[FrameType]) -> Found:
             if any(value is target for target in targets):
                 _add(found.names, var)
             elif isinstance(value, torch.nn.Module):
+                owner = found.owner
                 _search_module(var, value, targets, found)
+                if found.owner is not owner and found.root is None:
+                    found.root = value
     return found
 
 
@@ -204,6 +218,14 @@ def _note(tensor: torch.Tensor, found: Found) -> str | None:
         )
     if found.owner is not None and found.owner_name is not None and tensor.device.type == "cpu":
         moved_at = getattr(found.owner, "_gpudoc_moved_at", None)
+        root = found.owner_name.split(".")[0]
+        root_moved = getattr(found.root, "_gpudoc_moved_at", None)
+        if moved_at is None and root_moved is not None and found.owner is not found.root:
+            filename, line, _function = root_moved
+            return (
+                f"{found.owner_name} was assigned after {root}.to() at {filename}:{line}: "
+                "a module set later stays where it was created"
+            )
         if moved_at is None:
-            return f"{found.owner_name.split('.')[0]} was never moved to a device"
+            return f"{root} was never moved to a device"
     return None

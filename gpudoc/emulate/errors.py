@@ -74,6 +74,13 @@ def check_not_in_forked_worker() -> None:
         raise CudaInForkedWorkerError()
 
 
+class GpudocFailure(Exception):
+    """gpudoc's own work failed (not the script): reported as gpudoc's, never as the user's."""
+
+    def __init__(self, doing: str, failure: BaseException) -> None:
+        super().__init__(f"gpudoc failed while {doing}: {type(failure).__name__}: {failure}")
+
+
 class NotEmulatedError(RuntimeError):
     """Something only a real GPU can run (a CUDA extension, a Triton kernel)."""
 

@@ -68,6 +68,18 @@ OPTIMIZER_STATE = (
     "optimizer-state-before-placement",
 )
 UNKNOWN = ("tensors on different devices meet in one operation", None, None)
+HOST_FACTORY = (
+    "a tensor created on the host (no device=), used with tensors on the device",
+    None,
+    None,
+)
+ASSIGNED_AFTER_MOVE = ("a submodule assigned after model.to(), which it does not reach", None, None)
+
+
+def _assigned_after_move(facts: Found) -> bool:
+    """``model.fc = nn.Linear(...)`` after ``model.to(device)``: the root moved, this part not."""
+    moved = getattr(facts.root, "_gpudoc_moved_at", None) is not None
+    return moved and getattr(facts.owner, "_gpudoc_moved_at", None) is None
 
 
 def classify(
@@ -114,13 +126,20 @@ def _classify(
 
 
 def _in_optimizer_step(error: BaseException) -> bool:
-    """Raised inside ``torch.optim``: the step of an optimizer, not the user's model."""
+    """Raised by ``torch.optim`` itself: the step's own update, not the model that a closure
+    (LBFGS's ``step(closure)``) runs from inside it."""
+    from gpudoc.emulate.tracking import is_user_file
+
+    in_optimizer = False
     trace = error.__traceback__
     while trace is not None:
-        if "/torch/optim/" in trace.tb_frame.f_code.co_filename.replace("\\", "/"):
-            return True
+        filename = trace.tb_frame.f_code.co_filename
+        if "/torch/optim/" in filename.replace("\\", "/"):
+            in_optimizer = True
+        elif is_user_file(filename):
+            in_optimizer = False  # the user's code (a closure) ran after the optimizer called it
         trace = trace.tb_next
-    return False
+    return in_optimizer
 
 
 def _host_pattern(tensor: torch.Tensor, facts: Found) -> Classification:
@@ -135,8 +154,12 @@ def _host_pattern(tensor: torch.Tensor, facts: Found) -> Classification:
     if facts.owner is not None:
         if isinstance(facts.owner, torch.nn.modules.loss._Loss):
             return LOSS_WEIGHT
+        if _assigned_after_move(facts):
+            return ASSIGNED_AFTER_MOVE
         return MODULE_ON_HOST
     origin: Any = getattr(base, "_gpudoc_origin", None)
     if origin is not None and origin[3] == "forward":
         return FACTORY_IN_FORWARD
+    if origin is not None and origin[0] == "created on the host":
+        return HOST_FACTORY
     return INPUT_ON_HOST

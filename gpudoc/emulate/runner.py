@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpudoc.emulate import errors, tracking
-from gpudoc.emulate.diagnose import diagnose
+from gpudoc.emulate.diagnose import diagnose, source_location, user_frames
 from gpudoc.emulate.model import DeviceError, EmulationReport, PhaseCount, Target
 from gpudoc.emulate.patches import emulated_cuda
 from gpudoc.emulate.state import STATE
@@ -37,6 +37,7 @@ class _Outcome:
     exit_code: int = 0
     error: DeviceError | None = None
     not_emulated: str | None = None
+    gpudoc_failure: str | None = None
 
 
 def run_emulated(target: Target, device_count: int, batch_limit: int | None) -> EmulationReport:
@@ -71,19 +72,38 @@ def _execute(target: Target) -> _Outcome:
         return _Outcome(exit_code=1, error=_diagnosed(device_error))
     except UsageError:
         raise
+    except errors.GpudocFailure as failure:
+        return _Outcome(exit_code=2, gpudoc_failure=str(failure))
     except errors.NotEmulatedError as stop:
-        return _Outcome(exit_code=1, not_emulated=str(stop))
+        return _Outcome(exit_code=1, not_emulated=f"{stop}{_called_at(stop)}")
     except Exception as failure:
         if errors.is_device_message(failure):
             return _Outcome(exit_code=1, error=_diagnosed(failure))
         reason = errors.needs_real_gpu(failure)
         if reason is not None:
-            return _Outcome(exit_code=1, not_emulated=str(errors.not_emulated(reason)))
+            needs = f"{errors.not_emulated(reason)}{_called_at(failure)}"
+            return _Outcome(exit_code=1, not_emulated=needs)
         _print_user_traceback(failure)
         return _Outcome(exit_code=1)
     finally:
         sys.stdout.flush()
     return _Outcome()
+
+
+def _called_at(failure: BaseException) -> str:
+    """Where the user's code made the call that cannot be emulated: its line, as in a traceback."""
+    frames = user_frames(failure.__traceback__)
+    if not frames:
+        return ""
+    tb = failure.__traceback__
+    line = frames[-1].f_lineno
+    while tb is not None:  # the traceback's line, not the frame's current one (a try: block)
+        if tb.tb_frame is frames[-1]:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    where = source_location(frames[-1], line)
+    source = f": {where.source}" if where.source else ""
+    return f"\n  called at {where.file}:{where.line}{source}"
 
 
 def _check_module(name: str) -> None:
@@ -145,6 +165,7 @@ def _report(target: Target, outcome: _Outcome, wall_s: float) -> EmulationReport
         phases=_phases(),
         error=outcome.error,
         not_emulated=outcome.not_emulated,
+        gpudoc_failure=outcome.gpudoc_failure,
         notes=_notes(),
     )
 

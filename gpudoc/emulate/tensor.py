@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from gpudoc.emulate import errors, tracking
+from gpudoc.emulate import errors, legacy, scope, tracking
 from gpudoc.emulate.state import STATE
 
 _aten = torch.ops.aten
@@ -22,6 +22,8 @@ _aten = torch.ops.aten
 _CROSS_DEVICE_OK = {_aten.copy_.default, _aten._to_copy.default, _aten.lift_fresh.default}
 _INDEXING = {_aten.index.Tensor, _aten.index_put_.default, _aten.index_put.default}
 _INDEXING.add(_aten._index_put_impl_.default)
+# Sizes that CUDA kernels read on the host: PyTorch wants (or accepts) them on the CPU.
+_HOST_SIZES = frozenset({"lengths", "batch_sizes", "input_lengths", "target_lengths"})
 
 
 class EmulatedTensor(torch.Tensor):  # type: ignore[misc]
@@ -48,8 +50,17 @@ class EmulatedTensor(torch.Tensor):  # type: ignore[misc]
         wrapper._index = index
         return wrapper  # type: ignore[no-any-return]
 
-    # Skip the subclass-preserving __torch_function__: dispatch already returns wrappers.
-    __torch_function__ = torch._C._disabled_torch_function_impl
+    @classmethod
+    def __torch_function__(
+        cls,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        # Not the subclass-preserving default (dispatch already returns wrappers): the user's
+        # call is only remembered, to tell its tensors from those torch makes inside (scope.py).
+        return scope.run_call(func, types, args, kwargs)
 
     @classmethod
     def __torch_dispatch__(
@@ -102,6 +113,11 @@ class EmulatedTensor(torch.Tensor):  # type: ignore[misc]
     def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
         if dtype is None:
             return self._inner.type().replace("torch.", "torch.cuda.", 1)
+        name = legacy.type_name(dtype)
+        if isinstance(name, str) and name.startswith("torch.cuda."):  # stays on the device
+            return self.to(getattr(torch, name.removeprefix("torch.cuda.")).dtype)
+        if isinstance(name, str) and name.startswith("torch."):  # a host type: a copy to host
+            return self.cpu().type(name)
         return super().type(dtype, non_blocking, **kwargs)
 
     def __repr__(self, *, tensor_contents: Any = None) -> str:
@@ -197,8 +213,12 @@ def move_tensor(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor
         tracking.note_move(tensor, moved, target)
         copy_flag = False
     if dtype is not None and dtype != moved.dtype:
-        return _plain_to(moved, dtype)
-    return _plain_to(moved, None) if copy_flag else moved
+        moved = _plain_to(moved, dtype)
+    elif copy_flag:
+        moved = _plain_to(moved, None)
+    if target is None:
+        scope.mark_host_made(moved)
+    return moved
 
 
 def _plain_to(tensor: torch.Tensor, dtype: torch.dtype | None) -> torch.Tensor:
@@ -236,13 +256,27 @@ def dispatch(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         raise errors.not_emulated(f"the custom operator {func} (a CUDA extension)") from None
     if func is _aten.copy_.default and not isinstance(args[0], EmulatedTensor):
         return args[0]
+    if torch.Tag.inplace_view in func.tags and isinstance(args[0], EmulatedTensor):
+        _mirror_metadata(func, args, kwargs)
     wrapped = _wrap_outputs(out, target, owners)
+    if func is _aten._pack_padded_sequence.default:
+        wrapped = (wrapped[0], out[1])  # batch_sizes stay on the CPU, as PyTorch wants them
     if func.is_view and args and isinstance(wrapped, EmulatedTensor):
         # detach / view / t keep the origin: Parameter() detaches, linear transposes.
         origin = getattr(args[0], "_gpudoc_origin", None)
         if origin is not None:
             wrapped._gpudoc_origin = origin
     return wrapped
+
+
+_NO_PYTHON_KEY = torch._C.DispatchKeySet(torch._C.DispatchKey.Python)
+
+
+def _mirror_metadata(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """``transpose_`` / ``unsqueeze_`` / ... changed the inner tensor's shape: change the
+    wrapper's too (its CPU kernel touches sizes and strides only, never data)."""
+    with torch._C._ExcludeDispatchKeyGuard(_NO_PYTHON_KEY):
+        func(*args, **kwargs)
 
 
 def _unwrap_all(args: tuple[Any, ...]) -> tuple[list[Any], list[tuple[str, Any]], dict[int, Any]]:
@@ -272,6 +306,7 @@ def _unwrap_one(
         return arg._inner
     if isinstance(arg, torch.Tensor):
         devices.append((where, arg))
+        owners[id(arg)] = arg
         return arg
     if isinstance(arg, (list, tuple)) and arg and isinstance(arg[0], torch.Tensor | None):
         return type(arg)(_unwrap_one(item, where, devices, owners) for item in arg)
@@ -284,20 +319,33 @@ def _common_index(
     """The emulated index every operand shares; raises the GPU's error when they differ."""
     index: int | None = None
     mixed = False
-    for _where, tensor in devices:
+    hosts: list[tuple[Any, torch.Tensor]] = []
+    for where, tensor in devices:
         if isinstance(tensor, EmulatedTensor):
             if index is None:
                 index = tensor._index
             elif tensor._index != index:
                 mixed = True
         elif tensor.dim() != 0:  # a 0-dim CPU tensor is a scalar a CUDA kernel accepts
-            mixed = True
+            hosts.append((where, tensor))
+    if hosts and index is not None and not mixed:
+        mixed = _host_operands_refused(func, hosts)
     if mixed and func not in _CROSS_DEVICE_OK:
         if func in _INDEXING:
             errors.check_indexing(func, args, kwargs)
         else:
             raise errors.DeviceMismatchError(func, args, kwargs)
     return index
+
+
+def _host_operands_refused(func: Any, hosts: list[tuple[Any, torch.Tensor]]) -> bool:
+    """Whether the host operands among device ones are a device error, as on a GPU."""
+    schema = func._schema.arguments
+    names = [schema[where].name if isinstance(where, int) else where for where, _ in hosts]
+    kept = [
+        tensor for name, (_, tensor) in zip(names, hosts, strict=True) if name not in _HOST_SIZES
+    ]
+    return bool(kept) and not scope.made_inside(kept)
 
 
 def _wrap_outputs(out: Any, index: int | None, owners: dict[int, Any]) -> Any:

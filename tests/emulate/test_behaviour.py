@@ -286,3 +286,29 @@ def test_convolution_across_two_devices(gpus: None) -> None:
         "from other tensors on cuda:1 (when checking argument in method "
         "wrapper_CUDA__cudnn_convolution)"
     )
+
+
+def test_legacy_typed_constructors(gpus: None) -> None:
+    """``Tensor = torch.cuda.FloatTensor`` idioms of GAN scripts (issue 13, item 3)."""
+    import numpy as np
+
+    Tensor, LongTensor = torch.cuda.FloatTensor, torch.cuda.LongTensor
+    valid = Tensor(4, 1).fill_(1.0)
+    noise = Tensor(np.zeros((2, 3)))
+    labels = LongTensor(np.array([1, 2]))
+    host = torch.ones(2)
+    assert valid.device == torch.device("cuda", 0) and valid.dtype == torch.float32
+    assert noise.shape == (2, 3) and labels.dtype == torch.int64 and labels.is_cuda
+    assert host.type(Tensor).is_cuda and host.type(Tensor).type() == "torch.cuda.FloatTensor"
+    assert isinstance(valid, Tensor) and not isinstance(host, Tensor)
+    assert not isinstance(labels, Tensor)
+    assert valid.type(torch.FloatTensor).device.type == "cpu"
+
+
+def test_a_whole_rnn_reloads_onto_the_device(gpus: None, tmp_path: Path) -> None:
+    """torch.load of a whole model with an LSTM (weak references to its weights), issue 13/2."""
+    model = nn.LSTM(3, 4, 2, dropout=0.1).cuda()
+    torch.save(model, tmp_path / "lstm.pt")
+    loaded = torch.load(tmp_path / "lstm.pt", weights_only=False)
+    assert all(p.is_cuda for p in loaded.parameters())
+    assert loaded(torch.randn(5, 2, 3, device="cuda"))[0].is_cuda

@@ -280,3 +280,78 @@ def test_usage_errors_exit_2_with_one_line(
     assert result.returncode == 2
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "script",
+    ["transformer_causal.py", "lstm_lm_reload.py", "gan_legacy_tensor.py", "lbfgs_closure.py"],
+)
+def test_correct_real_shaped_scripts_run_clean(run_gpudoc: RunGpudoc, script: str) -> None:
+    """Causal masks and dropout in composites, an LSTM reloaded whole, legacy constructors,
+    LBFGS closures: correct on a GPU, so clean here (issue 13, items 1 to 3)."""
+    code, _out, err = _emulate(run_gpudoc, f"fixtures/emulate/{script}")
+    assert code == 0, err
+    assert "no device errors" in err and "Traceback" not in err
+    assert "cuDNN" not in err  # the CPU build's warning on an RNN's CUDA weights is not shown
+
+
+@pytest.mark.parametrize(
+    ("script", "message", "line_text", "pattern"),
+    [
+        (
+            "transformer_mask_on_host.py",
+            "found at least two devices, cuda:0 and cpu!",
+            "x = self.encoder(self.embed(tokens), mask=mask, src_key_padding_mask=padding)",
+            "pattern  ",
+        ),
+        (
+            "lbfgs_closure_target_on_host.py",
+            "found at least two devices, cuda:0 and cpu!",
+            "loss = criterion(model(inputs), target)",
+            "pattern  a tensor created on the host (no device=)",
+        ),
+        (
+            "head_replaced.py",
+            "but got mat1 is on cuda:0, different from other tensors on cpu",
+            "return self.fc(torch.flatten(self.features(x), 1))",
+            "pattern  a submodule assigned after model.to()",
+        ),
+    ],
+)
+def test_buggy_real_shaped_scripts_fail_at_their_line(
+    run_gpudoc: RunGpudoc, script: str, message: str, line_text: str, pattern: str
+) -> None:
+    code, _out, err = _emulate(run_gpudoc, f"fixtures/emulate/{script}")
+    assert code == 1, err
+    assert message in err and pattern in err
+    assert f"at fixtures/emulate/{script}:{_line_of(script, line_text)} in " in err
+    assert "GPD302" not in err and "was never moved" not in err
+
+
+def test_the_users_line_in_a_try_block_is_the_failing_one(
+    run_gpudoc: RunGpudoc, tmp_path: Path
+) -> None:
+    script = tmp_path / "interrupted.py"
+    script.write_text(
+        "import torch\n"
+        "x = torch.ones(3, device='cuda')\n"
+        "try:\n"
+        "    y = x + torch.ones(3)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('stopped')\n"
+    )
+    result = run_gpudoc("run", "--emulate-cuda", str(script))
+    assert result.returncode == 1
+    assert "interrupted.py:4 in <module>" in result.stderr
+    assert "y = x + torch.ones(3)" in result.stderr
+
+
+def test_what_cannot_be_emulated_is_named_with_the_users_line(
+    run_gpudoc: RunGpudoc, tmp_path: Path
+) -> None:
+    script = tmp_path / "mps.py"
+    script.write_text("import torch\n\nx = torch.ones(3, device='mps')\n")
+    result = run_gpudoc("run", "--emulate-cuda", str(script))
+    assert result.returncode == 2
+    assert "cannot emulate device 'mps'" in result.stderr
+    assert f"called at {script}:3: x = torch.ones(3, device='mps')" in result.stderr
