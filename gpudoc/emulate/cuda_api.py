@@ -59,6 +59,11 @@ def index_of(device: Any = None) -> int:
     return index
 
 
+def device_properties(device: Any = None) -> EmulatedDeviceProperties:
+    """Identical GPUs, each with its own UUID (``GPU-00000000-0000-0000-0000-00000000000N``)."""
+    return EmulatedDeviceProperties(uuid=f"GPU-00000000-0000-0000-0000-{index_of(device):012d}")
+
+
 def set_device(device: Any) -> None:
     STATE.current_index = index_of(device)
 
@@ -66,12 +71,10 @@ def set_device(device: Any) -> None:
 def memory_allocated(device: Any = None) -> int:
     """Bytes held by live emulated tensors on that device (each storage counted once)."""
     global _peak_bytes
-    from gpudoc.emulate.tensor import EmulatedTensor
-
     index = index_of(device)
     storages: dict[int, int] = {}
-    for obj in gc.get_objects():
-        if type(obj) is EmulatedTensor and obj._index == index:
+    for obj in gc.get_objects():  # emulated tensors (tensor.py) are those with an _inner
+        if isinstance(obj, torch.Tensor) and hasattr(obj, "_inner") and obj._index == index:
             storage = obj._inner.untyped_storage()
             storages[storage.data_ptr()] = storage.nbytes()
     total = sum(storages.values())
@@ -206,10 +209,7 @@ def cuda_functions() -> dict[str, Any]:
         "set_device": set_device,
         "get_device_name": lambda device=None: (index_of(device), DEVICE_NAME)[1],
         "get_device_capability": lambda device=None: (index_of(device), CAPABILITY)[1],
-        "get_device_properties": lambda device=None: (
-            index_of(device),
-            EmulatedDeviceProperties(),
-        )[1],
+        "get_device_properties": device_properties,
         "get_arch_list": lambda: ["sm_80", "sm_86", "sm_90"],
         "is_bf16_supported": lambda including_emulation=True: True,
         "memory_allocated": memory_allocated,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import linecache
 import os
 import re
-from dataclasses import dataclass
 from types import FrameType, TracebackType
 from typing import Any
 
@@ -14,19 +13,7 @@ import torch
 
 from gpudoc.emulate import errors, tracking
 from gpudoc.emulate.model import DeviceError, SourceLocation, TensorOrigin
-from gpudoc.emulate.rules import classify
-
-
-@dataclass
-class Found:
-    """What the user's frames say about one tensor."""
-
-    names: list[str]
-    owner: torch.nn.Module | None = None
-    owner_name: str | None = None
-    plain_attribute: bool = False
-    plain_container: str | None = None  # "model.layers" when the owner sits in a plain list
-    root: torch.nn.Module | None = None  # the user's variable that holds the owner
+from gpudoc.emulate.rules import Found, classify
 
 
 def diagnose(error: BaseException) -> DeviceError:
@@ -41,7 +28,7 @@ def diagnose(error: BaseException) -> DeviceError:
     lines = traceback_lines(error.__traceback__)
     locations = [source_location(frame, lines.get(id(frame))) for frame in frames]
     message = str(error).rstrip()
-    if isinstance(error, errors.CudaInForkedWorkerError):
+    if isinstance(error, errors.CudaInForkedWorkerError) or errors.from_child(error):
         message, worker_frames = _worker_traceback(message)
         locations += worker_frames
     return DeviceError(
@@ -78,6 +65,8 @@ def _worker_traceback(message: str) -> tuple[str, list[SourceLocation]]:
             kept.append(line)
     text = "\n".join(kept).replace("Caught CudaInForkedWorkerError", "Caught RuntimeError")
     text = text.replace("gpudoc.emulate.errors.CudaInForkedWorkerError", "RuntimeError")
+    text = text.replace("gpudoc.emulate.errors.NumpyOnDeviceError", "TypeError")
+    text = re.sub(r"gpudoc\.emulate\.errors\.\w+Error:", "RuntimeError:", text)
     return text, user
 
 
@@ -87,6 +76,8 @@ def _is_gpudoc(filename: str) -> bool:
 
 def _builtin_name(error: BaseException) -> str:
     """The exception class a GPU run shows (RuntimeError, TypeError), not our subclass."""
+    if errors.from_child(error):  # as a GPU run prints it
+        return f"{type(error).__module__}.{type(error).__name__}"
     return next(cls.__name__ for cls in type(error).__mro__ if cls.__module__ == "builtins")
 
 

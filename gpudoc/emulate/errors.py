@@ -262,9 +262,14 @@ _TORCH_DEVICE_MESSAGES = (
 
 def is_device_message(failure: BaseException) -> bool:
     text = str(failure)
-    return isinstance(failure, RuntimeError | TypeError) and any(
+    return (isinstance(failure, RuntimeError | TypeError) or from_child(failure)) and any(
         fragment in text for fragment in _TORCH_DEVICE_MESSAGES
     )
+
+
+def from_child(failure: BaseException) -> bool:
+    """An error a child process raised, passed on with its traceback as text (mp.spawn)."""
+    return type(failure).__name__ == "ProcessRaisedException"
 
 
 def needs_real_gpu(failure: BaseException) -> str | None:

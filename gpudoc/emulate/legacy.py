@@ -39,12 +39,10 @@ class _LegacyType(type):
         )
 
     def __call__(cls, *args: Any, **kwargs: Any) -> torch.Tensor:
-        from gpudoc.emulate.tensor import move_tensor
-
         device = kwargs.pop("device", None)
         host = cls.host(*args, **kwargs)
         target = torch.device("cuda", STATE.current_index) if device is None else device
-        return move_tensor(host, target)
+        return host.to(target)  # Tensor.to is the emulated move while emulation is on
 
     def __repr__(cls) -> str:
         return f"<class 'torch.cuda.{cls.__name__}'>"

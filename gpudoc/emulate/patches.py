@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from unittest import mock
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -25,19 +26,18 @@ from gpudoc.emulate.state import STATE
 
 
 class _Patcher:
-    """Sets attributes and remembers the originals, so that ``undo`` restores them in order."""
+    """Sets attributes; ``undo`` puts back each original, in reverse order, and removes those
+    that did not exist before (or existed only on a base class), as ``mock.patch`` does."""
 
     def __init__(self) -> None:
-        self.originals: list[tuple[Any, str, Any]] = []
+        self.stack = contextlib.ExitStack()
 
     def set(self, owner: Any, name: str, value: Any) -> None:
-        self.originals.append((owner, name, getattr(owner, name, None)))
-        setattr(owner, name, value)
+        patch = mock.patch.object(owner, name, value, create=not hasattr(owner, name))
+        self.stack.enter_context(patch)
 
     def undo(self) -> None:
-        for owner, name, value in reversed(self.originals):
-            setattr(owner, name, value)
-        self.originals.clear()
+        self.stack.close()
 
 
 @contextlib.contextmanager

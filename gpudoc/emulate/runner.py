@@ -15,7 +15,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpudoc.emulate import errors, tracking
+from gpudoc.emulate import children, errors, tracking
 from gpudoc.emulate.diagnose import diagnose, source_location, user_frames
 from gpudoc.emulate.model import DeviceError, EmulationReport, PhaseCount, Target
 from gpudoc.emulate.patches import emulated_cuda
@@ -45,7 +45,10 @@ def run_emulated(target: Target, device_count: int, batch_limit: int | None) -> 
     outcome = _Outcome()
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     try:
-        with emulated_cuda(device_count, batch_limit):
+        with (
+            children.inherited(device_count, batch_limit),
+            emulated_cuda(device_count, batch_limit),
+        ):
             outcome = _execute(target)
     finally:
         sys.argv[:], sys.path[:] = saved_argv, saved_path

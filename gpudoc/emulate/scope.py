@@ -18,6 +18,7 @@ user call is in flight: every tensor there is autograd's own.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import torch
@@ -41,18 +42,23 @@ class _MadeInside(BaseException):
     """A host tensor of unknown origin met a device one: run the call again under the mode."""
 
 
-def run_call(func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> Any:
+Wrap = Callable[[torch.Tensor, int], torch.Tensor]  # tensor.wrap: a host tensor onto cuda:N
+
+
+def run_call(
+    func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None, wrap: Wrap
+) -> Any:
     """Run one torch call of the user's code, as the scope in which tensors are judged."""
     outer, outer_index = _Scope.call, _Scope.index
     _Scope.call, _Scope.index = (args, kwargs or {}), None
     try:
         if func in _NEEDS_MODE:
-            return _run_in_mode(func, types, args, kwargs or {})
+            return _run_in_mode(func, types, args, kwargs or {}, wrap)
         try:
             return _disabled(func, types, args, kwargs or {})
         except _MadeInside:
             _NEEDS_MODE.add(func)
-            return _run_in_mode(func, types, args, kwargs or {})
+            return _run_in_mode(func, types, args, kwargs or {}, wrap)
     finally:
         _Scope.call, _Scope.index = outer, outer_index
 
@@ -79,12 +85,12 @@ def mark_host_made(tensor: Any) -> None:
         setattr(tensor, HOST_MADE, True)
 
 
-def _run_in_mode(func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    from gpudoc.emulate.tensor import EmulatedTensor
-
+def _run_in_mode(
+    func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any], wrap: Wrap
+) -> Any:
     flat = [*args, *kwargs.values()]
     flat += [item for value in flat if isinstance(value, (list, tuple)) for item in value]
-    index = next((value._index for value in flat if isinstance(value, EmulatedTensor)), None)
+    index = next((value._index for value in flat if _is_emulated(value)), None)
     if index is None:
         return _disabled(func, types, args, kwargs)
     outer = _Scope.users
@@ -92,20 +98,18 @@ def _run_in_mode(func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str,
     try:
         with _LineageMode():
             result = _disabled(func, types, args, kwargs)
-        return _adopt(result, index)
+        return _adopt(result, index, wrap)
     finally:
         _Scope.users = outer
 
 
-def _adopt(result: Any, index: int) -> Any:
+def _adopt(result: Any, index: int, wrap: Wrap) -> Any:
     """Host tensors made inside the call and returned (``one_hot``'s zeros) are on the call's
     device, as on a GPU."""
-    from gpudoc.emulate.tensor import wrap
-
     if type(result) is torch.Tensor and not _is_users(result, _Scope.users):
         return wrap(result, index)
     if isinstance(result, tuple) and not hasattr(result, "_fields"):
-        return tuple(_adopt(item, index) for item in result)
+        return tuple(_adopt(item, index, wrap) for item in result)
     return result
 
 
@@ -136,6 +140,10 @@ def _from_user(values: list[Any]) -> bool:
     return False
 
 
+def _is_emulated(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and hasattr(value, "_inner")  # tensor.EmulatedTensor
+
+
 def _is_users(tensor: torch.Tensor, known: set[int]) -> bool:
     for candidate in (tensor, tensor._base):
         if candidate is None:
@@ -159,7 +167,7 @@ def _storages(call: tuple[tuple[Any, ...], dict[str, Any]]) -> set[int]:
     while pending:
         value = pending.pop()
         if isinstance(value, torch.Tensor):
-            if not hasattr(value, "_inner"):  # a host tensor, not an emulated one
+            if not _is_emulated(value):
                 known.add(_storage_key(value))
         elif isinstance(value, (list, tuple)):
             pending.extend(value)

@@ -60,7 +60,7 @@ class EmulatedTensor(torch.Tensor):  # type: ignore[misc]
     ) -> Any:
         # Not the subclass-preserving default (dispatch already returns wrappers): the user's
         # call is only remembered, to tell its tensors from those torch makes inside (scope.py).
-        return scope.run_call(func, types, args, kwargs)
+        return scope.run_call(func, types, args, kwargs, wrap)
 
     @classmethod
     def __torch_dispatch__(

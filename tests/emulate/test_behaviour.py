@@ -312,3 +312,14 @@ def test_a_whole_rnn_reloads_onto_the_device(gpus: None, tmp_path: Path) -> None
     loaded = torch.load(tmp_path / "lstm.pt", weights_only=False)
     assert all(p.is_cuda for p in loaded.parameters())
     assert loaded(torch.randn(5, 2, 3, device="cuda"))[0].is_cuda
+
+
+def test_the_patches_leave_nothing_behind() -> None:
+    """Attributes that did not exist (or lived on a base class) are removed again (issue 15)."""
+    before = {owner: dict(vars(owner)) for owner in (torch.cuda, torch.Tensor, torch.nn.Module)}
+    with emulated_cuda(2):
+        assert torch.cuda.FloatTensor(2).is_cuda
+    for owner, attributes in before.items():
+        assert set(vars(owner)) == set(attributes), owner
+        changed = [name for name, value in vars(owner).items() if attributes[name] is not value]
+        assert not changed, (owner, changed)

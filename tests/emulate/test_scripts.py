@@ -355,3 +355,23 @@ def test_what_cannot_be_emulated_is_named_with_the_users_line(
     assert result.returncode == 2
     assert "cannot emulate device 'mps'" in result.stderr
     assert f"called at {script}:3: x = torch.ones(3, device='mps')" in result.stderr
+
+
+def test_spawned_workers_and_subprocesses_inherit_the_devices(run_gpudoc: RunGpudoc) -> None:
+    """mp.spawn workers and a Python subprocess see the same 2 GPUs (issue 13, item 7)."""
+    code, out, err = _emulate(run_gpudoc, "--devices", "2", "fixtures/emulate/spawn_workers.py")
+    assert code == 0, err
+    assert "rank 0/2 on cuda:0: NVIDIA A100-SXM4-80GB" in out
+    assert "rank 1/2 on cuda:1: NVIDIA A100-SXM4-80GB" in out
+    assert "child sees 2 GPUs" in out
+
+
+def test_a_device_error_in_a_spawned_worker_is_found_at_its_line(run_gpudoc: RunGpudoc) -> None:
+    script = "spawn_workers_wrong_device.py"
+    code, _out, err = _emulate(run_gpudoc, "--devices", "2", f"fixtures/emulate/{script}")
+    assert code == 1, err
+    assert "device error" in err and "-- Process 1 terminated with the following error" in err
+    assert "RuntimeError: Expected all tensors to be on the same device, but got mat1 is on " in err
+    line = _line_of(script, "loss = model(inputs).pow(2).mean()")
+    assert f"at fixtures/emulate/{script}:{line} in worker" in err
+    assert "gpudoc.emulate" not in err
