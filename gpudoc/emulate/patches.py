@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from unittest import mock
 from collections.abc import Callable, Iterator
 from typing import Any
+from unittest import mock
 
 import torch
 import torch.nn.parallel.comm as parallel_comm
