@@ -65,11 +65,30 @@ def install_in_child() -> None:
 
 def _install() -> None:
     from gpudoc.emulate.patches import emulated_cuda
+    from gpudoc.emulate.state import STATE
 
     machine = json.loads(os.environ[ENV])
-    installed = emulated_cuda(int(machine["devices"]), machine.get("batches"))
+    visible = visible_devices(os.environ.get("CUDA_VISIBLE_DEVICES"), int(machine["devices"]))
+    installed = emulated_cuda(len(visible), machine.get("batches"))
     installed.__enter__()
+    STATE.physical = visible
     _INSTALLED.append(installed)  # held for the process's life: collected, it would undo itself
+
+
+def visible_devices(variable: str | None, count: int) -> list[int]:
+    """The machine's GPUs a child sees, in order: CUDA's rules for ``CUDA_VISIBLE_DEVICES``
+    (indices, or the emulated UUIDs ``GPU-00000000-0000-0000-0000-00000000000N``; the list
+    stops at the first entry that names no device)."""
+    if variable is None:
+        return list(range(count))
+    visible: list[int] = []
+    for entry in variable.split(","):
+        entry = entry.strip()
+        digits = entry.rsplit("-", 1)[-1] if entry.startswith("GPU-") else entry
+        if not digits.isdigit() or int(digits) >= count or int(digits) in visible:
+            break
+        visible.append(int(digits))
+    return visible
 
 
 class _AfterTorchImport(importlib.abc.MetaPathFinder):

@@ -33,7 +33,7 @@ class EmulatedDeviceProperties:
     is_integrated: int = 0
     is_multi_gpu_board: int = 0
     L2_cache_size: int = 41_943_040
-    uuid: str = "GPU-00000000-0000-0000-0000-000000000000"
+    uuid: str = "00000000-0000-0000-0000-000000000000"
 
     def __repr__(self) -> str:
         return (
@@ -60,8 +60,9 @@ def index_of(device: Any = None) -> int:
 
 
 def device_properties(device: Any = None) -> EmulatedDeviceProperties:
-    """Identical GPUs, each with its own UUID (``GPU-00000000-0000-0000-0000-00000000000N``)."""
-    return EmulatedDeviceProperties(uuid=f"GPU-00000000-0000-0000-0000-{index_of(device):012d}")
+    """Identical GPUs, each with its own UUID; torch's has no ``GPU-`` prefix (NVML's has)."""
+    physical = STATE.physical[index_of(device)]  # a child narrowed by CUDA_VISIBLE_DEVICES
+    return EmulatedDeviceProperties(uuid=f"00000000-0000-0000-0000-{physical:012d}")
 
 
 def set_device(device: Any) -> None:
@@ -202,7 +203,7 @@ def cuda_functions() -> dict[str, Any]:
     default_stream = DEFAULT_STREAM
     default_stream.device, default_stream.priority = torch.device("cuda", 0), 0
     return {
-        "is_available": lambda: True,
+        "is_available": lambda: STATE.device_count > 0,
         "is_initialized": lambda: True,
         "device_count": lambda: STATE.device_count,
         "current_device": lambda: STATE.current_index,
@@ -231,7 +232,7 @@ def cuda_functions() -> dict[str, Any]:
 def accelerator_functions() -> dict[str, Any]:
     """The ``torch.accelerator`` attributes to replace (DataLoader pinning asks these)."""
     return {
-        "is_available": lambda: True,
+        "is_available": lambda: STATE.device_count > 0,
         "device_count": lambda: STATE.device_count,
         "current_accelerator": lambda check_available=False: torch.device("cuda"),
         "current_device_index": lambda: STATE.current_index,

@@ -18,6 +18,7 @@ from gpudoc.emulate import errors, legacy, scope, tracking
 from gpudoc.emulate.state import STATE
 
 _aten = torch.ops.aten
+_CPU = torch.device("cpu")
 # Operations that may legitimately mix devices, as on a GPU.
 _CROSS_DEVICE_OK = {_aten.copy_.default, _aten._to_copy.default, _aten.lift_fresh.default}
 _INDEXING = {_aten.index.Tensor, _aten.index_put_.default, _aten.index_put.default}
@@ -43,7 +44,7 @@ class EmulatedTensor(torch.Tensor):  # type: ignore[misc]
             storage_offset=inner.storage_offset(),
             dtype=inner.dtype,
             layout=inner.layout,
-            device="cpu",
+            device=_CPU,
             requires_grad=requires_grad,
         )
         wrapper._inner = inner
@@ -256,7 +257,7 @@ def dispatch(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         raise errors.not_emulated(f"the custom operator {func} (a CUDA extension)") from None
     if func is _aten.copy_.default and not isinstance(args[0], EmulatedTensor):
         return args[0]
-    if torch.Tag.inplace_view in func.tags and isinstance(args[0], EmulatedTensor):
+    if _is_inplace_view(func) and isinstance(args[0], EmulatedTensor):
         _mirror_metadata(func, args, kwargs)
     wrapped = _wrap_outputs(out, target, owners)
     if func is _aten._pack_padded_sequence.default:
@@ -270,6 +271,14 @@ def dispatch(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 
 
 _NO_PYTHON_KEY = torch._C.DispatchKeySet(torch._C.DispatchKey.Python)
+_INPLACE_VIEW: dict[Any, bool] = {}  # per operator: reading func.tags costs a list each time
+
+
+def _is_inplace_view(func: Any) -> bool:
+    known = _INPLACE_VIEW.get(func)
+    if known is None:
+        known = _INPLACE_VIEW[func] = torch.Tag.inplace_view in func.tags
+    return known
 
 
 def _mirror_metadata(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

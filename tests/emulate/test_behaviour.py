@@ -323,3 +323,14 @@ def test_the_patches_leave_nothing_behind() -> None:
         assert set(vars(owner)) == set(attributes), owner
         changed = [name for name, value in vars(owner).items() if attributes[name] is not value]
         assert not changed, (owner, changed)
+
+
+def test_a_child_narrowed_by_cuda_visible_devices_sees_its_gpus() -> None:
+    from gpudoc.emulate.children import visible_devices
+
+    assert visible_devices(None, 2) == [0, 1]
+    assert visible_devices("1", 2) == [1]
+    assert visible_devices("1,0", 2) == [1, 0]
+    assert visible_devices("GPU-00000000-0000-0000-0000-000000000001", 2) == [1]
+    assert visible_devices("0,5,1", 2) == [0]  # CUDA stops at the first invalid entry
+    assert visible_devices("", 2) == []

@@ -18,7 +18,8 @@ def _line_of(script: str, text: str) -> int:
 
 
 def _emulate(run_gpudoc: RunGpudoc, *args: str) -> tuple[int, str, str]:
-    result = run_gpudoc("run", "--emulate-cuda", *args, cwd=REPO)
+    # A generous limit: these train small models on a CPU that other jobs share (load 10+).
+    result = run_gpudoc("run", "--emulate-cuda", *args, cwd=REPO, timeout=900)
     return result.returncode, result.stdout, result.stderr
 
 
