@@ -140,7 +140,8 @@ def host_pin_memory(self: torch.Tensor, device: Any = None) -> torch.Tensor:
 def counted_backward(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def patched(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-        STATE.reached("backward", tracking.where_text())
+        first = "backward" not in STATE.phase_lines
+        STATE.reached("backward", tracking.where_text() if first else None)
         return original(self, *args, **kwargs)
 
     return patched

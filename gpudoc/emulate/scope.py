@@ -19,7 +19,7 @@ user call is in flight: every tensor there is autograd's own.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -31,11 +31,18 @@ _NEEDS_MODE: set[Any] = set()  # torch functions whose C++ builds tensors from o
 
 
 class _Scope:
-    """The user's torch call in flight (mutable on purpose: read and written per call)."""
+    """The user's torch call in flight (mutable on purpose: read and written per call; an
+    instance, since writing a class attribute invalidates the type's lookup caches)."""
 
-    call: tuple[tuple[Any, ...], dict[str, Any]] | None = None
-    index: int | None = None  # its emulated device, when it runs under the mode
-    users: ClassVar[set[int]] = set()  # under the mode: storages of host tensors from the user's
+    __slots__ = ("call", "index", "users")
+
+    def __init__(self) -> None:
+        self.call: tuple[tuple[Any, ...], dict[str, Any]] | None = None
+        self.index: int | None = None  # its emulated device, when it runs under the mode
+        self.users: set[int] = set()  # under the mode: storages of host tensors from the user's
+
+
+_SCOPE = _Scope()
 
 
 class _MadeInside(BaseException):
@@ -49,18 +56,21 @@ def run_call(
     func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None, wrap: Wrap
 ) -> Any:
     """Run one torch call of the user's code, as the scope in which tensors are judged."""
-    outer, outer_index = _Scope.call, _Scope.index
-    _Scope.call, _Scope.index = (args, kwargs or {}), None
+    if kwargs is None:
+        kwargs = {}
+    scope = _SCOPE
+    outer, outer_index = scope.call, scope.index
+    scope.call, scope.index = (args, kwargs), None
     try:
         if func in _NEEDS_MODE:
-            return _run_in_mode(func, types, args, kwargs or {}, wrap)
+            return _run_in_mode(func, types, args, kwargs, wrap)
         try:
-            return _disabled(func, types, args, kwargs or {})
+            return _disabled(func, types, args, kwargs)
         except _MadeInside:
             _NEEDS_MODE.add(func)
-            return _run_in_mode(func, types, args, kwargs or {}, wrap)
+            return _run_in_mode(func, types, args, kwargs, wrap)
     finally:
-        _Scope.call, _Scope.index = outer, outer_index
+        scope.call, scope.index = outer, outer_index
 
 
 def made_inside(hosts: list[torch.Tensor]) -> bool:
@@ -69,11 +79,11 @@ def made_inside(hosts: list[torch.Tensor]) -> bool:
     Raises _MadeInside when the call must run again under the mode to tell."""
     if torch._C._current_autograd_node() is not None:
         return True  # in backward(): autograd's own tensors
-    if _Scope.call is None:
+    if _SCOPE.call is None:
         return False
-    if _Scope.index is not None:  # under the mode: computed from the user's, or C++-made
-        return not any(_is_users(tensor, _Scope.users) for tensor in hosts)
-    known = _storages(_Scope.call)
+    if _SCOPE.index is not None:  # under the mode: computed from the user's, or C++-made
+        return not any(_is_users(tensor, _SCOPE.users) for tensor in hosts)
+    known = _storages(_SCOPE.call)
     if any(_is_users(tensor, known) for tensor in hosts):
         return False
     raise _MadeInside
@@ -93,20 +103,20 @@ def _run_in_mode(
     index = next((value._index for value in flat if _is_emulated(value)), None)
     if index is None:
         return _disabled(func, types, args, kwargs)
-    outer = _Scope.users
-    _Scope.index, _Scope.users = index, _storages((args, kwargs))
+    outer = _SCOPE.users
+    _SCOPE.index, _SCOPE.users = index, _storages((args, kwargs))
     try:
         with _LineageMode():
             result = _disabled(func, types, args, kwargs)
         return _adopt(result, index, wrap)
     finally:
-        _Scope.users = outer
+        _SCOPE.users = outer
 
 
 def _adopt(result: Any, index: int, wrap: Wrap) -> Any:
     """Host tensors made inside the call and returned (``one_hot``'s zeros) are on the call's
     device, as on a GPU."""
-    if type(result) is torch.Tensor and not _is_users(result, _Scope.users):
+    if type(result) is torch.Tensor and not _is_users(result, _SCOPE.users):
         return wrap(result, index)
     if isinstance(result, tuple) and not hasattr(result, "_fields"):
         return tuple(_adopt(item, index, wrap) for item in result)
@@ -127,13 +137,13 @@ class _LineageMode(TorchDispatchMode):  # type: ignore[misc]
         if _from_user([*args, *kwargs.values()]):
             for tensor in result if isinstance(result, (list, tuple)) else (result,):
                 if type(tensor) is torch.Tensor:
-                    _Scope.users.add(_storage_key(tensor))
+                    _SCOPE.users.add(_storage_key(tensor))
         return result
 
 
 def _from_user(values: list[Any]) -> bool:
     for value in values:
-        if type(value) is torch.Tensor and _is_users(value, _Scope.users):
+        if type(value) is torch.Tensor and _is_users(value, _SCOPE.users):
             return True
         if isinstance(value, (list, tuple)) and _from_user(list(value)):
             return True

@@ -10,7 +10,7 @@ tensors and wraps the results on that device.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -249,20 +249,22 @@ def dispatch(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         # new_tensor): it means "where the tensor already is".
         inner_kwargs = dict(inner_kwargs, device=torch.device("cpu"))
     STATE.ops_on_device += 1
+    facts = _FACTS.get(func) or _facts(func)
     try:
-        out = func(*inner_args, **inner_kwargs)
+        out = facts.kernel(*inner_args, **inner_kwargs)
     except NotImplementedError:
         if func.namespace == "aten":
             raise
         raise errors.not_emulated(f"the custom operator {func} (a CUDA extension)") from None
-    if func is _aten.copy_.default and not isinstance(args[0], EmulatedTensor):
-        return args[0]
-    if _is_inplace_view(func) and isinstance(args[0], EmulatedTensor):
-        _mirror_metadata(func, args, kwargs)
+    if facts.special:
+        if func is _COPY and not isinstance(args[0], EmulatedTensor):
+            return args[0]
+        if facts.inplace_view and isinstance(args[0], EmulatedTensor):
+            _mirror_metadata(func, args, kwargs)
     wrapped = _wrap_outputs(out, target, owners)
-    if func is _aten._pack_padded_sequence.default:
+    if func is _PACK_PADDED:
         wrapped = (wrapped[0], out[1])  # batch_sizes stay on the CPU, as PyTorch wants them
-    if func.is_view and args and isinstance(wrapped, EmulatedTensor):
+    if facts.view and args and isinstance(wrapped, EmulatedTensor):
         # detach / view / t keep the origin: Parameter() detaches, linear transposes.
         origin = getattr(args[0], "_gpudoc_origin", None)
         if origin is not None:
@@ -271,14 +273,25 @@ def dispatch(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 
 
 _NO_PYTHON_KEY = torch._C.DispatchKeySet(torch._C.DispatchKey.Python)
-_INPLACE_VIEW: dict[Any, bool] = {}  # per operator: reading func.tags costs a list each time
+_COPY = _aten.copy_.default
+_PACK_PADDED = _aten._pack_padded_sequence.default
 
 
-def _is_inplace_view(func: Any) -> bool:
-    known = _INPLACE_VIEW.get(func)
-    if known is None:
-        known = _INPLACE_VIEW[func] = torch.Tag.inplace_view in func.tags
-    return known
+class _OpFacts(NamedTuple):
+    kernel: Any  # the C++ callable (OpOverload.__call__ is a Python frame more)
+    view: bool
+    inplace_view: bool
+    special: bool  # copy_, or an in-place view: looked at after the kernel ran
+
+
+_FACTS: dict[Any, _OpFacts] = {}  # per operator: its tags and flags cost a lookup each time
+
+
+def _facts(func: Any) -> _OpFacts:
+    inplace_view = torch.Tag.inplace_view in func.tags
+    facts = _OpFacts(func._op, func.is_view, inplace_view, inplace_view or func is _COPY)
+    _FACTS[func] = facts
+    return facts
 
 
 def _mirror_metadata(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
