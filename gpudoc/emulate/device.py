@@ -138,10 +138,18 @@ def host_pin_memory(self: torch.Tensor, device: Any = None) -> torch.Tensor:
 
 
 def counted_backward(original: Callable[..., Any]) -> Callable[..., Any]:
+    inside: list[bool] = []  # Tensor.backward re-enters itself through __torch_function__
+
     @functools.wraps(original)
     def patched(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        if inside:
+            return original(self, *args, **kwargs)
         first = "backward" not in STATE.phase_lines
         STATE.reached("backward", tracking.where_text() if first else None)
-        return original(self, *args, **kwargs)
+        inside.append(True)
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            inside.pop()
 
     return patched

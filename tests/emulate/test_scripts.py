@@ -294,6 +294,11 @@ def test_correct_real_shaped_scripts_run_clean(run_gpudoc: RunGpudoc, script: st
     assert code == 0, err
     assert "no device errors" in err and "Traceback" not in err
     assert "cuDNN" not in err  # the CPU build's warning on an RNN's CUDA weights is not shown
+    counts = {
+        name: int(count)
+        for name, count in re.findall(r"^    (forward \(training\)|backward)\s+(\d+)", err, re.M)
+    }
+    assert 0 < counts["backward"] <= counts["forward (training)"]  # each backward() counted once
 
 
 @pytest.mark.parametrize(
