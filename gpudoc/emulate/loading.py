@@ -35,10 +35,11 @@ def counted_save(save: Callable[..., Any]) -> Callable[..., Any]:
 def adopting_load(load: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(load)
     def patched(*args: Any, **kwargs: Any) -> Any:
-        STATE.reached("checkpoint loaded", tracking.where_text())
+        where_text = tracking.where_text()
         tracking.loaded_storages.clear()
         try:
             result = load(*args, **kwargs)  # the script's own load: its errors are its own
+            STATE.reached("checkpoint loaded", where_text)  # only a load that worked
             where = tracking.user_location()
             try:
                 return _adopt(result, where, set())

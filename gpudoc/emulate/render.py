@@ -43,7 +43,9 @@ def _render_error(console: Console, error: DeviceError) -> None:
         _say(console, "  tensors involved")
         for operand in error.operands:
             names = " = ".join(operand.names) or "(unnamed)"
-            head = f"    {operand.argument:<8}{operand.device:<8}{_shape(operand.shape):<16}{names}"
+            head = (
+                f"    {operand.argument:<7} {operand.device:<7} {_shape(operand.shape):<15} {names}"
+            )
             _say(console, head)
             _say(console, f"    {'':<8}{_how(operand)}")
     console.print()
@@ -113,10 +115,11 @@ def _render_summary(console: Console, report: EmulationReport) -> None:
     _say(console, f"  time       {report.wall_s:.1f} s")
     if report.phases:
         _say(console, "  phases reached")
+        width = max(22, *(len(phase.name) + 1 for phase in report.phases))
         for phase in report.phases:
             on = "on " + ", ".join(phase.devices) if phase.devices else ""
             first = f"first at {_path(phase.first_at)}" if phase.first_at else ""
-            line = f"    {phase.name:<22}{phase.count:>6}  {on:<10}  {first}"
+            line = f"    {phase.name:<{width}}{phase.count:>6}  {on:<10}  {first}"
             _say(console, line.rstrip())
     for note in report.notes:
         _say(console, f"  note: {note}", "yellow")

@@ -22,6 +22,7 @@ from gpudoc.emulate.patches import emulated_cuda
 from gpudoc.emulate.state import STATE
 from gpudoc.exit_codes import UsageError
 
+_GPUDOC_DIR = str(Path(__file__).resolve().parent.parent)  # gpudoc/, whose frames are ours
 PHASE_ORDER = (
     "forward (training)",
     "backward",
@@ -146,11 +147,15 @@ def _exit_status(code: object) -> int:
 
 
 def _print_user_traceback(failure: BaseException) -> None:
-    """What ``python script.py`` prints: the traceback from the script's first frame on."""
+    """What ``python script.py`` prints: the traceback from the script's first frame on,
+    without gpudoc's own frames (the patched torch.load, the emulated tensor's dispatch)."""
     tb = failure.__traceback__
     while tb is not None and not tracking.is_user_file(tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
-    traceback.print_exception(type(failure), failure, tb or failure.__traceback__)
+    shown = traceback.TracebackException(type(failure), failure, tb or failure.__traceback__)
+    kept = [frame for frame in shown.stack if _GPUDOC_DIR not in frame.filename]
+    shown.stack = traceback.StackSummary.from_list(kept)
+    print("".join(shown.format()), end="", file=sys.stderr)
 
 
 def _report(target: Target, outcome: _Outcome, wall_s: float) -> EmulationReport:

@@ -107,3 +107,20 @@ def test_a_failure_of_gpudocs_own_is_not_the_scripts() -> None:
     text = _text(_report(gpudoc_failure=failure, script_exit_code=2))
     assert f"stopped: {failure}" in text and "bug in gpudoc, not in your script" in text
     assert "exited with" not in text and "no device errors" not in text
+
+
+def test_columns_never_run_together() -> None:
+    """A long shape keeps a space before the name; a long phase name keeps its count apart."""
+    long_shape = TensorOrigin("input", ("batch",), "cuda:0", (1024, 3, 224, 224), None, None, None)
+    error = DeviceError("RuntimeError", "boom", None, (), (long_shape,), "p", None, None)
+    text = _text(_report(error=error, script_exit_code=1))
+    assert "(1024, 3, 224, 224) batch" in text
+    phases = (
+        PhaseCount("forward (training)", 6, None, ("cuda:0",)),
+        PhaseCount("torch.compile skipped (eager)", 1, None, ()),
+    )
+    lines = _text(_report(phases=phases)).splitlines()
+    training = next(line for line in lines if "forward (training)" in line)
+    compiled = next(line for line in lines if "(eager)" in line)
+    assert "(eager) " in compiled
+    assert training.index(" 6") == compiled.rindex(" 1")  # counts right-aligned together

@@ -381,3 +381,22 @@ def test_a_device_error_in_a_spawned_worker_is_found_at_its_line(run_gpudoc: Run
     line = _line_of(script, "loss = model(inputs).pow(2).mean()")
     assert f"at fixtures/emulate/{script}:{line} in worker" in err
     assert "gpudoc.emulate" not in err
+
+
+def test_the_scripts_own_failing_load_shows_no_gpudoc_frame(
+    run_gpudoc: RunGpudoc, tmp_path: Path
+) -> None:
+    script = tmp_path / "reload.py"
+    script.write_text(
+        "import torch\n"
+        "class Box:\n"
+        "    pass\n"
+        "torch.save(Box(), 'odd.pt')\n"
+        "state = torch.load('odd.pt')\n"
+    )
+    result = run_gpudoc("run", "--emulate-cuda", str(script), cwd=tmp_path, timeout=900)
+    assert result.returncode == 1
+    assert "Weights only load failed" in result.stderr
+    assert 'reload.py", line 5, in <module>' in result.stderr
+    assert "gpudoc" not in result.stderr.split("gpudoc run --emulate-cuda:")[0]
+    assert "checkpoint loaded" not in result.stderr and "checkpoint saved" in result.stderr
