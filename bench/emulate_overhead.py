@@ -50,6 +50,7 @@ def steady_state(steps: int) -> None:
     import torch.nn.functional as F
 
     from gpudoc.emulate.patches import emulated_cuda
+    from gpudoc.emulate.state import STATE
 
     torch.set_num_threads(1)
 
@@ -87,14 +88,16 @@ def steady_state(steps: int) -> None:
 
     print(f"steady state (one training step of the tutorial Net, {steps} steps, best of 3):")
     for batch in (4, 64):
-        plain, emulated = 1e9, 1e9
+        plain, emulated, ops = 1e9, 1e9, 0
         for _ in range(3):
             plain = min(plain, per_step_ms("cpu", batch))
             with emulated_cuda(1):
                 emulated = min(emulated, per_step_ms("cuda", batch))
+                ops = STATE.ops_on_device // (steps + 10)  # ATen operations per step
+        per_op_us = (emulated - plain) * 1000 / ops
         print(
             f"  batch {batch:3d}   plain {plain:7.2f} ms   emulated {emulated:7.2f} ms"
-            f"   ratio {emulated / plain:5.2f}x"
+            f"   ratio {emulated / plain:5.2f}x   {ops} ops/step, {per_op_us:5.1f} us/op added"
         )
 
 

@@ -117,12 +117,12 @@ def main(argv: list[str]) -> int:
     check = "--check" in argv
     cache: dict[str, str] = {}
     stale = []
-    reference = docs.rules_markdown()
-    current = docs.TARGET.read_text(encoding="utf-8") if docs.TARGET.exists() else ""
-    if reference != current:
-        stale.append(str(docs.TARGET.relative_to(REPO)))
-        if not check:
-            docs.TARGET.write_text(reference, encoding="utf-8")
+    for target, text in docs.outputs().items():  # docs/rules.md, lint/rule_names.py
+        current = target.read_text(encoding="utf-8") if target.exists() else ""
+        if text != current:
+            stale.append(str(target.relative_to(REPO)))
+            if not check:
+                target.write_text(text, encoding="utf-8")
     for page in PAGES:
         path = REPO / page
         text = path.read_text(encoding="utf-8")

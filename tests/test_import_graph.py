@@ -26,12 +26,8 @@ PACKAGE = REPO / "gpudoc"
 # Circles of deferred imports known on this branch, removed by the emulate change being made in
 # parallel (issue 15); the lead empties this list once it is merged. Each entry is a circle as
 # `cycles()` names it (sorted). Nothing is ever allowed in the import-time graph.
-ALLOWED_DEFERRED: set[tuple[str, ...]] = {
-    # emulate/rules.py imports Found from diagnose.py under TYPE_CHECKING.
-    ("gpudoc.emulate.diagnose", "gpudoc.emulate.rules"),
-    # emulate/tracking.py imports target_index from tensor.py inside a function.
-    ("gpudoc.emulate.tensor", "gpudoc.emulate.tracking"),
-}
+ALLOWED_DEFERRED: set[tuple[str, ...]] = set()
+"""Circles through deferred imports that are tolerated for now: none."""
 
 
 def module_name(path: Path) -> str:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import os
+import re
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -49,13 +51,38 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
+# torch.accelerator (2.6) and swap_tensors on conversion (2.3): older torch is allowed by the
+# [torch] extra, for smoke and info, but cannot emulate.
+MIN_TORCH = (2, 6)
+
+
+def check_torch(version: str | None) -> None:
+    """UsageError (exit 2) unless the installed torch is new enough to emulate CUDA."""
+    if version is None:
+        raise UsageError("gpudoc run --emulate-cuda needs torch: pip install 'gpudoc[torch]'")
+    numbers = re.match(r"(\d+)\.(\d+)", version)
+    if numbers is None or (int(numbers[1]), int(numbers[2])) < MIN_TORCH:
+        wanted = ".".join(map(str, MIN_TORCH))
+        raise UsageError(f"gpudoc run --emulate-cuda needs torch>={wanted}; found torch {version}")
+
+
+def _torch_version() -> str | None:
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def run(args: argparse.Namespace) -> int:
     target = _target(args)
+    check_torch(_torch_version())
     from gpudoc.emulate.render import render
     from gpudoc.emulate.runner import run_emulated
 
     report = run_emulated(target, args.devices, args.batches)
     render(report)
+    if report.gpudoc_failure is not None:
+        return USAGE
     if report.error is not None:
         return FINDINGS
     if report.not_emulated is not None:

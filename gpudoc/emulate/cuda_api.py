@@ -33,7 +33,7 @@ class EmulatedDeviceProperties:
     is_integrated: int = 0
     is_multi_gpu_board: int = 0
     L2_cache_size: int = 41_943_040
-    uuid: str = "GPU-00000000-0000-0000-0000-000000000000"
+    uuid: str = "00000000-0000-0000-0000-000000000000"
 
     def __repr__(self) -> str:
         return (
@@ -59,6 +59,12 @@ def index_of(device: Any = None) -> int:
     return index
 
 
+def device_properties(device: Any = None) -> EmulatedDeviceProperties:
+    """Identical GPUs, each with its own UUID; torch's has no ``GPU-`` prefix (NVML's has)."""
+    physical = STATE.physical[index_of(device)]  # a child narrowed by CUDA_VISIBLE_DEVICES
+    return EmulatedDeviceProperties(uuid=f"00000000-0000-0000-0000-{physical:012d}")
+
+
 def set_device(device: Any) -> None:
     STATE.current_index = index_of(device)
 
@@ -66,12 +72,10 @@ def set_device(device: Any) -> None:
 def memory_allocated(device: Any = None) -> int:
     """Bytes held by live emulated tensors on that device (each storage counted once)."""
     global _peak_bytes
-    from gpudoc.emulate.tensor import EmulatedTensor
-
     index = index_of(device)
     storages: dict[int, int] = {}
-    for obj in gc.get_objects():
-        if type(obj) is EmulatedTensor and obj._index == index:
+    for obj in gc.get_objects():  # emulated tensors (tensor.py) are those with an _inner
+        if isinstance(obj, torch.Tensor) and hasattr(obj, "_inner") and obj._index == index:
             storage = obj._inner.untyped_storage()
             storages[storage.data_ptr()] = storage.nbytes()
     total = sum(storages.values())
@@ -199,17 +203,14 @@ def cuda_functions() -> dict[str, Any]:
     default_stream = DEFAULT_STREAM
     default_stream.device, default_stream.priority = torch.device("cuda", 0), 0
     return {
-        "is_available": lambda: True,
+        "is_available": lambda: STATE.device_count > 0,
         "is_initialized": lambda: True,
         "device_count": lambda: STATE.device_count,
         "current_device": lambda: STATE.current_index,
         "set_device": set_device,
         "get_device_name": lambda device=None: (index_of(device), DEVICE_NAME)[1],
         "get_device_capability": lambda device=None: (index_of(device), CAPABILITY)[1],
-        "get_device_properties": lambda device=None: (
-            index_of(device),
-            EmulatedDeviceProperties(),
-        )[1],
+        "get_device_properties": device_properties,
         "get_arch_list": lambda: ["sm_80", "sm_86", "sm_90"],
         "is_bf16_supported": lambda including_emulation=True: True,
         "memory_allocated": memory_allocated,
@@ -231,7 +232,7 @@ def cuda_functions() -> dict[str, Any]:
 def accelerator_functions() -> dict[str, Any]:
     """The ``torch.accelerator`` attributes to replace (DataLoader pinning asks these)."""
     return {
-        "is_available": lambda: True,
+        "is_available": lambda: STATE.device_count > 0,
         "device_count": lambda: STATE.device_count,
         "current_accelerator": lambda check_available=False: torch.device("cuda"),
         "current_device_index": lambda: STATE.current_index,

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from gpudoc.emulate import errors, tracking
+from gpudoc.emulate import errors, legacy, scope, tracking
 from gpudoc.emulate.state import STATE
 from gpudoc.emulate.tensor import EmulatedTensor, cuda_device, move_tensor, target_index, to_device
 
@@ -79,6 +79,8 @@ def device_aware(factory: Callable[..., Any]) -> Callable[..., Any]:
             result = factory(*args, **kwargs)
             if tracking.is_user_file(sys._getframe(1).f_code.co_filename):
                 tracking.set_origin(result, "created on the host")
+            else:  # torch's own Python, e.g. a mask converted from the user's (scope.py)
+                scope.mark_host_made(result)
             return result
         return _with_device(factory, args, kwargs, device)
 
@@ -94,6 +96,7 @@ def _with_device(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], devic
         finally:
             STATE.host_requested = False
         tracking.set_origin(result, "created on the host")
+        scope.mark_host_made(result)
         return result
     if requested.type != "cuda":
         raise errors.not_emulated(f"device '{requested}'")
@@ -120,6 +123,7 @@ def host_cuda(self: torch.Tensor, device: Any = None, non_blocking: bool = False
 def host_type(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def patched(self: torch.Tensor, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
+        dtype = legacy.type_name(dtype)
         if isinstance(dtype, str) and dtype.startswith("torch.cuda."):
             host = original(self, dtype.replace("torch.cuda.", "torch.", 1), *args, **kwargs)
             return move_tensor(host, torch.device("cuda", STATE.current_index))
@@ -134,9 +138,18 @@ def host_pin_memory(self: torch.Tensor, device: Any = None) -> torch.Tensor:
 
 
 def counted_backward(original: Callable[..., Any]) -> Callable[..., Any]:
+    inside: list[bool] = []  # Tensor.backward re-enters itself through __torch_function__
+
     @functools.wraps(original)
     def patched(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-        STATE.reached("backward", tracking.where_text())
-        return original(self, *args, **kwargs)
+        if inside:
+            return original(self, *args, **kwargs)
+        first = "backward" not in STATE.phase_lines
+        STATE.reached("backward", tracking.where_text() if first else None)
+        inside.append(True)
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            inside.pop()
 
     return patched

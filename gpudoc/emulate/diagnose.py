@@ -6,7 +6,6 @@ from __future__ import annotations
 import linecache
 import os
 import re
-from dataclasses import dataclass
 from types import FrameType, TracebackType
 from typing import Any
 
@@ -14,18 +13,7 @@ import torch
 
 from gpudoc.emulate import errors, tracking
 from gpudoc.emulate.model import DeviceError, SourceLocation, TensorOrigin
-from gpudoc.emulate.rules import classify
-
-
-@dataclass
-class Found:
-    """What the user's frames say about one tensor."""
-
-    names: list[str]
-    owner: torch.nn.Module | None = None
-    owner_name: str | None = None
-    plain_attribute: bool = False
-    plain_container: str | None = None  # "model.layers" when the owner sits in a plain list
+from gpudoc.emulate.rules import Found, classify
 
 
 def diagnose(error: BaseException) -> DeviceError:
@@ -37,9 +25,10 @@ def diagnose(error: BaseException) -> DeviceError:
         for (argument, tensor), facts in zip(operands, found, strict=True)
     )
     pattern, code, name = classify(error, operands, found)
-    locations = [source_location(frame) for frame in frames]
+    lines = traceback_lines(error.__traceback__)
+    locations = [source_location(frame, lines.get(id(frame))) for frame in frames]
     message = str(error).rstrip()
-    if isinstance(error, errors.CudaInForkedWorkerError):
+    if isinstance(error, errors.CudaInForkedWorkerError) or errors.from_child(error):
         message, worker_frames = _worker_traceback(message)
         locations += worker_frames
     return DeviceError(
@@ -76,6 +65,8 @@ def _worker_traceback(message: str) -> tuple[str, list[SourceLocation]]:
             kept.append(line)
     text = "\n".join(kept).replace("Caught CudaInForkedWorkerError", "Caught RuntimeError")
     text = text.replace("gpudoc.emulate.errors.CudaInForkedWorkerError", "RuntimeError")
+    text = text.replace("gpudoc.emulate.errors.NumpyOnDeviceError", "TypeError")
+    text = re.sub(r"gpudoc\.emulate\.errors\.\w+Error:", "RuntimeError:", text)
     return text, user
 
 
@@ -85,6 +76,8 @@ def _is_gpudoc(filename: str) -> bool:
 
 def _builtin_name(error: BaseException) -> str:
     """The exception class a GPU run shows (RuntimeError, TypeError), not our subclass."""
+    if errors.from_child(error):  # as a GPU run prints it
+        return f"{type(error).__module__}.{type(error).__name__}"
     return next(cls.__name__ for cls in type(error).__mro__ if cls.__module__ == "builtins")
 
 
@@ -96,6 +89,15 @@ def user_frames(tb: TracebackType | None) -> list[FrameType]:
             frames.append(tb.tb_frame)
         tb = tb.tb_next
     return frames
+
+
+def traceback_lines(tb: TracebackType | None) -> dict[int, int]:
+    """Each frame's line in the traceback: in a ``try:`` block, the frame has moved on since."""
+    lines: dict[int, int] = {}
+    while tb is not None:
+        lines[id(tb.tb_frame)] = tb.tb_lineno
+        tb = tb.tb_next
+    return lines
 
 
 def source_location(frame: FrameType, line: int | None = None) -> SourceLocation:
@@ -118,7 +120,10 @@ def _find(tensor: torch.Tensor, frames: list[FrameType]) -> Found:
             if any(value is target for target in targets):
                 _add(found.names, var)
             elif isinstance(value, torch.nn.Module):
+                owner = found.owner
                 _search_module(var, value, targets, found)
+                if found.owner is not owner and found.root is None:
+                    found.root = value
     return found
 
 
@@ -204,6 +209,14 @@ def _note(tensor: torch.Tensor, found: Found) -> str | None:
         )
     if found.owner is not None and found.owner_name is not None and tensor.device.type == "cpu":
         moved_at = getattr(found.owner, "_gpudoc_moved_at", None)
+        root = found.owner_name.split(".")[0]
+        root_moved = getattr(found.root, "_gpudoc_moved_at", None)
+        if moved_at is None and root_moved is not None and found.owner is not found.root:
+            filename, line, _function = root_moved
+            return (
+                f"{found.owner_name} was assigned after {root}.to() at {filename}:{line}: "
+                "a module set later stays where it was created"
+            )
         if moved_at is None:
-            return f"{found.owner_name.split('.')[0]} was never moved to a device"
+            return f"{root} was never moved to a device"
     return None

@@ -74,6 +74,13 @@ def check_not_in_forked_worker() -> None:
         raise CudaInForkedWorkerError()
 
 
+class GpudocFailure(Exception):
+    """gpudoc's own work failed (not the script): reported as gpudoc's, never as the user's."""
+
+    def __init__(self, doing: str, failure: BaseException) -> None:
+        super().__init__(f"gpudoc failed while {doing}: {type(failure).__name__}: {failure}")
+
+
 class NotEmulatedError(RuntimeError):
     """Something only a real GPU can run (a CUDA extension, a Triton kernel)."""
 
@@ -255,9 +262,14 @@ _TORCH_DEVICE_MESSAGES = (
 
 def is_device_message(failure: BaseException) -> bool:
     text = str(failure)
-    return isinstance(failure, RuntimeError | TypeError) and any(
+    return (isinstance(failure, RuntimeError | TypeError) or from_child(failure)) and any(
         fragment in text for fragment in _TORCH_DEVICE_MESSAGES
     )
+
+
+def from_child(failure: BaseException) -> bool:
+    """An error a child process raised, passed on with its traceback as text (mp.spawn)."""
+    return type(failure).__name__ == "ProcessRaisedException"
 
 
 def needs_real_gpu(failure: BaseException) -> str | None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from gpudoc.emulate import tracking
+from gpudoc.emulate import errors, tracking
 from gpudoc.emulate.state import STATE
 from gpudoc.emulate.tensor import EmulatedTensor, to_device
 
@@ -35,12 +35,17 @@ def counted_save(save: Callable[..., Any]) -> Callable[..., Any]:
 def adopting_load(load: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(load)
     def patched(*args: Any, **kwargs: Any) -> Any:
-        STATE.reached("checkpoint loaded", tracking.where_text())
+        where_text = tracking.where_text()
         tracking.loaded_storages.clear()
         try:
-            result = load(*args, **kwargs)
+            result = load(*args, **kwargs)  # the script's own load: its errors are its own
+            STATE.reached("checkpoint loaded", where_text)  # only a load that worked
             where = tracking.user_location()
-            return _adopt(result, where, set())
+            try:
+                return _adopt(result, where, set())
+            except Exception as failure:
+                doing = "putting what torch.load returned on devices"
+                raise errors.GpudocFailure(doing, failure) from failure
         finally:
             tracking.loaded_storages.clear()
 
@@ -82,6 +87,11 @@ def _adopt_tensor(tensor: torch.Tensor, where: tracking.Location | None) -> torc
 
 def _adopt_module(module: torch.nn.Module, where: tracking.Location | None) -> None:
     for submodule in module.modules():
+        # RNNs keep weak references to their weights, which swap_tensors refuses: drop them
+        # and let the RNN take them again, as its own _apply() does for module.to().
+        rnn = isinstance(submodule, torch.nn.RNNBase)
+        if rnn:
+            submodule._flat_weight_refs = []
         for param in list(submodule._parameters.values()):
             if param is not None:
                 adopted = _adopt_tensor(param, where)
@@ -90,3 +100,5 @@ def _adopt_module(module: torch.nn.Module, where: tracking.Location | None) -> N
         for name, buffer in list(submodule._buffers.items()):
             if buffer is not None:
                 submodule._buffers[name] = _adopt_tensor(buffer, where)
+        if rnn:
+            submodule._init_flat_weights()

@@ -75,3 +75,4 @@ class EmulationReport:
     error: DeviceError | None
     not_emulated: str | None
     notes: tuple[str, ...] = ()
+    gpudoc_failure: str | None = None  # gpudoc's own failure: no verdict on the script

@@ -12,6 +12,7 @@ import contextlib
 import functools
 from collections.abc import Callable, Iterator
 from typing import Any
+from unittest import mock
 
 import torch
 import torch.nn.parallel.comm as parallel_comm
@@ -20,24 +21,23 @@ import torch.utils.data._utils.pin_memory as pin_memory_module
 from torch.nn.modules import module as module_globals
 from torch.optim import optimizer as optimizer_globals
 
-from gpudoc.emulate import cuda_api, device, loading, parallel, phases, tracking
+from gpudoc.emulate import cuda_api, device, legacy, loading, parallel, phases, tracking
 from gpudoc.emulate.state import STATE
 
 
 class _Patcher:
-    """Sets attributes and remembers the originals, so that ``undo`` restores them in order."""
+    """Sets attributes; ``undo`` puts back each original, in reverse order, and removes those
+    that did not exist before (or existed only on a base class), as ``mock.patch`` does."""
 
     def __init__(self) -> None:
-        self.originals: list[tuple[Any, str, Any]] = []
+        self.stack = contextlib.ExitStack()
 
     def set(self, owner: Any, name: str, value: Any) -> None:
-        self.originals.append((owner, name, getattr(owner, name, None)))
-        setattr(owner, name, value)
+        patch = mock.patch.object(owner, name, value, create=not hasattr(owner, name))
+        self.stack.enter_context(patch)
 
     def undo(self) -> None:
-        for owner, name, value in reversed(self.originals):
-            setattr(owner, name, value)
-        self.originals.clear()
+        self.stack.close()
 
 
 @contextlib.contextmanager
@@ -62,6 +62,8 @@ def _patch_torch(patcher: _Patcher) -> None:
     _patch_placement(patcher)
     for name, value in cuda_api.cuda_functions().items():
         patcher.set(torch.cuda, name, value)
+    for name, value in legacy.legacy_types().items():
+        patcher.set(torch.cuda, name, value)
     for name, value in cuda_api.accelerator_functions().items():
         patcher.set(torch.accelerator, name, value)
     patcher.set(pin_memory_module, "pin_memory", lambda data, device=None: data)
@@ -73,6 +75,8 @@ def _patch_torch(patcher: _Patcher) -> None:
     patcher.set(loader, "__iter__", phases.capped_iter(loader.__iter__))
     patcher.set(loader, "__len__", phases.capped_len(loader.__len__))
     patcher.set(torch, "compile", _eager_compile)
+    # An RNN asks whether cuDNN takes its CUDA weights; the CPU build warns on every ask.
+    patcher.set(torch.backends.cudnn, "is_acceptable", lambda tensor: False)
     patcher.set(torch.nn.Module, "to", _counting_module_move(torch.nn.Module.to))
     patcher.set(torch.nn.Module, "cuda", _counting_module_move(torch.nn.Module.cuda))
     patcher.set(torch.nn.Module, "_apply", _swapping_apply(torch.nn.Module._apply))

@@ -78,12 +78,16 @@ def capped_len(method: Callable[..., int]) -> Callable[..., int]:
 def forward_started(module: torch.nn.Module, args: Any) -> None:
     global _depth
     _depth += 1
-    if _depth != 1 or next(module.parameters(), None) is None:
-        return  # a nested call, or a parameterless module such as a loss
+    if _depth != 1:
+        return  # a nested call
+    param = next(module.parameters(), None)
+    if param is None:
+        return  # a parameterless module such as a loss
     training = torch.is_grad_enabled() and module.training
     phase = "forward (training)" if training else "forward (evaluation)"
-    STATE.reached(phase, tracking.where_text())
-    STATE.phase_devices.setdefault(phase, set()).add(_module_device(module, args))
+    # Where a phase was first reached is all the report needs: walk the frames only then.
+    STATE.reached(phase, None if phase in STATE.phase_lines else tracking.where_text())
+    STATE.phase_devices.setdefault(phase, set()).add(str(param.device))
 
 
 def forward_finished(module: torch.nn.Module, args: Any, output: Any) -> None:
@@ -93,12 +97,3 @@ def forward_finished(module: torch.nn.Module, args: Any, output: Any) -> None:
 
 def optimizer_stepped(optimizer: Any, args: Any, kwargs: Any) -> None:
     STATE.reached("optimizer step")
-
-
-def _module_device(module: torch.nn.Module, args: Any) -> str:
-    for param in module.parameters():
-        return str(param.device)
-    for arg in args:
-        if isinstance(arg, torch.Tensor):
-            return str(arg.device)
-    return "no tensors"

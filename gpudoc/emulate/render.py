@@ -18,7 +18,10 @@ def render(report: EmulationReport, file: IO[str] | None = None, width: int | No
     console = make_console(file=file, stderr=file is None, width=width)
     console.soft_wrap = True  # long paths and error texts stay on one line, for grep and CI logs
     console.print()
-    if report.error is not None:
+    if report.gpudoc_failure is not None:
+        _say(console, f"{TITLE}: stopped: {report.gpudoc_failure}", "bold yellow")
+        _say(console, "  this is a bug in gpudoc, not in your script; please report it")
+    elif report.error is not None:
         _render_error(console, report.error)
     elif report.not_emulated is not None:
         _say(console, f"{TITLE}: stopped: {report.not_emulated}", "bold yellow")
@@ -40,18 +43,28 @@ def _render_error(console: Console, error: DeviceError) -> None:
         _say(console, "  tensors involved")
         for operand in error.operands:
             names = " = ".join(operand.names) or "(unnamed)"
-            head = f"    {operand.argument:<8}{operand.device:<8}{_shape(operand.shape):<16}{names}"
+            head = (
+                f"    {operand.argument:<7} {operand.device:<7} {_shape(operand.shape):<15} {names}"
+            )
             _say(console, head)
             _say(console, f"    {'':<8}{_how(operand)}")
     console.print()
     _say(console, f"  pattern  {error.pattern}")
     if error.rule_code is not None:
-        where = _path(error.location.file) if error.location is not None else "your script"
+        where = _bug_file(error)
         _say(
             console,
             f"  lint     {error.rule_code} {error.rule_name}: "
             f"`gpudoc lint {where}` looks for this pattern without running the script",
         )
+
+
+def _bug_file(error: DeviceError) -> str:
+    """The file to lint: where the host tensor came from, else where the error surfaced."""
+    for operand in error.operands:
+        if operand.device == "cpu" and operand.where is not None:
+            return _path(operand.where.file)
+    return _path(error.location.file) if error.location is not None else "your script"
 
 
 def _say(console: Console, text: str, style: str = "") -> None:
@@ -102,10 +115,11 @@ def _render_summary(console: Console, report: EmulationReport) -> None:
     _say(console, f"  time       {report.wall_s:.1f} s")
     if report.phases:
         _say(console, "  phases reached")
+        width = max(22, *(len(phase.name) + 1 for phase in report.phases))
         for phase in report.phases:
             on = "on " + ", ".join(phase.devices) if phase.devices else ""
             first = f"first at {_path(phase.first_at)}" if phase.first_at else ""
-            line = f"    {phase.name:<22}{phase.count:>6}  {on:<10}  {first}"
+            line = f"    {phase.name:<{width}}{phase.count:>6}  {on:<10}  {first}"
             _say(console, line.rstrip())
     for note in report.notes:
         _say(console, f"  note: {note}", "yellow")

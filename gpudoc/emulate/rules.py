@@ -2,93 +2,99 @@
 
 Each pattern carries the code the lint catalogue gives it (GPD1xx placement mismatches, GPD2xx
 host/device boundary, GPD4xx multi-GPU). A code is cited only when ``gpudoc lint`` has that rule
-(its name is read from the rule itself); otherwise the pattern is named alone.
+(its name is read from gpudoc/lint/rule_names.py, generated from the rule classes: stdlib only,
+so an emulated run never imports the lint engine); otherwise the pattern is named alone.
 """
 
 from __future__ import annotations
 
-import functools
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import torch
 
-if TYPE_CHECKING:
-    from gpudoc.emulate.diagnose import Found
+from gpudoc.emulate.tracking import is_user_file
+from gpudoc.lint.rule_names import RULE_NAMES
 
-Classification = tuple[str, str | None, str | None]
 
-NUMPY = ("a device tensor converted to NumPy without .cpu()", "GPD202", "numpy-on-device-tensor")
-DISCARDED = ("the result of .to() was discarded", "GPD103", "discarded-tensor-to")
+@dataclass
+class Found:
+    """What the user's frames say about one tensor (diagnose.py finds it)."""
+
+    names: list[str]
+    owner: torch.nn.Module | None = None
+    owner_name: str | None = None
+    plain_attribute: bool = False
+    plain_container: str | None = None  # "model.layers" when the owner sits in a plain list
+    root: torch.nn.Module | None = None  # the user's variable that holds the owner
+
+
+Pattern = tuple[str, str | None]  # what the bug is, and the lint code that finds it
+Classification = tuple[str, str | None, str | None]  # with the rule's name
+
+NUMPY = ("a device tensor converted to NumPy without .cpu()", "GPD202")
+DISCARDED = ("the result of .to() was discarded", "GPD103")
 PLAIN_ATTRIBUTE = (
     "a tensor kept as a plain module attribute instead of a buffer",
     "GPD105",
-    "tensor-attribute-not-buffer",
 )
 FACTORY_IN_FORWARD = (
     "a tensor created in forward() without device=",
     "GPD106",
-    "factory-without-device-in-forward",
 )
 PLAIN_CONTAINER = (
     "submodules kept in a plain list or dict, which module.to() does not reach",
     "GPD104",
-    "modules-in-plain-container",
 )
-LOSS_WEIGHT = ("a loss weight left on the host", "GPD107", "loss-weight-on-host")
+LOSS_WEIGHT = ("a loss weight left on the host", "GPD107")
 MODULE_ON_HOST = (
     "a model created or reloaded on the host, never moved, used with data on the device",
     "GPD102",
-    "rebound-module-not-placed",
 )
 INPUT_ON_HOST = (
     "a batch left on the host, fed to a model on the device",
     "GPD101",
-    "unplaced-input-to-placed-module",
 )
-TWO_DEVICES = ("tensors on two different GPUs meet in one operation", None, None)
+TWO_DEVICES = ("tensors on two different GPUs meet in one operation", None)
 ORDINAL = (
     "a device index beyond the visible GPUs",
     "GPD405",
-    "device-ordinal-out-of-visible-range",
 )
-INDEXING = ("a host tensor indexed with device indices", "GPD108", "index-device-mismatch")
+INDEXING = ("a host tensor indexed with device indices", "GPD108")
 DATA_PARALLEL = (
     "nn.DataParallel with its module not on device_ids[0]",
     "GPD402",
-    "dataparallel-module-not-on-first-device",
 )
 FORKED_WORKER = (
     "CUDA used inside a DataLoader worker process (in a Dataset or collate function)",
     "GPD204",
-    "cuda-in-dataset-worker",
 )
 OPTIMIZER_STATE = (
     "optimizer state loaded while the model was on the host, then the model moved",
     "GPD302",
-    "optimizer-state-before-placement",
 )
-UNKNOWN = ("tensors on different devices meet in one operation", None, None)
+UNKNOWN = ("tensors on different devices meet in one operation", None)
+HOST_FACTORY = ("a tensor created on the host (no device=), used with tensors on the device", None)
+ASSIGNED_AFTER_MOVE = ("a submodule assigned after model.to(), which it does not reach", None)
+
+
+def _assigned_after_move(facts: Found) -> bool:
+    """``model.fc = nn.Linear(...)`` after ``model.to(device)``: the root moved, this part not."""
+    moved = getattr(facts.root, "_gpudoc_moved_at", None) is not None
+    return moved and getattr(facts.owner, "_gpudoc_moved_at", None) is None
 
 
 def classify(
     error: BaseException, operands: list[tuple[str, torch.Tensor]], found: list[Found]
 ) -> Classification:
-    pattern, code, _catalogue_name = _classify(error, operands, found)
-    name = lint_rule_names().get(code) if code is not None else None
+    pattern, code = _classify(error, operands, found)
+    name = RULE_NAMES.get(code) if code is not None else None
     return (pattern, code, name) if name is not None else (pattern, None, None)
-
-
-@functools.cache
-def lint_rule_names() -> dict[str, str]:
-    """The codes and names of the rules ``gpudoc lint`` has, from the rule classes."""
-    from gpudoc.lint.rule import all_rules
-
-    return {rule.CODE: rule.NAME for rule in all_rules()}
 
 
 def _classify(
     error: BaseException, operands: list[tuple[str, torch.Tensor]], found: list[Found]
-) -> Classification:
+) -> Pattern:
     kind = getattr(error, "kind", "")
     if kind == "numpy-on-device":
         return NUMPY
@@ -114,16 +120,21 @@ def _classify(
 
 
 def _in_optimizer_step(error: BaseException) -> bool:
-    """Raised inside ``torch.optim``: the step of an optimizer, not the user's model."""
+    """Raised by ``torch.optim`` itself: the step's own update, not the model that a closure
+    (LBFGS's ``step(closure)``) runs from inside it."""
+    in_optimizer = False
     trace = error.__traceback__
     while trace is not None:
-        if "/torch/optim/" in trace.tb_frame.f_code.co_filename.replace("\\", "/"):
-            return True
+        filename = trace.tb_frame.f_code.co_filename
+        if "/torch/optim/" in filename.replace("\\", "/"):
+            in_optimizer = True
+        elif is_user_file(filename):
+            in_optimizer = False  # the user's code (a closure) ran after the optimizer called it
         trace = trace.tb_next
-    return False
+    return in_optimizer
 
 
-def _host_pattern(tensor: torch.Tensor, facts: Found) -> Classification:
+def _host_pattern(tensor: torch.Tensor, facts: Found) -> Pattern:
     """Why a tensor is on the host when its partners are on a device."""
     base = tensor._base if tensor._base is not None else tensor
     if getattr(base, "_gpudoc_copied_at", None) is not None:
@@ -135,8 +146,12 @@ def _host_pattern(tensor: torch.Tensor, facts: Found) -> Classification:
     if facts.owner is not None:
         if isinstance(facts.owner, torch.nn.modules.loss._Loss):
             return LOSS_WEIGHT
+        if _assigned_after_move(facts):
+            return ASSIGNED_AFTER_MOVE
         return MODULE_ON_HOST
     origin: Any = getattr(base, "_gpudoc_origin", None)
     if origin is not None and origin[3] == "forward":
         return FACTORY_IN_FORWARD
+    if origin is not None and origin[0] == "created on the host":
+        return HOST_FACTORY
     return INPUT_ON_HOST

@@ -15,13 +15,14 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpudoc.emulate import errors, tracking
-from gpudoc.emulate.diagnose import diagnose
+from gpudoc.emulate import children, errors, tracking
+from gpudoc.emulate.diagnose import diagnose, source_location, user_frames
 from gpudoc.emulate.model import DeviceError, EmulationReport, PhaseCount, Target
 from gpudoc.emulate.patches import emulated_cuda
 from gpudoc.emulate.state import STATE
 from gpudoc.exit_codes import UsageError
 
+_GPUDOC_DIR = str(Path(__file__).resolve().parent.parent)  # gpudoc/, whose frames are ours
 PHASE_ORDER = (
     "forward (training)",
     "backward",
@@ -37,6 +38,7 @@ class _Outcome:
     exit_code: int = 0
     error: DeviceError | None = None
     not_emulated: str | None = None
+    gpudoc_failure: str | None = None
 
 
 def run_emulated(target: Target, device_count: int, batch_limit: int | None) -> EmulationReport:
@@ -44,7 +46,10 @@ def run_emulated(target: Target, device_count: int, batch_limit: int | None) -> 
     outcome = _Outcome()
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     try:
-        with emulated_cuda(device_count, batch_limit):
+        with (
+            children.inherited(device_count, batch_limit),
+            emulated_cuda(device_count, batch_limit),
+        ):
             outcome = _execute(target)
     finally:
         sys.argv[:], sys.path[:] = saved_argv, saved_path
@@ -74,19 +79,38 @@ def _execute(target: Target) -> _Outcome:
         return _Outcome(exit_code=1, error=_diagnosed(device_error))
     except UsageError:
         raise
+    except errors.GpudocFailure as failure:
+        return _Outcome(exit_code=2, gpudoc_failure=str(failure))
     except errors.NotEmulatedError as stop:
-        return _Outcome(exit_code=1, not_emulated=str(stop))
+        return _Outcome(exit_code=1, not_emulated=f"{stop}{_called_at(stop)}")
     except Exception as failure:
         if errors.is_device_message(failure):
             return _Outcome(exit_code=1, error=_diagnosed(failure))
         reason = errors.needs_real_gpu(failure)
         if reason is not None:
-            return _Outcome(exit_code=1, not_emulated=str(errors.not_emulated(reason)))
+            needs = f"{errors.not_emulated(reason)}{_called_at(failure)}"
+            return _Outcome(exit_code=1, not_emulated=needs)
         _print_user_traceback(failure)
         return _Outcome(exit_code=1)
     finally:
         sys.stdout.flush()
     return _Outcome()
+
+
+def _called_at(failure: BaseException) -> str:
+    """Where the user's code made the call that cannot be emulated: its line, as in a traceback."""
+    frames = user_frames(failure.__traceback__)
+    if not frames:
+        return ""
+    tb = failure.__traceback__
+    line = frames[-1].f_lineno
+    while tb is not None:  # the traceback's line, not the frame's current one (a try: block)
+        if tb.tb_frame is frames[-1]:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    where = source_location(frames[-1], line)
+    source = f": {where.source}" if where.source else ""
+    return f"\n  called at {where.file}:{where.line}{source}"
 
 
 def _check_module(name: str) -> None:
@@ -143,11 +167,15 @@ def _exit_status(code: object) -> int:
 
 
 def _print_user_traceback(failure: BaseException) -> None:
-    """What ``python script.py`` prints: the traceback from the script's first frame on."""
+    """What ``python script.py`` prints: the traceback from the script's first frame on,
+    without gpudoc's own frames (the patched torch.load, the emulated tensor's dispatch)."""
     tb = failure.__traceback__
     while tb is not None and not tracking.is_user_file(tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
-    traceback.print_exception(type(failure), failure, tb or failure.__traceback__)
+    shown = traceback.TracebackException(type(failure), failure, tb or failure.__traceback__)
+    kept = [frame for frame in shown.stack if _GPUDOC_DIR not in frame.filename]
+    shown.stack = traceback.StackSummary.from_list(kept)
+    print("".join(shown.format()), end="", file=sys.stderr)
 
 
 def _report(target: Target, outcome: _Outcome, wall_s: float) -> EmulationReport:
@@ -165,6 +193,7 @@ def _report(target: Target, outcome: _Outcome, wall_s: float) -> EmulationReport
         phases=_phases(),
         error=outcome.error,
         not_emulated=outcome.not_emulated,
+        gpudoc_failure=outcome.gpudoc_failure,
         notes=_notes(),
     )
 

@@ -15,6 +15,7 @@ class EmulationState:
     current_index: int = 0
     batch_limit: int | None = None
     devices: list[torch.device] = field(default_factory=lambda: [torch.device("cuda", 0)])
+    physical: list[int] = field(default_factory=lambda: [0])  # the machine's GPU behind each
     cuda_initialized: bool = False  # a tensor reached a device (forked workers inherit this)
     host_requested: bool = False  # the user's code asked for device="cpu" (see tensor.dispatch)
     ops_on_device: int = 0
@@ -30,6 +31,7 @@ class EmulationState:
         """Start afresh: the machine as asked, every counter at zero."""
         fresh = EmulationState(device_count=device_count, batch_limit=batch_limit)
         fresh.devices = [torch.device("cuda", index) for index in range(device_count)]
+        fresh.physical = list(range(device_count))
         self.__dict__.update(fresh.__dict__)
 
     def reached(self, phase: str, where: str | None = None) -> None:

@@ -10,18 +10,21 @@ tensors and wraps the results on that device.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
-from gpudoc.emulate import errors, tracking
+from gpudoc.emulate import errors, legacy, scope, tracking
 from gpudoc.emulate.state import STATE
 
 _aten = torch.ops.aten
+_CPU = torch.device("cpu")
 # Operations that may legitimately mix devices, as on a GPU.
 _CROSS_DEVICE_OK = {_aten.copy_.default, _aten._to_copy.default, _aten.lift_fresh.default}
 _INDEXING = {_aten.index.Tensor, _aten.index_put_.default, _aten.index_put.default}
 _INDEXING.add(_aten._index_put_impl_.default)
+# Sizes that CUDA kernels read on the host: PyTorch wants (or accepts) them on the CPU.
+_HOST_SIZES = frozenset({"lengths", "batch_sizes", "input_lengths", "target_lengths"})
 
 
 class EmulatedTensor(torch.Tensor):  # type: ignore[misc]
@@ -41,15 +44,24 @@ class EmulatedTensor(torch.Tensor):  # type: ignore[misc]
             storage_offset=inner.storage_offset(),
             dtype=inner.dtype,
             layout=inner.layout,
-            device="cpu",
+            device=_CPU,
             requires_grad=requires_grad,
         )
         wrapper._inner = inner
         wrapper._index = index
         return wrapper  # type: ignore[no-any-return]
 
-    # Skip the subclass-preserving __torch_function__: dispatch already returns wrappers.
-    __torch_function__ = torch._C._disabled_torch_function_impl
+    @classmethod
+    def __torch_function__(
+        cls,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        # Not the subclass-preserving default (dispatch already returns wrappers): the user's
+        # call is only remembered, to tell its tensors from those torch makes inside (scope.py).
+        return scope.run_call(func, types, args, kwargs, wrap)
 
     @classmethod
     def __torch_dispatch__(
@@ -102,6 +114,11 @@ class EmulatedTensor(torch.Tensor):  # type: ignore[misc]
     def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
         if dtype is None:
             return self._inner.type().replace("torch.", "torch.cuda.", 1)
+        name = legacy.type_name(dtype)
+        if isinstance(name, str) and name.startswith("torch.cuda."):  # stays on the device
+            return self.to(getattr(torch, name.removeprefix("torch.cuda.")).dtype)
+        if isinstance(name, str) and name.startswith("torch."):  # a host type: a copy to host
+            return self.cpu().type(name)
         return super().type(dtype, non_blocking, **kwargs)
 
     def __repr__(self, *, tensor_contents: Any = None) -> str:
@@ -197,8 +214,12 @@ def move_tensor(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor
         tracking.note_move(tensor, moved, target)
         copy_flag = False
     if dtype is not None and dtype != moved.dtype:
-        return _plain_to(moved, dtype)
-    return _plain_to(moved, None) if copy_flag else moved
+        moved = _plain_to(moved, dtype)
+    elif copy_flag:
+        moved = _plain_to(moved, None)
+    if target is None:
+        scope.mark_host_made(moved)
+    return moved
 
 
 def _plain_to(tensor: torch.Tensor, dtype: torch.dtype | None) -> torch.Tensor:
@@ -228,21 +249,56 @@ def dispatch(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         # new_tensor): it means "where the tensor already is".
         inner_kwargs = dict(inner_kwargs, device=torch.device("cpu"))
     STATE.ops_on_device += 1
+    facts = _FACTS.get(func) or _facts(func)
     try:
-        out = func(*inner_args, **inner_kwargs)
+        out = facts.kernel(*inner_args, **inner_kwargs)
     except NotImplementedError:
         if func.namespace == "aten":
             raise
         raise errors.not_emulated(f"the custom operator {func} (a CUDA extension)") from None
-    if func is _aten.copy_.default and not isinstance(args[0], EmulatedTensor):
-        return args[0]
+    if facts.special:
+        if func is _COPY and not isinstance(args[0], EmulatedTensor):
+            return args[0]
+        if facts.inplace_view and isinstance(args[0], EmulatedTensor):
+            _mirror_metadata(func, args, kwargs)
     wrapped = _wrap_outputs(out, target, owners)
-    if func.is_view and args and isinstance(wrapped, EmulatedTensor):
+    if func is _PACK_PADDED:
+        wrapped = (wrapped[0], out[1])  # batch_sizes stay on the CPU, as PyTorch wants them
+    if facts.view and args and isinstance(wrapped, EmulatedTensor):
         # detach / view / t keep the origin: Parameter() detaches, linear transposes.
         origin = getattr(args[0], "_gpudoc_origin", None)
         if origin is not None:
             wrapped._gpudoc_origin = origin
     return wrapped
+
+
+_NO_PYTHON_KEY = torch._C.DispatchKeySet(torch._C.DispatchKey.Python)
+_COPY = _aten.copy_.default
+_PACK_PADDED = _aten._pack_padded_sequence.default
+
+
+class _OpFacts(NamedTuple):
+    kernel: Any  # the C++ callable (OpOverload.__call__ is a Python frame more)
+    view: bool
+    inplace_view: bool
+    special: bool  # copy_, or an in-place view: looked at after the kernel ran
+
+
+_FACTS: dict[Any, _OpFacts] = {}  # per operator: its tags and flags cost a lookup each time
+
+
+def _facts(func: Any) -> _OpFacts:
+    inplace_view = torch.Tag.inplace_view in func.tags
+    facts = _OpFacts(func._op, func.is_view, inplace_view, inplace_view or func is _COPY)
+    _FACTS[func] = facts
+    return facts
+
+
+def _mirror_metadata(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """``transpose_`` / ``unsqueeze_`` / ... changed the inner tensor's shape: change the
+    wrapper's too (its CPU kernel touches sizes and strides only, never data)."""
+    with torch._C._ExcludeDispatchKeyGuard(_NO_PYTHON_KEY):
+        func(*args, **kwargs)
 
 
 def _unwrap_all(args: tuple[Any, ...]) -> tuple[list[Any], list[tuple[str, Any]], dict[int, Any]]:
@@ -272,6 +328,7 @@ def _unwrap_one(
         return arg._inner
     if isinstance(arg, torch.Tensor):
         devices.append((where, arg))
+        owners[id(arg)] = arg
         return arg
     if isinstance(arg, (list, tuple)) and arg and isinstance(arg[0], torch.Tensor | None):
         return type(arg)(_unwrap_one(item, where, devices, owners) for item in arg)
@@ -284,20 +341,33 @@ def _common_index(
     """The emulated index every operand shares; raises the GPU's error when they differ."""
     index: int | None = None
     mixed = False
-    for _where, tensor in devices:
+    hosts: list[tuple[Any, torch.Tensor]] = []
+    for where, tensor in devices:
         if isinstance(tensor, EmulatedTensor):
             if index is None:
                 index = tensor._index
             elif tensor._index != index:
                 mixed = True
         elif tensor.dim() != 0:  # a 0-dim CPU tensor is a scalar a CUDA kernel accepts
-            mixed = True
+            hosts.append((where, tensor))
+    if hosts and index is not None and not mixed:
+        mixed = _host_operands_refused(func, hosts)
     if mixed and func not in _CROSS_DEVICE_OK:
         if func in _INDEXING:
             errors.check_indexing(func, args, kwargs)
         else:
             raise errors.DeviceMismatchError(func, args, kwargs)
     return index
+
+
+def _host_operands_refused(func: Any, hosts: list[tuple[Any, torch.Tensor]]) -> bool:
+    """Whether the host operands among device ones are a device error, as on a GPU."""
+    schema = func._schema.arguments
+    names = [schema[where].name if isinstance(where, int) else where for where, _ in hosts]
+    kept = [
+        tensor for name, (_, tensor) in zip(names, hosts, strict=True) if name not in _HOST_SIZES
+    ]
+    return bool(kept) and not scope.made_inside(kept)
 
 
 def _wrap_outputs(out: Any, index: int | None, owners: dict[int, Any]) -> Any:

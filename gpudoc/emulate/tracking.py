@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from gpudoc.emulate.cuda_api import index_of
 from gpudoc.emulate.state import STATE
 
 _LIBRARY_ROOTS = tuple(
@@ -119,9 +120,7 @@ def restore_storage(storage: Any, location: str) -> Any:
     """torch.load deserializer for ``cuda`` locations: keep the bytes on the CPU, remember."""
     if not location.startswith("cuda"):
         return None
-    from gpudoc.emulate.tensor import target_index
-
-    index = target_index(torch.device(location))
+    index = index_of(torch.device(location))
     if storage.data_ptr():
         loaded_storages[storage.data_ptr()] = index
     return storage

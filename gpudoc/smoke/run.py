@@ -52,7 +52,9 @@ def cuda_device_count() -> int:
 
 
 def _has_driver() -> bool:
-    return any(Path(p).exists() for p in _DRIVER_PATHS)
+    # Under `gpudoc run --emulate-cuda` the child that answers sees the emulated GPUs.
+    emulated = os.environ.get("GPUDOC_EMULATE_CUDA") is not None
+    return emulated or any(Path(p).exists() for p in _DRIVER_PATHS)
 
 
 def parse_devices(requested: Sequence[str]) -> list[str]:

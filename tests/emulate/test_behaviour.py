@@ -286,3 +286,51 @@ def test_convolution_across_two_devices(gpus: None) -> None:
         "from other tensors on cuda:1 (when checking argument in method "
         "wrapper_CUDA__cudnn_convolution)"
     )
+
+
+def test_legacy_typed_constructors(gpus: None) -> None:
+    """``Tensor = torch.cuda.FloatTensor`` idioms of GAN scripts (issue 13, item 3)."""
+    import numpy as np
+
+    Tensor, LongTensor = torch.cuda.FloatTensor, torch.cuda.LongTensor
+    valid = Tensor(4, 1).fill_(1.0)
+    noise = Tensor(np.zeros((2, 3)))
+    labels = LongTensor(np.array([1, 2]))
+    host = torch.ones(2)
+    assert valid.device == torch.device("cuda", 0) and valid.dtype == torch.float32
+    assert noise.shape == (2, 3) and labels.dtype == torch.int64 and labels.is_cuda
+    assert host.type(Tensor).is_cuda and host.type(Tensor).type() == "torch.cuda.FloatTensor"
+    assert isinstance(valid, Tensor) and not isinstance(host, Tensor)
+    assert not isinstance(labels, Tensor)
+    assert valid.type(torch.FloatTensor).device.type == "cpu"
+
+
+def test_a_whole_rnn_reloads_onto_the_device(gpus: None, tmp_path: Path) -> None:
+    """torch.load of a whole model with an LSTM (weak references to its weights), issue 13/2."""
+    model = nn.LSTM(3, 4, 2, dropout=0.1).cuda()
+    torch.save(model, tmp_path / "lstm.pt")
+    loaded = torch.load(tmp_path / "lstm.pt", weights_only=False)
+    assert all(p.is_cuda for p in loaded.parameters())
+    assert loaded(torch.randn(5, 2, 3, device="cuda"))[0].is_cuda
+
+
+def test_the_patches_leave_nothing_behind() -> None:
+    """Attributes that did not exist (or lived on a base class) are removed again (issue 15)."""
+    before = {owner: dict(vars(owner)) for owner in (torch.cuda, torch.Tensor, torch.nn.Module)}
+    with emulated_cuda(2):
+        assert torch.cuda.FloatTensor(2).is_cuda
+    for owner, attributes in before.items():
+        assert set(vars(owner)) == set(attributes), owner
+        changed = [name for name, value in vars(owner).items() if attributes[name] is not value]
+        assert not changed, (owner, changed)
+
+
+def test_a_child_narrowed_by_cuda_visible_devices_sees_its_gpus() -> None:
+    from gpudoc.emulate.children import visible_devices
+
+    assert visible_devices(None, 2) == [0, 1]
+    assert visible_devices("1", 2) == [1]
+    assert visible_devices("1,0", 2) == [1, 0]
+    assert visible_devices("GPU-00000000-0000-0000-0000-000000000001", 2) == [1]
+    assert visible_devices("0,5,1", 2) == [0]  # CUDA stops at the first invalid entry
+    assert visible_devices("", 2) == []

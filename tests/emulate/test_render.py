@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from io import StringIO
 
+import pytest
+
+from gpudoc.emulate.command import check_torch
 from gpudoc.emulate.model import (
     DeviceError,
     EmulationReport,
@@ -12,6 +15,7 @@ from gpudoc.emulate.model import (
     TensorOrigin,
 )
 from gpudoc.emulate.render import render
+from gpudoc.exit_codes import UsageError
 
 
 def _report(**changes: object) -> EmulationReport:
@@ -86,3 +90,37 @@ def test_error_keeps_brackets_and_long_lines() -> None:
 def test_not_emulated() -> None:
     text = _text(_report(not_emulated="cannot emulate a Triton kernel: it needs a real GPU."))
     assert "gpudoc run --emulate-cuda: stopped: cannot emulate a Triton kernel" in text
+
+
+def test_a_torch_too_old_to_emulate_is_a_usage_error() -> None:
+    """The [torch] extra allows torch>=2.1 for smoke and info; emulation says what it needs."""
+    check_torch("2.13.0+cpu")
+    check_torch("2.6.0")
+    with pytest.raises(UsageError, match=r"needs torch>=2\.6; found torch 2\.1\.2"):
+        check_torch("2.1.2")
+    with pytest.raises(UsageError, match="needs torch"):
+        check_torch(None)
+
+
+def test_a_failure_of_gpudocs_own_is_not_the_scripts() -> None:
+    failure = "gpudoc failed while putting what torch.load returned on devices: RuntimeError: x"
+    text = _text(_report(gpudoc_failure=failure, script_exit_code=2))
+    assert f"stopped: {failure}" in text and "bug in gpudoc, not in your script" in text
+    assert "exited with" not in text and "no device errors" not in text
+
+
+def test_columns_never_run_together() -> None:
+    """A long shape keeps a space before the name; a long phase name keeps its count apart."""
+    long_shape = TensorOrigin("input", ("batch",), "cuda:0", (1024, 3, 224, 224), None, None, None)
+    error = DeviceError("RuntimeError", "boom", None, (), (long_shape,), "p", None, None)
+    text = _text(_report(error=error, script_exit_code=1))
+    assert "(1024, 3, 224, 224) batch" in text
+    phases = (
+        PhaseCount("forward (training)", 6, None, ("cuda:0",)),
+        PhaseCount("torch.compile skipped (eager)", 1, None, ()),
+    )
+    lines = _text(_report(phases=phases)).splitlines()
+    training = next(line for line in lines if "forward (training)" in line)
+    compiled = next(line for line in lines if "(eager)" in line)
+    assert "(eager) " in compiled
+    assert training.index(" 6") == compiled.rindex(" 1")  # counts right-aligned together
