@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpudoc.lint.analysis.events import BindingEvent, CompareEvent, Semantic
+from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.rule import FixSpec, NodeEdit
+from gpudoc.lint.rule import FixSpec, NodeEdit, Rule
 
 
 def sibling_names(target: cst.BaseExpression, name: str) -> list[str] | None:
@@ -114,3 +116,24 @@ def _names_cpu(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.Call) and len(node.args) == 1:  # torch.device("cpu")
         node = node.args[0].value
     return isinstance(node, cst.SimpleString) and node.evaluated_value == "cpu"
+
+
+class OffersCpu(Rule):
+    """A rule that needs to know whether the script offers a CPU path: a name bound to a CPU
+    choice (``"cuda" if ok else "cpu"``) or a comparison with ``"cpu"``, anywhere in the file.
+    Subclasses list ``binding`` and ``compare`` in their EVENTS and read ``offers_cpu``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.offers_cpu = False
+
+    def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
+        if not self.offers_cpu:
+            value = assigned_value(event.statement, event.name)
+            self.offers_cpu = value is not None and chooses_cpu(value)
+
+    def on_compare(self, event: CompareEvent, semantic: Semantic) -> None:
+        if not self.offers_cpu:
+            self.offers_cpu = any(
+                string_value(target.comparator) == "cpu" for target in event.node.comparisons
+            )

@@ -7,18 +7,15 @@ from collections.abc import Iterator, Sequence
 import libcst as cst
 
 from gpudoc.lint.analysis.events import (
-    BindingEvent,
     CallEvent,
-    CompareEvent,
     FunctionEvent,
     Semantic,
 )
-from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.flow import is_guard
 from gpudoc.lint.analysis.names import dotted, names_in
-from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
-from gpudoc.lint.rules._helpers import assigned_value, chooses_cpu
+from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report
+from gpudoc.lint.rules._helpers import OffersCpu
 
 QUERIES = frozenset(
     {
@@ -32,7 +29,7 @@ QUERIES = frozenset(
 EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 
 
-class CudaQueryWithoutFallback(Rule):
+class CudaQueryWithoutFallback(OffersCpu):
     """A CUDA query (`get_device_capability()`, `mem_get_info()`, ...) with no availability check.
 
     ## What it does
@@ -138,7 +135,6 @@ print("running on", torch.cuda.get_device_name(0))
         """The function being walked under each name (the walk is sequential)."""
         self.called: set[str] = set()
         """Names of the functions and methods called outside any device test."""
-        self.offers_cpu = False
         """``x = "cuda" if ... else "cpu"`` or ``device == "cpu"``: the file picks the CPU."""
 
     def on_function(self, event: FunctionEvent, semantic: Semantic) -> None:
@@ -153,17 +149,6 @@ print("running on", torch.cuda.get_device_name(0))
         if event.qualified in QUERIES:
             function = semantic.function
             self.queries[event.node] = self.functions.get(function) if function else None
-
-    def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
-        if not self.offers_cpu:
-            value = assigned_value(event.statement, event.name)
-            self.offers_cpu = value is not None and chooses_cpu(value)
-
-    def on_compare(self, event: CompareEvent, semantic: Semantic) -> None:
-        if not self.offers_cpu:
-            self.offers_cpu = any(
-                string_value(target.comparator) == "cpu" for target in event.node.comparisons
-            )
 
     def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
         flags = facts.flags

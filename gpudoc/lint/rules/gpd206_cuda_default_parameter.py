@@ -10,23 +10,21 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import (
-    BindingEvent,
     CallEvent,
-    CompareEvent,
     FunctionEvent,
     Semantic,
 )
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
-from gpudoc.lint.rules._helpers import assigned_value, chooses_cpu
+from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report
+from gpudoc.lint.rules._helpers import OffersCpu
 
 DEVICE_PARAM = re.compile(r"^(device|dev|[a-z_]*_device|map_location)$")
 """Parameters that take a device to allocate on (not ``device_type="cuda"``, a lookup key)."""
 
 
-class CudaDefaultParameter(Rule):
+class CudaDefaultParameter(OffersCpu):
     """A `device="cuda"` default in a function signature of a file that falls back to the CPU.
 
     ## What it does
@@ -165,7 +163,6 @@ trainer = Trainer(torch.nn.Linear(2, 2))
     def __init__(self) -> None:
         super().__init__()
         self.defaults: list[Default] = []
-        self.offers_cpu = False
         """The file falls back to the CPU (``"cuda" if ... else "cpu"``, ``device == "cpu"``)."""
         self.calls: dict[tuple[str, bool], list[tuple[cst.Call, bool]]] = {}
         """Calls of local callables by (name, called as an attribute): ``("sample", False)``,
@@ -209,17 +206,6 @@ trainer = Trainer(torch.nn.Linear(2, 2))
                 self.calls.setdefault((func.attr.value, True), []).append((event.node, guarded))
         elif isinstance(func, cst.Name):
             self.calls.setdefault((func.value, False), []).append((event.node, guarded))
-
-    def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
-        if not self.offers_cpu:
-            value = assigned_value(event.statement, event.name)
-            self.offers_cpu = value is not None and chooses_cpu(value)
-
-    def on_compare(self, event: CompareEvent, semantic: Semantic) -> None:
-        if not self.offers_cpu:
-            self.offers_cpu = any(
-                string_value(target.comparator) == "cpu" for target in event.node.comparisons
-            )
 
     def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
         if not self.defaults or facts.flags.cuda_only:
