@@ -354,3 +354,25 @@ def test_a_device_batch_handed_to_a_numpy_helper_is_reported_in_the_helper() -> 
     assert [(f.line - offset, f.code) for f in result.findings] == [(5, "GPD202")]
     fix = result.findings[0].fix
     assert fix is not None and not fix.safe
+
+
+def test_a_modules_parameter_handed_to_a_helper_follows_the_module() -> None:
+    """timm's mvitv2: `cal_rel_pos(q, self.rel_pos_h)` indexes the parameter on q's device."""
+    assert (
+        findings(
+            """\
+        def rel_pos(q, table):
+            index = torch.arange(q.size(1), device=q.device)
+            return q + table[index]
+        class Attention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.table = nn.Parameter(torch.zeros(16, 4))
+
+            def forward(self, q):
+                return rel_pos(q, self.table)
+        model = Attention().to(device)
+        """
+        )
+        == set()
+    )

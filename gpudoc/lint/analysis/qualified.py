@@ -177,6 +177,8 @@ class QualifiedCalls(CallEvaluator):
 
     def nn_constructor(self, node: cst.Call, name: str, args: list[Value]) -> Value:
         if name == "Parameter":
+            if self.scope.module_class is not None:  # a module's parameter moves with it
+                return Value(Kind.TENSOR, Place.UNKNOWN)
             return Value(Kind.TENSOR, args[0].place if args else Place.UNKNOWN)
         device = keyword_value(node, args, "device")
         place = Place.UNKNOWN if self.device_context else Place.HOST
