@@ -160,7 +160,11 @@ def test_notebook_that_asks_for_a_gpu_draws_no_cuda_fallback_finding(
 ) -> None:
     kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
     notebook = new_notebook(metadata={"kernelspec": kernel, **metadata})
-    notebook.cells = [new_code_cell("import torch\nmodel = torch.nn.Linear(4, 2).cuda()")]
+    # the notebook offers a CPU path (its device has a fallback), then hard-codes CUDA
+    notebook.cells = [
+        new_code_cell('import torch\ndevice = "cuda" if torch.cuda.is_available() else "cpu"'),
+        new_code_cell("model = torch.nn.Linear(4, 2).cuda()"),
+    ]
     path = tmp_path / "colab.ipynb"
     path.write_text(nbformat.writes(notebook))
     found = [f.code for f in lint_paths([str(path)], use_cache=False).findings]

@@ -19,7 +19,12 @@ from conftest import RunGpudoc, gpudoc_env
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
-BUGGY = "import torch\nx = torch.randn(3).cuda()\nx.cpu()\n"
+BUGGY = (  # offers the CPU, then hard-codes CUDA (GPD203, no fix) and drops a move (GPD103)
+    "import torch\n"
+    "device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+    "x = torch.randn(3).cuda()\n"
+    "x.cpu()\n"
+)
 GIT_PAYLOADS = {
     "core.fsmonitor": "fsmonitor",
     "core.sshCommand": "ssh",

@@ -41,7 +41,7 @@ for batch in loader:
 """,
     "batch moved by a collate function": """
 def collate(samples):
-    return torch.stack(samples).to("cuda")
+    return torch.stack(samples).to(device)
 fast = torch.utils.data.DataLoader(dataset, collate_fn=collate)
 model = nn.Linear(4, 2).to(device)
 for x in fast:

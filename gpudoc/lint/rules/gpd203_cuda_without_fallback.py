@@ -9,8 +9,10 @@ import libcst as cst
 
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.flow import terminates
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.rules._checkpoints import scan
 
 
 class CudaWithoutFallback(Rule):
@@ -18,8 +20,9 @@ class CudaWithoutFallback(Rule):
 
     ## What it does
     Finds `.cuda()`, `torch.device("cuda")`, `.to("cuda")`, `device="cuda"` and `device = "cuda"`
-    in a file that never checks `torch.cuda.is_available()` and is not under an `if` about
-    CUDA, GPUs or devices.
+    outside any `if` about CUDA, GPUs or devices (also in a helper only called under one), in a
+    script that otherwise runs on the CPU too: it checks `torch.cuda.is_available()`, picks a
+    `"cpu"` device, or has a `--cpu` / `--device` option.
 
     ## Why is this bad?
     On a machine without a usable GPU the script dies with `AssertionError: Torch not compiled
@@ -28,6 +31,7 @@ class CudaWithoutFallback(Rule):
 
     ## Example
     ```python
+    parser.add_argument("--cpu", action="store_true")
     model = Net().cuda()
     ```
 
@@ -38,16 +42,14 @@ class CudaWithoutFallback(Rule):
     ```
 
     ## Known problems
-    Files written for GPUs only (NCCL process groups, per-rank `set_device`,
-    `torch.set_default_device("cuda")`) are not reported, nor is code that declares it needs a
-    GPU: an availability check anywhere in the file, decorators included
-    (`@pytest.mark.skipif(not torch.cuda.is_available(), ...)`, `@unittest.skipIf`), an
-    `assert` or `raise` on unavailability, a required `--device` option (or one whose only
-    choice is CUDA), or a notebook whose metadata asks for a GPU accelerator (Colab's
-    `"accelerator": "GPU"`, Kaggle's). `torch.device("cuda:N")` objects that never allocate
-    (dict keys, comparison operands) are not reported. The check is per file: one availability
-    check quiets every mention in it. A guard in a caller (a helper only called under
-    `if use_cuda:`) is not seen.
+    Scripts written for GPUs only are not reported: nothing in them offers a CPU path, or they
+    use NCCL, a per-rank `set_device` or `torch.set_default_device("cuda")`, or they declare
+    that they need a GPU (`@pytest.mark.skipif(not torch.cuda.is_available(), ...)`,
+    `@unittest.skipIf`, an `assert` or `raise` on unavailability, a required `--device` option
+    or one whose only choice is CUDA, a notebook whose metadata asks for a GPU accelerator:
+    Colab's `"accelerator": "GPU"`, Kaggle's). `torch.device("cuda:N")` objects that never
+    allocate (dict keys, comparison operands) are not reported. A guard in a caller counts
+    only where the walk reaches the helper through that call.
     """
 
     CODE = "GPD203"
@@ -80,6 +82,11 @@ import torch
 assert torch.cuda.is_available(), "this benchmark needs a GPU"
 model = torch.nn.Linear(4, 2).cuda()
 """,
+        # a script for GPUs only: nothing in it runs on the CPU
+        """\
+import torch
+model = torch.nn.Linear(4, 2).cuda()
+""",
         # device objects as keys and in comparisons allocate nothing
         """\
 import torch
@@ -96,43 +103,54 @@ model = torch.nn.Linear(4, 2).to("cuda")
 """,
     )
     INVALID = (
+        # the script offers a CPU path (a --cpu option), then hard-codes CUDA
         Invalid(
             """\
+import argparse
 import torch
+parser = argparse.ArgumentParser()
+parser.add_argument("--cpu", action="store_true")
 model = torch.nn.Linear(4, 2).cuda()
 """,
-            line=2,
+            line=5,
             col=9,
         ),
+        # the device has a fallback, a helper does not (SamLynnEvans/Transformer#27)
         Invalid(
             """\
 import torch
-device = "cuda"
-model = torch.nn.Linear(4, 2).to(device)
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+def nopeak_mask(size):
+    return torch.triu(torch.ones(1, size, size), diagonal=1).cuda()
 """,
-            line=2,
-            col=10,
+            line=4,
+            col=12,
         ),
     )
 
     def check(self, facts: Facts, context: Context) -> Iterator[Report]:
         flags = facts.flags
-        if flags.availability_check or flags.cuda_only or flags.per_rank_device:
+        if flags.cuda_only or flags.per_rank_device:
             return
         if flags.default_device:  # torch.set_default_device("cuda"): the device is chosen once
             return
-        if not any(not mention.guarded for mention in facts.cuda_mentions):
+        unguarded = [mention for mention in facts.cuda_mentions if not mention.guarded]
+        if not unguarded:
             return
         declared = _Declared()
         context.module.visit(declared)
         if declared.needs_gpu:
             return  # checked in a decorator or an assert, or a required --device cuda
-        for mention in facts.cuda_mentions:
-            if mention.guarded or id(mention.node) in declared.inert:
+        evidence = scan(context.module).cpu_path
+        if evidence is None:
+            return  # a script for GPUs only: it offers no CPU path to break
+        for mention in unguarded:
+            if id(mention.node) in declared.inert:
                 continue
             message = (
-                f"`{mention.text}` hard-codes CUDA with no fallback: on a machine without a GPU "
-                'this fails; use `torch.device("cuda" if torch.cuda.is_available() else "cpu")`'
+                f"`{mention.text}` hard-codes CUDA, but this script also runs on the CPU "
+                f"({evidence}), where this fails; use the script's device "
+                '(`torch.device("cuda" if torch.cuda.is_available() else "cpu")`)'
             )
             yield Report(mention.node, message)
 
@@ -144,12 +162,37 @@ class _Declared(cst.CSTVisitor):
     def __init__(self) -> None:
         super().__init__()
         self.needs_gpu = False
+        self.declaring = 0
+        """Inside a decorator, an assert, or the test of an `if` that raises or exits."""
         self.inert: set[int] = set()
         """ids of nodes used only as a value: dict keys, comparison operands."""
 
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        self.declaring += 1
+
+    def leave_Decorator(self, original_node: cst.Decorator) -> None:
+        self.declaring -= 1
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self.declaring += 1
+
+    def leave_Assert(self, original_node: cst.Assert) -> None:
+        self.declaring -= 1
+
+    def visit_If(self, node: cst.If) -> None:
+        """``if not torch.cuda.is_available(): raise SystemExit(...)``: a GPU is required."""
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        first = body[0] if body else None
+        if isinstance(first, cst.SimpleStatementLine) and terminates(first):
+            self.declaring += 1
+            node.test.visit(self)
+            self.declaring -= 1
+
     def visit_Call(self, node: cst.Call) -> None:
         name = dotted(node.func) or ""
-        if name.endswith(AVAILABILITY) or (name.endswith("add_argument") and _requires_cuda(node)):
+        if self.declaring and name.endswith(AVAILABILITY):
+            self.needs_gpu = True
+        if name.endswith("add_argument") and _requires_cuda(node):
             self.needs_gpu = True
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
