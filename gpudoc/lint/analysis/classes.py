@@ -10,8 +10,6 @@ from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.qualified import QualifiedCalls
 from gpudoc.lint.analysis.values import Kind, Value
 
-CONTAINERS = {cst.List: "module-list", cst.ListComp: "module-list", cst.Tuple: "module-list"}
-
 
 class ClassFacts(QualifiedCalls):
     def register_class(self, node: cst.ClassDef) -> ModuleClass | None:

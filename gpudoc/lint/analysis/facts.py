@@ -92,8 +92,6 @@ class DiscardedMove:
     receiver: cst.BaseExpression
     receiver_value: Value
     method: str
-    tensor_by_name: bool
-    """Typed a tensor only by its parameter name (``x``), not by its binding."""
 
 
 @dataclass

@@ -251,7 +251,7 @@ class Analyzer(ClassFacts):
         name = dotted(receiver_node)
         if (receiver.is_tensorish and not receiver.inplace_to) or _tensor_subscript(receiver_node):
             self.facts.discarded_moves.append(
-                DiscardedMove(node, call, receiver_node, receiver, method, receiver.by_name)
+                DiscardedMove(node, call, receiver_node, receiver, method)
             )
         elif name is not None and method in ("to", "cuda", "cpu", "to_empty"):
             moved = replace(result, kind=receiver.kind, binding=receiver.binding)
