@@ -376,3 +376,14 @@ def test_a_modules_parameter_handed_to_a_helper_follows_the_module() -> None:
         )
         == set()
     )
+
+
+def test_calls_inside_an_f_string_are_walked() -> None:
+    """`print(f"{torch.cuda.device_count()} GPUs")` initialises CUDA before the variable."""
+    assert findings(
+        """\
+        import os
+        print(f"{torch.cuda.device_count()} GPUs")
+        os.environ["CUDA_VISIBLE_DEVICES"] = "1"
+        """
+    ) == {(3, "GPD403")}

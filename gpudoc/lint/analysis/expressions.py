@@ -198,6 +198,8 @@ class Evaluator:
                 self.eval(child)
             elif isinstance(child, cst.Arg | cst.Element | cst.DictElement | cst.StarredElement):
                 self.eval_children(child)
+            elif isinstance(child, cst.FormattedStringExpression):
+                self.eval(child.expression)  # f"{torch.cuda.device_count()} GPUs" calls it
 
     def eval_call(self, node: cst.Call) -> Value:
         raise NotImplementedError
