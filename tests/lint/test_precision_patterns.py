@@ -158,3 +158,36 @@ def test_a_gpu_index_parameter_is_never_the_map_location() -> None:
     assert findings(with_device, "GPD201") == [
         (4, "model.load_state_dict(torch.load(path, map_location=device))")
     ]
+
+
+def test_a_checkpoint_saved_through_a_named_path_and_reloaded_by_its_text_is_quiet() -> None:
+    """udacity's char-rnn: `model_name = 'rnn.net'` saved through `open(model_name)`, later
+    reloaded with `open('rnn.net')`: the same run wrote it."""
+    source = (
+        "import torch\n"
+        "device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+        "model_name = 'rnn_20_epoch.net'\n"
+        "with open(model_name, 'wb') as f:\n"
+        "    torch.save({'state_dict': {}}, f)\n"
+        "with open('rnn_20_epoch.net', 'rb') as f:\n"
+        "    checkpoint = torch.load(f)\n"
+    )
+    codes = [f.code for f in lint_source(source, "x.py").findings]
+    assert "GPD201" not in codes
+
+
+def test_a_one_gpu_script_choosing_its_gpu_is_not_one_process_per_gpu() -> None:
+    """pytorch/examples snli: `torch.cuda.set_device(args.gpu)` picks one GPU; a load there is
+    judged as in any script that also runs on the CPU, not as every rank's."""
+    source = (
+        "import torch\n"
+        "if torch.cuda.is_available():\n"
+        "    torch.cuda.set_device(args.gpu)\n"
+        "    device = torch.device('cuda:{}'.format(args.gpu))\n"
+        "else:\n"
+        "    device = torch.device('cpu')\n"
+        "model = torch.load(args.resume_snapshot)\n"
+    )
+    (finding,) = [f for f in lint_source(source, "x.py").findings if f.code == "GPD201"]
+    assert "one process per GPU" not in finding.message
+    assert "also runs on the CPU" in finding.message

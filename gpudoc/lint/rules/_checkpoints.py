@@ -45,6 +45,8 @@ class CheckpointScan(cst.CSTVisitor):
         """(function, name) of names that hold None: a ``=None`` default or assignment."""
         self.options_without_default: set[str] = set()
         """argparse destinations whose default is None (``--gpu`` with no ``default=``)."""
+        self.string_names: dict[str, str | None] = {}
+        """Names bound to one string literal in the whole file (a checkpoint's path)."""
         self.offloads = False
         """FSDP state gathered to the CPU: ``offload_to_cpu=True``, ``cpu_offload=...``."""
         self.evidence: dict[int, str] = {}
@@ -104,6 +106,9 @@ class CheckpointScan(cst.CSTVisitor):
             if isinstance(target.target, cst.Name):
                 binding = Binding(target.target.value, node.value, self._function(), self._next())
                 self.bindings.append(binding)
+                text = string_value(node.value)  # `model_name = "rnn.net"`, one value only
+                known = self.string_names.get(target.target.value, text)
+                self.string_names[target.target.value] = text if known == text else None
                 if isinstance(node.value, cst.Name) and node.value.value == "None":
                     self.none_params.add((self._function(), target.target.value))
 
@@ -175,6 +180,9 @@ class CheckpointScan(cst.CSTVisitor):
             for opened in reversed(self._opened):
                 if expr.value in opened:
                     return self.path_key(opened[expr.value])
+            named = self.string_names.get(expr.value)
+            if named is not None:
+                return f"str:{named}"
         text = string_value(expr)
         if text is not None:
             return f"str:{text}"

@@ -247,9 +247,9 @@ torch.save(model.state_dict(), "snapshot.pt")
 
 
 def _per_rank(facts: Facts) -> bool:
-    """One process per GPU: NCCL, or a device picked by the rank (``f"cuda:{local_rank}"``)."""
-    nccl = any(group.backend == "nccl" for group in facts.process_groups)
-    return nccl or facts.flags.per_rank_device
+    """One process per GPU: a process group that is not gloo's (``set_device(args.gpu)`` alone
+    is a one-GPU script choosing its GPU)."""
+    return any(group.backend in ("nccl", None) for group in facts.process_groups)
 
 
 def _trusted(name: str | None) -> str | None:
