@@ -71,3 +71,29 @@ def test_a_factory_at_the_start_of_a_moved_chain_is_placed() -> None:
         )
         == set()
     )
+
+
+@pytest.mark.parametrize(
+    "literal",
+    [
+        '"cuda"',
+        "'cpu'",
+        '"""abc"""',
+        "'''x'''",
+        '""',
+        '""""""',
+        'r"a\\b"',
+        'b"x"',
+        '"a\\nb"',
+        'u"x"',
+    ],
+)
+def test_string_values_read_without_compiling_match_libcst(literal: str) -> None:
+    import libcst as cst
+
+    from gpudoc.lint.analysis.expressions import string_value
+
+    node = cst.parse_expression(literal)
+    assert isinstance(node, cst.SimpleString)
+    expected = node.evaluated_value
+    assert string_value(node) == (expected if isinstance(expected, str) else None)
