@@ -14,7 +14,7 @@ from gpudoc.lint.analysis.events import (
     EventKind,
     SubscriptEvent,
 )
-from gpudoc.lint.analysis.facts import DeviceCompare, Facts, FileFlags, ModuleClass
+from gpudoc.lint.analysis.facts import Facts, FileFlags, ModuleClass
 from gpudoc.lint.analysis.flow import Polarity, guard_polarity, join_of, join_values
 from gpudoc.lint.analysis.functions import FunctionSyntax
 from gpudoc.lint.analysis.homes import Home
@@ -170,7 +170,6 @@ class Evaluator:
         if isinstance(node, cst.BinaryOperation):
             return self.combine([self.eval(node.left), self.eval(node.right)])
         if isinstance(node, cst.Comparison):
-            self.note_device_compare(node)
             values = [self.eval(node.left)]
             values += [self.eval(target.comparator) for target in node.comparisons]
             if self.bus.wants("compare"):
@@ -209,39 +208,6 @@ class Evaluator:
 
     def eval_call(self, node: cst.Call) -> Value:
         raise NotImplementedError
-
-    def note_device_compare(self, node: cst.Comparison) -> None:
-        if len(node.comparisons) != 1:
-            return
-        target = node.comparisons[0]
-        if not isinstance(target.operator, cst.Equal | cst.NotEqual):
-            return
-        for device_side, other in ((node.left, target.comparator), (target.comparator, node.left)):
-            if isinstance(device_side, cst.Attribute) and device_side.attr.value == "device":
-                # only a tensor's .device is a torch.device; `args.device` is often a string
-                owner = self.scope.lookup(dotted(device_side.value) or "")
-                if owner is None or not owner.is_tensorish:
-                    return
-                compare = self.device_compare(node, device_side, other)
-                if compare is not None:
-                    self.facts.device_compares.append(compare)
-                return
-
-    def device_compare(
-        self, node: cst.Comparison, device_side: cst.Attribute, other: cst.BaseExpression
-    ) -> DeviceCompare | None:
-        text = string_value(other)
-        if text is not None:
-            known = api.DEVICE_LITERAL.match(text) or api.CPU_LITERAL.match(text)
-            return DeviceCompare(node, device_side, other, text, True) if known else None
-        if not isinstance(other, cst.Call) or len(other.args) != 1:
-            return None
-        if self.imports.qualify(other.func) != "torch.device":
-            return None
-        inner = string_value(other.args[0].value)
-        if inner in ("cuda", "xpu"):
-            return DeviceCompare(node, device_side, other, inner, False)
-        return None
 
     # -- the rest -------------------------------------------------------------------------
     def combine(self, values: list[Value]) -> Value:

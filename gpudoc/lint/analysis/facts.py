@@ -47,18 +47,6 @@ class ConditionalMove:
 
 
 @dataclass
-class DeviceCompare:
-    """``x.device == "cuda"`` / ``x.device == torch.device("cuda")``: never true as intended."""
-
-    node: cst.Comparison
-    device_side: cst.Attribute
-    other: cst.BaseExpression
-    text: str
-    """The compared device text, ``cuda``."""
-    is_string: bool
-
-
-@dataclass
 class HostThenTransfer:
     """``torch.zeros(...).to(device)``: built on the host, then copied."""
 
@@ -245,7 +233,6 @@ class Facts:
     module_calls: list[ModuleCall] = field(default_factory=list)
     mixed_calls: list[MixedCall] = field(default_factory=list)
     conditional_moves: list[ConditionalMove] = field(default_factory=list)
-    device_compares: list[DeviceCompare] = field(default_factory=list)
     host_then_transfer: list[HostThenTransfer] = field(default_factory=list)
     dataset_moves: list[DatasetMove] = field(default_factory=list)
     worker_datasets: set[str] = field(default_factory=set)

@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
+import libcst as cst
+
+from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.events import CompareEvent, Semantic
+from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 
 
@@ -82,8 +89,31 @@ on_gpu = x.device != torch.device("cuda")
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
-        for compare in facts.device_compares:
+    EVENTS = ("compare",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.compares: list[DeviceCompare] = []
+
+    def on_compare(self, event: CompareEvent, semantic: Semantic) -> None:
+        node = event.node
+        if len(node.comparisons) != 1:
+            return
+        target = node.comparisons[0]
+        if not isinstance(target.operator, cst.Equal | cst.NotEqual):
+            return
+        for device_side, other in ((node.left, target.comparator), (target.comparator, node.left)):
+            if isinstance(device_side, cst.Attribute) and device_side.attr.value == "device":
+                # only a tensor's .device is a torch.device; `args.device` is often a string
+                owner = semantic.lookup(dotted(device_side.value) or "")
+                if owner is not None and owner.is_tensorish:
+                    compare = _device_compare(node, device_side, other, semantic)
+                    if compare is not None:
+                        self.compares.append(compare)
+                return
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+        for compare in self.compares:
             shown = context.code(compare.device_side)
             if compare.is_string:
                 why = "a torch.device never equals a string"
@@ -96,3 +126,34 @@ on_gpu = x.device != torch.device("cuda")
                 edit = NodeEdit(compare.device_side, ".type", "after")
                 fix = FixSpec((edit,), safe=True, description="compare .device.type")
             yield Report(compare.node, message, fix)
+
+
+@dataclass(frozen=True)
+class DeviceCompare:
+    """``x.device == "cuda"`` / ``x.device == torch.device("cuda")``: never true as intended."""
+
+    node: cst.Comparison
+    device_side: cst.Attribute
+    text: str
+    """The compared device text, ``cuda``."""
+    is_string: bool
+
+
+def _device_compare(
+    node: cst.Comparison,
+    device_side: cst.Attribute,
+    other: cst.BaseExpression,
+    semantic: Semantic,
+) -> DeviceCompare | None:
+    text = string_value(other)
+    if text is not None:
+        known = api.DEVICE_LITERAL.match(text) or api.CPU_LITERAL.match(text)
+        return DeviceCompare(node, device_side, text, True) if known else None
+    if not isinstance(other, cst.Call) or len(other.args) != 1:
+        return None
+    if semantic.qualify(other.func) != "torch.device":
+        return None
+    inner = string_value(other.args[0].value)
+    if inner in ("cuda", "xpu"):
+        return DeviceCompare(node, device_side, inner, False)
+    return None
