@@ -172,12 +172,6 @@ class ProcessGroupInit:
 
 
 @dataclass
-class ShuffledLoader:
-    call: cst.Call
-    """``DataLoader(..., shuffle=True)`` with neither ``generator=`` nor a sampler."""
-
-
-@dataclass
 class EnvAssign:
     node: cst.CSTNode
     after_cuda_init: bool
@@ -251,7 +245,4 @@ class Facts:
     ddp_wraps: list[DDPWrap] = field(default_factory=list)
     process_groups: list[ProcessGroupInit] = field(default_factory=list)
     env_assigns: list[EnvAssign] = field(default_factory=list)
-    cuda_default_devices: list[cst.Call] = field(default_factory=list)
-    """``torch.set_default_device("cuda")`` / ``set_default_tensor_type(torch.cuda.*)``."""
-    shuffled_loaders: list[ShuffledLoader] = field(default_factory=list)
     classes: list[ModuleClass] = field(default_factory=list)

@@ -14,7 +14,6 @@ from gpudoc.lint.analysis.facts import (
     EnvAssign,
     LossWeight,
     ProcessGroupInit,
-    ShuffledLoader,
 )
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.records import keyword
@@ -69,8 +68,6 @@ class QualifiedCalls(CallEvaluator):
             if text is None or "cuda" in text or api.DEVICE_LITERAL.match(text):
                 self.facts.flags.default_device = True
                 self.facts.flags.places = True
-            if node.args and _names_cuda(node.args[0].value, args[0]):
-                self.facts.cuda_default_devices.append(node)
             return UNKNOWN
         if rest == "hub.load":
             return self.zoo_model(node, qualified)
@@ -207,24 +204,11 @@ class QualifiedCalls(CallEvaluator):
         forked = isinstance(count, cst.Integer) and int(count.value, 0) > 0
         if first is not None and first.source.startswith("dataset:") and forked:
             self.facts.worker_datasets.add(first.source[8:])
-        self.record_shuffle(node)
         if keyword(node, "collate_fn") is not None:
             return Value(Kind.LOADER)
         if first is not None and first.kind is Kind.LOADER:
             return Value(Kind.LOADER, first.place)
         return Value(Kind.LOADER, Place.HOST)
-
-    def record_shuffle(self, node: cst.Call) -> None:
-        shuffle = keyword(node, "shuffle")
-        if shuffle is None or not (
-            isinstance(shuffle.value, cst.Name) and shuffle.value.value == "True"
-        ):
-            return
-        if any(
-            keyword(node, name) is not None for name in ("generator", "sampler", "batch_sampler")
-        ):
-            return
-        self.facts.shuffled_loaders.append(ShuffledLoader(node))
 
     def zoo_model(self, node: cst.Call, qualified: str) -> Value:
         last = qualified.rsplit(".", 1)[-1]
@@ -281,25 +265,3 @@ def _returns_tensor(rest: str, last: str) -> bool:
     if namespace not in ("", "nn.functional", "fft", "linalg", "special"):
         return False
     return last[:1].islower() and last not in NOT_TENSOR_FUNCTIONS
-
-
-def _names_cuda(argument: cst.BaseExpression, value: Value) -> bool:
-    """A default device that is (or may be) CUDA: ``torch.cuda.FloatTensor``, a ``"cuda..."``
-    string anywhere in the argument (``"cuda" if ok else "cpu"`` is CUDA on the GPU machine), or
-    a device value the analysis knows is not the CPU."""
-    if value.kind is Kind.DEVICE and not value.cpu_device and isinstance(argument, cst.Name):
-        return True
-    if "cuda" in (dotted(argument) or "").split("."):
-        return True
-    return any(
-        "cuda" in node.value
-        for node in _walk(argument)
-        if isinstance(node, cst.SimpleString | cst.FormattedStringText)
-    )
-
-
-def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    found = [node]
-    for child in node.children:
-        found.extend(_walk(child))
-    return found

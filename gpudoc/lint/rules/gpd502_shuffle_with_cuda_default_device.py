@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
+from gpudoc.lint.analysis.events import CallEvent, Semantic
 from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.values import Kind, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 
 
@@ -84,14 +89,63 @@ torch.set_default_tensor_type(torch.cuda.FloatTensor)
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
-        if not facts.cuda_default_devices:
+    EVENTS = ("call",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.defaults: list[cst.Call] = []
+        """``torch.set_default_device("cuda")`` / ``set_default_tensor_type(torch.cuda.*)``."""
+        self.loaders: list[cst.Call] = []
+        """``DataLoader(..., shuffle=True)`` with neither ``generator=`` nor a sampler."""
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        qualified = event.qualified or ""
+        if not qualified.startswith("torch."):
             return
-        where = f"`{context.code(facts.cuda_default_devices[0])}`"
-        for loader in facts.shuffled_loaders:
+        node = event.node
+        if qualified in DEFAULT_SETTERS and node.args and event.args:
+            if _names_cuda(node.args[0].value, event.args[0]):
+                self.defaults.append(node)
+        elif qualified.rsplit(".", 1)[-1].endswith("DataLoader") and _shuffles_unseeded(node):
+            self.loaders.append(node)
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+        if not self.defaults:
+            return
+        where = f"`{context.code(self.defaults[0])}`"
+        for loader in self.loaders:
             message = (
                 f"shuffle=True without generator= while {where} makes CUDA the default device: "
                 "the sampler's CPU generator fails the first batch on the GPU ('Expected a "
                 "'cuda' device type for generator'); pass generator=torch.Generator(device=...)"
             )
-            yield Report(loader.call, message)
+            yield Report(loader, message)
+
+
+DEFAULT_SETTERS = frozenset({"torch.set_default_device", "torch.set_default_tensor_type"})
+
+
+def _shuffles_unseeded(node: cst.Call) -> bool:
+    """``shuffle=True`` and no ``generator=``, ``sampler=`` or ``batch_sampler=``."""
+    keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
+    shuffle = keywords.get("shuffle")
+    if not (isinstance(shuffle, cst.Name) and shuffle.value == "True"):
+        return False
+    return not any(name in keywords for name in ("generator", "sampler", "batch_sampler"))
+
+
+def _names_cuda(argument: cst.BaseExpression, value: Value) -> bool:
+    """A default device that is (or may be) CUDA: ``torch.cuda.FloatTensor``, a ``"cuda..."``
+    string anywhere in the argument (``"cuda" if ok else "cpu"`` is CUDA on the GPU machine), or
+    a device value the analysis knows is not the CPU."""
+    if value.kind is Kind.DEVICE and not value.cpu_device and isinstance(argument, cst.Name):
+        return True
+    if "cuda" in (dotted(argument) or "").split("."):
+        return True
+    stack: list[cst.CSTNode] = [argument]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.SimpleString | cst.FormattedStringText) and "cuda" in node.value:
+            return True
+        stack.extend(node.children)
+    return False
