@@ -293,7 +293,16 @@ def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
     return None
 
 
+_last_scan: list[CheckpointScan] = []
+"""The latest scan: GPD201 and GPD203 both read the same file's scan in one run."""
+
+
 def scan(module: cst.Module) -> CheckpointScan:
+    """The whole file read once for checkpoint paths and CPU-path evidence (a full visit, so
+    the rules that need it share it)."""
+    if _last_scan and _last_scan[0].module is module:
+        return _last_scan[0]
     scanner = CheckpointScan(module)
     module.visit(scanner)
+    _last_scan[:] = [scanner]
     return scanner
