@@ -15,8 +15,8 @@ from gpudoc.lint.analysis.facts import (
     ModuleCall,
     NumpyUse,
 )
-from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.analysis.records import Records, keyword
+from gpudoc.lint.analysis.names import dotted, keyword
+from gpudoc.lint.analysis.records import Records
 from gpudoc.lint.analysis.scope import Scope
 from gpudoc.lint.analysis.values import (
     SCALAR,
@@ -322,11 +322,9 @@ class CallEvaluator(Records):
             place = Place.HOST
         else:
             place = self.target_place(node, args)
-        if place is Place.DEVICE:
-            self.note_host_then_transfer(node)
-            if self.dataset_stack:
-                self.device_datasets.add(self.dataset_stack[-1])
-                self.facts.dataset_moves.append(DatasetMove(node, self.dataset_stack[-1]))
+        if place is Place.DEVICE and self.dataset_stack:
+            self.device_datasets.add(self.dataset_stack[-1])
+            self.facts.dataset_moves.append(DatasetMove(node, self.dataset_stack[-1]))
         if place is Place.UNKNOWN:
             return receiver if receiver.kind is not Kind.UNKNOWN else UNKNOWN
         if receiver.kind is Kind.UNKNOWN:

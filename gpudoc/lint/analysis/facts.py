@@ -47,15 +47,6 @@ class ConditionalMove:
 
 
 @dataclass
-class HostThenTransfer:
-    """``torch.zeros(...).to(device)``: built on the host, then copied."""
-
-    move: cst.Call
-    factory: cst.Call
-    function: str
-
-
-@dataclass
 class DatasetMove:
     """A device move inside a Dataset subclass's method."""
 
@@ -227,7 +218,6 @@ class Facts:
     module_calls: list[ModuleCall] = field(default_factory=list)
     mixed_calls: list[MixedCall] = field(default_factory=list)
     conditional_moves: list[ConditionalMove] = field(default_factory=list)
-    host_then_transfer: list[HostThenTransfer] = field(default_factory=list)
     dataset_moves: list[DatasetMove] = field(default_factory=list)
     worker_datasets: set[str] = field(default_factory=set)
     """Dataset classes a DataLoader with num_workers > 0 reads."""

@@ -18,6 +18,14 @@ def dotted(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    """The keyword argument ``name=`` of ``call``."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
 def names_in(node: cst.CSTNode) -> Iterator[str]:
     """Identifiers and attribute names in a (small) expression: for recognising guards."""
     stack: list[cst.CSTNode] = [node]

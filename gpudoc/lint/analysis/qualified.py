@@ -15,8 +15,7 @@ from gpudoc.lint.analysis.facts import (
     LossWeight,
     ProcessGroupInit,
 )
-from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.analysis.records import keyword
+from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import SCALAR, UNKNOWN, Kind, Place, Value, join_places
 
 ENV_SETTERS = frozenset({"os.environ.setdefault", "os.putenv", "os.environ.update"})

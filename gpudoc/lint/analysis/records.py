@@ -12,21 +12,13 @@ from gpudoc.lint.analysis.facts import (
     CudaMention,
     EarlyStateLoad,
     FactoryCall,
-    HostThenTransfer,
     LoadCall,
     MixedCall,
     NumpyUse,
     StaleOptimizer,
 )
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import Place, Value
-
-
-def keyword(call: cst.Call, name: str) -> cst.Arg | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
-    return None
 
 
 class Records(Evaluator):
@@ -42,16 +34,6 @@ class Records(Evaluator):
         name = dotted(receiver) or ""
         if cls is not None and name.startswith("self."):
             cls.moved_on_use.add(name[5:].split(".")[0])
-
-    def note_host_then_transfer(self, node: cst.Call) -> None:
-        func = node.func
-        factory = func.value if isinstance(func, cst.Attribute) else None
-        if not isinstance(factory, cst.Call) or keyword(factory, "device") is not None:
-            return
-        qualified = self.imports.qualify(factory.func) or ""
-        function = qualified[6:] if qualified.startswith("torch.") else ""
-        if function in api.SHAPE_FACTORIES or function == "tensor":
-            self.facts.host_then_transfer.append(HostThenTransfer(node, factory, function))
 
     def note_cuda(self, node: cst.CSTNode, text: str) -> None:
         self.facts.flags.device_notion = True

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import libcst as cst
 
-from gpudoc.lint.analysis.facts import Facts
-from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.events import CallEvent, Semantic
+from gpudoc.lint.analysis.names import keyword
+from gpudoc.lint.analysis.values import Place
+from gpudoc.lint.rule import Invalid, Rule
+
+DEVICE_MOVES = frozenset({"to", "cuda", "to_empty"})
 
 
 class HostFactoryThenTransfer(Rule):
@@ -57,10 +62,22 @@ mask = torch.ones(4, 8).to("cuda")
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
-        for transfer in facts.host_then_transfer:
+    EVENTS = ("call",)
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        """``<factory>(...).to(device)``: the move's receiver is a factory call without
+        ``device=``, and the move lands on the device."""
+        if event.method not in DEVICE_MOVES or event.result.place is not Place.DEVICE:
+            return
+        func = event.node.func
+        factory = func.value if isinstance(func, cst.Attribute) else None
+        if not isinstance(factory, cst.Call) or keyword(factory, "device") is not None:
+            return
+        qualified = semantic.qualify(factory.func) or ""
+        function = qualified[6:] if qualified.startswith("torch.") else ""
+        if function in api.SHAPE_FACTORIES or function == "tensor":
             message = (
-                f"`torch.{transfer.function}(...)` is filled on the CPU and then copied: pass "
+                f"`torch.{function}(...)` is filled on the CPU and then copied: pass "
                 "`device=` to the factory instead"
             )
-            yield Report(transfer.move, message)
+            self.report(event.node, message)
