@@ -24,7 +24,15 @@ if TYPE_CHECKING:
     from gpudoc.lint.analysis.facts import FileFlags, ModuleClass
 
 EventKind = Literal[
-    "call", "binding", "statement", "subscript", "attribute", "function", "return", "compare"
+    "call",
+    "binding",
+    "statement",
+    "subscript",
+    "attribute",
+    "function",
+    "return",
+    "compare",
+    "item",
 ]
 
 
@@ -59,6 +67,11 @@ class Semantic(Protocol):
     @property
     def under_guard(self) -> bool:
         """Inside a branch of a device-availability test (``if torch.cuda.is_available():``)."""
+
+    @property
+    def cuda_initialised(self) -> bool:
+        """Something above this point, in this function or at module level, initialised CUDA
+        (a ``torch.cuda`` call, ``.cuda()``, a tensor placed on ``"cuda"``)."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +134,14 @@ class FunctionEvent:
 class ReturnEvent:
     node: cst.Return
     value: Value
+
+
+@dataclass(frozen=True)
+class ItemEvent:
+    """An item assignment ``base[index] = value``: it binds no name."""
+
+    target: cst.Subscript
+    statement: cst.CSTNode
 
 
 @dataclass(frozen=True)

@@ -133,6 +133,10 @@ class Evaluator:
     def under_guard(self) -> bool:
         return self.guard_depth > 0
 
+    @property
+    def cuda_initialised(self) -> bool:
+        return self.scope.cuda_initialised or self.module_scope.cuda_initialised
+
     def assign_name(self, name: str, value: Value) -> None:
         scope = self.scope
         if name.startswith("self.") and scope.parent is not None and scope.parent.function == "":

@@ -163,12 +163,6 @@ class ProcessGroupInit:
 
 
 @dataclass
-class EnvAssign:
-    node: cst.CSTNode
-    after_cuda_init: bool
-
-
-@dataclass
 class ClassAttr:
     attr: str
     statement: cst.CSTNode
@@ -234,5 +228,4 @@ class Facts:
     early_state_loads: list[EarlyStateLoad] = field(default_factory=list)
     ddp_wraps: list[DDPWrap] = field(default_factory=list)
     process_groups: list[ProcessGroupInit] = field(default_factory=list)
-    env_assigns: list[EnvAssign] = field(default_factory=list)
     classes: list[ModuleClass] = field(default_factory=list)

@@ -11,14 +11,12 @@ from gpudoc.lint.analysis.calls import CallEvaluator, keyword_value
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import (
     DDPWrap,
-    EnvAssign,
     LossWeight,
     ProcessGroupInit,
 )
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import SCALAR, UNKNOWN, Kind, Place, Value, join_places
 
-ENV_SETTERS = frozenset({"os.environ.setdefault", "os.putenv", "os.environ.update"})
 DATAFRAME_ROOTS = ("numpy.", "sklearn.", "matplotlib.", "scipy.", "pandas.")
 
 
@@ -44,8 +42,6 @@ class QualifiedCalls(CallEvaluator):
             return Value(Kind.LOADER, Place.HOST)
         if root == "tqdm":
             return self.eval_builtin("tqdm", args)
-        if qualified in ENV_SETTERS:
-            self.record_env_call(node)
         return UNKNOWN
 
     def eval_torch(self, node: cst.Call, qualified: str, rest: str, args: list[Value]) -> Value:
@@ -216,14 +212,6 @@ class QualifiedCalls(CallEvaluator):
         if last[:1].isupper() and not qualified.startswith("transformers."):
             return UNKNOWN
         return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)
-
-    def record_env_call(self, node: cst.Call) -> None:
-        first = string_value(node.args[0].value) if node.args else None
-        if first == "CUDA_VISIBLE_DEVICES":
-            self.facts.env_assigns.append(EnvAssign(node, self.cuda_initialised_here()))
-
-    def cuda_initialised_here(self) -> bool:
-        return self.scope.cuda_initialised or self.module_scope.cuda_initialised
 
 
 NOT_TENSOR_FUNCTIONS = frozenset(

@@ -14,11 +14,12 @@ from gpudoc.lint.analysis.events import (
     BindingEvent,
     EventBus,
     FunctionEvent,
+    ItemEvent,
     ReturnEvent,
     StatementEvent,
 )
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.facts import DiscardedMove, EnvAssign, ModuleClass, Rebinding
+from gpudoc.lint.analysis.facts import DiscardedMove, ModuleClass, Rebinding
 from gpudoc.lint.analysis.flow import Env, Join, join_envs, join_of, terminates
 from gpudoc.lint.analysis.functions import (
     FunctionSyntax,
@@ -282,13 +283,10 @@ class Analyzer(ClassFacts):
             self.bind_subscript(target, statement)
 
     def bind_subscript(self, target: cst.Subscript, statement: cst.CSTNode) -> None:
+        if self.bus.wants("item"):
+            self.emit("item", ItemEvent(target, statement))
         base = dotted(target.value)
-        if base == "os.environ" and len(target.slice) == 1:
-            index = target.slice[0].slice
-            if isinstance(index, cst.Index) and string_value(index.value) == "CUDA_VISIBLE_DEVICES":
-                after = self.cuda_initialised_here()
-                self.facts.env_assigns.append(EnvAssign(statement, after))
-        elif base is not None:
+        if base is not None:
             self.record_item_assignment(base, statement)
             held = self.scope.lookup(base)
             if held is not None and held.is_tensorish:

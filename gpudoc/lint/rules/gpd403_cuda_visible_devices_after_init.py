@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import libcst as cst
 
-from gpudoc.lint.analysis.facts import Facts
-from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.analysis.events import CallEvent, ItemEvent, Semantic
+from gpudoc.lint.analysis.expressions import string_value
+from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.rule import Invalid, Rule
+
+ENV_SETTERS = frozenset({"os.environ.setdefault", "os.putenv", "os.environ.update"})
+VARIABLE = "CUDA_VISIBLE_DEVICES"
+MESSAGE = (
+    "CUDA_VISIBLE_DEVICES is set after CUDA was initialised above: it has no effect now; set "
+    "it before the first torch.cuda call (or in the shell)"
+)
 
 
 class CudaVisibleDevicesAfterInit(Rule):
@@ -62,11 +71,21 @@ os.environ["CUDA_VISIBLE_DEVICES"] = "1"
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
-        for assign in facts.env_assigns:
-            if assign.after_cuda_init:
-                message = (
-                    "CUDA_VISIBLE_DEVICES is set after CUDA was initialised above: it has no "
-                    "effect now; set it before the first torch.cuda call (or in the shell)"
-                )
-                yield Report(assign.node, message)
+    EVENTS = ("item", "call")
+
+    def on_item(self, event: ItemEvent, semantic: Semantic) -> None:
+        """``os.environ["CUDA_VISIBLE_DEVICES"] = ...``"""
+        target = event.target
+        if dotted(target.value) != "os.environ" or len(target.slice) != 1:
+            return
+        index = target.slice[0].slice
+        named = isinstance(index, cst.Index) and string_value(index.value) == VARIABLE
+        if named and semantic.cuda_initialised:
+            self.report(event.statement, MESSAGE)
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        """``os.environ.setdefault("CUDA_VISIBLE_DEVICES", ...)``, ``os.putenv(...)``"""
+        if event.qualified not in ENV_SETTERS or not event.node.args:
+            return
+        if string_value(event.node.args[0].value) == VARIABLE and semantic.cuda_initialised:
+            self.report(event.node, MESSAGE)
