@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
+from gpudoc.lint.analysis.events import CallEvent, Semantic
+from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.names import keyword
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 
 
@@ -63,13 +68,41 @@ model = torch.nn.Linear(4, 2).cuda()
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
+    EVENTS = ("call",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.groups: list[cst.Call] = []
+        """``init_process_group("nccl")`` calls without ``device_id=``."""
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        if not is_process_group_init(event.qualified):
+            return
+        node = event.node
+        if backend(node) == "nccl" and keyword(node, "device_id") is None:
+            self.groups.append(node)
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
         if facts.flags.per_rank_device:
             return
-        for group in facts.process_groups:
-            if group.backend == "nccl" and not group.has_device_id:
-                message = (
-                    "NCCL process group without a per-rank GPU: every rank will use cuda:0; call "
-                    "`torch.cuda.set_device(local_rank)` first (or pass `device_id=`)"
-                )
-                yield Report(group.call, message)
+        for group in self.groups:
+            message = (
+                "NCCL process group without a per-rank GPU: every rank will use cuda:0; call "
+                "`torch.cuda.set_device(local_rank)` first (or pass `device_id=`)"
+            )
+            yield Report(group, message)
+
+
+def is_process_group_init(qualified: str | None) -> bool:
+    """``torch.distributed.init_process_group`` (under any alias)."""
+    if qualified is None or not qualified.startswith("torch.") or qualified[6:].startswith("cuda."):
+        return False
+    return qualified.rsplit(".", 1)[-1] == "init_process_group"
+
+
+def backend(node: cst.Call) -> str | None:
+    """The ``backend`` an ``init_process_group`` call names, when it is a literal."""
+    found = keyword(node, "backend")
+    if found is None and node.args and node.args[0].keyword is None:
+        found = node.args[0]
+    return string_value(found.value) if found is not None else None
