@@ -74,12 +74,6 @@ class DiscardedMove:
 
 
 @dataclass
-class LoadCall:
-    call: cst.Call
-    device_name: str | None
-
-
-@dataclass
 class NumpyUse:
     node: cst.Call
     receiver: cst.BaseExpression
@@ -156,13 +150,6 @@ class DDPWrap:
 
 
 @dataclass
-class ProcessGroupInit:
-    call: cst.Call
-    backend: str | None
-    has_device_id: bool
-
-
-@dataclass
 class ClassAttr:
     attr: str
     statement: cst.CSTNode
@@ -217,7 +204,6 @@ class Facts:
     """Dataset classes a DataLoader with num_workers > 0 reads."""
     rebindings: list[Rebinding] = field(default_factory=list)
     discarded_moves: list[DiscardedMove] = field(default_factory=list)
-    loads: list[LoadCall] = field(default_factory=list)
     numpy_uses: list[NumpyUse] = field(default_factory=list)
     cuda_mentions: list[CudaMention] = field(default_factory=list)
     factories: list[FactoryCall] = field(default_factory=list)
@@ -227,5 +213,4 @@ class Facts:
     stale_optimizers: list[StaleOptimizer] = field(default_factory=list)
     early_state_loads: list[EarlyStateLoad] = field(default_factory=list)
     ddp_wraps: list[DDPWrap] = field(default_factory=list)
-    process_groups: list[ProcessGroupInit] = field(default_factory=list)
     classes: list[ModuleClass] = field(default_factory=list)

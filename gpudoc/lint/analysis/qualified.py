@@ -12,7 +12,6 @@ from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import (
     DDPWrap,
     LossWeight,
-    ProcessGroupInit,
 )
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import SCALAR, UNKNOWN, Kind, Place, Value, join_places
@@ -68,7 +67,6 @@ class QualifiedCalls(CallEvaluator):
             return self.zoo_model(node, qualified)
         if rest == "load":
             self.facts.flags.loads_checkpoints = True
-            self.record_load(node)
             return UNKNOWN
         if last == "init_process_group":
             return self.process_group(node)
@@ -150,8 +148,6 @@ class QualifiedCalls(CallEvaluator):
         if backend_arg is None and node.args and node.args[0].keyword is None:
             backend_arg = node.args[0]
         backend = string_value(backend_arg.value) if backend_arg is not None else None
-        has_device_id = keyword(node, "device_id") is not None
-        self.facts.process_groups.append(ProcessGroupInit(node, backend, has_device_id))
         if backend == "nccl":
             self.facts.flags.cuda_only = True
             self.facts.flags.places = True

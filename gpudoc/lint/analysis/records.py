@@ -12,12 +12,11 @@ from gpudoc.lint.analysis.facts import (
     CudaMention,
     EarlyStateLoad,
     FactoryCall,
-    LoadCall,
     MixedCall,
     NumpyUse,
     StaleOptimizer,
 )
-from gpudoc.lint.analysis.names import dotted, keyword
+from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place, Value
 
 
@@ -93,11 +92,6 @@ class Records(Evaluator):
         ]
         device = self.scope.device_name()
         self.facts.mixed_calls.append(MixedCall(node, function, arguments, device))
-
-    def record_load(self, node: cst.Call) -> None:
-        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
-        if len(positional) < 2 and keyword(node, "map_location") is None:
-            self.facts.loads.append(LoadCall(node, self.scope.device_name()))
 
     def record_numpy(self, node: cst.Call, function: str, args: list[Value]) -> None:
         if self.cpu_path:

@@ -6,7 +6,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis.events import BindingEvent, CompareEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.rule import FixSpec, NodeEdit, Rule
 
 
@@ -137,3 +137,18 @@ class OffersCpu(Rule):
             self.offers_cpu = any(
                 string_value(target.comparator) == "cpu" for target in event.node.comparisons
             )
+
+
+def is_process_group_init(qualified: str | None) -> bool:
+    """``torch.distributed.init_process_group`` (under any alias)."""
+    if qualified is None or not qualified.startswith("torch.") or qualified[6:].startswith("cuda."):
+        return False
+    return qualified.rsplit(".", 1)[-1] == "init_process_group"
+
+
+def backend(node: cst.Call) -> str | None:
+    """The ``backend`` an ``init_process_group`` call names, when it is a literal."""
+    found = keyword(node, "backend")
+    if found is None and node.args and node.args[0].keyword is None:
+        found = node.args[0]
+    return string_value(found.value) if found is not None else None

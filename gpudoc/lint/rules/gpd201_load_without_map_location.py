@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpudoc.lint.analysis.events import CallEvent, Semantic
 from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.names import keyword
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._checkpoints import LoadSite, scan
 from gpudoc.lint.rules._device_names import DEVICE_PARAMETER
+from gpudoc.lint.rules._helpers import backend, is_process_group_init
 
 
 class LoadWithoutMapLocation(Rule):
@@ -187,28 +190,45 @@ torch.save(model.state_dict(), "snapshot.pt")
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
+    EVENTS = ("call",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unmapped: dict[int, str | None] = {}
+        """id of each ``torch.load`` without a map location -> the device name in its scope."""
+        self.per_rank = False
+        """A process group that is not gloo's: one process per GPU."""
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        node = event.node
+        if event.qualified == "torch.load":
+            positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+            if len(positional) < 2 and keyword(node, "map_location") is None:
+                self.unmapped[id(node)] = semantic.device_name()  # the last walk's, as before
+        elif is_process_group_init(event.qualified):
+            # `set_device(args.gpu)` alone is a one-GPU script choosing its GPU
+            self.per_rank |= backend(node) in ("nccl", None)
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
         if not (facts.flags.device_notion or facts.flags.places):
             return
         if not facts.flags.loads_checkpoints:
             return  # no torch.load: nothing to read the whole file for
         found = scan(context.module)
         evidence = found.cpu_path
-        ranks = _per_rank(facts)
+        ranks = self.per_rank
         if (evidence is None and not ranks) or found.saves_cpu_state():
             return  # a one-GPU script, or checkpoints this file wrote on the CPU
-        unmapped = {id(load.call): load for load in facts.loads}
         for site in found.loads:
-            load = unmapped.get(id(site.call))
-            if ranks and load is not None:
+            known = id(site.call) in self.unmapped
+            if ranks and known:
                 yield self._rank_report(site, found.device_at(site))
                 continue
             if evidence is None or found.saved_here(site):
                 continue  # the same run (or an earlier run of it) wrote what it reads back
-            if load is not None:
-                yield self._report(
-                    site, found.device_at(site) or _trusted(load.device_name), evidence
-                )
+            if known:
+                device = found.device_at(site) or _trusted(self.unmapped[id(site.call)])
+                yield self._report(site, device, evidence)
                 continue
             none = found.may_be_none(site)
             if none is not None:
@@ -244,12 +264,6 @@ torch.save(model.state_dict(), "snapshot.pt")
             return Report(site.call, message)
         edit = NodeEdit(args[-1].value, f", map_location={device}", "after")
         return Report(site.call, message, FixSpec((edit,), False, f"map_location={device}"))
-
-
-def _per_rank(facts: Facts) -> bool:
-    """One process per GPU: a process group that is not gloo's (``set_device(args.gpu)`` alone
-    is a one-GPU script choosing its GPU)."""
-    return any(group.backend in ("nccl", None) for group in facts.process_groups)
 
 
 def _trusted(name: str | None) -> str | None:

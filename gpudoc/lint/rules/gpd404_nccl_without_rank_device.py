@@ -7,10 +7,10 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpudoc.lint.analysis.events import CallEvent, Semantic
-from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import keyword
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.rules._helpers import backend, is_process_group_init
 
 
 class NcclWithoutRankDevice(Rule):
@@ -91,18 +91,3 @@ model = torch.nn.Linear(4, 2).cuda()
                 "`torch.cuda.set_device(local_rank)` first (or pass `device_id=`)"
             )
             yield Report(group, message)
-
-
-def is_process_group_init(qualified: str | None) -> bool:
-    """``torch.distributed.init_process_group`` (under any alias)."""
-    if qualified is None or not qualified.startswith("torch.") or qualified[6:].startswith("cuda."):
-        return False
-    return qualified.rsplit(".", 1)[-1] == "init_process_group"
-
-
-def backend(node: cst.Call) -> str | None:
-    """The ``backend`` an ``init_process_group`` call names, when it is a literal."""
-    found = keyword(node, "backend")
-    if found is None and node.args and node.args[0].keyword is None:
-        found = node.args[0]
-    return string_value(found.value) if found is not None else None
