@@ -33,6 +33,7 @@ EventKind = Literal[
     "return",
     "compare",
     "item",
+    "cuda",
 ]
 
 
@@ -142,6 +143,16 @@ class ItemEvent:
 
     target: cst.Subscript
     statement: cst.CSTNode
+
+
+@dataclass(frozen=True)
+class CudaEvent:
+    """CUDA named where a device is expected: ``"cuda:0"`` as a device or assigned to a name,
+    ``torch.device("cuda")``, ``.cuda()``, ``torch.cuda.FloatTensor(...)``."""
+
+    node: cst.CSTNode
+    text: str
+    """The device text (``cuda:0``), or ``.cuda()``."""
 
 
 @dataclass(frozen=True)

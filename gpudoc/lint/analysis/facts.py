@@ -85,14 +85,6 @@ class NumpyUse:
 
 
 @dataclass
-class CudaMention:
-    node: cst.CSTNode
-    text: str
-    guarded: bool
-    device_name: str | None
-
-
-@dataclass
 class FactoryCall:
     call: cst.Call
     function: str
@@ -205,7 +197,6 @@ class Facts:
     rebindings: list[Rebinding] = field(default_factory=list)
     discarded_moves: list[DiscardedMove] = field(default_factory=list)
     numpy_uses: list[NumpyUse] = field(default_factory=list)
-    cuda_mentions: list[CudaMention] = field(default_factory=list)
     factories: list[FactoryCall] = field(default_factory=list)
     loss_weights: list[LossWeight] = field(default_factory=list)
     moved_names: set[str] = field(default_factory=set)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import libcst as cst
 
 from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.events import CudaEvent
 from gpudoc.lint.analysis.expressions import Evaluator
 from gpudoc.lint.analysis.facts import (
     Argument,
     ConditionalMove,
-    CudaMention,
     EarlyStateLoad,
     FactoryCall,
     MixedCall,
@@ -38,10 +38,8 @@ class Records(Evaluator):
         self.facts.flags.device_notion = True
         if api.CUDA_LITERAL.match(text) or text == ".cuda()":
             self.scope.cuda_initialised = True
-            guarded = self.guard_depth > 0
-            self.facts.cuda_mentions.append(
-                CudaMention(node, text, guarded, self.scope.device_name())
-            )
+            if self.bus.wants("cuda"):
+                self.emit("cuda", CudaEvent(node, text))
 
     def check_stale_optimizer(self, node: cst.Call, receiver: cst.BaseExpression) -> None:
         name = dotted(receiver)

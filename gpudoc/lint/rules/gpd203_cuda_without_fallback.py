@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from gpudoc.lint.analysis.events import CudaEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.flow import terminates
@@ -128,13 +129,24 @@ def nopeak_mask(size):
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
+    EVENTS = ("cuda",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unguarded: list[CudaEvent] = []
+        """CUDA named outside any device-availability test."""
+
+    def on_cuda(self, event: CudaEvent, semantic: Semantic) -> None:
+        if not semantic.under_guard:
+            self.unguarded.append(event)
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
         flags = facts.flags
         if flags.cuda_only or flags.per_rank_device:
             return
         if flags.default_device:  # torch.set_default_device("cuda"): the device is chosen once
             return
-        unguarded = [mention for mention in facts.cuda_mentions if not mention.guarded]
+        unguarded = self.unguarded
         if not unguarded:
             return
         declared = _Declared()
