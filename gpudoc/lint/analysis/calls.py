@@ -11,7 +11,6 @@ from gpudoc.lint.analysis.events import CallEvent
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import (
     Argument,
-    DatasetMove,
     ModuleCall,
     NumpyUse,
 )
@@ -324,7 +323,6 @@ class CallEvaluator(Records):
             place = self.target_place(node, args)
         if place is Place.DEVICE and self.dataset_stack:
             self.device_datasets.add(self.dataset_stack[-1])
-            self.facts.dataset_moves.append(DatasetMove(node, self.dataset_stack[-1]))
         if place is Place.UNKNOWN:
             return receiver if receiver.kind is not Kind.UNKNOWN else UNKNOWN
         if receiver.kind is Kind.UNKNOWN:

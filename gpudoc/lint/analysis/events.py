@@ -70,6 +70,10 @@ class Semantic(Protocol):
         """Inside a branch of a device-availability test (``if torch.cuda.is_available():``)."""
 
     @property
+    def dataset(self) -> str | None:
+        """The Dataset subclass whose body is being walked."""
+
+    @property
     def cuda_initialised(self) -> bool:
         """Something above this point, in this function or at module level, initialised CUDA
         (a ``torch.cuda`` call, ``.cuda()``, a tensor placed on ``"cuda"``)."""

@@ -134,6 +134,10 @@ class Evaluator:
         return self.guard_depth > 0
 
     @property
+    def dataset(self) -> str | None:
+        return self.dataset_stack[-1] if self.dataset_stack else None
+
+    @property
     def cuda_initialised(self) -> bool:
         return self.scope.cuda_initialised or self.module_scope.cuda_initialised
 

@@ -47,14 +47,6 @@ class ConditionalMove:
 
 
 @dataclass
-class DatasetMove:
-    """A device move inside a Dataset subclass's method."""
-
-    node: cst.Call
-    dataset: str
-
-
-@dataclass
 class Rebinding:
     """``name = Module()`` where ``name`` held a module placed on the device before."""
 
@@ -191,9 +183,6 @@ class Facts:
     module_calls: list[ModuleCall] = field(default_factory=list)
     mixed_calls: list[MixedCall] = field(default_factory=list)
     conditional_moves: list[ConditionalMove] = field(default_factory=list)
-    dataset_moves: list[DatasetMove] = field(default_factory=list)
-    worker_datasets: set[str] = field(default_factory=set)
-    """Dataset classes a DataLoader with num_workers > 0 reads."""
     rebindings: list[Rebinding] = field(default_factory=list)
     discarded_moves: list[DiscardedMove] = field(default_factory=list)
     numpy_uses: list[NumpyUse] = field(default_factory=list)

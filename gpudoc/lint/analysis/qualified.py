@@ -190,11 +190,6 @@ class QualifiedCalls(CallEvaluator):
     def data_loader(self, node: cst.Call, args: list[Value]) -> Value:
         dataset = keyword_value(node, args, "dataset")
         first = dataset[1] if dataset is not None else (args[0] if args else None)
-        workers = keyword(node, "num_workers")
-        count = workers.value if workers is not None else None
-        forked = isinstance(count, cst.Integer) and int(count.value, 0) > 0
-        if first is not None and first.source.startswith("dataset:") and forked:
-            self.facts.worker_datasets.add(first.source[8:])
         if keyword(node, "collate_fn") is not None:
             return Value(Kind.LOADER)
         if first is not None and first.kind is Kind.LOADER:

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
+from gpudoc.lint.analysis.events import CallEvent, Semantic
 from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.names import keyword
+from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
+
+MOVES = frozenset({"to", "cuda", "to_empty"})
+NOT_LOADERS = ("torch.cuda.", "torch.nn.", "torch.optim.")
 
 
 class CudaInDatasetWorker(Rule):
@@ -75,12 +83,57 @@ loader = DataLoader(Images(), batch_size=32, num_workers=4)
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
-        for move in facts.dataset_moves:
-            if move.dataset in facts.worker_datasets:
+    EVENTS = ("call",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.moves: list[tuple[cst.Call, str]] = []
+        """Device moves inside a Dataset subclass's methods, with the class."""
+        self.forked: set[str] = set()
+        """Dataset classes a DataLoader with ``num_workers > 0`` reads."""
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        qualified = event.qualified
+        if qualified is None:
+            dataset = semantic.dataset
+            if dataset is not None and _moves_to_device(event):
+                self.moves.append((event.node, dataset))
+        elif _is_loader(qualified):
+            self.note_loader(event)
+
+    def note_loader(self, event: CallEvent) -> None:
+        node = event.node
+        given = zip(node.args, event.args, strict=True)
+        named = (value for arg, value in given if arg.keyword and arg.keyword.value == "dataset")
+        dataset = next(named, None)
+        first = dataset if dataset is not None else (event.args[0] if event.args else None)
+        workers = keyword(node, "num_workers")
+        count = workers.value if workers is not None else None
+        forked = isinstance(count, cst.Integer) and int(count.value, 0) > 0
+        if first is not None and first.source.startswith("dataset:") and forked:
+            self.forked.add(first.source[8:])
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+        for node, dataset in self.moves:
+            if dataset in self.forked:
                 message = (
-                    f"`{move.dataset}` moves data to the device inside DataLoader worker "
+                    f"`{dataset}` moves data to the device inside DataLoader worker "
                     "processes, where CUDA cannot start after a fork: move batches in the "
                     "training loop instead"
                 )
-                yield Report(move.node, message)
+                yield Report(node, message)
+
+
+def _is_loader(qualified: str) -> bool:
+    """``torch.utils.data.DataLoader`` and its kin (under any alias)."""
+    last = qualified.rsplit(".", 1)[-1]
+    torch = qualified.startswith("torch.") and not qualified.startswith(NOT_LOADERS)
+    return torch and last.endswith("DataLoader")
+
+
+def _moves_to_device(event: CallEvent) -> bool:
+    """``x.to(device)`` / ``x.cuda()`` that lands on the device (a method call on a value)."""
+    receiver = event.receiver
+    if event.method not in MOVES or receiver is None or receiver.kind is Kind.LOADER:
+        return False
+    return event.result.place is Place.DEVICE
