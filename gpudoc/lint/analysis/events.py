@@ -69,6 +69,10 @@ class Semantic(Protocol):
     def under_guard(self) -> bool:
         """Inside a branch of a device-availability test (``if torch.cuda.is_available():``)."""
 
+    def result_moved(self, node: cst.Call) -> bool:
+        """What ``node`` returns is moved by the expression around it (``nn.Loss(...).to(d)``,
+        ``torch.arange(n).unsqueeze(0).cuda()``)."""
+
     @property
     def dataset(self) -> str | None:
         """The Dataset subclass whose body is being walked."""
@@ -110,6 +114,9 @@ class StatementEvent:
 
     node: cst.Expr
     value: Value
+    receiver: Value | None = None
+    """For a conversion or move whose result is discarded (``x.to(device)``): what the
+    receiver held before it."""
 
 
 @dataclass(frozen=True)

@@ -133,6 +133,9 @@ class Evaluator:
     def under_guard(self) -> bool:
         return self.guard_depth > 0
 
+    def result_moved(self, node: cst.Call) -> bool:
+        return node in self.moved_receivers
+
     @property
     def dataset(self) -> str | None:
         return self.dataset_stack[-1] if self.dataset_stack else None

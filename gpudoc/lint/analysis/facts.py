@@ -96,18 +96,6 @@ class FactoryCall:
 
 
 @dataclass
-class LossWeight:
-    call: cst.Call
-    weight: cst.BaseExpression
-    weight_value: Value
-    target: str | None
-    """The name the criterion was bound to."""
-    device_name: str | None
-    chained_move: bool
-    """``nn.CrossEntropyLoss(weight=w).to(device)``: the weight buffer moves with it."""
-
-
-@dataclass
 class StaleOptimizer:
     use: cst.Call
     optimizer: str
@@ -187,7 +175,6 @@ class Facts:
     discarded_moves: list[DiscardedMove] = field(default_factory=list)
     numpy_uses: list[NumpyUse] = field(default_factory=list)
     factories: list[FactoryCall] = field(default_factory=list)
-    loss_weights: list[LossWeight] = field(default_factory=list)
     moved_names: set[str] = field(default_factory=set)
     """Names (any scope) that received .to()/.cuda() at some point."""
     stale_optimizers: list[StaleOptimizer] = field(default_factory=list)

@@ -11,7 +11,6 @@ from gpudoc.lint.analysis.calls import CallEvaluator, keyword_value
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import (
     DDPWrap,
-    LossWeight,
 )
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import SCALAR, UNKNOWN, Kind, Place, Value, join_places
@@ -177,14 +176,6 @@ class QualifiedCalls(CallEvaluator):
             arg.kind is Kind.MODULE and arg.place is Place.HOST for arg in args
         ):
             place = Place.UNKNOWN  # built from modules that may already be placed
-        for weight_name in ("weight", "pos_weight"):
-            weight = keyword_value(node, args, weight_name)
-            if weight is not None and name.endswith("Loss"):
-                device_name = self.scope.device_name()
-                moved = node in self.moved_receivers
-                self.facts.loss_weights.append(
-                    LossWeight(node, weight[0].value, weight[1], None, device_name, moved)
-                )
         return Value(Kind.MODULE, place, weighted=weighted, origin=node)
 
     def data_loader(self, node: cst.Call, args: list[Value]) -> Value:

@@ -234,18 +234,21 @@ class Analyzer(ClassFacts):
             self.facts.flags.device_notion = True
 
     def walk_expression_statement(self, node: cst.Expr, line: cst.SimpleStatementLine) -> None:
-        value = self.expression_statement_value(node, line)
+        value, receiver = self.expression_statement_value(node, line)
         if self.bus.wants("statement"):
-            self.emit("statement", StatementEvent(node, value))
+            self.emit("statement", StatementEvent(node, value, receiver))
 
-    def expression_statement_value(self, node: cst.Expr, line: cst.SimpleStatementLine) -> Value:
+    def expression_statement_value(
+        self, node: cst.Expr, line: cst.SimpleStatementLine
+    ) -> tuple[Value, Value | None]:
+        """The statement's value, and for a move or conversion, its receiver's before it."""
         call = node.value
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
-            return self.eval(call)
+            return self.eval(call), None
         method = call.func.attr.value
         if method not in api.DISCARDABLE_MOVES:
             self.record_append(call)
-            return self.eval(call)
+            return self.eval(call), None
         receiver_node = call.func.value
         receiver = self.eval(receiver_node)
         result = self.eval(call)
@@ -266,7 +269,7 @@ class Analyzer(ClassFacts):
                 self.facts.moved_names.add(name)
                 if receiver.kind is Kind.MODULE:
                     self.note_module_placed(name, line)
-        return result
+        return result, receiver
 
     # -- binding ----------------------------------------------------------------------------
     def bind(self, target: cst.BaseExpression, value: Value, statement: cst.CSTNode) -> None:
@@ -314,9 +317,6 @@ class Analyzer(ClassFacts):
             self.scope.optimizers[name] = (value.source, self.step)
         if self.bus.wants("binding"):
             self.emit("binding", BindingEvent(name, target, value, previous, statement))
-        for weight in self.facts.loss_weights:
-            if weight.call is value.origin:
-                weight.target = name
         self.record_class_attribute(name, target, value, statement)
         cls = self.scope.module_class
         if cls is not None and self.in_init and name.startswith("self."):

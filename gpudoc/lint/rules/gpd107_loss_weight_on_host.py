@@ -3,10 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
+import libcst as cst
+
+from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic, StatementEvent
 from gpudoc.lint.analysis.facts import Facts
-from gpudoc.lint.analysis.values import Place
+from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
+
+WEIGHTS = ("weight", "pos_weight")
+MOVES = frozenset({"to", "cuda", "cpu", "to_empty"})
+
+
+@dataclass
+class LossWeight:
+    call: cst.Call
+    weight: cst.BaseExpression
+    weight_value: Value
+    device_name: str | None
+    chained_move: bool
+    """``nn.CrossEntropyLoss(weight=w).to(device)``: the weight buffer moves with it."""
+    target: str | None = None
+    """The name the criterion was bound to."""
 
 
 class LossWeightOnHost(Rule):
@@ -67,12 +87,56 @@ criterion = nn.CrossEntropyLoss(weight=weights)
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
-        for weight in facts.loss_weights:
+    EVENTS = ("call", "binding", "statement")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weights: list[LossWeight] = []
+        self.moved_names: set[str] = set()
+        """Names (any scope) whose module a statement moved to the device."""
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        """``nn.CrossEntropyLoss(weight=w)``"""
+        qualified = event.qualified or ""
+        last = qualified.rsplit(".", 1)[-1]
+        if not qualified.startswith("torch.nn.") or qualified.startswith("torch.nn.functional."):
+            return
+        if not (last[:1].isupper() and last.endswith("Loss")):
+            return
+        node = event.node
+        for name in WEIGHTS:
+            for arg, value in zip(node.args, event.args, strict=True):
+                if arg.keyword is not None and arg.keyword.value == name:
+                    moved = semantic.result_moved(node)
+                    weight = LossWeight(node, arg.value, value, semantic.device_name(), moved)
+                    self.weights.append(weight)
+                    break
+
+    def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
+        for weight in self.weights:
+            if weight.call is event.value.origin:
+                weight.target = event.name
+
+    def on_statement(self, event: StatementEvent, semantic: Semantic) -> None:
+        """``criterion.to(device)`` as a statement: a module moves in place."""
+        receiver, call = event.receiver, event.node.value
+        if receiver is None or not isinstance(call, cst.Call):
+            return
+        if receiver.is_tensorish and not receiver.inplace_to:
+            return  # a tensor's discarded move (GPD103's)
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in MOVES:
+            return
+        name = dotted(func.value)
+        if name is not None and event.value.place is Place.DEVICE:
+            self.moved_names.add(name)
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+        for weight in self.weights:
             value = weight.weight_value
             if weight.chained_move or value.place is not Place.HOST or not value.is_tensorish:
                 continue
-            if weight.target is not None and weight.target in facts.moved_names:
+            if weight.target is not None and weight.target in self.moved_names:
                 continue
             shown = context.code(weight.weight)
             device = weight.device_name or "device"
