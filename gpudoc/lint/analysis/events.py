@@ -34,6 +34,7 @@ EventKind = Literal[
     "compare",
     "item",
     "cuda",
+    "class",
 ]
 
 
@@ -164,6 +165,15 @@ class CudaEvent:
     node: cst.CSTNode
     text: str
     """The device text (``cuda:0``), or ``.cuda()``."""
+
+
+@dataclass(frozen=True)
+class ClassEvent:
+    """A class definition, before its body is walked."""
+
+    node: cst.ClassDef
+    module_class: ModuleClass | None
+    """What the walk knows of it when it is an nn.Module subclass."""
 
 
 @dataclass(frozen=True)

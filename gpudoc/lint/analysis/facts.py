@@ -114,14 +114,6 @@ class EarlyStateLoad:
 
 
 @dataclass
-class DDPWrap:
-    call: cst.Call
-    module_name: str | None
-    module: Value
-    has_device_ids: bool
-
-
-@dataclass
 class ClassAttr:
     attr: str
     statement: cst.CSTNode
@@ -175,9 +167,6 @@ class Facts:
     discarded_moves: list[DiscardedMove] = field(default_factory=list)
     numpy_uses: list[NumpyUse] = field(default_factory=list)
     factories: list[FactoryCall] = field(default_factory=list)
-    moved_names: set[str] = field(default_factory=set)
-    """Names (any scope) that received .to()/.cuda() at some point."""
     stale_optimizers: list[StaleOptimizer] = field(default_factory=list)
     early_state_loads: list[EarlyStateLoad] = field(default_factory=list)
-    ddp_wraps: list[DDPWrap] = field(default_factory=list)
     classes: list[ModuleClass] = field(default_factory=list)

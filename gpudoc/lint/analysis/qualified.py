@@ -9,9 +9,6 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.calls import CallEvaluator, keyword_value
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.facts import (
-    DDPWrap,
-)
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import SCALAR, UNKNOWN, Kind, Place, Value, join_places
 
@@ -156,9 +153,7 @@ class QualifiedCalls(CallEvaluator):
         inner = args[0] if args else UNKNOWN
         if qualified in api.DATAPARALLEL:
             return replace(inner, kind=Kind.MODULE, wrapper=True, weighted=True)
-        name = dotted(node.args[0].value) if node.args else None
         has_ids = keyword(node, "device_ids") is not None
-        self.facts.ddp_wraps.append(DDPWrap(node, name, inner, has_ids))
         # with device_ids, DDP moves its inputs to device_ids[0] itself
         return replace(inner, kind=Kind.MODULE, weighted=True, wrapper=has_ids)
 

@@ -12,6 +12,7 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.classes import ClassFacts
 from gpudoc.lint.analysis.events import (
     BindingEvent,
+    ClassEvent,
     EventBus,
     FunctionEvent,
     ItemEvent,
@@ -265,10 +266,8 @@ class Analyzer(ClassFacts):
             if unrelated and receiver.kind is Kind.MODULE and newly:
                 moved = replace(moved, moved_if=test, moved_at=line)
             self.assign_name(name, moved)
-            if result.place is Place.DEVICE:
-                self.facts.moved_names.add(name)
-                if receiver.kind is Kind.MODULE:
-                    self.note_module_placed(name, line)
+            if result.place is Place.DEVICE and receiver.kind is Kind.MODULE:
+                self.note_module_placed(name, line)
         return result, receiver
 
     # -- binding ----------------------------------------------------------------------------
@@ -471,6 +470,8 @@ class Analyzer(ClassFacts):
 
     def walk_class(self, node: cst.ClassDef) -> None:
         module_class = self.register_class(node)
+        if self.bus.wants("class"):
+            self.emit("class", ClassEvent(node, module_class))
         scope = Scope(parent=self.module_scope, function="", module_class=module_class)
         saved = self.scope
         self.scope = scope

@@ -7,10 +7,14 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.events import CallEvent, ClassEvent, Semantic, StatementEvent
 from gpudoc.lint.analysis.facts import Facts
-from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.analysis.values import Kind, Place
+from gpudoc.lint.analysis.names import dotted, keyword
+from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
+
+MOVES = frozenset({"to", "cuda", "cpu", "to_empty"})
 
 
 class DdpOnUnplacedModule(Rule):
@@ -114,39 +118,70 @@ model = DDP(model, device_ids=[local_rank])
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
-        for wrap in facts.ddp_wraps:
-            module = wrap.module
+    EVENTS = ("call", "statement", "class")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wraps: list[tuple[cst.Call, Value]] = []
+        """``DistributedDataParallel(module, ...)`` calls, with the module's value."""
+        self.moved_names: set[str] = set()
+        """Names (any scope) whose module a statement moved to the device."""
+        self.classes: dict[str, cst.ClassDef] = {}
+        """The file's nn.Module subclasses, by name."""
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        if event.qualified in api.DISTRIBUTED_DP:
+            self.wraps.append((event.node, event.args[0] if event.args else UNKNOWN))
+
+    def on_statement(self, event: StatementEvent, semantic: Semantic) -> None:
+        """``model.to(device)`` as a statement: a module moves in place."""
+        receiver, call = event.receiver, event.node.value
+        if receiver is None or not isinstance(call, cst.Call):
+            return
+        if receiver.is_tensorish and not receiver.inplace_to:
+            return  # a tensor's discarded move (GPD103's)
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in MOVES:
+            return
+        name = dotted(func.value)
+        if name is not None and event.value.place is Place.DEVICE:
+            self.moved_names.add(name)
+
+    def on_class(self, event: ClassEvent, semantic: Semantic) -> None:
+        if event.module_class is not None:
+            self.classes.setdefault(event.node.name.value, event.node)
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+        for call, module in self.wraps:
             if module.kind is not Kind.MODULE or module.place is not Place.HOST:
                 continue
-            if not (wrap.has_device_ids or facts.flags.cuda_only):
+            has_device_ids = keyword(call, "device_ids") is not None
+            if not (has_device_ids or facts.flags.cuda_only):
                 continue
-            if _children_placed(module.origin, facts, context):
+            if self._children_placed(module.origin, context):
                 continue
-            name = wrap.module_name or "the module"
+            name = (dotted(call.args[0].value) if call.args else None) or "the module"
             message = (
                 f"`{name}` is still on the CPU when DistributedDataParallel wraps it for a GPU: "
                 f"move it first (`{name}.to(local_rank)`)"
             )
-            yield Report(wrap.call, message)
+            yield Report(call, message)
 
-
-def _children_placed(origin: cst.CSTNode | None, facts: Facts, context: Context) -> bool:
-    """A wrapper built from modules already on the device (`Wrapper(encoder)` after
-    `encoder.to(rank)`), or whose ``__init__`` places its children (`self.encoder.to(dev)`)."""
-    if not isinstance(origin, cst.Call):
-        return False
-    for arg in origin.args:
-        name = dotted(arg.value)
-        if name is not None and name in facts.moved_names:
-            return True
-        if MOVE.search(context.code(arg.value)):
-            return True
-    class_name = dotted(origin.func)
-    for cls in facts.classes:
-        if cls.name == class_name:
-            return any(_places_child(statement, context) for statement in _init_body(cls.node))
-    return False
+    def _children_placed(self, origin: cst.CSTNode | None, context: Context) -> bool:
+        """A wrapper built from modules already on the device (`Wrapper(encoder)` after
+        `encoder.to(rank)`), or whose ``__init__`` places its children (`self.encoder.to(dev)`)."""
+        if not isinstance(origin, cst.Call):
+            return False
+        for arg in origin.args:
+            name = dotted(arg.value)
+            if name is not None and name in self.moved_names:
+                return True
+            if MOVE.search(context.code(arg.value)):
+                return True
+        node = self.classes.get(dotted(origin.func) or "")
+        if node is None:
+            return False
+        return any(_places_child(statement, context) for statement in _init_body(node))
 
 
 MOVE = re.compile(r"\.(to|cuda)\((?!\s*(\"cpu\"|'cpu'|\)\s*$))")
