@@ -75,6 +75,23 @@ class Semantic(Protocol):
         ``torch.arange(n).unsqueeze(0).cuda()``)."""
 
     @property
+    def result_moved_by_caller(self) -> bool:
+        """A call being walked (of this function or one that calls it) has its result moved
+        (``helper(n).to(device)``), or its function returns only moved tensors."""
+
+    @property
+    def function_node(self) -> cst.FunctionDef | None:
+        """The innermost function being walked."""
+
+    def lookup_local(self, name: str) -> Value | None:
+        """What ``name`` holds in the innermost scope itself (not in the scopes around it)."""
+
+    @property
+    def call_chain(self) -> tuple[str, ...]:
+        """The functions whose bodies are being walked for a call, outermost first (the last
+        is the function itself)."""
+
+    @property
     def dataset(self) -> str | None:
         """The Dataset subclass whose body is being walked."""
 

@@ -137,6 +137,21 @@ class Evaluator:
         return node in self.moved_receivers
 
     @property
+    def result_moved_by_caller(self) -> bool:
+        return any(self.moved_results)
+
+    @property
+    def function_node(self) -> cst.FunctionDef | None:
+        return self.scope.function_node
+
+    def lookup_local(self, name: str) -> Value | None:
+        return self.scope.env.get(name)
+
+    @property
+    def call_chain(self) -> tuple[str, ...]:
+        return tuple(self.context_stack)
+
+    @property
     def dataset(self) -> str | None:
         return self.dataset_stack[-1] if self.dataset_stack else None
 

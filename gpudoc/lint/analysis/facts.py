@@ -77,25 +77,6 @@ class NumpyUse:
 
 
 @dataclass
-class FactoryCall:
-    call: cst.Call
-    function: str
-    """The torch factory, ``zeros``."""
-    method: str
-    """The enclosing method or function name."""
-    in_module_class: bool
-    has_device: bool
-    moved_after: bool
-    """Chained with .to()/.cuda()/.type_as()."""
-    zero_dim: bool
-    first_param: str | None
-    """The enclosing function's first tensor parameter (``x`` in ``forward(self, x)``)."""
-    callers: tuple[str, ...] = ()
-    """The functions whose calls led here, outermost first (``forward`` for its helper)."""
-    first_param_is_tensor: bool = False
-
-
-@dataclass
 class StaleOptimizer:
     use: cst.Call
     optimizer: str
@@ -166,7 +147,6 @@ class Facts:
     rebindings: list[Rebinding] = field(default_factory=list)
     discarded_moves: list[DiscardedMove] = field(default_factory=list)
     numpy_uses: list[NumpyUse] = field(default_factory=list)
-    factories: list[FactoryCall] = field(default_factory=list)
     stale_optimizers: list[StaleOptimizer] = field(default_factory=list)
     early_state_loads: list[EarlyStateLoad] = field(default_factory=list)
     classes: list[ModuleClass] = field(default_factory=list)

@@ -108,8 +108,6 @@ class QualifiedCalls(CallEvaluator):
             result = Value(Kind.TENSOR)
         else:
             result = Value(Kind.TENSOR, Place.HOST)
-        if function in api.SHAPE_FACTORIES or function == "tensor":
-            self.record_factory(node, function, device is not None)
         return result
 
     def cuda_call(self, node: cst.Call, rest: str) -> Value:

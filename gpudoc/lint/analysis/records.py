@@ -11,7 +11,6 @@ from gpudoc.lint.analysis.facts import (
     Argument,
     ConditionalMove,
     EarlyStateLoad,
-    FactoryCall,
     MixedCall,
     NumpyUse,
     StaleOptimizer,
@@ -100,26 +99,3 @@ class Records(Evaluator):
                     NumpyUse(node, arg.value, value, function, bool(self.call_stack))
                 )
                 return
-
-    def record_factory(self, node: cst.Call, function: str, has_device: bool) -> None:
-        if self.scope.function is None:
-            return
-        first = node.args[0].value if node.args else None
-        zero_dim = function == "tensor" and isinstance(first, cst.Integer | cst.Float)
-        cls = self.scope.module_class
-        first_param = self.scope.first_tensor_param
-        held = self.scope.env.get(first_param) if first_param is not None else None
-        self.facts.factories.append(
-            FactoryCall(
-                node,
-                function,
-                self.scope.function,
-                cls is not None,
-                has_device,
-                node in self.moved_receivers or any(self.moved_results),
-                zero_dim,
-                first_param,
-                callers=tuple(self.context_stack[:-1]),
-                first_param_is_tensor=held is not None and held.is_tensorish,
-            )
-        )

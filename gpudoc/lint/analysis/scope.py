@@ -27,7 +27,6 @@ class Scope:
     """optimizer name -> its ``load_state_dict`` call, while its module is not yet placed."""
     """module name -> (walk step, statement) of its latest rebinding."""
     cuda_initialised: bool = False
-    first_tensor_param: str | None = None
     local_names: frozenset[str] = frozenset()
     """Names the function binds anywhere: they hide the module's names in all of it."""
     function_node: cst.FunctionDef | None = None

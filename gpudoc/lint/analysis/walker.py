@@ -397,10 +397,6 @@ class Analyzer(ClassFacts):
                 scope.env[name] = replace(value, binding=None)  # a move fix stays in the body
         if any(v.kind is Kind.MODULE and v.place is Place.DEVICE for v in scope.env.values()):
             self.facts.flags.places = True  # `def test(model, device, loader)`: for a device
-        tensor_params = [
-            p.name.value for p in node.params.params if p.name.value not in ("self", "cls")
-        ]
-        scope.first_tensor_param = tensor_params[0] if tensor_params else None
         if node.name.value in ("_apply", "to", "cuda") and parent.module_class is not None:
             parent.module_class.custom_apply = True
         if self.bus.wants("function"):

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
-from gpudoc.lint.analysis.facts import FactoryCall, Facts
+import libcst as cst
+
+from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.events import CallEvent, Semantic
+from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.names import keyword
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 
 STEP_METHODS = frozenset(
@@ -13,6 +19,23 @@ STEP_METHODS = frozenset(
         "train_step", "eval_step", "init_hidden", "init_hidden_state", "reset_hidden",
     }
 )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class FactoryCall:
+    call: cst.Call
+    function: str
+    """The torch factory, ``zeros``."""
+    method: str
+    """The enclosing method or function name."""
+    in_module_class: bool
+    moved_after: bool
+    """Chained with .to()/.cuda()/.type_as()."""
+    first_param: str | None
+    """The enclosing function's first tensor parameter (``x`` in ``forward(self, x)``)."""
+    callers: tuple[str, ...]
+    """The functions whose calls led here, outermost first (``forward`` for its helper)."""
+    first_param_is_tensor: bool
 
 
 def _step_method(factory: FactoryCall) -> str | None:
@@ -103,15 +126,45 @@ model = RNN().cuda()
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
+    EVENTS = ("call",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.factories: list[FactoryCall] = []
+        """Sized factories without ``device=`` inside functions."""
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        qualified = event.qualified or ""
+        function = qualified[6:] if qualified.startswith("torch.") else ""
+        if not (function in api.SHAPE_FACTORIES or function == "tensor"):
+            return
+        node, method = event.node, semantic.function
+        if method is None or keyword(node, "device") is not None:
+            return
+        first = node.args[0].value if node.args else None
+        if function == "tensor" and isinstance(first, cst.Integer | cst.Float):
+            return  # a 0-dim tensor: combined with tensors on any device
+        first_param = _first_parameter(semantic.function_node)
+        held = semantic.lookup_local(first_param) if first_param is not None else None
+        factory = FactoryCall(
+            node,
+            function,
+            method,
+            semantic.module_class is not None,
+            semantic.result_moved(node) or semantic.result_moved_by_caller,
+            first_param,
+            semantic.call_chain[:-1],
+            held is not None and held.is_tensorish,
+        )
+        self.factories.append(factory)
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
         flags = facts.flags
         if flags.default_device or not (flags.places or "lightning" in flags.frameworks):
             return
-        for factory in facts.factories:
+        for factory in self.factories:
             step = _step_method(factory)
-            if step is None or factory.has_device:
-                continue
-            if factory.moved_after or factory.zero_dim:
+            if step is None or factory.moved_after:
                 continue
             if step == "forward" and not factory.in_module_class:
                 continue
@@ -131,3 +184,11 @@ model = RNN().cuda()
                 edit = NodeEdit(factory.call.args[-1].value, f", {hint}", "after")
                 fix = FixSpec((edit,), safe=False, description=hint)
             yield Report(factory.call, message, fix)
+
+
+def _first_parameter(function: cst.FunctionDef | None) -> str | None:
+    """The first parameter that is not ``self`` / ``cls``."""
+    if function is None:
+        return None
+    names = [p.name.value for p in function.params.params if p.name.value not in ("self", "cls")]
+    return names[0] if names else None
