@@ -245,6 +245,9 @@ LEGACY_TENSOR_TYPES = frozenset(
 )
 """``torch.LongTensor(...)`` builds a host tensor; ``torch.cuda.LongTensor(...)`` a device one."""
 
+DATAFRAME_ROOTS = ("numpy.", "sklearn.", "matplotlib.", "scipy.", "pandas.")
+"""Libraries that convert a tensor argument to a NumPy array."""
+
 DATAPARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
 DISTRIBUTED_DP = frozenset(
     {

@@ -12,7 +12,6 @@ from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.facts import (
     Argument,
     ModuleCall,
-    NumpyUse,
 )
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.records import Records
@@ -249,10 +248,6 @@ class CallEvaluator(Records):
             if owner is not None and own_method is not None:
                 return self.call_function(own_method, node, args, owner)
         if method == "numpy":
-            if receiver.place is Place.DEVICE and not self.cpu_path:
-                self.facts.numpy_uses.append(
-                    NumpyUse(node, func.value, receiver, None, bool(self.call_stack))
-                )
             return Value(Kind.NDARRAY, Place.HOST)
         if method in ("to", "cuda", "cpu", "to_empty"):
             result = self.moved(node, receiver, method, args)

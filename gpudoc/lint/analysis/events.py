@@ -92,6 +92,16 @@ class Semantic(Protocol):
         is the function itself)."""
 
     @property
+    def on_cpu_path(self) -> bool:
+        """On the CPU path of a device guard (``else:`` of ``if torch.cuda.is_available():``),
+        where ``device`` is the CPU too."""
+
+    @property
+    def walked_for_call(self) -> bool:
+        """The body being walked is a function's, walked for one of its calls (other calls
+        may pass other values)."""
+
+    @property
     def dataset(self) -> str | None:
         """The Dataset subclass whose body is being walked."""
 

@@ -152,6 +152,14 @@ class Evaluator:
         return tuple(self.context_stack)
 
     @property
+    def on_cpu_path(self) -> bool:
+        return self.cpu_path > 0
+
+    @property
+    def walked_for_call(self) -> bool:
+        return bool(self.call_stack)
+
+    @property
     def dataset(self) -> str | None:
         return self.dataset_stack[-1] if self.dataset_stack else None
 

@@ -66,17 +66,6 @@ class DiscardedMove:
 
 
 @dataclass
-class NumpyUse:
-    node: cst.Call
-    receiver: cst.BaseExpression
-    value: Value
-    function: str | None
-    """None for ``t.numpy()``; the qualified function for ``np.mean(t)``."""
-    from_call: bool = False
-    """Seen while walking a function for one of its calls: other calls may pass other values."""
-
-
-@dataclass
 class StaleOptimizer:
     use: cst.Call
     optimizer: str
@@ -146,7 +135,6 @@ class Facts:
     conditional_moves: list[ConditionalMove] = field(default_factory=list)
     rebindings: list[Rebinding] = field(default_factory=list)
     discarded_moves: list[DiscardedMove] = field(default_factory=list)
-    numpy_uses: list[NumpyUse] = field(default_factory=list)
     stale_optimizers: list[StaleOptimizer] = field(default_factory=list)
     early_state_loads: list[EarlyStateLoad] = field(default_factory=list)
     classes: list[ModuleClass] = field(default_factory=list)

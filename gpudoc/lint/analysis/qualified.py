@@ -12,8 +12,6 @@ from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import SCALAR, UNKNOWN, Kind, Place, Value, join_places
 
-DATAFRAME_ROOTS = ("numpy.", "sklearn.", "matplotlib.", "scipy.", "pandas.")
-
 
 class QualifiedCalls(CallEvaluator):
     def eval_qualified(self, node: cst.Call, qualified: str) -> Value:
@@ -23,8 +21,7 @@ class QualifiedCalls(CallEvaluator):
             self.facts.flags.frameworks.add(root)
         if root == "torch":
             return self.eval_torch(node, qualified, rest, args)
-        if qualified.startswith(DATAFRAME_ROOTS):
-            self.record_numpy(node, qualified, args)
+        if qualified.startswith(api.DATAFRAME_ROOTS):
             return Value(Kind.NDARRAY, Place.HOST) if root == "numpy" else UNKNOWN
         last = qualified.rsplit(".", 1)[-1]
         if qualified.startswith("torchvision.transforms.") and last[:1].isupper():

@@ -12,7 +12,6 @@ from gpudoc.lint.analysis.facts import (
     ConditionalMove,
     EarlyStateLoad,
     MixedCall,
-    NumpyUse,
     StaleOptimizer,
 )
 from gpudoc.lint.analysis.names import dotted
@@ -89,13 +88,3 @@ class Records(Evaluator):
         ]
         device = self.scope.device_name()
         self.facts.mixed_calls.append(MixedCall(node, function, arguments, device))
-
-    def record_numpy(self, node: cst.Call, function: str, args: list[Value]) -> None:
-        if self.cpu_path:
-            return  # the CPU path of a device guard: the tensor is on the host there
-        for arg, value in zip(node.args, args, strict=True):
-            if value.is_tensorish and value.place is Place.DEVICE:
-                self.facts.numpy_uses.append(
-                    NumpyUse(node, arg.value, value, function, bool(self.call_stack))
-                )
-                return

@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import libcst as cst
 
-from gpudoc.lint.analysis.facts import Facts, NumpyUse
+from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.events import CallEvent, Semantic
+from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report
 from gpudoc.lint.rules._numpy_lists import NumpyOnDeviceLists
 
 SIMPLE = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+
+
+@dataclass(frozen=True)
+class NumpyUse:
+    node: cst.Call
+    receiver: cst.BaseExpression
+    value: Value
+    function: str | None
+    """None for ``t.numpy()``; the qualified function for ``np.mean(t)``."""
+    from_call: bool
+    """Seen while walking a function for one of its calls: other calls may pass other values."""
 
 
 class NumpyOnDeviceTensor(NumpyOnDeviceLists):
@@ -143,9 +158,34 @@ print(np.mean(losses))
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
-        yield from self.reports  # lists of device tensors (_numpy_lists.py)
-        for use in facts.numpy_uses:
+    def __init__(self) -> None:
+        super().__init__()
+        self.uses: list[NumpyUse] = []
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        super().on_call(event, semantic)  # lists of device tensors (_numpy_lists.py)
+        if semantic.on_cpu_path:
+            return  # the CPU path of a device guard: the tensor is on the host there
+        node, receiver = event.node, event.receiver
+        if event.method == "numpy" and event.qualified is None and receiver is not None:
+            func = node.func
+            converted = event.result.kind is Kind.NDARRAY  # not a method of the file's own
+            if converted and receiver.place is Place.DEVICE and isinstance(func, cst.Attribute):
+                self.uses.append(
+                    NumpyUse(node, func.value, receiver, None, bool(semantic.walked_for_call))
+                )
+            return
+        qualified = event.qualified or ""
+        if not qualified.startswith(api.DATAFRAME_ROOTS):
+            return
+        for arg, value in zip(node.args, event.args, strict=True):
+            if value.is_tensorish and value.place is Place.DEVICE:
+                use = NumpyUse(node, arg.value, value, qualified, semantic.walked_for_call)
+                self.uses.append(use)
+                return
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+        for use in self.uses:
             function = (use.function or "").rsplit(".", 1)[-1]
             first = _first_argument(use.node) is use.receiver
             numpy = (use.function or "").startswith("numpy.")
