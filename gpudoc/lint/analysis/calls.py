@@ -260,8 +260,6 @@ class CallEvaluator(Records):
             return result
         if receiver.kind is Kind.MODULE:
             return self.module_method(node, func, receiver, method, args)
-        if receiver.kind is Kind.OPTIMIZER and method in ("step", "zero_grad"):
-            self.check_stale_optimizer(node, func.value)
         if receiver.kind is Kind.OPTIMIZER and method == "load_state_dict":
             self.note_state_loaded(node, func.value)
         if receiver.source == "tokenizer" and method in (

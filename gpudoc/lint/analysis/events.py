@@ -102,6 +102,16 @@ class Semantic(Protocol):
         may pass other values)."""
 
     @property
+    def scope_id(self) -> int:
+        """Tells the innermost scope apart from every other one (each walk of a function body
+        is a scope of its own)."""
+
+    @property
+    def step(self) -> int:
+        """The walk's clock: it grows with each expression evaluated, so two events at the
+        same step came from one evaluation (``a, b = f()``)."""
+
+    @property
     def dataset(self) -> str | None:
         """The Dataset subclass whose body is being walked."""
 

@@ -160,6 +160,10 @@ class Evaluator:
         return bool(self.call_stack)
 
     @property
+    def scope_id(self) -> int:
+        return self.scope.serial
+
+    @property
     def dataset(self) -> str | None:
         return self.dataset_stack[-1] if self.dataset_stack else None
 

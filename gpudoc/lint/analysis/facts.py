@@ -66,14 +66,6 @@ class DiscardedMove:
 
 
 @dataclass
-class StaleOptimizer:
-    use: cst.Call
-    optimizer: str
-    module: str
-    rebinding: cst.CSTNode
-
-
-@dataclass
 class EarlyStateLoad:
     load: cst.Call
     """``optimizer.load_state_dict(...)``."""
@@ -135,6 +127,5 @@ class Facts:
     conditional_moves: list[ConditionalMove] = field(default_factory=list)
     rebindings: list[Rebinding] = field(default_factory=list)
     discarded_moves: list[DiscardedMove] = field(default_factory=list)
-    stale_optimizers: list[StaleOptimizer] = field(default_factory=list)
     early_state_loads: list[EarlyStateLoad] = field(default_factory=list)
     classes: list[ModuleClass] = field(default_factory=list)

@@ -12,7 +12,6 @@ from gpudoc.lint.analysis.facts import (
     ConditionalMove,
     EarlyStateLoad,
     MixedCall,
-    StaleOptimizer,
 )
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place, Value
@@ -38,16 +37,6 @@ class Records(Evaluator):
             self.scope.cuda_initialised = True
             if self.bus.wants("cuda"):
                 self.emit("cuda", CudaEvent(node, text))
-
-    def check_stale_optimizer(self, node: cst.Call, receiver: cst.BaseExpression) -> None:
-        name = dotted(receiver)
-        if name is None or name not in self.scope.optimizers:
-            return
-        module, built_at = self.scope.optimizers[name]
-        rebound = self.scope.rebound_at.get(module)
-        if rebound is not None and rebound[0] > built_at:
-            self.facts.stale_optimizers.append(StaleOptimizer(node, name, module, rebound[1]))
-            del self.scope.optimizers[name]
 
     def note_state_loaded(self, node: cst.Call, receiver: cst.BaseExpression) -> None:
         """``optimizer.load_state_dict(...)``: torch casts the state to the parameters' device

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import count
 
 import libcst as cst
 
@@ -22,16 +23,16 @@ class Scope:
     env: dict[str, Value] = field(default_factory=dict)
     optimizers: dict[str, tuple[str, int]] = field(default_factory=dict)
     """optimizer name -> (module name it was built for, walk step when built)."""
-    rebound_at: dict[str, tuple[int, cst.CSTNode]] = field(default_factory=dict)
     loaded_states: dict[str, cst.Call] = field(default_factory=dict)
     """optimizer name -> its ``load_state_dict`` call, while its module is not yet placed."""
-    """module name -> (walk step, statement) of its latest rebinding."""
     cuda_initialised: bool = False
     local_names: frozenset[str] = frozenset()
     """Names the function binds anywhere: they hide the module's names in all of it."""
     function_node: cst.FunctionDef | None = None
     methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
     """For a class's scope: its methods by name."""
+    serial: int = field(default_factory=count().__next__)
+    """Tells scopes apart (for rules that keep state per scope)."""
 
     def lookup(self, name: str) -> Value | None:
         value = self.env.get(name)

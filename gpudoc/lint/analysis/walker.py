@@ -35,12 +35,6 @@ from gpudoc.lint.analysis.names import ImportTable, bound_names, bound_names_of,
 from gpudoc.lint.analysis.scope import Scope, parameter_values
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, element_of
 
-IN_PLACE_MODULE_METHODS = frozenset(
-    [
-        *("to", "cuda", "cpu", "to_empty", "train", "eval", "requires_grad_", "apply"),
-        *("half", "float", "double", "bfloat16", "share_memory"),
-    ]
-)
 ENTRY_METHODS = frozenset(
     [
         *("forward", "__call__", "training_step", "validation_step", "test_step"),
@@ -307,11 +301,9 @@ class Analyzer(ClassFacts):
             value = replace(value, stale=True)
             device = self.scope.device_name()
             self.facts.rebindings.append(Rebinding(statement, name, device))
-        if previous is not None and previous.kind is Kind.MODULE:
-            if not _moves_itself(name, statement):
-                self.scope.rebound_at[name] = (self.step, statement)
-            if value.is_device_module and not previous.is_device_module:
-                self.note_module_placed(name, statement)
+        placed = value.is_device_module and previous is not None and previous.kind is Kind.MODULE
+        if placed and previous is not None and not previous.is_device_module:
+            self.note_module_placed(name, statement)
         if value.kind is Kind.OPTIMIZER and value.source:
             self.scope.optimizers[name] = (value.source, self.step)
         if self.bus.wants("binding"):
@@ -493,20 +485,6 @@ class Analyzer(ClassFacts):
             if method in self.pending:
                 del self.pending[method]
                 self.walk_function(method, scope)
-
-
-def _moves_itself(name: str, statement: cst.CSTNode) -> bool:
-    """``model = model.cuda()``, ``net = net.to(device).eval()``: a module moves in place, so
-    the name still holds the same module (its optimizer still trains it)."""
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return False
-    small = statement.body[0]
-    value = small.value if isinstance(small, cst.Assign) else None
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-        if value.func.attr.value not in IN_PLACE_MODULE_METHODS:
-            return False
-        value = value.func.value
-    return value is not None and dotted(value) == name
 
 
 def _tensor_subscript(node: cst.BaseExpression) -> bool:

@@ -7,6 +7,7 @@ import libcst as cst
 from gpudoc.lint.analysis.events import BindingEvent, CompareEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import dotted, keyword
+from gpudoc.lint.analysis.values import Kind
 from gpudoc.lint.rule import FixSpec, NodeEdit, Rule
 
 
@@ -152,3 +153,22 @@ def backend(node: cst.Call) -> str | None:
     if found is None and node.args and node.args[0].keyword is None:
         found = node.args[0]
     return string_value(found.value) if found is not None else None
+
+
+class Optimizers:
+    """Which module each optimizer was built for (``Adam(model.parameters())``) and when (the
+    walk's step), per scope: a rule feeds it its binding events."""
+
+    def __init__(self) -> None:
+        self.built: dict[tuple[int, str], tuple[str, int]] = {}
+
+    def note(self, event: BindingEvent, semantic: Semantic) -> None:
+        if event.value.kind is Kind.OPTIMIZER and event.value.source:
+            self.built[(semantic.scope_id, event.name)] = (event.value.source, semantic.step)
+
+    def get(self, semantic: Semantic, name: str) -> tuple[str, int] | None:
+        """(the module's name, the step it was built at) for the optimizer ``name`` here."""
+        return self.built.get((semantic.scope_id, name))
+
+    def forget(self, semantic: Semantic, name: str) -> None:
+        self.built.pop((semantic.scope_id, name), None)

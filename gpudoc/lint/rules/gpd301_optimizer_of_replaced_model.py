@@ -4,8 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
+from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
 from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.values import Kind
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.rules._helpers import Optimizers
+
+IN_PLACE_MODULE_METHODS = frozenset(
+    [
+        *("to", "cuda", "cpu", "to_empty", "train", "eval", "requires_grad_", "apply"),
+        *("half", "float", "double", "bfloat16", "share_memory"),
+    ]
+)
 
 
 class OptimizerOfReplacedModel(Rule):
@@ -68,14 +81,62 @@ optimizer.step()
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
+    EVENTS = ("binding", "call")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.optimizers = Optimizers()
+        self.rebound: dict[tuple[int, str], tuple[int, cst.CSTNode]] = {}
+        """(scope, module name) -> (walk step, statement) of its latest rebinding."""
+        self.stale: list[tuple[cst.CSTNode, str, str]] = []
+        """(the rebinding, the optimizer, the module) for each step of a stale optimizer."""
+
+    def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
+        previous = event.previous
+        replaced = previous is not None and previous.kind is Kind.MODULE
+        if replaced and not _moves_itself(event.name, event.statement):
+            self.rebound[(semantic.scope_id, event.name)] = (semantic.step, event.statement)
+        self.optimizers.note(event, semantic)
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        """``optimizer.step()`` / ``optimizer.zero_grad()``"""
+        receiver, func = event.receiver, event.node.func
+        if event.qualified is not None or receiver is None or receiver.kind is not Kind.OPTIMIZER:
+            return
+        if event.method not in ("step", "zero_grad") or not isinstance(func, cst.Attribute):
+            return
+        name = dotted(func.value)
+        built = self.optimizers.get(semantic, name) if name is not None else None
+        if name is None or built is None:
+            return
+        module, built_at = built
+        rebound = self.rebound.get((semantic.scope_id, module))
+        if rebound is not None and rebound[0] > built_at:
+            self.stale.append((rebound[1], name, module))
+            self.optimizers.forget(semantic, name)
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
         seen: set[int] = set()
-        for stale in facts.stale_optimizers:
-            if id(stale.rebinding) in seen:
+        for rebinding, optimizer, module in self.stale:
+            if id(rebinding) in seen:
                 continue
-            seen.add(id(stale.rebinding))
+            seen.add(id(rebinding))
             message = (
-                f"`{stale.module}` is replaced here, but `{stale.optimizer}` was built for the old "
-                f"`{stale.module}.parameters()`: it keeps stepping the old model; rebuild it"
+                f"`{module}` is replaced here, but `{optimizer}` was built for the old "
+                f"`{module}.parameters()`: it keeps stepping the old model; rebuild it"
             )
-            yield Report(stale.rebinding, message)
+            yield Report(rebinding, message)
+
+
+def _moves_itself(name: str, statement: cst.CSTNode) -> bool:
+    """``model = model.cuda()``, ``net = net.to(device).eval()``: a module moves in place, so
+    the name still holds the same module (its optimizer still trains it)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    small = statement.body[0]
+    value = small.value if isinstance(small, cst.Assign) else None
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        if value.func.attr.value not in IN_PLACE_MODULE_METHODS:
+            return False
+        value = value.func.value
+    return value is not None and dotted(value) == name
