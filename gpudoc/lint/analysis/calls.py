@@ -255,13 +255,9 @@ class CallEvaluator(Records):
             if name is not None and receiver.kind is Kind.MODULE and result.kind is Kind.MODULE:
                 # `net.to(device).eval()`: a module moves in place, whatever the chain does next
                 self.assign_name(name, replace(result, binding=receiver.binding))
-                if result.place is Place.DEVICE and receiver.place is not Place.DEVICE:
-                    self.note_module_placed(name, node)
             return result
         if receiver.kind is Kind.MODULE:
             return self.module_method(node, func, receiver, method, args)
-        if receiver.kind is Kind.OPTIMIZER and method == "load_state_dict":
-            self.note_state_loaded(node, func.value)
         if receiver.source == "tokenizer" and method in (
             "encode",
             "encode_plus",

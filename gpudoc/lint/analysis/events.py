@@ -155,6 +155,8 @@ class StatementEvent:
     receiver: Value | None = None
     """For a conversion or move whose result is discarded (``x.to(device)``): what the
     receiver held before it."""
+    line: cst.SimpleStatementLine | None = None
+    """The line that holds the statement."""
 
 
 @dataclass(frozen=True)

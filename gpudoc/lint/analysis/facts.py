@@ -66,16 +66,6 @@ class DiscardedMove:
 
 
 @dataclass
-class EarlyStateLoad:
-    load: cst.Call
-    """``optimizer.load_state_dict(...)``."""
-    optimizer: str
-    module: str
-    move: cst.CSTNode
-    """The later statement that moved ``module`` to the device."""
-
-
-@dataclass
 class ClassAttr:
     attr: str
     statement: cst.CSTNode
@@ -127,5 +117,4 @@ class Facts:
     conditional_moves: list[ConditionalMove] = field(default_factory=list)
     rebindings: list[Rebinding] = field(default_factory=list)
     discarded_moves: list[DiscardedMove] = field(default_factory=list)
-    early_state_loads: list[EarlyStateLoad] = field(default_factory=list)
     classes: list[ModuleClass] = field(default_factory=list)

@@ -10,7 +10,6 @@ from gpudoc.lint.analysis.expressions import Evaluator
 from gpudoc.lint.analysis.facts import (
     Argument,
     ConditionalMove,
-    EarlyStateLoad,
     MixedCall,
 )
 from gpudoc.lint.analysis.names import dotted
@@ -37,23 +36,6 @@ class Records(Evaluator):
             self.scope.cuda_initialised = True
             if self.bus.wants("cuda"):
                 self.emit("cuda", CudaEvent(node, text))
-
-    def note_state_loaded(self, node: cst.Call, receiver: cst.BaseExpression) -> None:
-        """``optimizer.load_state_dict(...)``: torch casts the state to the parameters' device
-        now, so a module placed after this leaves the state behind."""
-        name = dotted(receiver)
-        if name is not None and name in self.scope.optimizers:
-            module = self.scope.lookup(self.scope.optimizers[name][0])
-            if module is None or not module.is_device_module:
-                self.scope.loaded_states[name] = node
-
-    def note_module_placed(self, module: str, statement: cst.CSTNode) -> None:
-        for optimizer, load in list(self.scope.loaded_states.items()):
-            if self.scope.optimizers.get(optimizer, ("",))[0] == module:
-                self.facts.early_state_loads.append(
-                    EarlyStateLoad(load, optimizer, module, statement)
-                )
-                del self.scope.loaded_states[optimizer]
 
     def check_conditional_move(
         self, node: cst.Call, name: str, module: Value, values: list[Value]

@@ -21,10 +21,6 @@ class Scope:
     module_class: ModuleClass | None = None
     """The nn.Module subclass whose method this is."""
     env: dict[str, Value] = field(default_factory=dict)
-    optimizers: dict[str, tuple[str, int]] = field(default_factory=dict)
-    """optimizer name -> (module name it was built for, walk step when built)."""
-    loaded_states: dict[str, cst.Call] = field(default_factory=dict)
-    """optimizer name -> its ``load_state_dict`` call, while its module is not yet placed."""
     cuda_initialised: bool = False
     local_names: frozenset[str] = frozenset()
     """Names the function binds anywhere: they hide the module's names in all of it."""

@@ -231,7 +231,7 @@ class Analyzer(ClassFacts):
     def walk_expression_statement(self, node: cst.Expr, line: cst.SimpleStatementLine) -> None:
         value, receiver = self.expression_statement_value(node, line)
         if self.bus.wants("statement"):
-            self.emit("statement", StatementEvent(node, value, receiver))
+            self.emit("statement", StatementEvent(node, value, receiver, line))
 
     def expression_statement_value(
         self, node: cst.Expr, line: cst.SimpleStatementLine
@@ -260,8 +260,6 @@ class Analyzer(ClassFacts):
             if unrelated and receiver.kind is Kind.MODULE and newly:
                 moved = replace(moved, moved_if=test, moved_at=line)
             self.assign_name(name, moved)
-            if result.place is Place.DEVICE and receiver.kind is Kind.MODULE:
-                self.note_module_placed(name, line)
         return result, receiver
 
     # -- binding ----------------------------------------------------------------------------
@@ -301,11 +299,6 @@ class Analyzer(ClassFacts):
             value = replace(value, stale=True)
             device = self.scope.device_name()
             self.facts.rebindings.append(Rebinding(statement, name, device))
-        placed = value.is_device_module and previous is not None and previous.kind is Kind.MODULE
-        if placed and previous is not None and not previous.is_device_module:
-            self.note_module_placed(name, statement)
-        if value.kind is Kind.OPTIMIZER and value.source:
-            self.scope.optimizers[name] = (value.source, self.step)
         if self.bus.wants("binding"):
             self.emit("binding", BindingEvent(name, target, value, previous, statement))
         self.record_class_attribute(name, target, value, statement)

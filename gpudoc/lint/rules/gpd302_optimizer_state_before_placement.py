@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
+from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic, StatementEvent
 from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.rules._helpers import Optimizers
+
+MOVES = frozenset({"to", "cuda", "cpu", "to_empty"})
 
 
 class OptimizerStateBeforePlacement(Rule):
@@ -92,12 +100,73 @@ def resume(path):
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
-        for early in facts.early_state_loads:
+    EVENTS = ("binding", "call", "statement")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.optimizers = Optimizers()
+        self.loaded: dict[int, dict[str, cst.Call]] = {}
+        """scope -> optimizer name -> its ``load_state_dict`` call, while its module is not
+        placed yet."""
+        self.early: list[tuple[cst.Call, str, str, cst.CSTNode]] = []
+        """(the load, the optimizer, the module, the later move of the module)."""
+
+    def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
+        """``model = model.cuda()`` places it; ``optimizer = Adam(model.parameters())``."""
+        value, previous = event.value, event.previous
+        module_before = previous is not None and previous.kind is Kind.MODULE
+        placed_now = previous is not None and not previous.is_device_module
+        if module_before and placed_now and value.is_device_module:
+            self.placed(event.name, event.statement, semantic)
+        self.optimizers.note(event, semantic)
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        receiver, func = event.receiver, event.node.func
+        if event.qualified is not None or receiver is None or not isinstance(func, cst.Attribute):
+            return
+        name = dotted(func.value)
+        if name is None:
+            return
+        if receiver.kind is Kind.OPTIMIZER and event.method == "load_state_dict":
+            # torch casts the state to the parameters' device now: a module placed after
+            # this leaves the state behind
+            built = self.optimizers.get(semantic, name)
+            module = semantic.lookup(built[0]) if built is not None else None
+            if built is not None and (module is None or not module.is_device_module):
+                self.loaded.setdefault(semantic.scope_id, {})[name] = event.node
+        elif event.method in MOVES and receiver.kind is Kind.MODULE:
+            # `net.to(device).eval()`: a module moves in place, whatever the chain does next
+            result = event.result
+            placed = result.kind is Kind.MODULE and result.place is Place.DEVICE
+            if placed and receiver.place is not Place.DEVICE:
+                self.placed(name, event.node, semantic)
+
+    def on_statement(self, event: StatementEvent, semantic: Semantic) -> None:
+        """``model.to(device)`` as a statement."""
+        receiver, call = event.receiver, event.node.value
+        if receiver is None or receiver.kind is not Kind.MODULE or event.line is None:
+            return
+        func = call.func if isinstance(call, cst.Call) else None
+        if not isinstance(func, cst.Attribute) or func.attr.value not in MOVES:
+            return
+        name = dotted(func.value)
+        if name is not None and event.value.place is Place.DEVICE:
+            self.placed(name, event.line, semantic)
+
+    def placed(self, module: str, statement: cst.CSTNode, semantic: Semantic) -> None:
+        loaded = self.loaded.get(semantic.scope_id, {})
+        for optimizer, load in list(loaded.items()):
+            built = self.optimizers.get(semantic, optimizer)
+            if built is not None and built[0] == module:
+                self.early.append((load, optimizer, module, statement))
+                del loaded[optimizer]
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+        for load, optimizer, module, move in self.early:
             message = (
-                f"`{early.optimizer}.load_state_dict` runs while `{early.module}` is still on "
-                f"the host, and `{context.code(early.move).strip()}` moves it only later: the "
+                f"`{optimizer}.load_state_dict` runs while `{module}` is still on "
+                f"the host, and `{context.code(move).strip()}` moves it only later: the "
                 "loaded state stays on the CPU and the first step on the GPU fails ('Expected "
                 "all tensors to be on the same device'); move the model first"
             )
-            yield Report(early.load, message)
+            yield Report(load, message)
