@@ -120,27 +120,3 @@ class ClassFacts(QualifiedCalls):
         ):
             return self.is_new_tensor(expr.func.value)
         return False
-
-    def record_append(self, call: cst.Call) -> None:
-        """``self.layers.append(nn.Linear(...))`` in ``__init__``: a plain list of modules."""
-        cls = self.scope.module_class
-        func = call.func
-        if cls is None or not self.in_init or not isinstance(func, cst.Attribute):
-            return
-        if func.attr.value not in ("append", "extend", "insert") or not call.args:
-            return
-        name = dotted(func.value) or ""
-        if name.startswith("self.") and self.eval_is_module(call.args[-1].value):
-            cls.appended_modules.setdefault(name[5:], call)
-
-    def record_item_assignment(self, name: str, statement: cst.CSTNode) -> None:
-        """``self.experts[name] = nn.Linear(...)`` in ``__init__``: a plain dict of modules."""
-        cls = self.scope.module_class
-        if cls is None or not self.in_init or not name.startswith("self."):
-            return
-        if not isinstance(statement, cst.SimpleStatementLine):
-            return
-        small = statement.body[0]
-        value = small.value if isinstance(small, cst.Assign) else None
-        if isinstance(value, cst.Call) and self.eval_is_module(value):
-            cls.appended_modules.setdefault(name[5:], value)

@@ -112,6 +112,13 @@ class Semantic(Protocol):
         same step came from one evaluation (``a, b = f()``)."""
 
     @property
+    def in_init(self) -> bool:
+        """In a module's ``__init__``, or a helper method it calls."""
+
+    def is_module_class(self, node: cst.BaseExpression) -> bool:
+        """``node`` names an nn.Module subclass of this file or of the project's own modules."""
+
+    @property
     def dataset(self) -> str | None:
         """The Dataset subclass whose body is being walked."""
 

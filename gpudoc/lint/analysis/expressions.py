@@ -180,6 +180,9 @@ class Evaluator:
     def resolve_project_name(self, local: str) -> None:
         """Overridden by the walker: read an imported project name the first time it matters."""
 
+    def is_module_class(self, node: cst.BaseExpression) -> bool:
+        return isinstance(self.local_class(dotted(node) or ""), ModuleClass)
+
     def local_class(self, name: str) -> ModuleClass | str | None:
         if name in self.project_imports:
             self.resolve_project_name(name)

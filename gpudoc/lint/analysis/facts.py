@@ -80,8 +80,6 @@ class ModuleClass:
     node: cst.ClassDef
     lightning: bool
     init_attrs: list[ClassAttr] = field(default_factory=list)
-    appended_modules: dict[str, cst.Call] = field(default_factory=dict)
-    """attr -> a module constructor appended to ``self.attr`` (a plain list) in ``__init__``."""
     used_elsewhere: set[str] = field(default_factory=set)
     """Attributes read in methods other than ``__init__``."""
     moved_on_use: set[str] = field(default_factory=set)

@@ -242,7 +242,6 @@ class Analyzer(ClassFacts):
             return self.eval(call), None
         method = call.func.attr.value
         if method not in api.DISCARDABLE_MOVES:
-            self.record_append(call)
             return self.eval(call), None
         receiver_node = call.func.value
         receiver = self.eval(receiver_node)
@@ -281,7 +280,6 @@ class Analyzer(ClassFacts):
             self.emit("item", ItemEvent(target, statement))
         base = dotted(target.value)
         if base is not None:
-            self.record_item_assignment(base, statement)
             held = self.scope.lookup(base)
             if held is not None and held.is_tensorish:
                 self.assign_name(base, held.with_place(Place.UNKNOWN))

@@ -4,8 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
+from gpudoc.lint.analysis.events import (
+    BindingEvent,
+    ClassEvent,
+    ItemEvent,
+    Semantic,
+    StatementEvent,
+)
 from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.rules._class_attrs import InitAttributes, is_module_constructor
 
 
 class ModulesInPlainContainer(Rule):
@@ -86,15 +97,58 @@ net = Net().to("cuda")
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
-        for cls in facts.classes:
+    EVENTS = ("class", "binding", "statement", "item")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attrs = InitAttributes()
+        self.appended: dict[int, dict[str, cst.Call]] = {}
+        """id of a module class -> attr -> a module constructor appended to (or stored in)
+        ``self.attr``, a plain list or dict, in ``__init__``."""
+
+    def on_class(self, event: ClassEvent, semantic: Semantic) -> None:
+        if event.module_class is not None:
+            self.attrs.add_class(event.module_class)
+
+    def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
+        self.attrs.note(event, semantic)
+
+    def on_statement(self, event: StatementEvent, semantic: Semantic) -> None:
+        """``self.layers.append(nn.Linear(...))`` in ``__init__``: a plain list of modules."""
+        call = event.node.value
+        if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+            return
+        method = call.func.attr.value
+        if method not in ("append", "extend", "insert") or not call.args:
+            return
+        name = dotted(call.func.value) or ""
+        if name.startswith("self.") and is_module_constructor(call.args[-1].value, semantic):
+            self.note_module(name, call, semantic)
+
+    def on_item(self, event: ItemEvent, semantic: Semantic) -> None:
+        """``self.experts[name] = nn.Linear(...)`` in ``__init__``: a plain dict of modules."""
+        name = dotted(event.target.value) or ""
+        statement = event.statement
+        if not name.startswith("self.") or not isinstance(statement, cst.SimpleStatementLine):
+            return
+        small = statement.body[0]
+        value = small.value if isinstance(small, cst.Assign) else None
+        if isinstance(value, cst.Call) and is_module_constructor(value, semantic):
+            self.note_module(name, value, semantic)
+
+    def note_module(self, name: str, call: cst.Call, semantic: Semantic) -> None:
+        cls = semantic.module_class
+        if cls is not None and semantic.in_init:
+            self.appended.setdefault(id(cls), {}).setdefault(name[5:], call)
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+        for cls in self.attrs.classes:
             if cls.lightning and not facts.flags.places:
                 continue
-            for attr in cls.init_attrs:
+            appended = self.appended.get(id(cls), {})
+            for attr in self.attrs.of(cls):
                 plain = attr.shape in ("module-list", "module-dict")
-                filled = attr.shape in ("empty-list", "empty-dict") and (
-                    attr.attr in cls.appended_modules
-                )
+                filled = attr.shape in ("empty-list", "empty-dict") and attr.attr in appended
                 if not (plain or filled):
                     continue
                 wrapper = "nn.ModuleDict" if "dict" in attr.shape else "nn.ModuleList"

@@ -1,0 +1,116 @@
+"""What an nn.Module's ``__init__`` assigns to ``self``: the attributes GPD104 (plain containers
+of submodules) and GPD105 (plain tensors) look at, by the shape of the assigned expression."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.events import BindingEvent, Semantic
+from gpudoc.lint.analysis.facts import ModuleClass
+from gpudoc.lint.analysis.values import Kind, Value
+
+
+@dataclass(frozen=True)
+class ClassAttr:
+    attr: str
+    statement: cst.CSTNode
+    value: cst.BaseExpression
+    shape: str
+    """``tensor``, ``module-list``, ``module-dict``, ``empty-list``, ``empty-dict``."""
+
+
+class InitAttributes:
+    """The shaped ``self.<attr> = ...`` assignments of each module class's ``__init__`` (and
+    the helper methods it calls), in order; a rule feeds it its binding events."""
+
+    def __init__(self) -> None:
+        self.classes: list[ModuleClass] = []
+        self.attrs: dict[int, list[ClassAttr]] = {}
+        """id of a ModuleClass -> its attributes."""
+
+    def add_class(self, module_class: ModuleClass) -> None:
+        self.classes.append(module_class)
+        self.attrs.setdefault(id(module_class), [])
+
+    def of(self, module_class: ModuleClass) -> list[ClassAttr]:
+        return self.attrs.get(id(module_class), [])
+
+    def note(self, event: BindingEvent, semantic: Semantic) -> None:
+        cls, name = semantic.module_class, event.name
+        if cls is None or not semantic.in_init or not name.startswith("self."):
+            return
+        if not isinstance(event.target, cst.Attribute):
+            return
+        attrs = self.attrs.setdefault(id(cls), [])
+        shape = attribute_shape(event.statement, event.value, semantic)
+        if shape is None:
+            # `self.layers = nn.ModuleList(self.layers)`: the plain list was wrapped after all
+            attrs[:] = [a for a in attrs if a.attr != name[5:]]
+            return
+        if isinstance(event.statement, cst.SimpleStatementLine):
+            small = event.statement.body[0]
+            if isinstance(small, cst.Assign):
+                attrs.append(ClassAttr(name[5:], event.statement, small.value, shape))
+
+
+def attribute_shape(statement: cst.CSTNode, value: Value, semantic: Semantic) -> str | None:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    small = statement.body[0]
+    if not isinstance(small, cst.Assign):
+        return None
+    expr = small.value
+    if isinstance(expr, cst.List) and not expr.elements:
+        return "empty-list"
+    if isinstance(expr, cst.Dict) and not expr.elements:
+        return "empty-dict"
+    if isinstance(expr, cst.List | cst.ListComp) and _holds_modules(expr, semantic):
+        return "module-list"
+    if isinstance(expr, cst.Dict | cst.DictComp) and _holds_modules(expr, semantic):
+        return "module-dict"
+    if value.kind is Kind.TENSOR and _is_new_tensor(expr, semantic):
+        return "tensor"
+    return None
+
+
+def _holds_modules(expr: cst.BaseExpression, semantic: Semantic) -> bool:
+    if isinstance(expr, cst.ListComp):
+        return is_module_constructor(expr.elt, semantic)
+    if isinstance(expr, cst.DictComp):
+        return is_module_constructor(expr.value, semantic)
+    if isinstance(expr, cst.List):
+        return bool(expr.elements) and all(
+            is_module_constructor(element.value, semantic) for element in expr.elements
+        )
+    if isinstance(expr, cst.Dict):
+        return bool(expr.elements) and all(
+            isinstance(e, cst.DictElement) and is_module_constructor(e.value, semantic)
+            for e in expr.elements
+        )
+    return False
+
+
+def is_module_constructor(expr: cst.BaseExpression, semantic: Semantic) -> bool:
+    """Syntactically a module constructor: `nn.Linear(...)`, a local Module subclass."""
+    if not isinstance(expr, cst.Call):
+        return False
+    qualified = semantic.qualify(expr.func) or ""
+    if qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1][:1].isupper():
+        return True
+    return semantic.is_module_class(expr.func)
+
+
+def _is_new_tensor(expr: cst.BaseExpression, semantic: Semantic) -> bool:
+    if isinstance(expr, cst.BinaryOperation):
+        return _is_new_tensor(expr.left, semantic) or _is_new_tensor(expr.right, semantic)
+    if not isinstance(expr, cst.Call):
+        return False
+    qualified = semantic.qualify(expr.func) or ""
+    if qualified.startswith("torch.") and not qualified.startswith("torch.nn."):
+        return qualified[6:] in api.TENSOR_FACTORIES or "." not in qualified[6:]
+    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in (api.PLACE_KEEPING_METHODS):
+        return _is_new_tensor(expr.func.value, semantic)
+    return False
