@@ -7,8 +7,14 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic, SubscriptEvent
-from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.events import (
+    BindingEvent,
+    CallEvent,
+    ClassEvent,
+    Semantic,
+    SubscriptEvent,
+)
+from gpudoc.lint.analysis.facts import Facts, ModuleClass
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
@@ -24,6 +30,7 @@ HOST_SELF_INDEX = frozenset(
 SAME_DEVICE_INDEX = frozenset({"index_select", "gather", "take_along_dim"})
 """...and that refuse host indices on a device tensor too."""
 PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
 
 
 @dataclass(frozen=True)
@@ -85,7 +92,7 @@ class IndexAcrossDevices(Rule):
     CODE = "GPD108"
     NAME = "index-across-devices"
     SUMMARY = "a host tensor indexed by device indices: PyTorch refuses it on the GPU"
-    EVENTS = ("subscript", "call", "binding")
+    EVENTS = ("subscript", "call", "binding", "class")
     VALID = (
         """\
 import torch
@@ -143,6 +150,13 @@ model = Diffusion().cuda()
         super().__init__()
         self.pending: list[Pending] = []
         self.set_outside_init: set[tuple[str | None, str]] = set()
+        self.classes: dict[str, ModuleClass] = {}
+        self.moved_on_use: dict[int, set[str]] = {}
+        """id of a module class -> attributes moved where they are used (``self.mean.to(x)``)."""
+
+    def on_class(self, event: ClassEvent, semantic: Semantic) -> None:
+        if event.module_class is not None:
+            self.classes[event.module_class.name] = event.module_class
 
     def on_subscript(self, event: SubscriptEvent, semantic: Semantic) -> None:
         if not _on_host(event.base) or not any(_on_device(index) for index in event.indices):
@@ -156,6 +170,7 @@ model = Diffusion().cuda()
         self.add(Report(event.node, message), event.node.value, event.base, semantic)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        self.note_moved_attribute(event, semantic)
         method = event.method
         if method not in HOST_SELF_INDEX or event.qualified is not None:
             return
@@ -181,6 +196,19 @@ model = Diffusion().cuda()
         )
         self.add(Report(event.node, message), owner, receiver, semantic)
 
+    def note_moved_attribute(self, event: CallEvent, semantic: Semantic) -> None:
+        """``self.mean.to(x.device)`` in forward: the attribute follows its input by hand."""
+        func, cls = event.node.func, semantic.module_class
+        if (
+            cls is None
+            or not isinstance(func, cst.Attribute)
+            or func.attr.value not in MOVE_METHODS
+        ):
+            return
+        name = dotted(func.value) or ""
+        if name.startswith("self."):
+            self.moved_on_use.setdefault(id(cls), set()).add(name[5:].split(".")[0])
+
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         if event.name.startswith("self.") and semantic.function != "__init__":
             owner = semantic.module_class.name if semantic.module_class else None
@@ -199,12 +227,12 @@ model = Diffusion().cuda()
         self.pending.append(Pending(report, owner, name[5:].split(".")[0]))
 
     def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
-        classes = {cls.name: cls for cls in facts.classes}
         for item in self.pending:
-            cls = classes.get(item.owner or "")
+            cls = self.classes.get(item.owner or "")
             if (item.owner, item.attr) in self.set_outside_init:
                 continue
-            if cls is not None and (cls.custom_apply or item.attr in cls.moved_on_use):
+            moved = self.moved_on_use.get(id(cls), set())
+            if cls is not None and (cls.custom_apply or item.attr in moved):
                 continue
             yield item.report
 
