@@ -93,7 +93,6 @@ class CallEvaluator(Records):
         if isinstance(func, cst.Attribute) and func.attr.value in MOVE_METHODS:
             if isinstance(func.value, cst.Call):
                 self.moved_receivers.add(func.value)
-            self.note_moved_attribute(func.value)
             if isinstance(func.value, cst.Name) and func.value.value == "self":
                 self.note_self_placing()
         qualified = self.imports.qualify(func)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.facts import ClassAttr, ModuleClass
+from gpudoc.lint.analysis.facts import ModuleClass
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.qualified import QualifiedCalls
-from gpudoc.lint.analysis.values import Kind, Value
 
 
 class ClassFacts(QualifiedCalls):
@@ -43,80 +42,3 @@ class ClassFacts(QualifiedCalls):
             if local is not None:
                 return "lightning" if not isinstance(local, str) and local.lightning else "module"
         return None
-
-    def record_class_attribute(
-        self, name: str, target: cst.BaseExpression | None, value: Value, statement: cst.CSTNode
-    ) -> None:
-        cls = self.scope.module_class
-        if cls is None or not self.in_init or not name.startswith("self."):
-            return
-        if not isinstance(target, cst.Attribute):
-            return
-        shape = self.attribute_shape(statement, value)
-        if shape is None:
-            # `self.layers = nn.ModuleList(self.layers)`: the plain list was wrapped after all
-            cls.init_attrs = [a for a in cls.init_attrs if a.attr != name[5:]]
-            return
-        if isinstance(statement, cst.SimpleStatementLine):
-            small = statement.body[0]
-            if isinstance(small, cst.Assign):
-                cls.init_attrs.append(ClassAttr(name[5:], statement, small.value, shape))
-
-    def attribute_shape(self, statement: cst.CSTNode, value: Value) -> str | None:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            return None
-        small = statement.body[0]
-        if not isinstance(small, cst.Assign):
-            return None
-        expr = small.value
-        if isinstance(expr, cst.List) and not expr.elements:
-            return "empty-list"
-        if isinstance(expr, cst.Dict) and not expr.elements:
-            return "empty-dict"
-        if isinstance(expr, cst.List | cst.ListComp) and self.holds_modules(expr):
-            return "module-list"
-        if isinstance(expr, cst.Dict | cst.DictComp) and self.holds_modules(expr):
-            return "module-dict"
-        if value.kind is Kind.TENSOR and self.is_new_tensor(expr):
-            return "tensor"
-        return None
-
-    def holds_modules(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.ListComp):
-            return self.eval_is_module(expr.elt)
-        if isinstance(expr, cst.DictComp):
-            return self.eval_is_module(expr.value)
-        if isinstance(expr, cst.List):
-            return bool(expr.elements) and all(
-                self.eval_is_module(element.value) for element in expr.elements
-            )
-        if isinstance(expr, cst.Dict):
-            return bool(expr.elements) and all(
-                isinstance(e, cst.DictElement) and self.eval_is_module(e.value)
-                for e in expr.elements
-            )
-        return False
-
-    def eval_is_module(self, expr: cst.BaseExpression) -> bool:
-        """Syntactically a module constructor: `nn.Linear(...)`, a local Module subclass."""
-        if not isinstance(expr, cst.Call):
-            return False
-        qualified = self.imports.qualify(expr.func) or ""
-        if qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1][:1].isupper():
-            return True
-        local = self.local_class(dotted(expr.func) or "")
-        return local is not None and not isinstance(local, str)
-
-    def is_new_tensor(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.BinaryOperation):
-            return self.is_new_tensor(expr.left) or self.is_new_tensor(expr.right)
-        if not isinstance(expr, cst.Call):
-            return False
-        qualified = self.imports.qualify(expr.func) or ""
-        if qualified.startswith("torch.") and not qualified.startswith("torch.nn."):
-            return qualified[6:] in api.TENSOR_FACTORIES or "." not in qualified[6:]
-        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in (
-            api.PLACE_KEEPING_METHODS
-        ):
-            return self.is_new_tensor(expr.func.value)
-        return False

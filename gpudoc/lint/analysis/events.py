@@ -35,6 +35,7 @@ EventKind = Literal[
     "item",
     "cuda",
     "class",
+    "member",
 ]
 
 
@@ -180,6 +181,14 @@ class AttributeEvent:
 
     node: cst.Attribute
     base: Value
+
+
+@dataclass(frozen=True)
+class MemberEvent:
+    """A dotted attribute read (``self.weight``, ``args.lr``), before its value is looked up."""
+
+    node: cst.Attribute
+    name: str
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from gpudoc.lint.analysis.events import (
     CompareEvent,
     EventBus,
     EventKind,
+    MemberEvent,
     SubscriptEvent,
 )
 from gpudoc.lint.analysis.facts import Facts, FileFlags, ModuleClass
@@ -262,7 +263,8 @@ class Evaluator:
     def eval_attribute(self, node: cst.Attribute) -> Value:
         name = dotted(node)
         if name is not None:
-            self.note_self_attribute(node)
+            if self.bus.wants("member"):
+                self.emit("member", MemberEvent(node, name))
             known = self.scope.lookup(name)
             if known is not None:
                 return known
@@ -279,13 +281,6 @@ class Evaluator:
         if base.kind is Kind.MODULE and attr == "module":
             return base
         return UNKNOWN
-
-    def note_self_attribute(self, node: cst.Attribute) -> None:
-        cls = self.scope.module_class
-        if cls is None or self.in_init:
-            return
-        if isinstance(node.value, cst.Name) and node.value.value == "self":
-            cls.used_elsewhere.add(node.attr.value)
 
     def eval_subscript(self, node: cst.Subscript) -> Value:
         base = self.eval(node.value)

@@ -66,24 +66,10 @@ class DiscardedMove:
 
 
 @dataclass
-class ClassAttr:
-    attr: str
-    statement: cst.CSTNode
-    value: cst.BaseExpression
-    shape: str
-    """``tensor``, ``module-list``, ``module-dict``, ``empty-list``, ``empty-dict``."""
-
-
-@dataclass
 class ModuleClass:
     name: str
     node: cst.ClassDef
     lightning: bool
-    init_attrs: list[ClassAttr] = field(default_factory=list)
-    used_elsewhere: set[str] = field(default_factory=set)
-    """Attributes read in methods other than ``__init__``."""
-    moved_on_use: set[str] = field(default_factory=set)
-    """Attributes moved by .to()/.cuda()/.type_as() where they are used."""
     custom_apply: bool = False
     places_itself: bool = False
     """``self.to(...)`` / ``self.cuda()`` in ``__init__``."""

@@ -23,13 +23,6 @@ class Records(Evaluator):
         if cls is not None and self.in_init:
             cls.places_itself = True
 
-    def note_moved_attribute(self, receiver: cst.BaseExpression) -> None:
-        """``self.mean.to(x.device)`` in forward: the attribute follows its input by hand."""
-        cls = self.scope.module_class
-        name = dotted(receiver) or ""
-        if cls is not None and name.startswith("self."):
-            cls.moved_on_use.add(name[5:].split(".")[0])
-
     def note_cuda(self, node: cst.CSTNode, text: str) -> None:
         self.facts.flags.device_notion = True
         if api.CUDA_LITERAL.match(text) or text == ".cuda()":

@@ -299,7 +299,6 @@ class Analyzer(ClassFacts):
             self.facts.rebindings.append(Rebinding(statement, name, device))
         if self.bus.wants("binding"):
             self.emit("binding", BindingEvent(name, target, value, previous, statement))
-        self.record_class_attribute(name, target, value, statement)
         cls = self.scope.module_class
         if cls is not None and self.in_init and name.startswith("self."):
             # `self.net1 = nn.Linear(...).to("cuda:0")`: the module places its own parts

@@ -4,8 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
+from gpudoc.lint.analysis.events import (
+    BindingEvent,
+    CallEvent,
+    ClassEvent,
+    MemberEvent,
+    Semantic,
+)
 from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.rules._class_attrs import InitAttributes
+
+MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
 
 
 class TensorAttributeNotBuffer(Rule):
@@ -92,14 +105,47 @@ model = Norm().cuda()
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
-        for cls in facts.classes:
+    EVENTS = ("class", "binding", "member", "call")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attrs = InitAttributes()
+        self.used_elsewhere: dict[int, set[str]] = {}
+        """id of a module class -> attributes read in methods other than ``__init__``."""
+        self.moved_on_use: dict[int, set[str]] = {}
+        """id of a module class -> attributes moved where they are used (``self.mean.to(x)``)."""
+
+    def on_class(self, event: ClassEvent, semantic: Semantic) -> None:
+        if event.module_class is not None:
+            self.attrs.add_class(event.module_class)
+
+    def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
+        self.attrs.note(event, semantic)
+
+    def on_member(self, event: MemberEvent, semantic: Semantic) -> None:
+        cls, node = semantic.module_class, event.node
+        if cls is None or semantic.in_init:
+            return
+        if isinstance(node.value, cst.Name) and node.value.value == "self":
+            self.used_elsewhere.setdefault(id(cls), set()).add(node.attr.value)
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        """``self.mean.to(x.device)`` in forward: the attribute follows its input by hand."""
+        func, cls = event.node.func, semantic.module_class
+        if not isinstance(func, cst.Attribute) or func.attr.value not in MOVE_METHODS:
+            return
+        name = dotted(func.value) or ""
+        if cls is not None and name.startswith("self."):
+            self.moved_on_use.setdefault(id(cls), set()).add(name[5:].split(".")[0])
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+        for cls in self.attrs.classes:
             if cls.custom_apply:
                 continue
-            for attr in cls.init_attrs:
-                if attr.shape != "tensor" or attr.attr not in cls.used_elsewhere:
-                    continue
-                if attr.attr in cls.moved_on_use:
+            used = self.used_elsewhere.get(id(cls), set())
+            moved = self.moved_on_use.get(id(cls), set())
+            for attr in self.attrs.of(cls):
+                if attr.shape != "tensor" or attr.attr not in used or attr.attr in moved:
                     continue
                 message = (
                     f"`self.{attr.attr}` is a plain tensor attribute: `.to(device)` will not move "
