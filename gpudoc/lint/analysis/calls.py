@@ -79,7 +79,9 @@ class CallEvaluator(Records):
         func = node.func
         args, receiver = self.call_operands.pop(node, ((), None))
         method = func.attr.value if isinstance(func, cst.Attribute) else None
-        event = CallEvent(node, self.imports.qualify(func), method, receiver, args, result)
+        name, module, combines = self.call_roles.pop(node, (None, None, False))
+        qualified = self.imports.qualify(func)
+        event = CallEvent(node, qualified, method, receiver, args, result, name, module, combines)
         self.emit("call", event)
         return result
 
@@ -225,6 +227,8 @@ class CallEvaluator(Records):
         self.facts.module_calls.append(
             ModuleCall(node, name, module, arguments, self.scope.device_name())
         )
+        if self.bus.wants("call"):
+            self.call_roles[node] = (name, module, not module.weighted)
         self.check_conditional_move(node, name, module, values)
         if module.stale:
             for rebinding in self.facts.rebindings:

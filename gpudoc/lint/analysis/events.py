@@ -141,6 +141,14 @@ class CallEvent:
     args: tuple[Value, ...]
     """The value of each argument, in ``node.args`` order."""
     result: Value
+    module_name: str | None = None
+    """For a call of a module (``model(x)``, ``self.encoder(x)``, ``model.forward(x)``): the
+    name it is called by (empty when it has none)."""
+    module: Value | None = None
+    """For a call of a module: the module, as the call sees it."""
+    combines: bool = False
+    """A loss (an unweighted module) or a torch function: its tensor arguments must share a
+    device."""
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,9 @@ class Evaluator:
         self.facts = facts
         self.bus = bus if bus is not None else EventBus()
         self.call_operands: dict[cst.Call, tuple[tuple[Value, ...], Value | None]] = {}
+        self.call_roles: dict[cst.Call, tuple[str | None, Value | None, bool]] = {}
+        """For the call event: the module a call calls (its name and value), and whether the
+        call combines its tensor arguments."""
         """Each call's argument values (and receiver), kept until its call event is built."""
         self.path: str | None = None
         """The file being linted, to find the project modules it imports."""

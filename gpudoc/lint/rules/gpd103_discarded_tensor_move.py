@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import libcst as cst
 
+from gpudoc.lint.analysis.events import CallEvent, Semantic, StatementEvent
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.facts import Argument, DiscardedMove, Facts
+from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.analysis.values import Place
+from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+
+
+@dataclass(frozen=True)
+class DiscardedMove:
+    statement: cst.Expr
+    call: cst.Call
+    receiver: cst.BaseExpression
+    method: str
 
 
 class DiscardedTensorMove(Rule):
@@ -136,9 +146,36 @@ def test_forward():
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
+    EVENTS = ("statement", "call")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.moves: list[DiscardedMove] = []
+        self.device_calls: dict[int, list[str | None]] = {}
+        """id of a call that needs device tensors (a placed module, or a function combining a
+        device tensor) -> the plain names passed to it."""
+
+    def on_statement(self, event: StatementEvent, semantic: Semantic) -> None:
+        receiver, call = event.receiver, event.node.value
+        if receiver is None or not isinstance(call, cst.Call):
+            return
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return
+        if (receiver.is_tensorish and not receiver.inplace_to) or _tensor_subscript(func.value):
+            self.moves.append(DiscardedMove(event.node, call, func.value, func.attr.value))
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        module, args = event.module, event.args
+        device_module = module is not None and module.is_device_module
+        tensors = sum(1 for value in args if value.is_tensorish)
+        mixed = event.combines and tensors >= 2 and _combines_device(args)
+        if device_module or mixed:
+            self.device_calls[id(event.node)] = [dotted(arg.value) for arg in event.node.args]
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
         uses: _NextUse | None = None
-        for move in facts.discarded_moves:
+        for move in self.moves:
             if not facts.flags.places and not _converts_dtype(move, context):
                 continue
             if _may_hold_module(move.receiver):
@@ -150,7 +187,7 @@ def test_forward():
             )
             fix = None
             if isinstance(move.receiver, cst.Name | cst.Attribute | cst.Subscript):
-                uses = uses or _NextUse(context.module, facts)
+                uses = uses or _NextUse(context.module, self.device_calls)
                 safe = _moves_to_device(move, context) and uses.needs_device(move)
                 edit = NodeEdit(move.call, f"{shown} = ", "before")
                 fix = FixSpec((edit,), safe=safe, description="assign the result back")
@@ -191,17 +228,11 @@ class _NextUse:
     """Whether the statement after a discarded move that reads the name needs it on the device:
     it is passed to a placed module, or combined with a device tensor."""
 
-    def __init__(self, module: cst.Module, facts: Facts) -> None:
+    def __init__(self, module: cst.Module, calls: dict[int, list[str | None]]) -> None:
         self.parents: dict[int, cst.CSTNode] = {}
         self.module = module
         module.visit(_Parents(self.parents))
-        self.calls: dict[int, list[Argument]] = {}
-        for call in facts.module_calls:
-            if call.module.is_device_module:
-                self.calls[id(call.call)] = call.args
-        for mixed in facts.mixed_calls:
-            if any(a.value.is_tensorish and a.value.place is Place.DEVICE for a in mixed.args):
-                self.calls[id(mixed.call)] = mixed.args
+        self.calls = calls
 
     def needs_device(self, move: DiscardedMove) -> bool:
         name = dotted(move.receiver)
@@ -215,10 +246,7 @@ class _NextUse:
             statement.visit(found)
             if not found.calls and not found.other:
                 continue
-            return any(
-                any(arg.name == name for arg in self.calls.get(id(call), ()))
-                for call in found.calls
-            )
+            return any(name in self.calls.get(id(call), ()) for call in found.calls)
         return False
 
 
@@ -254,6 +282,18 @@ class _Reads(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if node.value == self.name.split(".")[0]:
             self.other = True
+
+
+def _tensor_subscript(node: cst.BaseExpression) -> bool:
+    """``batch["x"].to(device)`` as a statement: an element of a batch, never a module."""
+    if not isinstance(node, cst.Subscript):
+        return False
+    base = (dotted(node.value) or "").rsplit(".", 1)[-1]
+    return base.lower() in ("batch", "data", "inputs", "sample", "samples", "tensors", "x")
+
+
+def _combines_device(args: tuple[Value, ...]) -> bool:
+    return any(value.is_tensorish and value.place is Place.DEVICE for value in args)
 
 
 def _converts_dtype(move: DiscardedMove, context: Context) -> bool:
