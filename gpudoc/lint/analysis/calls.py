@@ -229,11 +229,6 @@ class CallEvaluator(Records):
         )
         if self.bus.wants("call"):
             self.call_roles[node] = (name, module, not module.weighted)
-        self.check_conditional_move(node, name, module, values)
-        if module.stale:
-            for rebinding in self.facts.rebindings:
-                if rebinding.name == name and rebinding.first_use is None:
-                    rebinding.first_use = node
         if module.weighted and module.place is not Place.UNKNOWN:
             return Value(Kind.TENSOR, module.place)
         if not module.weighted:

@@ -112,6 +112,9 @@ class Semantic(Protocol):
         """The walk's clock: it grows with each expression evaluated, so two events at the
         same step came from one evaluation (``a, b = f()``)."""
 
+    def in_branch_of(self, test: cst.BaseExpression) -> bool:
+        """Inside a branch of the ``if`` whose test is ``test``."""
+
     @property
     def in_init(self) -> bool:
         """In a module's ``__init__``, or a helper method it calls."""

@@ -184,6 +184,9 @@ class Evaluator:
     def resolve_project_name(self, local: str) -> None:
         """Overridden by the walker: read an imported project name the first time it matters."""
 
+    def in_branch_of(self, test: cst.BaseExpression) -> bool:
+        return test in self.branch_tests
+
     def is_module_class(self, node: cst.BaseExpression) -> bool:
         return isinstance(self.local_class(dotted(node) or ""), ModuleClass)
 

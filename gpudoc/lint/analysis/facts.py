@@ -38,25 +38,6 @@ class MixedCall:
 
 
 @dataclass
-class ConditionalMove:
-    """A module moved only inside an unrelated ``if``, then used with device data after it."""
-
-    statement: cst.CSTNode
-    name: str
-    test: cst.BaseExpression
-
-
-@dataclass
-class Rebinding:
-    """``name = Module()`` where ``name`` held a module placed on the device before."""
-
-    statement: cst.CSTNode
-    name: str
-    device_name: str | None
-    first_use: cst.Call | None = None
-
-
-@dataclass
 class DiscardedMove:
     statement: cst.Expr
     call: cst.Call
@@ -98,7 +79,5 @@ class Facts:
     flags: FileFlags = field(default_factory=FileFlags)
     module_calls: list[ModuleCall] = field(default_factory=list)
     mixed_calls: list[MixedCall] = field(default_factory=list)
-    conditional_moves: list[ConditionalMove] = field(default_factory=list)
-    rebindings: list[Rebinding] = field(default_factory=list)
     discarded_moves: list[DiscardedMove] = field(default_factory=list)
     classes: list[ModuleClass] = field(default_factory=list)

@@ -9,11 +9,10 @@ from gpudoc.lint.analysis.events import CudaEvent
 from gpudoc.lint.analysis.expressions import Evaluator
 from gpudoc.lint.analysis.facts import (
     Argument,
-    ConditionalMove,
     MixedCall,
 )
 from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.analysis.values import Place, Value
+from gpudoc.lint.analysis.values import Value
 
 
 class Records(Evaluator):
@@ -29,19 +28,6 @@ class Records(Evaluator):
             self.scope.cuda_initialised = True
             if self.bus.wants("cuda"):
                 self.emit("cuda", CudaEvent(node, text))
-
-    def check_conditional_move(
-        self, node: cst.Call, name: str, module: Value, values: list[Value]
-    ) -> None:
-        """Called outside the ``if`` that alone moved it, on device tensors."""
-        test = module.moved_if
-        if test is None or test in self.branch_tests:
-            return
-        if not any(v.is_tensorish and v.place is Place.DEVICE for v in values):
-            return
-        moved_at = module.moved_at or node
-        if all(c.statement is not moved_at for c in self.facts.conditional_moves):
-            self.facts.conditional_moves.append(ConditionalMove(moved_at, name, test))
 
     def record_mixed(self, node: cst.Call, function: str, values: list[Value]) -> None:
         if sum(1 for value in values if value.is_tensorish) < 2:

@@ -20,7 +20,7 @@ from gpudoc.lint.analysis.events import (
     StatementEvent,
 )
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.facts import DiscardedMove, ModuleClass, Rebinding
+from gpudoc.lint.analysis.facts import DiscardedMove, ModuleClass
 from gpudoc.lint.analysis.flow import Env, Join, join_envs, join_of, terminates
 from gpudoc.lint.analysis.functions import (
     FunctionSyntax,
@@ -295,8 +295,6 @@ class Analyzer(ClassFacts):
             and previous.is_device_module
         ):
             value = replace(value, stale=True)
-            device = self.scope.device_name()
-            self.facts.rebindings.append(Rebinding(statement, name, device))
         if self.bus.wants("binding"):
             self.emit("binding", BindingEvent(name, target, value, previous, statement))
         cls = self.scope.module_class

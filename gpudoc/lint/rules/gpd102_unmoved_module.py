@@ -3,12 +3,45 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import libcst as cst
 
+from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
 from gpudoc.lint.analysis.facts import Facts
-from gpudoc.lint.analysis.values import Place
+from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+
+
+@dataclass
+class Rebinding:
+    """``name = Module()`` where ``name`` held a module placed on the device before."""
+
+    statement: cst.CSTNode
+    name: str
+    device_name: str | None
+    first_use: cst.Call | None = None
+
+
+@dataclass(frozen=True)
+class ConditionalMove:
+    """A module moved only inside an unrelated ``if``, then used with device data after it."""
+
+    statement: cst.CSTNode
+    name: str
+    test: cst.BaseExpression
+
+
+@dataclass(frozen=True)
+class ModuleCall:
+    call: cst.Call
+    module_name: str
+    module: Value
+    args: list[tuple[str | None, Value]]
+    """The plain name passed (``images``) and the value of each argument."""
+    device_name: str | None
+    """A name that holds the script's device in this scope, for fixes."""
 
 
 class UnmovedModule(Rule):
@@ -121,8 +154,51 @@ out = model(x)
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
-        for rebinding in facts.rebindings:
+    EVENTS = ("binding", "call")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rebindings: list[Rebinding] = []
+        self.conditional_moves: list[ConditionalMove] = []
+        self.module_calls: list[ModuleCall] = []
+
+    def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
+        """``net = Net()`` where ``net`` held a placed module (the walk marks it stale)."""
+        value, previous = event.value, event.previous
+        if value.kind is not Kind.MODULE or value.place is not Place.HOST:
+            return
+        if previous is not None and previous.is_device_module:
+            self.rebindings.append(Rebinding(event.statement, event.name, semantic.device_name()))
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        module, name, node = event.module, event.module_name, event.node
+        if module is None or name is None:
+            return
+        arguments = [
+            (dotted(arg.value), value) for arg, value in zip(node.args, event.args, strict=True)
+        ]
+        self.module_calls.append(ModuleCall(node, name, module, arguments, semantic.device_name()))
+        self.note_conditional_move(event, module, name, semantic)
+        if module.stale:
+            for rebinding in self.rebindings:
+                if rebinding.name == name and rebinding.first_use is None:
+                    rebinding.first_use = node
+
+    def note_conditional_move(
+        self, event: CallEvent, module: Value, name: str, semantic: Semantic
+    ) -> None:
+        """Called outside the ``if`` that alone moved it, on device tensors."""
+        test = module.moved_if
+        if test is None or semantic.in_branch_of(test):
+            return
+        if not any(v.is_tensorish and v.place is Place.DEVICE for v in event.args):
+            return
+        moved_at = module.moved_at or event.node
+        if all(c.statement is not moved_at for c in self.conditional_moves):
+            self.conditional_moves.append(ConditionalMove(moved_at, name, test))
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+        for rebinding in self.rebindings:
             if rebinding.first_use is None:
                 continue
             device = rebinding.device_name or "device"
@@ -136,7 +212,7 @@ out = model(x)
                 _fix(rebinding.statement, rebinding.name, rebinding.device_name),
             )
         yield from self.unmoved_with_device_inputs(facts)
-        for move in facts.conditional_moves:
+        for move in self.conditional_moves:
             message = (
                 f"`{move.name}` is moved to the device only when `{context.code(move.test)}`, but "
                 "it is used with device tensors on every path: move it unconditionally"
@@ -145,20 +221,20 @@ out = model(x)
 
     def unmoved_with_device_inputs(self, facts: Facts) -> Iterator[Report]:
         seen: set[int] = set()
-        for call in facts.module_calls:
+        for call in self.module_calls:
             module = call.module
             if module.place is not Place.HOST or module.stale or not module.weighted:
                 continue
             if module.wrapper or module.managed or facts.flags.default_device:
                 continue
-            moved = [a for a in call.args if a.value.is_tensorish and a.value.place is Place.DEVICE]
+            moved = [name for name, value in call.args if _on_device(value)]
             if not moved:
                 continue
             node = module.binding if module.binding is not None else call.call
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            shown = moved[0].name or "its input"
+            shown = moved[0] or "its input"
             device = call.device_name or "device"
             # a module handed to a helper is reported where the caller created it, by the
             # caller's name
@@ -170,6 +246,10 @@ out = model(x)
             )
             fix = _fix(node, name, call.device_name)
             yield Report(node, message, fix)
+
+
+def _on_device(value: Value) -> bool:
+    return value.is_tensorish and value.place is Place.DEVICE
 
 
 def _assigned_name(statement: cst.CSTNode) -> str | None:
