@@ -9,10 +9,6 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CallEvent
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.facts import (
-    Argument,
-    ModuleCall,
-)
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.records import Records
 from gpudoc.lint.analysis.scope import Scope
@@ -220,19 +216,10 @@ class CallEvaluator(Records):
 
     # -- modules ----------------------------------------------------------------------------
     def module_call(self, node: cst.Call, name: str, module: Value, values: list[Value]) -> Value:
-        arguments = [
-            Argument(arg.value, dotted(arg.value), value)
-            for arg, value in zip(node.args, values, strict=True)
-        ]
-        self.facts.module_calls.append(
-            ModuleCall(node, name, module, arguments, self.scope.device_name())
-        )
         if self.bus.wants("call"):
             self.call_roles[node] = (name, module, not module.weighted)
         if module.weighted and module.place is not Place.UNKNOWN:
             return Value(Kind.TENSOR, module.place)
-        if not module.weighted:
-            self.record_mixed(node, name, values)
         return self.combine([*values, Value(Kind.TENSOR, module.place)])
 
     # -- methods ----------------------------------------------------------------------------

@@ -6,45 +6,6 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from gpudoc.lint.analysis.values import Value
-
-
-@dataclass
-class Argument:
-    node: cst.BaseExpression
-    name: str | None
-    """The plain name passed (``images``), when the argument is one."""
-    value: Value
-
-
-@dataclass
-class ModuleCall:
-    call: cst.Call
-    module_name: str
-    module: Value
-    args: list[Argument]
-    device_name: str | None
-    """A name that holds the script's device in this scope, for fixes."""
-
-
-@dataclass
-class MixedCall:
-    """A loss module or torch function called on tensors: all must share one device."""
-
-    call: cst.Call
-    function: str
-    args: list[Argument]
-    device_name: str | None
-
-
-@dataclass
-class DiscardedMove:
-    statement: cst.Expr
-    call: cst.Call
-    receiver: cst.BaseExpression
-    receiver_value: Value
-    method: str
-
 
 @dataclass
 class ModuleClass:
@@ -77,7 +38,4 @@ class FileFlags:
 @dataclass
 class Facts:
     flags: FileFlags = field(default_factory=FileFlags)
-    module_calls: list[ModuleCall] = field(default_factory=list)
-    mixed_calls: list[MixedCall] = field(default_factory=list)
-    discarded_moves: list[DiscardedMove] = field(default_factory=list)
     classes: list[ModuleClass] = field(default_factory=list)

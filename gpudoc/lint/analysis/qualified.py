@@ -81,10 +81,9 @@ class QualifiedCalls(CallEvaluator):
             return self.data_loader(node, args)
         if last == "TensorDataset":
             return Value(Kind.LOADER, join_places([arg.place for arg in args]))
-        if rest.startswith("nn.functional.") or "." not in rest:
-            self.record_mixed(node, f"torch.{rest}", args)
-            if self.bus.wants("call"):
-                self.call_roles[node] = (None, None, True)
+        combines = rest.startswith("nn.functional.") or "." not in rest
+        if combines and self.bus.wants("call"):
+            self.call_roles[node] = (None, None, True)
         combined = self.combine(args)
         if combined.kind is Kind.UNKNOWN and _returns_tensor(rest, last):
             return Value(Kind.TENSOR)

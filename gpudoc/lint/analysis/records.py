@@ -7,12 +7,6 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CudaEvent
 from gpudoc.lint.analysis.expressions import Evaluator
-from gpudoc.lint.analysis.facts import (
-    Argument,
-    MixedCall,
-)
-from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.analysis.values import Value
 
 
 class Records(Evaluator):
@@ -28,13 +22,3 @@ class Records(Evaluator):
             self.scope.cuda_initialised = True
             if self.bus.wants("cuda"):
                 self.emit("cuda", CudaEvent(node, text))
-
-    def record_mixed(self, node: cst.Call, function: str, values: list[Value]) -> None:
-        if sum(1 for value in values if value.is_tensorish) < 2:
-            return
-        arguments = [
-            Argument(arg.value, dotted(arg.value), value)
-            for arg, value in zip(node.args, values, strict=True)
-        ]
-        device = self.scope.device_name()
-        self.facts.mixed_calls.append(MixedCall(node, function, arguments, device))

@@ -20,7 +20,7 @@ from gpudoc.lint.analysis.events import (
     StatementEvent,
 )
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.facts import DiscardedMove, ModuleClass
+from gpudoc.lint.analysis.facts import ModuleClass
 from gpudoc.lint.analysis.flow import Env, Join, join_envs, join_of, terminates
 from gpudoc.lint.analysis.functions import (
     FunctionSyntax,
@@ -247,10 +247,9 @@ class Analyzer(ClassFacts):
         receiver = self.eval(receiver_node)
         result = self.eval(call)
         name = dotted(receiver_node)
-        if (receiver.is_tensorish and not receiver.inplace_to) or _tensor_subscript(receiver_node):
-            self.facts.discarded_moves.append(
-                DiscardedMove(node, call, receiver_node, receiver, method)
-            )
+        tensor = receiver.is_tensorish and not receiver.inplace_to
+        if tensor or _tensor_subscript(receiver_node):
+            pass  # a tensor's move, discarded: it changes no name
         elif name is not None and method in ("to", "cuda", "cpu", "to_empty"):
             moved = replace(result, kind=receiver.kind, binding=receiver.binding)
             test = self.branch_tests[-1] if self.branch_tests else None

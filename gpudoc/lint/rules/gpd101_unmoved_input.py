@@ -4,12 +4,38 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
-from gpudoc.lint.analysis.facts import Argument, Facts
+import libcst as cst
+
+from gpudoc.lint.analysis.events import CallEvent, Semantic, StatementEvent
+from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, Report, Rule
 from gpudoc.lint.rules._helpers import move_after_binding
+
+
+@dataclass(frozen=True)
+class Argument:
+    node: cst.BaseExpression
+    name: str | None
+    """The plain name passed (``images``), when the argument is one."""
+    value: Value
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call of a module (``module`` set), or of a loss or torch function whose tensor
+    arguments must share a device (``combines``)."""
+
+    call: cst.Call
+    name: str
+    """The module's name, or the function's qualified name."""
+    module: Value | None
+    args: list[Argument]
+    device_name: str | None
+    """A name that holds the script's device in this scope, for fixes."""
 
 
 class UnmovedInput(Rule):
@@ -131,24 +157,64 @@ def test(model, device, test_loader):
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
+    EVENTS = ("call", "statement")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.module_calls: list[Call] = []
+        self.mixed_calls: list[Call] = []
+        self.discarded: set[str] = set()
+        """Names whose move a statement discarded (GPD103 reports them)."""
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        module, node = event.module, event.node
+        combines = event.combines and sum(1 for a in event.args if a.is_tensorish) >= 2
+        if module is None and not combines:
+            return
+        args = [
+            Argument(arg.value, dotted(arg.value), value)
+            for arg, value in zip(node.args, event.args, strict=True)
+        ]
+        name = event.module_name if module is not None else event.qualified
+        call = Call(node, name or "", module, args, semantic.device_name())
+        if module is not None:
+            self.module_calls.append(call)
+        if combines:
+            self.mixed_calls.append(call)
+
+    def on_statement(self, event: StatementEvent, semantic: Semantic) -> None:
+        receiver, call = event.receiver, event.node.value
+        if receiver is None or not receiver.is_tensorish or receiver.inplace_to:
+            return
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+            name = dotted(call.func.value)
+            if name is not None:
+                self.discarded.add(name)
+
+    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
         flags = facts.flags
         if flags.default_device or "lightning" in flags.frameworks:
             return
         reported: set[int] = set()
-        for report, binding in self.module_inputs(facts, context):
+        for report, binding in self.module_inputs(context):
             reported.add(id(binding))
             yield report
         # a tensor whose .to(device) was discarded is reported once, as GPD103
-        discarded = {dotted(m.receiver) for m in facts.discarded_moves}
-        yield from self.mixed_inputs(facts, context, reported, discarded)
+        yield from self.mixed_inputs(context, reported)
 
-    def mixed_inputs(
-        self, facts: Facts, context: Context, reported: set[int], discarded: set[str | None]
-    ) -> Iterator[Report]:
+    def host_outputs(self) -> set[int]:
+        """The output of a module left on the host is that module's finding (GPD102)."""
+        return {
+            id(c.call)
+            for c in self.module_calls
+            if c.module is not None and c.module.place is Place.HOST
+        }
+
+    def mixed_inputs(self, context: Context, reported: set[int]) -> Iterator[Report]:
         """A loss or torch function on a device tensor and a host one (a batch half moved)."""
-        host_outputs = {id(c.call) for c in facts.module_calls if c.module.place is Place.HOST}
-        for call in facts.mixed_calls:
+        discarded = self.discarded
+        host_outputs = self.host_outputs()
+        for call in self.mixed_calls:
             if not any(a.value.is_tensorish and a.value.place is Place.DEVICE for a in call.args):
                 continue
             for arg in call.args:
@@ -163,7 +229,7 @@ def test(model, device, test_loader):
                 shown = arg.name or context.code(arg.node)
                 device = call.device_name or "device"
                 message = (
-                    f"`{shown}` is still on the host{_where(value.place)} but `{call.function}` "
+                    f"`{shown}` is still on the host{_where(value.place)} but `{call.name}` "
                     f"also gets tensors on the device: move it first "
                     f"({_move_text(arg.name, shown, device)})"
                 )
@@ -171,12 +237,11 @@ def test(model, device, test_loader):
                 yield Report(arg.node, message, fix)
                 break
 
-    def module_inputs(self, facts: Facts, context: Context) -> Iterator[tuple[Report, object]]:
-        # the output of a module left on the host is that module's finding (GPD102)
-        host_outputs = {id(c.call) for c in facts.module_calls if c.module.place is Place.HOST}
-        for call in facts.module_calls:
+    def module_inputs(self, context: Context) -> Iterator[tuple[Report, object]]:
+        host_outputs = self.host_outputs()
+        for call in self.module_calls:
             module = call.module
-            if not module.is_device_module or module.wrapper or module.managed:
+            if module is None or not module.is_device_module or module.wrapper or module.managed:
                 continue
             if not module.weighted:
                 continue
@@ -191,7 +256,7 @@ def test(model, device, test_loader):
                 why = "was on the device before" if module.stale else "is on the device"
                 where = _where(value.place)
                 message = (
-                    f"`{shown}` is still on the host{where} but `{call.module_name}` {why}: "
+                    f"`{shown}` is still on the host{where} but `{call.name}` {why}: "
                     f"move it first ({_move_text(arg.name, shown, device)})"
                 )
                 fix = _move_fix(arg, call.device_name) if value.place is Place.HOST else None
