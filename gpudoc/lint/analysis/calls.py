@@ -7,10 +7,9 @@ from dataclasses import replace
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.events import CallEvent
-from gpudoc.lint.analysis.expressions import string_value
+from gpudoc.lint.analysis.events import CallEvent, CudaEvent
+from gpudoc.lint.analysis.expressions import Evaluator, string_value
 from gpudoc.lint.analysis.names import dotted, keyword
-from gpudoc.lint.analysis.records import Records
 from gpudoc.lint.analysis.scope import Scope
 from gpudoc.lint.analysis.values import (
     SCALAR,
@@ -67,7 +66,20 @@ def keyword_value(call: cst.Call, values: list[Value], name: str) -> tuple[cst.A
     return None
 
 
-class CallEvaluator(Records):
+class CallEvaluator(Evaluator):
+    def note_self_placing(self) -> None:
+        """``self.to(device)`` / ``self.cuda()`` in ``__init__``: the class places itself."""
+        cls = self.scope.module_class
+        if cls is not None and self.in_init:
+            cls.places_itself = True
+
+    def note_cuda(self, node: cst.CSTNode, text: str) -> None:
+        self.facts.flags.device_notion = True
+        if api.CUDA_LITERAL.match(text) or text == ".cuda()":
+            self.scope.cuda_initialised = True
+            if self.bus.wants("cuda"):
+                self.emit("cuda", CudaEvent(node, text))
+
     def eval_call(self, node: cst.Call) -> Value:
         if not self.bus.wants("call"):
             return self.call_value(node)
