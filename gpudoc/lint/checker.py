@@ -1,4 +1,4 @@
-"""One source text in, findings out: parse once, analyse once, run every rule on the facts."""
+"""One source text in, findings out: parse once, walk once with the rules listening."""
 
 from __future__ import annotations
 
@@ -93,14 +93,14 @@ def _run_rules(module: cst.Module, source: str, path: str) -> list[Finding]:
     bus = EventBus()
     for rule in rules:
         rule.subscribe(bus)
-    facts = analyze(module, bus, path).facts
-    context = Context(module)
+    flags = analyze(module, bus, path).flags
+    context = Context(module, flags)
     reports: list[tuple[type[Rule], Report]] = []
     seen: set[tuple[str, cst.CSTNode]] = set()
     for rule in rules:
-        if rule.PLACEMENT and not facts.flags.places:
+        if rule.PLACEMENT and not flags.places:
             continue
-        for report in rule.check(facts, context):
+        for report in rule.check(context):
             # a body walked at several call sites, or a loop body walked twice, reports its
             # node again: once is enough
             if (rule.CODE, report.node) not in seen:

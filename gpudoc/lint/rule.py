@@ -1,7 +1,7 @@
 """The rule base class, what a rule reports, and rule discovery.
 
-A rule reads the shared facts of one walk (analysis/) and reports nodes; the engine turns nodes
-into positions once per file, and only for files that have findings.
+A rule listens to the events of the one walk over a file (analysis/events.py) and reports nodes;
+the engine turns nodes into positions once per file, and only for files that have findings.
 """
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ import importlib
 import inspect
 import pkgutil
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import ClassVar, Literal
 
 import libcst as cst
 
 from gpudoc.lint.analysis.events import EventBus, EventKind
-from gpudoc.lint.analysis.facts import Facts
+from gpudoc.lint.analysis.semantic import FileFlags
 
 Where = Literal["replace", "before", "after", "line_after", "line_before"]
 
@@ -64,17 +64,20 @@ class Invalid:
 
 @dataclass(frozen=True)
 class Context:
+    """What a rule's ``finish`` gets: the module, and what the walk found about the file."""
+
     module: cst.Module
+    flags: FileFlags = field(default_factory=FileFlags)
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
 
 
 class Rule:
-    """One check. Subclasses set the class variables, then either read the shared facts in
-    ``check``, or subscribe to the walk's events (``EVENTS``, one ``on_<kind>(event, semantic)``
-    method per kind, see analysis/events.py), ``report`` as they go, and optionally add findings
-    that need the whole file in ``finish``."""
+    """One check. Subclasses set the class variables, subscribe to the walk's events (``EVENTS``,
+    one ``on_<kind>(event, semantic)`` method per kind, see analysis/events.py), keep their own
+    state, ``report`` as they go, and optionally add findings that need the whole file in
+    ``finish`` (``context.flags`` says what the walk found about the file)."""
 
     CODE: ClassVar[str]
     NAME: ClassVar[str]
@@ -99,12 +102,12 @@ class Rule:
     def report(self, node: cst.CSTNode, message: str, fix: FixSpec | None = None) -> None:
         self.reports.append(Report(node, message, fix))
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
+    def check(self, context: Context) -> Iterator[Report]:
         """The findings of one file: those reported during the walk, then ``finish``'s."""
         yield from self.reports
-        yield from self.finish(facts, context)
+        yield from self.finish(context)
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+    def finish(self, context: Context) -> Iterator[Report]:
         return iter(())
 
     @classmethod

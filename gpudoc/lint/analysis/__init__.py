@@ -1,8 +1,7 @@
-"""The shared analysis: one walk per file that every rule reads (see walker.py)."""
+"""The shared analysis: one walk per file whose events the rules listen to (see walker.py)."""
 
 from __future__ import annotations
 
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.walker import analyze
 
-__all__ = ["Facts", "analyze"]
+__all__ = ["analyze"]

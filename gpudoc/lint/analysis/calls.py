@@ -74,7 +74,7 @@ class CallEvaluator(Evaluator):
             cls.places_itself = True
 
     def note_cuda(self, node: cst.CSTNode, text: str) -> None:
-        self.facts.flags.device_notion = True
+        self.flags.device_notion = True
         if api.CUDA_LITERAL.match(text) or text == ".cuda()":
             self.scope.cuda_initialised = True
             if self.bus.wants("cuda"):
@@ -262,8 +262,8 @@ class CallEvaluator(Evaluator):
         ):
             return host_output(receiver, node, method)
         if method == "prepare":
-            self.facts.flags.frameworks.add("accelerate")
-            self.facts.flags.places = True
+            self.flags.frameworks.add("accelerate")
+            self.flags.places = True
             return Value(items=tuple(arg.with_place(Place.DEVICE) for arg in args))
         if method in ("from_pretrained", "from_config") and _looks_like_model(func.value):
             return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)
@@ -300,8 +300,8 @@ class CallEvaluator(Evaluator):
             return UNKNOWN
         if method == "cuda":
             self.note_cuda(node, ".cuda()")
-            self.facts.flags.places = True
-            self.facts.flags.per_rank_device |= bool(node.args)
+            self.flags.places = True
+            self.flags.per_rank_device |= bool(node.args)
             place = Place.DEVICE
         elif method == "cpu":
             place = Place.HOST
@@ -333,7 +333,7 @@ class CallEvaluator(Evaluator):
         if text is not None:
             if api.CPU_LITERAL.match(text):
                 return Place.HOST
-            self.facts.flags.places = True
+            self.flags.places = True
             self.note_cuda(expr, text)
             return Place.DEVICE
         if value.kind is Kind.DEVICE:
@@ -342,24 +342,22 @@ class CallEvaluator(Evaluator):
             # `x.to(y.device)` follows a tensor; `x.to(self.device)` names the script's device
             tensor_device = isinstance(expr, cst.Attribute) and expr.attr.value == "device"
             if not tensor_device or self.scope.lookup(dotted(expr) or "") is not None:
-                self.facts.flags.places = True
+                self.flags.places = True
             return Place.DEVICE
         if value.is_tensorish or value.kind is Kind.MODULE:
             return value.place
         if isinstance(expr, cst.Integer):
-            self.facts.flags.places = True
+            self.flags.places = True
             return Place.DEVICE
         name = dotted(expr) or ""
         last = name.rsplit(".", 1)[-1]
         if "dtype" in last.lower() or (self.imports.qualify(expr) or "").startswith("torch."):
             return None
         if api.DEVICE_NAME.search(last):
-            self.facts.flags.places = True
-            self.facts.flags.per_rank_device |= "rank" in last or "gpu" in last
+            self.flags.places = True
+            self.flags.per_rank_device |= "rank" in last or "gpu" in last
             return Place.DEVICE
         return None
-
-    # -- facts recorded by qualified.py -----------------------------------------------------
 
 
 def _looks_like_model(receiver: cst.BaseExpression) -> bool:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.facts import ModuleClass
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.qualified import QualifiedCalls
+from gpudoc.lint.analysis.semantic import ModuleClass
 
 
 class ClassFacts(QualifiedCalls):
@@ -22,9 +22,8 @@ class ClassFacts(QualifiedCalls):
             return None
         module_class = ModuleClass(name, node, lightning=kind == "lightning")
         self.local_classes[name] = module_class
-        self.facts.classes.append(module_class)
         if module_class.lightning:
-            self.facts.flags.frameworks.add("lightning")
+            self.flags.frameworks.add("lightning")
         return module_class
 
     def class_kind(self, node: cst.ClassDef) -> str | None:

@@ -21,7 +21,7 @@ import libcst as cst
 from gpudoc.lint.analysis.values import Value
 
 if TYPE_CHECKING:
-    from gpudoc.lint.analysis.facts import FileFlags, ModuleClass
+    from gpudoc.lint.analysis.semantic import FileFlags, ModuleClass
 
 EventKind = Literal[
     "call",

@@ -15,12 +15,12 @@ from gpudoc.lint.analysis.events import (
     MemberEvent,
     SubscriptEvent,
 )
-from gpudoc.lint.analysis.facts import Facts, FileFlags, ModuleClass
 from gpudoc.lint.analysis.flow import Polarity, guard_polarity, join_of, join_values
 from gpudoc.lint.analysis.functions import FunctionSyntax
 from gpudoc.lint.analysis.homes import Home
 from gpudoc.lint.analysis.names import ImportTable, dotted
 from gpudoc.lint.analysis.scope import Scope
+from gpudoc.lint.analysis.semantic import FileFlags, ModuleClass
 from gpudoc.lint.analysis.values import (
     SCALAR,
     UNKNOWN,
@@ -51,9 +51,10 @@ def string_value(node: cst.BaseExpression) -> str | None:
 
 
 class Evaluator:
-    def __init__(self, imports: ImportTable, facts: Facts, bus: EventBus | None = None) -> None:
+    def __init__(self, imports: ImportTable, bus: EventBus | None = None) -> None:
         self.imports = imports
-        self.facts = facts
+        self.flags = FileFlags()
+        """What the walk found about the whole file (complete once it is over)."""
         self.bus = bus if bus is not None else EventBus()
         self.call_operands: dict[cst.Call, tuple[tuple[Value, ...], Value | None]] = {}
         self.call_roles: dict[cst.Call, tuple[str | None, Value | None, bool]] = {}
@@ -103,10 +104,6 @@ class Evaluator:
         """Class name -> its ModuleClass, or ``"dataset"``."""
 
     # -- the semantic view rules get with events (analysis/events.py) ----------------------
-    @property
-    def flags(self) -> FileFlags:
-        return self.facts.flags
-
     def lookup(self, name: str) -> Value | None:
         return self.scope.lookup(name)
 

@@ -18,7 +18,7 @@ class QualifiedCalls(CallEvaluator):
         args = self.eval_args(node)
         root, _, rest = qualified.partition(".")
         if root in ("lightning", "pytorch_lightning", "accelerate"):
-            self.facts.flags.frameworks.add(root)
+            self.flags.frameworks.add(root)
         if root == "torch":
             return self.eval_torch(node, qualified, rest, args)
         if qualified.startswith(api.DATAFRAME_ROOTS):
@@ -44,7 +44,7 @@ class QualifiedCalls(CallEvaluator):
             return Value(Kind.TENSOR, Place.HOST)
         if rest.startswith("cuda.") and last in api.LEGACY_TENSOR_TYPES:
             self.note_cuda(node, ".cuda()")
-            self.facts.flags.places = True
+            self.flags.places = True
             return Value(Kind.TENSOR, Place.DEVICE)
         if rest.startswith("cuda.") and not rest.startswith("cuda.amp"):
             return self.cuda_call(node, rest)
@@ -53,13 +53,13 @@ class QualifiedCalls(CallEvaluator):
         if rest in ("set_default_device", "set_default_tensor_type"):
             text = string_value(node.args[0].value) if node.args else None
             if text is None or "cuda" in text or api.DEVICE_LITERAL.match(text):
-                self.facts.flags.default_device = True
-                self.facts.flags.places = True
+                self.flags.default_device = True
+                self.flags.places = True
             return UNKNOWN
         if rest == "hub.load":
             return self.zoo_model(node, qualified)
         if rest == "load":
-            self.facts.flags.loads_checkpoints = True
+            self.flags.loads_checkpoints = True
             return UNKNOWN
         if last == "init_process_group":
             return self.process_group(node)
@@ -68,7 +68,7 @@ class QualifiedCalls(CallEvaluator):
             placed = args[0].with_place(Place.DEVICE)
             if name is not None:
                 self.scope.env[name] = placed
-            self.facts.flags.places = True
+            self.flags.places = True
             return placed
         if qualified in api.DISTRIBUTED_DP or qualified in api.DATAPARALLEL:
             return self.wrap_module(node, qualified, args)
@@ -102,14 +102,14 @@ class QualifiedCalls(CallEvaluator):
             and isinstance(node.args[0].value, cst.Integer | cst.Float)
         ):
             result = SCALAR
-        elif self.facts.flags.default_device or self.device_context:
+        elif self.flags.default_device or self.device_context:
             result = Value(Kind.TENSOR)
         else:
             result = Value(Kind.TENSOR, Place.HOST)
         return result
 
     def cuda_call(self, node: cst.Call, rest: str) -> Value:
-        flags = self.facts.flags
+        flags = self.flags
         flags.device_notion = True
         self.scope.cuda_initialised = True
         if rest in ("cuda.is_available", "cuda.device_count"):
@@ -121,17 +121,17 @@ class QualifiedCalls(CallEvaluator):
         return UNKNOWN
 
     def device_constructor(self, node: cst.Call, args: list[Value]) -> Value:
-        self.facts.flags.device_notion = True
+        self.flags.device_notion = True
         if not args:
             return Value(Kind.DEVICE)
         if len(args) > 1:
-            self.facts.flags.per_rank_device = True
+            self.flags.per_rank_device = True
         first = node.args[0].value
         text = string_value(first)
         if text is not None and not api.CPU_LITERAL.match(text):
             self.note_cuda(node, text)
         if isinstance(first, cst.FormattedString):
-            self.facts.flags.per_rank_device = True
+            self.flags.per_rank_device = True
         cpu = args[0].kind is Kind.DEVICE and args[0].cpu_device
         return Value(Kind.DEVICE, cpu_device=cpu)
 
@@ -141,8 +141,8 @@ class QualifiedCalls(CallEvaluator):
             backend_arg = node.args[0]
         backend = string_value(backend_arg.value) if backend_arg is not None else None
         if backend == "nccl":
-            self.facts.flags.cuda_only = True
-            self.facts.flags.places = True
+            self.flags.cuda_only = True
+            self.flags.places = True
         return UNKNOWN
 
     def wrap_module(self, node: cst.Call, qualified: str, args: list[Value]) -> Value:

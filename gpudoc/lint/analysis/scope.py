@@ -8,8 +8,8 @@ from itertools import count
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.facts import ModuleClass
 from gpudoc.lint.analysis.names import ImportTable, dotted
+from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import Kind, Place, Value
 
 

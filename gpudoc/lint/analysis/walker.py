@@ -20,7 +20,6 @@ from gpudoc.lint.analysis.events import (
     StatementEvent,
 )
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.facts import ModuleClass
 from gpudoc.lint.analysis.flow import Env, Join, join_envs, join_of, terminates
 from gpudoc.lint.analysis.functions import (
     FunctionSyntax,
@@ -33,6 +32,7 @@ from gpudoc.lint.analysis.functions import (
 from gpudoc.lint.analysis.homes import Home, load_name, project_names
 from gpudoc.lint.analysis.names import ImportTable, bound_names, bound_names_of, dotted
 from gpudoc.lint.analysis.scope import Scope, parameter_values
+from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, element_of
 
 ENTRY_METHODS = frozenset(
@@ -225,8 +225,8 @@ class Analyzer(ClassFacts):
             isinstance(part, cst.FormattedStringText) and "cuda" in part.value
             for part in value.parts
         ):
-            self.facts.flags.per_rank_device = True  # f"cuda:{local_rank}"
-            self.facts.flags.device_notion = True
+            self.flags.per_rank_device = True  # f"cuda:{local_rank}"
+            self.flags.device_notion = True
 
     def walk_expression_statement(self, node: cst.Expr, line: cst.SimpleStatementLine) -> None:
         value, receiver = self.expression_statement_value(node, line)
@@ -375,7 +375,7 @@ class Analyzer(ClassFacts):
             elif value.kind is not Kind.UNKNOWN:
                 scope.env[name] = replace(value, binding=None)  # a move fix stays in the body
         if any(v.kind is Kind.MODULE and v.place is Place.DEVICE for v in scope.env.values()):
-            self.facts.flags.places = True  # `def test(model, device, loader)`: for a device
+            self.flags.places = True  # `def test(model, device, loader)`: for a device
         if node.name.value in ("_apply", "to", "cuda") and parent.module_class is not None:
             parent.module_class.custom_apply = True
         if self.bus.wants("function"):
@@ -488,10 +488,9 @@ def _is_main_test(test: cst.BaseExpression) -> bool:
 
 def analyze(module: cst.Module, bus: EventBus | None = None, path: str | None = None) -> Analyzer:
     """Walk ``module``; ``path`` is its file, whose project modules its imports may name."""
-    from gpudoc.lint.analysis.facts import Facts
     from gpudoc.lint.analysis.names import ImportTable
 
-    analyzer = Analyzer(ImportTable(), Facts(), bus)
+    analyzer = Analyzer(ImportTable(), bus)
     analyzer.path = path
     analyzer.walk_block(module.body)
     analyzer.terminated = False

@@ -9,7 +9,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, Semantic
-from gpudoc.lint.analysis.facts import ModuleClass
+from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import Kind, Value
 
 

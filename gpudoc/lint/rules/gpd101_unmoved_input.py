@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gpudoc.lint.analysis.events import CallEvent, Semantic, StatementEvent
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, Report, Rule
@@ -191,8 +190,8 @@ def test(model, device, test_loader):
             if name is not None:
                 self.discarded.add(name)
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
-        flags = facts.flags
+    def finish(self, context: Context) -> Iterator[Report]:
+        flags = context.flags
         if flags.default_device or "lightning" in flags.frameworks:
             return
         reported: set[int] = set()

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
@@ -197,7 +196,7 @@ out = model(x)
         if all(c.statement is not moved_at for c in self.conditional_moves):
             self.conditional_moves.append(ConditionalMove(moved_at, name, test))
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+    def finish(self, context: Context) -> Iterator[Report]:
         for rebinding in self.rebindings:
             if rebinding.first_use is None:
                 continue
@@ -211,7 +210,7 @@ out = model(x)
                 message,
                 _fix(rebinding.statement, rebinding.name, rebinding.device_name),
             )
-        yield from self.unmoved_with_device_inputs(facts)
+        yield from self.unmoved_with_device_inputs(context)
         for move in self.conditional_moves:
             message = (
                 f"`{move.name}` is moved to the device only when `{context.code(move.test)}`, but "
@@ -219,13 +218,13 @@ out = model(x)
             )
             yield Report(move.statement, message)
 
-    def unmoved_with_device_inputs(self, facts: Facts) -> Iterator[Report]:
+    def unmoved_with_device_inputs(self, context: Context) -> Iterator[Report]:
         seen: set[int] = set()
         for call in self.module_calls:
             module = call.module
             if module.place is not Place.HOST or module.stale or not module.weighted:
                 continue
-            if module.wrapper or module.managed or facts.flags.default_device:
+            if module.wrapper or module.managed or context.flags.default_device:
                 continue
             moved = [name for name, value in call.args if _on_device(value)]
             if not moved:

@@ -10,7 +10,6 @@ import libcst as cst
 
 from gpudoc.lint.analysis.events import CallEvent, Semantic, StatementEvent
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
@@ -173,10 +172,10 @@ def test_forward():
         if device_module or mixed:
             self.device_calls[id(event.node)] = [dotted(arg.value) for arg in event.node.args]
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+    def finish(self, context: Context) -> Iterator[Report]:
         uses: _NextUse | None = None
         for move in self.moves:
-            if not facts.flags.places and not _converts_dtype(move, context):
+            if not context.flags.places and not _converts_dtype(move, context):
                 continue
             if _may_hold_module(move.receiver):
                 continue  # `ckpt["model"].half()`, `models[name].cuda()`: modules convert in place

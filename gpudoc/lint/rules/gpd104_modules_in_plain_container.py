@@ -13,7 +13,6 @@ from gpudoc.lint.analysis.events import (
     Semantic,
     StatementEvent,
 )
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._class_attrs import InitAttributes, is_module_constructor
@@ -141,9 +140,9 @@ net = Net().to("cuda")
         if cls is not None and semantic.in_init:
             self.appended.setdefault(id(cls), {}).setdefault(name[5:], call)
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+    def finish(self, context: Context) -> Iterator[Report]:
         for cls in self.attrs.classes:
-            if cls.lightning and not facts.flags.places:
+            if cls.lightning and not context.flags.places:
                 continue
             appended = self.appended.get(id(cls), {})
             for attr in self.attrs.of(cls):

@@ -13,7 +13,6 @@ from gpudoc.lint.analysis.events import (
     MemberEvent,
     Semantic,
 )
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._class_attrs import InitAttributes
@@ -138,7 +137,7 @@ model = Norm().cuda()
         if cls is not None and name.startswith("self."):
             self.moved_on_use.setdefault(id(cls), set()).add(name[5:].split(".")[0])
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+    def finish(self, context: Context) -> Iterator[Report]:
         for cls in self.attrs.classes:
             if cls.custom_apply:
                 continue

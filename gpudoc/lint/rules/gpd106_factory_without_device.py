@@ -9,7 +9,6 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CallEvent, Semantic
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import keyword
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 
@@ -158,8 +157,8 @@ model = RNN().cuda()
         )
         self.factories.append(factory)
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
-        flags = facts.flags
+    def finish(self, context: Context) -> Iterator[Report]:
+        flags = context.flags
         if flags.default_device or not (flags.places or "lightning" in flags.frameworks):
             return
         for factory in self.factories:

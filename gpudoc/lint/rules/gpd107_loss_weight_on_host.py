@@ -8,7 +8,6 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic, StatementEvent
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
@@ -131,7 +130,7 @@ criterion = nn.CrossEntropyLoss(weight=weights)
         if name is not None and event.value.place is Place.DEVICE:
             self.moved_names.add(name)
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+    def finish(self, context: Context) -> Iterator[Report]:
         for weight in self.weights:
             value = weight.weight_value
             if weight.chained_move or value.place is not Place.HOST or not value.is_tensorish:

@@ -14,8 +14,8 @@ from gpudoc.lint.analysis.events import (
     Semantic,
     SubscriptEvent,
 )
-from gpudoc.lint.analysis.facts import Facts, ModuleClass
 from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 
@@ -226,7 +226,7 @@ model = Diffusion().cuda()
         owner = semantic.module_class.name if semantic.module_class else None
         self.pending.append(Pending(report, owner, name[5:].split(".")[0]))
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+    def finish(self, context: Context) -> Iterator[Report]:
         for item in self.pending:
             cls = self.classes.get(item.owner or "")
             if (item.owner, item.attr) in self.set_outside_init:

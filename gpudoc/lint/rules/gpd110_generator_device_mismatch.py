@@ -9,7 +9,6 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
@@ -143,10 +142,10 @@ loader = DataLoader(dataset, batch_size=8, shuffle=True, generator=g)
         )
         self.pending.append(Report(event.node, message))
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+    def finish(self, context: Context) -> Iterator[Report]:
         # under torch.set_default_device("cuda") (anywhere in the file, even after the loader
         # is built) samplers draw on the GPU: a CUDA generator is then the right one
-        if not facts.flags.default_device:
+        if not context.flags.default_device:
             yield from self.pending
 
     def generator_place(self, node: cst.BaseExpression, semantic: Semantic) -> Place | None:

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
@@ -201,7 +200,7 @@ def train_step(model, loader, device):
                 del self.derived[(function, name or "")]
                 return
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+    def finish(self, context: Context) -> Iterator[Report]:
         for finding in self.findings:
             derived = finding.derived
             source = derived.moved_source

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpudoc.lint.analysis.events import CallEvent, Semantic
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import keyword
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._checkpoints import LoadSite, scan
@@ -209,10 +208,10 @@ torch.save(model.state_dict(), "snapshot.pt")
             # `set_device(args.gpu)` alone is a one-GPU script choosing its GPU
             self.per_rank |= backend(node) in ("nccl", None)
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
-        if not (facts.flags.device_notion or facts.flags.places):
+    def finish(self, context: Context) -> Iterator[Report]:
+        if not (context.flags.device_notion or context.flags.places):
             return
-        if not facts.flags.loads_checkpoints:
+        if not context.flags.loads_checkpoints:
             return  # no torch.load: nothing to read the whole file for
         found = scan(context.module)
         evidence = found.cpu_path

@@ -9,7 +9,6 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CallEvent, Semantic
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report
 from gpudoc.lint.rules._numpy_lists import NumpyOnDeviceLists
@@ -184,7 +183,7 @@ print(np.mean(losses))
                 self.uses.append(use)
                 return
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+    def finish(self, context: Context) -> Iterator[Report]:
         for use in self.uses:
             function = (use.function or "").rsplit(".", 1)[-1]
             first = _first_argument(use.node) is use.receiver

@@ -9,7 +9,6 @@ import libcst as cst
 
 from gpudoc.lint.analysis.events import CudaEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.flow import terminates
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
@@ -140,8 +139,8 @@ def nopeak_mask(size):
         if not semantic.under_guard:
             self.unguarded.append(event)
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
-        flags = facts.flags
+    def finish(self, context: Context) -> Iterator[Report]:
+        flags = context.flags
         if flags.cuda_only or flags.per_rank_device:
             return
         if flags.default_device:  # torch.set_default_device("cuda"): the device is chosen once

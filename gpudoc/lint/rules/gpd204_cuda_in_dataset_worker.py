@@ -7,7 +7,6 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpudoc.lint.analysis.events import CallEvent, Semantic
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import keyword
 from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
@@ -113,7 +112,7 @@ loader = DataLoader(Images(), batch_size=32, num_workers=4)
         if first is not None and first.source.startswith("dataset:") and forked:
             self.forked.add(first.source[8:])
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+    def finish(self, context: Context) -> Iterator[Report]:
         for node, dataset in self.moves:
             if dataset in self.forked:
                 message = (

@@ -11,7 +11,6 @@ from gpudoc.lint.analysis.events import (
     FunctionEvent,
     Semantic,
 )
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.flow import is_guard
 from gpudoc.lint.analysis.names import dotted, names_in
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report
@@ -150,8 +149,8 @@ print("running on", torch.cuda.get_device_name(0))
             function = semantic.function
             self.queries[event.node] = self.functions.get(function) if function else None
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
-        flags = facts.flags
+    def finish(self, context: Context) -> Iterator[Report]:
+        flags = context.flags
         if not self.queries or flags.cuda_only:
             return
         if not (flags.availability_check or self.offers_cpu):

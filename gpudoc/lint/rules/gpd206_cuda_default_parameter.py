@@ -15,7 +15,6 @@ from gpudoc.lint.analysis.events import (
     Semantic,
 )
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report
 from gpudoc.lint.rules._helpers import OffersCpu
@@ -207,8 +206,8 @@ trainer = Trainer(torch.nn.Linear(2, 2))
         elif isinstance(func, cst.Name):
             self.calls.setdefault((func.value, False), []).append((event.node, guarded))
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
-        if not self.defaults or facts.flags.cuda_only:
+    def finish(self, context: Context) -> Iterator[Report]:
+        if not self.defaults or context.flags.cuda_only:
             return
         classes = _classes_of(context.module)
         for default in self.defaults:

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
@@ -115,7 +114,7 @@ optimizer.step()
             self.stale.append((rebound[1], name, module))
             self.optimizers.forget(semantic, name)
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+    def finish(self, context: Context) -> Iterator[Report]:
         seen: set[int] = set()
         for rebinding, optimizer, module in self.stale:
             if id(rebinding) in seen:

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic, StatementEvent
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
@@ -161,7 +160,7 @@ def resume(path):
                 self.early.append((load, optimizer, module, statement))
                 del loaded[optimizer]
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+    def finish(self, context: Context) -> Iterator[Report]:
         for load, optimizer, module, move in self.early:
             message = (
                 f"`{optimizer}.load_state_dict` runs while `{module}` is still on "

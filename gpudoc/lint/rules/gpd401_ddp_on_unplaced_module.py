@@ -9,7 +9,6 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CallEvent, ClassEvent, Semantic, StatementEvent
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
@@ -151,12 +150,12 @@ model = DDP(model, device_ids=[local_rank])
         if event.module_class is not None:
             self.classes.setdefault(event.node.name.value, event.node)
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+    def finish(self, context: Context) -> Iterator[Report]:
         for call, module in self.wraps:
             if module.kind is not Kind.MODULE or module.place is not Place.HOST:
                 continue
             has_device_ids = keyword(call, "device_ids") is not None
-            if not (has_device_ids or facts.flags.cuda_only):
+            if not (has_device_ids or context.flags.cuda_only):
                 continue
             if self._children_placed(module.origin, context):
                 continue

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpudoc.lint.analysis.events import CallEvent, Semantic
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import keyword
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._helpers import backend, is_process_group_init
@@ -82,8 +81,8 @@ model = torch.nn.Linear(4, 2).cuda()
         if backend(node) == "nccl" and keyword(node, "device_id") is None:
             self.groups.append(node)
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
-        if facts.flags.per_rank_device:
+    def finish(self, context: Context) -> Iterator[Report]:
+        if context.flags.per_rank_device:
             return
         for group in self.groups:
             message = (

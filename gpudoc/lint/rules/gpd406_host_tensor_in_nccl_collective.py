@@ -8,7 +8,6 @@ import libcst as cst
 
 from gpudoc.lint.analysis.events import CallEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
@@ -156,7 +155,7 @@ model = torch.nn.Linear(2, 2).to("cuda")
             if keyword == "backend" or (keyword is None and position == 0):
                 self.backends.append(_bound_expression(arg.value, semantic))
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+    def finish(self, context: Context) -> Iterator[Report]:
         if not self.calls or not self.backends:
             return
         texts = [_backend_text(backend, context) for backend in self.backends]

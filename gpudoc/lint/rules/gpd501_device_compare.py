@@ -10,7 +10,6 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CompareEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 
@@ -112,7 +111,7 @@ on_gpu = x.device != torch.device("cuda")
                         self.compares.append(compare)
                 return
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+    def finish(self, context: Context) -> Iterator[Report]:
         for compare in self.compares:
             shown = context.code(compare.device_side)
             if compare.is_string:

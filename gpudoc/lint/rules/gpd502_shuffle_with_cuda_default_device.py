@@ -7,7 +7,6 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpudoc.lint.analysis.events import CallEvent, Semantic
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
@@ -109,7 +108,7 @@ torch.set_default_tensor_type(torch.cuda.FloatTensor)
         elif qualified.rsplit(".", 1)[-1].endswith("DataLoader") and _shuffles_unseeded(node):
             self.loaders.append(node)
 
-    def finish(self, facts: Facts, context: Context) -> Iterator[Report]:
+    def finish(self, context: Context) -> Iterator[Report]:
         if not self.defaults:
             return
         where = f"`{context.code(self.defaults[0])}`"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpudoc.lint.analysis.facts import Facts
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 
 
@@ -68,6 +67,6 @@ x = torch.randn(3)  # noqa: GPD201
         ),
     )
 
-    def check(self, facts: Facts, context: Context) -> Iterator[Report]:
+    def check(self, context: Context) -> Iterator[Report]:
         """The checker finds these (it alone sees which findings each comment silenced)."""
         return iter(())

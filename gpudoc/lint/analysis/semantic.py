@@ -1,4 +1,5 @@
-"""What one walk over a file found: the facts every rule reads. Plain mutable records."""
+"""What the walk knows about a file as a whole: its flags, and the nn.Module subclasses it
+defines. Rules read them through ``Semantic`` (during the walk) and ``Context`` (after it)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,21 @@ import libcst as cst
 
 @dataclass
 class ModuleClass:
+    """An nn.Module (or LightningModule) subclass of the file or of the project's modules."""
+
     name: str
     node: cst.ClassDef
     lightning: bool
     custom_apply: bool = False
+    """It defines its own ``_apply`` / ``to`` / ``cuda``."""
     places_itself: bool = False
     """``self.to(...)`` / ``self.cuda()`` in ``__init__``."""
 
 
 @dataclass
 class FileFlags:
+    """Whole-file observations, complete once the walk is over."""
+
     places: bool = False
     """Something is placed on a non-CPU device: the gate for placement rules."""
     device_notion: bool = False
@@ -33,9 +39,3 @@ class FileFlags:
     per_rank_device: bool = False
     loads_checkpoints: bool = False
     """``torch.load`` is called somewhere (GPD201 reads the whole file only then)."""
-
-
-@dataclass
-class Facts:
-    flags: FileFlags = field(default_factory=FileFlags)
-    classes: list[ModuleClass] = field(default_factory=list)
