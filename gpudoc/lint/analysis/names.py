@@ -27,12 +27,33 @@ def keyword(call: cst.Call, name: str) -> cst.Arg | None:
 
 
 def names_in(node: cst.CSTNode) -> Iterator[str]:
-    """Identifiers and attribute names in a (small) expression: for recognising guards."""
+    """Identifiers, attribute names and string literals in a (small) expression, for recognising
+    guards; the parts of displays, subscripts' indices and comprehension clauses are not
+    entered. The common nodes are taken apart by hand: libcst's ``children`` visits every field,
+    whitespace included, which made this a tenth of the walk."""
     stack: list[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
         if isinstance(current, cst.Name | cst.SimpleString):
             yield current.value
+        elif isinstance(current, cst.Attribute):
+            stack += (current.value, current.attr)
+        elif isinstance(current, cst.Call):
+            stack.append(current.func)
+            stack += current.args
+        elif isinstance(current, cst.Arg):
+            stack.append(current.value)
+            if current.keyword is not None:
+                stack.append(current.keyword)
+        elif isinstance(current, cst.Comparison):
+            stack.append(current.left)
+            stack += (target.comparator for target in current.comparisons)
+        elif isinstance(current, cst.BooleanOperation | cst.BinaryOperation):
+            stack += (current.left, current.right)
+        elif isinstance(current, cst.UnaryOperation):
+            stack.append(current.expression)
+        elif isinstance(current, cst.Subscript):
+            stack.append(current.value)
         elif isinstance(current, cst.BaseExpression | cst.Arg | cst.ComparisonTarget):
             stack.extend(current.children)
 
