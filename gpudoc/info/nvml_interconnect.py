@@ -27,7 +27,8 @@ RECOVERY_ACTIONS = {
     7: "system_reboot",
 }
 ABSENT = ("FunctionNotFound",)
-# NVML's answers for a link index the GPU does not have (every index, on a GPU without NVLink).
+# NVML's answers for a link index the GPU does not have: InvalidArgument for the index,
+# NotSupported for every index on a GPU without NVLink.
 NO_SUCH_LINK = ("NotSupported", "InvalidArgument")
 # nvmlFieldValue_t.valueType -> the member of its value union.
 _VALUE_MEMBERS = ("dVal", "uiVal", "ulVal", "ullVal", "sllVal", "siVal", "usVal")
@@ -80,8 +81,10 @@ def nvlink_links(lib: Any, read: Reader, handle: Any) -> tuple[bool, ...] | None
             link,
             quiet=(*NO_SUCH_LINK, *ABSENT),
         )
+        if error == "NotSupported" and not states:
+            break  # the GPU has no NVLink: NVML says so for every index
         if error in NO_SUCH_LINK:
-            continue
+            continue  # an index this GPU does not have (disabled links may leave gaps)
         if error is not None:
             return None  # NoPermission, FunctionNotFound, GpuIsLost: unknown
         states.append(bool(state))
