@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 from info_scenarios import collect_scenario
@@ -27,9 +28,9 @@ def _result(report: InfoReport, check_id: str) -> tuple[str, str | None, list[Fi
     return result.status, result.reason, list(result.findings)
 
 
-def _with_gpu(report: InfoReport, index: int, **changes: object) -> InfoReport:
+def _with_gpu(report: InfoReport, index: int, **changes: Any) -> InfoReport:
     gpus = list(report.gpus)
-    gpus[index] = dataclasses.replace(gpus[index], **changes)  # type: ignore[arg-type]
+    gpus[index] = dataclasses.replace(gpus[index], **changes)
     return run_doctor(dataclasses.replace(report, gpus=tuple(gpus), checks=(), summary=None))
 
 
