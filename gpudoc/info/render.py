@@ -16,9 +16,11 @@ from gpudoc.info.checks import Check
 from gpudoc.info.model import (
     SCHEMA_VERSION,
     CheckResult,
+    DevNode,
     DriverInfo,
     InfoReport,
     KernelLog,
+    ReportSource,
     Summary,
     TorchInfo,
 )
@@ -61,8 +63,11 @@ def render_json(report: InfoReport, file: IO[str]) -> None:
 def render_human(report: InfoReport, console: Console, verbose: bool = False) -> None:
     from rich.text import Text
 
+    if report.sources is not None:
+        _section(console, "Reports", _source_rows(report.sources))
     torch = report.torch
-    rows = _torch_rows(torch) if torch else [("torch", "not probed (--no-torch)")]
+    missing = "not probed (--no-torch)" if report.sources is None else "the reports do not say"
+    rows = _torch_rows(torch) if torch else [("torch", missing)]
     _section(console, "PyTorch", rows)
     _section(console, "Driver & NVML", _driver_rows(report))
     console.print(Text("Devices", style="bold"))
@@ -111,17 +116,60 @@ def _v(value: object) -> str:
     return MISSING if value is None else str(value)
 
 
+def _source_rows(sources: tuple[ReportSource, ...]) -> list[tuple[str, str]]:
+    """Per report: its format and the facts taken from it, grouped: `gpus 0-7: name, uuid`."""
+    return [(source.path, f"{source.format}: {fact_summary(source.facts)}") for source in sources]
+
+
+def fact_summary(facts: tuple[str, ...]) -> str:
+    groups: dict[str, list[str]] = {}
+    gpu_indices: set[int] = set()
+    for fact in facts:
+        if fact.startswith("gpus["):
+            index, _, name = fact[5:].partition("].")
+            gpu_indices.add(int(index))
+            group = "gpus"
+        elif fact.startswith("host.env."):
+            group, name = "env", fact.removeprefix("host.env.")
+        else:
+            group, _, name = fact.partition(".")
+        names = groups.setdefault(group, [])
+        if name and name not in names:
+            names.append(name)
+    parts = []
+    for group, names in groups.items():
+        if group == "gpus":
+            group = f"GPU {_ranges(sorted(gpu_indices))}" if gpu_indices else "GPUs (none listed)"
+        parts.append(f"{group} ({', '.join(names)})" if names else group)
+    return "; ".join(parts) or "nothing gpudoc uses"
+
+
+def _ranges(numbers: list[int]) -> str:
+    """[0, 1, 2, 5] -> '0-2, 5'."""
+    spans: list[list[int]] = []
+    for number in numbers:
+        if spans and number == spans[-1][1] + 1:
+            spans[-1][1] = number
+        else:
+            spans.append([number, number])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
 def _torch_rows(torch: TorchInfo) -> list[tuple[str, str]]:
     if not torch.installed:
         return [("torch", "not installed")]
     if torch.probe_error or torch.import_error:
         return [("torch", f"installed, but: {torch.probe_error or torch.import_error}")]
-    build = {"cuda": f"CUDA {torch.cuda_version}", "rocm": f"ROCm {torch.hip_version}"}
-    available = "yes" if torch.cuda_available else "no"
+    build = {
+        "cuda": f"CUDA {torch.cuda_version}",
+        "rocm": f"ROCm {torch.hip_version}",
+        "cpu": "CPU-only build",
+    }
+    available = {True: "yes", False: "no", None: MISSING}[torch.cuda_available]
     if not torch.cuda_available and torch.unavailable_reason:
         available += f" — {torch.unavailable_reason}"
     rows = [
-        ("version", f"{torch.version} ({build.get(torch.build or '', 'CPU-only build')})"),
+        ("version", f"{torch.version} ({build.get(torch.build or '', 'build unknown')})"),
         ("cuDNN / NCCL", f"{_cudnn(torch.cudnn_version)} / {_v(torch.nccl_version)}"),
         ("arch list", " ".join(torch.arch_list or ()) or MISSING),
         ("CUDA available", available),
@@ -179,12 +227,16 @@ def _env_rows(report: InfoReport) -> list[tuple[str, str]]:
         rows.append(("unset", " ".join(unset)))
     rows += [
         ("OS", f"{_v(host.os)}, kernel {_v(host.kernel)}"),
-        ("Python", host.python),
+        ("Python", _v(host.python)),
         (
             "container",
-            f"{host.container} ({host.container_evidence})" if host.container else "none detected",
+            f"{host.container} ({host.container_evidence})"
+            if host.container
+            else "none detected"
+            if report.sources is None or "host.container" in _given(report)
+            else MISSING,
         ),
-        ("device nodes", " ".join(n.path for n in host.dev_nodes) or "none"),
+        ("device nodes", _nodes(host.dev_nodes)),
     ]
     if host.nvcc_path is not None:
         rows.append(("nvcc", f"{_v(host.nvcc_cuda_version)} ({host.nvcc_path})"))
@@ -259,3 +311,11 @@ def _closing(summary: Summary) -> Text:
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _given(report: InfoReport) -> set[str]:
+    return {fact for source in report.sources or () for fact in source.facts}
+
+
+def _nodes(nodes: tuple[DevNode, ...] | None) -> str:
+    return MISSING if nodes is None else " ".join(n.path for n in nodes) or "none"

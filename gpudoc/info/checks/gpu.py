@@ -110,7 +110,17 @@ def compute_prohibited(report: InfoReport) -> Iterator[Finding]:
             )
 
 
-@check("torch has kernels for every GPU", "fail", pre.all_of(pre.gpu, pre.torch_cuda_build))
+@check(
+    "torch has kernels for every GPU",
+    "fail",
+    pre.all_of(
+        pre.gpu,
+        pre.torch_cuda_build,
+        pre.on_reports(
+            pre.gpu_reporting("arch_supported_by_torch", "no GPU's compute capability known")
+        ),
+    ),
+)
 def arch_unsupported(report: InfoReport) -> Iterator[Finding]:
     arch = ", ".join(report.torch.arch_list or ()) if report.torch else ""
     for gpu in report.gpus:

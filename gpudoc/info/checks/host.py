@@ -38,10 +38,10 @@ def _bus_summary(report: InfoReport) -> str:
 def _no_gpu_access_in_container(report: InfoReport) -> bool:
     """In a container whose host has GPUs (the PCI bus shows them, or cannot be read)."""
     host = report.host
-    return host.container is not None and not host.dev_nodes and host.pci_gpus != ()
+    return host.container is not None and host.dev_nodes == () and host.pci_gpus != ()
 
 
-@check("NVIDIA driver installed", "fail/warn")
+@check("NVIDIA driver installed", "fail/warn", pre.driver_answered)
 def driver_missing(report: InfoReport) -> Iterator[Finding]:
     driver = report.driver
     if driver.nvml_error != "LibraryNotFound" or _no_gpu_access_in_container(report):
@@ -70,7 +70,7 @@ def driver_missing(report: InfoReport) -> Iterator[Finding]:
     )
 
 
-@check("NVIDIA kernel module loaded", "fail", pre.driver_libraries)
+@check("NVIDIA kernel module loaded", "fail", pre.all_of(pre.driver_libraries, pre.driver_answered))
 def driver_not_loaded(report: InfoReport) -> Iterator[Finding]:
     if report.driver.nvml_error == "DriverNotLoaded":
         yield finding(
@@ -109,7 +109,11 @@ def driver_lib_mismatch(report: InfoReport) -> Iterator[Finding]:
 @check(
     "driver supports torch's CUDA",
     "fail/warn",
-    pre.all_of(pre.driver_libraries, pre.torch_cuda_build),
+    pre.all_of(
+        pre.driver_libraries,
+        pre.torch_cuda_build,
+        pre.reported("the driver version", "driver.driver_version", "driver.cuda_driver_version"),
+    ),
 )
 def driver_too_old(report: InfoReport) -> Iterator[Finding]:
     torch, driver = report.torch, report.driver
@@ -202,7 +206,7 @@ def container_capabilities(report: InfoReport) -> Iterator[Finding]:
 
 @check("device nodes are accessible", "fail", pre.device_nodes)
 def dev_permission(report: InfoReport) -> Iterator[Finding]:
-    denied = [n.path for n in report.host.dev_nodes if not (n.readable and n.writable)]
+    denied = [n.path for n in report.host.dev_nodes or () if not (n.readable and n.writable)]
     nvml_denied = report.driver.nvml_error == "NoPermission" or any(
         e.error == "NoPermission" and e.field == "handle"
         for g in report.gpus
@@ -222,7 +226,7 @@ def dev_permission(report: InfoReport) -> Iterator[Finding]:
 
 @check("nvidia_uvm works", "fail", pre.uvm)
 def uvm_missing(report: InfoReport) -> Iterator[Finding]:
-    nodes = {n.path for n in report.host.dev_nodes}
+    nodes = {n.path for n in report.host.dev_nodes or ()}
     warnings = report.torch.init_warnings if report.torch else ()
     unknown = [w for w in warnings if "CUDA unknown error" in w]
     if ("/dev/nvidiactl" in nodes and "/dev/nvidia-uvm" not in nodes) or unknown:
@@ -235,7 +239,9 @@ def uvm_missing(report: InfoReport) -> Iterator[Finding]:
         )
 
 
-@check("NVML binding is nvidia-ml-py", "warn")
+@check(
+    "NVML binding is nvidia-ml-py", "warn", pre.reported("the NVML binding", "driver.nvml_binding")
+)
 def nvml_binding(report: InfoReport) -> Iterator[Finding]:
     driver = report.driver
     upgrade = "pip uninstall -y pynvml nvidia-ml-py3 && pip install -U nvidia-ml-py"

@@ -25,12 +25,16 @@ def torch_missing(report: InfoReport) -> Iterator[Finding]:
     tag = wheel_tag_for(report.driver.cuda_driver_version) or "cu130"
     yield finding(
         "fail",
-        f"PyTorch is not installed for this Python ({report.host.python}).",
+        f"PyTorch is not installed for this Python ({report.host.python or 'version unknown'}).",
         f"pip install torch torchvision --index-url {INDEX}/{tag}  (or pick yours at {SELECTOR})",
     )
 
 
-@check("PyTorch imports", "fail", pre.torch_installed)
+@check(
+    "PyTorch imports",
+    "fail",
+    pre.all_of(pre.torch_installed, pre.reported("whether PyTorch imports", "torch.import_error")),
+)
 def torch_import_error(report: InfoReport) -> Iterator[Finding]:
     torch = torch_of(report)
     if torch.probe_error:
@@ -50,7 +54,7 @@ def torch_import_error(report: InfoReport) -> Iterator[Finding]:
         )
 
 
-@check("PyTorch is a CUDA build", "fail/warn", pre.torch_imported)
+@check("PyTorch is a CUDA build", "fail/warn", pre.torch_built)
 def torch_cpu_build(report: InfoReport) -> Iterator[Finding]:
     torch = torch_of(report)
     if torch.build != "cpu":
@@ -71,9 +75,7 @@ def torch_cpu_build(report: InfoReport) -> Iterator[Finding]:
     )
 
 
-@check(
-    "PyTorch build matches the GPU vendor", "fail", pre.all_of(pre.nvidia_gpu, pre.torch_imported)
-)
+@check("PyTorch build matches the GPU vendor", "fail", pre.all_of(pre.nvidia_gpu, pre.torch_built))
 def torch_rocm_on_nvidia(report: InfoReport) -> Iterator[Finding]:
     torch = torch_of(report)
     if torch.build == "rocm" and nvidia_gpu_present(report):
