@@ -149,6 +149,8 @@ def driver_versions(report: InfoReport) -> str | None:
 
 
 def gpu(report: InfoReport) -> str | None:
+    if report.driver.nvml_error is not None:
+        return nvml(report)
     if report.sources is not None and not report.gpus and not says(report, "gpus"):
         return "the report does not say which GPUs there are"
     return nvml(report) or (None if report.gpus else NO_GPU)

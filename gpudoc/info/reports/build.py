@@ -25,6 +25,7 @@ from gpudoc.info.model import (
     VisibleDevices,
     XidEvent,
 )
+from gpudoc.info.reports.collect_env import not_importable
 from gpudoc.info.reports.facts import Facts, GpuFacts
 
 _BLANK_DRIVER = DriverInfo(*(None,) * 8)
@@ -72,8 +73,7 @@ def _torch(reports: Sequence[tuple[str, Facts]]) -> TorchInfo | None:
     if any(t.get("installed") is False for t in said) and any(t.get("installed") for t in said):
         # collect_env printed "PyTorch version: N/A" but a package list has torch: it is
         # installed and does not import.
-        merged["installed"] = True
-        merged["import_error"] = "collect_env could not import torch (PyTorch version: N/A)"
+        not_importable(merged)
     torch = dataclasses.replace(TorchInfo(installed=bool(merged.pop("installed", False))), **merged)
     vision = _merged(f.torchvision for _, f in reports)
     if vision:

@@ -39,7 +39,16 @@ def parse(text: str) -> Facts:
     block = _block_after(lines, "Versions of relevant libraries")
     facts.packages = parse_versions_block(block)
     apply_packages(facts)  # torchvision; torch's version line above takes precedence
+    if facts.torch.get("installed") is False and facts.torch.get("version"):
+        not_importable(facts.torch)  # "N/A", yet a torch package is listed
     return facts
+
+
+NOT_IMPORTED = "collect_env could not import torch (it printed PyTorch version: N/A)"
+
+
+def not_importable(torch: dict[str, Any]) -> None:
+    torch.update(installed=True, import_error=NOT_IMPORTED)
 
 
 def _values(lines: list[str]) -> dict[str, str]:

@@ -129,7 +129,11 @@ def _reason_name(leaf: str) -> str:
     for prefix in ("clocks_event_reason_", "clocks_throttle_reason_"):
         leaf = leaf.removeprefix(prefix)
     name = leaf.replace(" ", "_").replace("-", "_")
-    return "gpu_idle" if name == "idle" else name
+    return _REASON_NAMES.get(name, name)
+
+
+# Where nvidia-smi's names differ from NVML's (nvml_health.CLOCKS_EVENT_REASONS).
+_REASON_NAMES = {"idle": "gpu_idle", "display_clocks_setting": "display_clock_setting"}
 
 
 def processes(records: list[dict[str, str]] | None, keys: Mapping[str, str]) -> Any:

@@ -1,0 +1,124 @@
+"""Kernel logs (dmesg, journalctl, syslog) and package lists (pip list, pip freeze, conda list)
+read as reports: Xid lines through the live path's parser, torch's build from its tag."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from report_helpers import given, read, result
+
+from gpudoc.info.reports import kernel, packages
+
+DMESG = """\
+[    3.512207] nvidia: loading out-of-tree module taints kernel.
+[    3.620113] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19\
+ 01:15:15 UTC 2023
+[ 8123.441502] NVRM: GPU at PCI:0000:3b:00: GPU-5c4b3a29-8f3e-7a1d-2b6c-0e9f8d7c6b5a
+[ 8123.441510] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has\
+ fallen off the bus.
+[ 8123.441519] NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.
+"""
+
+JOURNAL = """\
+Feb 02 11:40:03 node17 kernel: NVRM: Xid (PCI:0000:18:00): 13, pid=40211, name=python,\
+ Graphics SM Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address
+Feb 02 11:40:03 node17 kernel: NVRM: Xid (PCI:0000:18:00): 43, pid=40211, name=python, Ch 00000008
+"""
+
+PIP_LIST = """\
+Package                  Version
+------------------------ ------------
+filelock                 3.13.1
+nvidia-cuda-runtime-cu12 12.1.105
+torch                    2.1.0
+torchvision              0.16.0
+triton                   2.1.0
+"""
+
+PIP_FREEZE = """\
+numpy==1.26.4
+torch==2.2.1+cpu
+torchvision==0.17.1+cu121
+"""
+
+CONDA = """\
+# packages in environment at /opt/conda:
+#
+# Name                    Version                   Build  Channel
+_libgcc_mutex             0.1                        main
+pytorch                   2.1.0           py3.10_cuda11.8_cudnn8.7.0_0    pytorch
+pytorch-cuda              11.8                 h7e8668a_5    pytorch
+torchvision               0.16.0              py310_cu118    pytorch
+"""
+
+
+def test_dmesg_xid_79(tmp_path: Path) -> None:
+    report = read(tmp_path, DMESG)
+    log = report.host.kernel_log
+    assert log is not None and [(e.xid, e.pci_bus_id) for e in log.xid_events] == [
+        (79, "0000:3b:00")
+    ]
+    assert report.driver.kernel_module_version == "535.104.05"
+    xid = result(report, "xid-recent")
+    assert xid.status == "warn" and "fallen off the bus" in xid.findings[0].message
+    assert log.uptime_seconds is None  # a report does not say how long ago
+
+
+def test_journal_program_xids_are_info(tmp_path: Path) -> None:
+    report = read(tmp_path, JOURNAL)
+    assert result(report, "xid-recent").status == "info"
+
+
+def test_a_kernel_log_without_xid_passes(tmp_path: Path) -> None:
+    report = read(tmp_path, DMESG.splitlines()[1] + "\n")
+    assert result(report, "xid-recent").status == "pass"
+    assert "host.kernel_log" in given(report)
+
+
+def test_xid_joins_the_gpu_of_another_report(tmp_path: Path) -> None:
+    smi = "Unable to determine the device handle for GPU0000:3B:00.0: GPU is lost.\n"
+    report = read(tmp_path, smi, DMESG)
+    assert result(report, "xid-recent").findings[0].gpu == 0
+
+
+def test_pip_list_with_pypi_runtime_is_a_cuda_build(tmp_path: Path) -> None:
+    report = read(tmp_path, PIP_LIST)
+    torch = report.torch
+    assert torch is not None
+    assert (torch.version, torch.build, torch.cuda_version) == ("2.1.0", "cuda", "12.1")
+    assert torch.torchvision is not None and torch.torchvision.version == "0.16.0"
+    assert result(report, "torchvision-mismatch").status == "pass"
+    assert result(report, "torch-import-error").reason == (
+        "the report does not say whether PyTorch imports"
+    )
+
+
+def test_pip_freeze_mixing_cpu_torch_and_cuda_torchvision(tmp_path: Path) -> None:
+    report = read(tmp_path, PIP_FREEZE)
+    assert report.torch is not None and report.torch.build == "cpu"
+    assert result(report, "torchvision-mismatch").status == "fail"
+    assert result(report, "torch-cpu-build").reason is None
+
+
+def test_conda_list_builds(tmp_path: Path) -> None:
+    report = read(tmp_path, CONDA)
+    torch = report.torch
+    assert torch is not None and (torch.build, torch.cuda_version) == ("cuda", "11.8")
+    assert torch.torchvision is not None and torch.torchvision.version == "0.16.0+cu118"
+
+
+def test_an_untagged_torch_alone_has_an_unknown_build(tmp_path: Path) -> None:
+    report = read(tmp_path, "Package Version\n------- -------\ntorch   2.3.0\n")
+    assert report.torch is not None and report.torch.build is None
+    assert result(report, "torch-cpu-build").reason == (
+        "the report does not say how PyTorch was built"
+    )
+
+
+def test_recognition() -> None:
+    assert kernel.looks_like(DMESG) and kernel.looks_like(JOURNAL)
+    assert not kernel.looks_like(PIP_LIST)
+    assert packages.looks_like_pip_list(PIP_LIST) and not packages.looks_like_pip_list(CONDA)
+    assert packages.looks_like_pip_freeze(PIP_FREEZE)
+    assert not packages.looks_like_pip_freeze("torch==2.1.0\n")
+    assert packages.looks_like_conda_list(CONDA)

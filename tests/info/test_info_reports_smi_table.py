@@ -1,0 +1,204 @@
+"""`nvidia-smi`'s table as pasted into issues: the 418-era and the 550-era layouts, processes,
+MIG devices, ERR! cells, GPUs it cannot open, and the one line it prints when NVML fails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from report_helpers import failing, given, read, result
+
+from gpudoc.info.model import FieldError
+from gpudoc.info.reports.smi_table import looks_like
+
+GIB = 1024**3
+MIB = 1024**2
+
+R550 = """\
+Tue Mar  5 10:12:01 2024
++-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     |
+|-----------------------------------------+------------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |
+|                                         |                        |               MIG M. |
+|=========================================+========================+======================|
+|   0  NVIDIA H100 80GB HBM3          On  |   00000000:18:00.0 Off |                    0 |
+| N/A   35C    P0             118W /  700W |   70125MiB /  81559MiB |     97%      Default |
+|                                         |                        |             Disabled |
++-----------------------------------------+------------------------+----------------------+
+|   1  NVIDIA H100 80GB HBM3          On  |   00000000:2A:00.0 Off |                    0 |
+| N/A   31C    P0              71W /  700W |       4MiB /  81559MiB |      0%      Default |
+|                                         |                        |             Disabled |
++-----------------------------------------+------------------------+----------------------+
+
++-----------------------------------------------------------------------------------------+
+| Processes:                                                                              |
+|  GPU   GI   CI        PID   Type   Process name                              GPU Memory |
+|        ID   ID                                                               Usage      |
+|=========================================================================================|
+|    0   N/A  N/A    412233      C   /usr/bin/python3                            70112MiB |
++-----------------------------------------------------------------------------------------+
+"""
+
+R418 = """\
++-----------------------------------------------------------------------------+
+| NVIDIA-SMI 418.87.00    Driver Version: 418.87.00    CUDA Version: 10.1     |
+|-------------------------------+----------------------+----------------------+
+| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |
+|===============================+======================+======================|
+|   0  Tesla V100-SXM2...  Off  | 00000000:00:1E.0 Off |                    2 |
+| N/A   44C    P0    56W / 300W |   1021MiB / 16130MiB |     31%   E. Process |
++-------------------------------+----------------------+----------------------+
+
++-----------------------------------------------------------------------------+
+| Processes:                                                       GPU Memory |
+|  GPU       PID   Type   Process name                             Usage      |
+|=============================================================================|
+|    0     27311      C   python                                      1009MiB |
++-----------------------------------------------------------------------------+
+"""
+
+ERR_ROWS = """\
+Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error
++-----------------------------------------------------------------------------+
+| NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4     |
+|-------------------------------+----------------------+----------------------+
+| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |
+|                               |                      |               MIG M. |
+|===============================+======================+======================|
+|   0  NVIDIA GeForce ...  On   | 00000000:1A:00.0 Off |                  N/A |
+|ERR!  ERR!  ERR!    ERR! / ERR!|   9944MiB / 24268MiB |    ERR!      Default |
+|                               |                      |                  N/A |
++-------------------------------+----------------------+----------------------+
+"""
+
+LOST = """\
+Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.  Reboot the\
+ system to recover this GPU
+"""
+
+MIG = """\
++---------------------------------------------------------------------------------------+
+| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |
+|-----------------------------------------+----------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |         Memory-Usage | GPU-Util  Compute M. |
+|                                         |                      |               MIG M. |
+|=========================================+======================+======================|
+|   0  NVIDIA A100-SXM4-40GB          On  | 00000000:07:00.0 Off |                   On |
+| N/A   32C    P0              42W / 400W |      0MiB / 40960MiB |     N/A      Default |
+|                                         |                      |              Enabled |
++-----------------------------------------+----------------------+----------------------+
+|   1  NVIDIA A100-SXM4-40GB          On  | 00000000:0F:00.0 Off |                   On |
+| N/A   30C    P0              43W / 400W |     25MiB / 40960MiB |     N/A      Default |
+|                                         |                      |              Enabled |
++-----------------------------------------+----------------------+----------------------+
+
++---------------------------------------------------------------------------------------+
+| MIG devices:                                                                          |
++------------------+--------------------------------+-----------+-----------------------+
+| GPU  GI  CI  MIG |                   Memory-Usage |        Vol|      Shared           |
+|      ID  ID  Dev |                     BAR1-Usage | SM     Unc| CE ENC DEC OFA JPG    |
+|                  |                                |        ECC|                       |
+|==================+================================+===========+=======================|
+|  1    1   0   0  |              13MiB / 19968MiB  | 42      0 |  3   0    2    0    0 |
+|                  |               0MiB / 32767MiB  |           |                       |
++------------------+--------------------------------+-----------+-----------------------+
+|  1    2   0   1  |              12MiB / 19968MiB  | 42      0 |  3   0    2    0    0 |
+|                  |               0MiB / 32767MiB  |           |                       |
++------------------+--------------------------------+-----------+-----------------------+
+
++---------------------------------------------------------------------------------------+
+| Processes:                                                                            |
+|  GPU   GI   CI        PID   Type   Process name                            GPU Memory |
+|        ID   ID                                                             Usage      |
+|=======================================================================================|
+|  No running processes found                                                           |
++---------------------------------------------------------------------------------------+
+"""
+
+
+def test_r550_table(tmp_path: Path) -> None:
+    report = read(tmp_path, R550)
+    assert (report.driver.driver_version, report.driver.cuda_driver_version) == (
+        "550.54.14",
+        "12.4",
+    )
+    first, second = report.gpus
+    assert (first.nvml_index, first.name, first.pci_bus_id) == (
+        0,
+        "NVIDIA H100 80GB HBM3",
+        "0000:18:00.0",
+    )
+    assert first.persistence_mode is True and first.display_active is False
+    assert (first.temperature_c, first.power_draw_mw, first.power_limit_mw) == (35, 118000, 700000)
+    assert (first.memory_used_bytes, first.memory_total_bytes) == (70125 * MIB, 81559 * MIB)
+    assert (first.utilization_gpu_percent, first.compute_mode) == (97, "default")
+    assert first.ecc_uncorrected_volatile == 0 and first.mig_mode_current is False
+    assert [(p.pid, p.name) for p in first.processes or ()] == [(412233, "/usr/bin/python3")]
+    assert second.processes == ()
+    assert result(report, "memory-held").status == "warn"  # 68 of 80 GiB held on GPU 0
+    assert failing(report) == {"memory-held"}
+
+
+def test_r418_table_with_exclusive_owner(tmp_path: Path) -> None:
+    report = read(tmp_path, R418)
+    (gpu,) = report.gpus
+    assert gpu.name == "Tesla V100-SXM2..."  # as printed: nvidia-smi cut it short
+    assert gpu.compute_mode == "exclusive_process" and gpu.mig_mode_current is None
+    assert gpu.ecc_uncorrected_volatile == 2
+    assert {"exclusive-busy", "ecc-uncorrectable"} <= failing(report)
+
+
+def test_err_cells_are_unknown_and_noted(tmp_path: Path) -> None:
+    report = read(tmp_path, ERR_ROWS)
+    working, broken = report.gpus
+    assert working.temperature_c is None and working.utilization_gpu_percent is None
+    assert FieldError("temperature_c", "Unknown") in working.field_errors
+    assert working.memory_used_bytes == 9944 * MIB
+    assert broken.pci_bus_id == "0000:3b:00.0" and broken.name is None
+    assert broken.field_errors == (FieldError("handle", "Unknown"),)
+    assert broken.nvml_index == 1  # the next index after those the table shows
+
+
+def test_a_lost_gpu_fails(tmp_path: Path) -> None:
+    report = read(tmp_path, LOST)
+    (gpu,) = report.gpus
+    assert gpu.lost and gpu.pci_bus_id == "0000:3b:00.0"
+    assert result(report, "gpu-lost").status == "fail"
+
+
+def test_mig_without_instances_fails(tmp_path: Path) -> None:
+    report = read(tmp_path, MIG)
+    empty, split = report.gpus
+    assert empty.mig_mode_current is True and empty.mig_instances == ()
+    assert [(m.index, m.memory_total_bytes) for m in split.mig_instances or ()] == [
+        (0, 19968 * MIB),
+        (1, 19968 * MIB),
+    ]
+    assert result(report, "mig-no-instance").status == "fail"
+    assert [f.gpu for f in result(report, "mig-no-instance").findings] == [0]
+    assert empty.processes == ()
+
+
+def test_nvml_failures(tmp_path: Path) -> None:
+    not_loaded = (
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure "
+        "that the latest NVIDIA driver is installed and running.\n"
+    )
+    report = read(tmp_path, not_loaded)
+    assert report.driver.nvml_error == "DriverNotLoaded"
+    assert result(report, "driver-not-loaded").status == "fail"
+    assert result(report, "gpu-lost").reason == "NVIDIA driver not loaded"
+    report = read(tmp_path, "Failed to initialize NVML: Driver/library version mismatch\n")
+    assert result(report, "driver-lib-mismatch").status == "fail"
+    report = read(tmp_path, "No devices were found\n")
+    assert report.gpus == () and "gpus" in given(report)
+    assert result(report, "gpu-lost").reason == "no NVIDIA GPU"
+
+
+def test_recognised_by_header_or_failure_line() -> None:
+    assert looks_like(R550) and looks_like(R418) and looks_like(LOST)
+    assert not looks_like("| GPU  Name | Bus-Id |\n")
