@@ -379,3 +379,9 @@ def _write(tmp_path: Path, text: str) -> str:
     path = tmp_path / "one.txt"
     path.write_text(text)
     return str(path)
+
+
+def test_slow_link_of_unknown_width_compares_generations(tmp_path: Path) -> None:
+    report = read(tmp_path, XML.replace("<max_link_width>16x</max_link_width>", ""))
+    (finding,) = result(report, "pcie-degraded").findings
+    assert "runs at Gen1 of Gen4 while 100% busy: 13% of the" in finding.message
