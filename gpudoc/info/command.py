@@ -102,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
         return FINDINGS
     if report.sources is not None and report.summary.failures > 0:
         count = report.summary.failures
-        _why(f"{count} failure{'s' * (count != 1)} in the reports{_culprits(report)}; see {where}")
+        failed = ", ".join(r.check_id for r in report.checks if r.status == "fail")
+        _why(f"{count} failure{'s' * (count != 1)} in the reports ({failed}); see {where}")
         return FINDINGS
     return OK
 

@@ -144,6 +144,8 @@ def driver_versions(report: InfoReport) -> str | None:
     if driver.kernel_module_version is None:
         return "no NVIDIA kernel module loaded"
     if driver.nvml_library_path is None:
+        if report.sources is not None:
+            return "the report does not say the NVML library's version"
         return "NVML library path unknown"
     return None
 
