@@ -8,6 +8,7 @@ from test_info_reports_collect_env import MODERN, NO_CUDA, OLD, ROCM, WINDOWS
 from test_info_reports_logs_packages import CONDA, DMESG, PIP_FREEZE, PIP_LIST
 from test_info_reports_smi_query import QUERY, XML
 from test_info_reports_smi_table import ERR_ROWS, MIG, R418, R550
+from test_info_reports_torch_messages import CPU_ONLY, FABRIC, SM_120, TOO_OLD
 
 from gpudoc.info.doctor import run_doctor
 from gpudoc.info.reports.build import build_report
@@ -30,6 +31,10 @@ SNIPPETS = {
     "pip list": PIP_LIST,
     "pip freeze": PIP_FREEZE,
     "conda list": CONDA,
+    "torch too old": TOO_OLD,
+    "torch 802": FABRIC,
+    "torch sm_120": SM_120,
+    "torch CPU-only": CPU_ONLY,
 }
 
 
@@ -67,4 +72,5 @@ def test_all_snippets_together() -> None:
         "pip list",
         "pip freeze",
         "conda list",
+        "torch messages",
     }

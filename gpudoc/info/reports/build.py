@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from gpudoc.info.collect import arch_supported
 from gpudoc.info.model import (
     DriverInfo,
     GpuInfo,
@@ -34,8 +35,9 @@ _GPU_REQUIRED = [f.name for f in dataclasses.fields(GpuInfo) if f.default is dat
 
 
 def build_report(reports: Sequence[tuple[str, Facts]]) -> InfoReport:
-    gpus, gpu_index = _merge_gpus(reports)
+    gpus, gpu_given = _merge_gpus(reports)
     torch = _torch(reports)
+    gpus = tuple(_with_arch(gpu, torch) for gpu in gpus)
     host = _host(reports)
     report = InfoReport(
         torch=torch,
@@ -45,7 +47,8 @@ def build_report(reports: Sequence[tuple[str, Facts]]) -> InfoReport:
         visible=VisibleDevices(raw=host.env.get("CUDA_VISIBLE_DEVICES"), nvml_indices=None),
     )
     sources = tuple(
-        ReportSource(path, facts.format, _facts_given(facts, gpu_index)) for path, facts in reports
+        ReportSource(path, facts.format, _facts_given(facts, gpu_given.get(id(facts), [])))
+        for path, facts in reports
     )
     return dataclasses.replace(report, sources=sources)
 
@@ -93,10 +96,14 @@ def _host(reports: Sequence[tuple[str, Facts]]) -> HostInfo:
     return dataclasses.replace(host, env=env, kernel_log=kernel_log)
 
 
-def _merge_gpus(reports: Sequence[tuple[str, Facts]]) -> tuple[tuple[GpuInfo, ...], dict[int, int]]:
-    """The GPUs every report lists, joined; and the index each report's GPU became (by id)."""
+# Per report (by id): which joined GPU each of its GPU facts went to, and the fields it gave.
+Given = dict[int, list[tuple[GpuFacts, list[str]]]]
+
+
+def _merge_gpus(reports: Sequence[tuple[str, Facts]]) -> tuple[tuple[GpuInfo, ...], Given]:
+    """The GPUs every report lists, joined, and what each report gave about which."""
     joined: list[GpuFacts] = []
-    owner: dict[int, GpuFacts] = {}  # id(a report's GpuFacts) -> its joined entry
+    given: Given = {}
     for _, facts in reports:
         for gpu in facts.gpus or ():
             match = _same_gpu(joined, gpu)
@@ -106,11 +113,27 @@ def _merge_gpus(reports: Sequence[tuple[str, Facts]]) -> tuple[tuple[GpuInfo, ..
             if match.index is None:
                 match.index = gpu.index
             match.fields = _merged([match.fields, gpu.fields])
-            owner[id(gpu)] = match
+            given.setdefault(id(facts), []).append((match, list(gpu.fields)))
+    for _, facts in reports:  # after every list: torch names GPUs, it does not list them
+        for name, fields in facts.gpus_by_name.items():
+            named = [g for g in joined if _same_name(g.fields.get("name"), name)]
+            if not named:
+                named = [GpuFacts(None, {"name": name})]
+                joined.extend(named)
+            for gpu in named:
+                gpu.fields = _merged([gpu.fields, fields])
+                given.setdefault(id(facts), []).append((gpu, list(fields)))
     numbered = _number(joined)
-    position = {id(gpu): index for index, gpu in numbered}
-    index_of = {reported: position[id(entry)] for reported, entry in owner.items()}
-    return tuple(_gpu_info(index, gpu.fields) for index, gpu in numbered), index_of
+    for index, gpu in numbered:
+        gpu.index = index
+    return tuple(_gpu_info(index, gpu.fields) for index, gpu in numbered), given
+
+
+def _same_name(listed: object, named: str) -> bool:
+    """`NVIDIA GeForce RTX 5090` as torch names it is nvidia-smi's (older ones lack "NVIDIA ")."""
+    if not isinstance(listed, str):
+        return False
+    return listed.removeprefix("NVIDIA ") == named.removeprefix("NVIDIA ")
 
 
 def _same_gpu(joined: list[GpuFacts], gpu: GpuFacts) -> GpuFacts | None:
@@ -146,7 +169,7 @@ def _gpu_info(index: int, fields: dict[str, Any]) -> GpuInfo:
     return dataclasses.replace(GpuInfo(**blank), **fields)
 
 
-def _facts_given(facts: Facts, gpu_index: dict[int, int]) -> tuple[str, ...]:
+def _facts_given(facts: Facts, gpus: list[tuple[GpuFacts, list[str]]]) -> tuple[str, ...]:
     given = [f"torch.{key}" for key in facts.torch]
     given += [f"torchvision.{key}" for key in facts.torchvision]
     given += [f"driver.{key}" for key in facts.driver]
@@ -154,9 +177,17 @@ def _facts_given(facts: Facts, gpu_index: dict[int, int]) -> tuple[str, ...]:
     given += [f"host.env.{name}" for name in facts.env]
     if facts.gpus is not None:
         given.append("gpus")
-        for gpu in facts.gpus:
-            index = gpu_index[id(gpu)]
-            given += [f"gpus[{index}].{key}" for key in gpu.fields]
+    given += [f"gpus[{gpu.index}].{key}" for gpu, keys in gpus for key in keys]
     if facts.xid_events is not None:
         given.append("host.kernel_log")
-    return tuple(given)
+    return tuple(dict.fromkeys(given))
+
+
+def _with_arch(gpu: GpuInfo, torch: TorchInfo | None) -> GpuInfo:
+    """Whether torch has kernels for the GPU, as the live path decides it, when both are said."""
+    if torch is None or torch.arch_list is None or gpu.arch_supported_by_torch is not None:
+        return gpu
+    if torch.build not in ("cuda", None):
+        return gpu
+    supported = arch_supported(gpu.compute_capability, torch.arch_list)
+    return dataclasses.replace(gpu, arch_supported_by_torch=supported)

@@ -7,7 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpudoc.info.reports import collect_env, kernel, packages, smi_query, smi_table, smi_xml
+from gpudoc.info.reports import (
+    collect_env,
+    kernel,
+    packages,
+    smi_query,
+    smi_table,
+    smi_xml,
+    torch_messages,
+)
 from gpudoc.info.reports.facts import Facts
 
 
@@ -27,6 +35,7 @@ FORMATS = (
     Format("pip list", packages.looks_like_pip_list, packages.parse_pip_list),
     Format("conda list", packages.looks_like_conda_list, packages.parse_conda_list),
     Format("pip freeze", packages.looks_like_pip_freeze, packages.parse_pip_freeze),
+    Format(torch_messages.FORMAT, torch_messages.looks_like, torch_messages.parse),
 )
 KNOWN = ", ".join(f.name for f in FORMATS)
 

@@ -33,6 +33,8 @@ class Facts:
     gpus: list[GpuFacts] | None = None  # None: it does not list the GPUs; []: it lists none
     xid_events: list[XidEvent] | None = None  # None: no kernel log in it
     packages: dict[str, str] = field(default_factory=dict)  # pip/conda name -> version
+    # GpuInfo fields of every GPU of that name (torch names a GPU, not its index or bus).
+    gpus_by_name: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def normalize_bus_id(bus: str) -> str:
