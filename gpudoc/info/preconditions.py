@@ -28,6 +28,9 @@ _READABLE = {
     "pcie_link_width_current": "PCIe link",
     "compute_mode": "compute mode",
     "persistence_mode": "persistence mode",
+    "ecc_mode_current": "ECC mode",
+    "inforom_valid": "InfoROM check",
+    "nvlink_links_active": "NVLink links",
 }
 _NO_DRIVER_FACTS = "the report does not say whether the NVIDIA driver answers"
 _NVML_REASONS = {
@@ -57,6 +60,27 @@ def reported(what: str, *facts: str) -> Precondition:
         return None if says(report, *facts) else f"the report does not say {what}"
 
     return precondition
+
+
+def gpu_said(what: str, *fields: str) -> Precondition:
+    """On a report: some GPU's `fields` (GpuInfo names) were given, else 'the report does not say
+    {what}'; for fields whose default means something (`reset_required=False`)."""
+
+    def precondition(report: InfoReport) -> str | None:
+        if report.sources is None:
+            return None
+        facts = (fact for source in report.sources for fact in source.facts)
+        given = {fact.partition("].")[2] for fact in facts if fact.startswith("gpus[")}
+        return None if given & set(fields) else f"the report does not say {what}"
+
+    return precondition
+
+
+def unswitched(report: InfoReport) -> str:
+    """Why an NVSwitch check does not apply where no NVSwitch or fabric shows."""
+    if report.sources is not None and report.host.nvswitches is None:
+        return "the report does not say whether there are NVSwitches"
+    return "no NVSwitch"
 
 
 def on_reports(precondition: Precondition) -> Precondition:

@@ -122,3 +122,25 @@ def test_recognition() -> None:
     assert packages.looks_like_pip_freeze(PIP_FREEZE)
     assert not packages.looks_like_pip_freeze("torch==2.1.0\n")
     assert packages.looks_like_conda_list(CONDA)
+
+
+SXID = """\
+[ 1571.220012] nvidia-nvswitch2: SXid (PCI:0000:c3:00.0): 12028, Non-fatal, Link 33 egress \
+non-posted PRIV error (First)
+[ 1571.220019] nvidia-nvswitch2: SXid (PCI:0000:c3:00.0): 12028, Severity 0 Engine instance 33 \
+Sub-engine instance 00
+[ 1571.220023] nvidia-nvswitch2: SXid (PCI:0000:c3:00.0): 12028, Data {0x00000000, 0x00000000}
+[ 1603.911784] nvidia-nvswitch0: SXid (PCI:0000:c1:00.0): 24007, Fatal, Link 12 sourcetrack \
+timeout error (First)
+"""
+
+
+def test_sxid_lines(tmp_path: Path) -> None:
+    report = read(tmp_path, SXID)
+    log = report.host.kernel_log
+    assert log is not None
+    assert [(s.sxid, s.fatal, s.link) for s in log.sxid_events] == [
+        (12028, False, 33),
+        (24007, True, 12),
+    ]
+    assert result(report, "sxid-recent").status == "fail"

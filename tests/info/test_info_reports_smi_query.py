@@ -385,3 +385,77 @@ def test_slow_link_of_unknown_width_compares_generations(tmp_path: Path) -> None
     report = read(tmp_path, XML.replace("<max_link_width>16x</max_link_width>", ""))
     (finding,) = result(report, "pcie-degraded").findings
     assert "runs at Gen1 of Gen4 while 100% busy: 13% of the" in finding.message
+
+
+# An R570 H100 section with the newer blocks: fabric registration, reset status, recovery action.
+H100_NOT_READY = """\
+WARNING: infoROM is corrupted at gpu 0000:19:00.0
+==============NVSMI LOG==============
+
+Driver Version                            : 570.124.06
+CUDA Version                              : 12.8
+
+Attached GPUs                             : 1
+GPU 00000000:19:00.0
+    Product Name                          : NVIDIA H100 80GB HBM3
+    Persistence Mode                      : Enabled
+    PCI
+        Bus Id                            : 00000000:19:00.0
+        Replays Since Reset               : 412
+    GPU Reset Status
+        Reset Required                    : Yes
+        Drain and Reset Recommended       : No
+    GPU Recovery Action                   : GPU Reset
+    Ecc Mode
+        Current                           : Enabled
+        Pending                           : Disabled
+    Fabric
+        State                             : In Progress
+        Status                            : N/A
+"""
+
+
+def test_newer_blocks_fill_the_interconnect_and_state_fields(tmp_path: Path) -> None:
+    report = read(tmp_path, H100_NOT_READY)
+    (gpu,) = report.gpus
+    assert (gpu.fabric_state, gpu.fabric_status) == ("in_progress", None)
+    assert (gpu.reset_required, gpu.recovery_action) == (True, "gpu_reset")
+    assert (gpu.ecc_mode_current, gpu.ecc_mode_pending) == (True, False)
+    assert (gpu.pcie_replay_count, gpu.inforom_valid) == (412, False)
+    assert {
+        "fabric-not-ready",
+        "gpu-needs-reset",
+        "ecc-disabled",
+        "pcie-errors",
+        "inforom-corrupt",
+    } <= failing(report)
+
+
+def test_xml_fabric_and_recovery(tmp_path: Path) -> None:
+    newer = XML.replace(
+        "<compute_mode>",
+        "<gpu_recovery_action>None</gpu_recovery_action>\n"
+        "<fabric><state>N/A</state><status>N/A</status></fabric>\n<compute_mode>",
+    )
+    report = read(tmp_path, newer)
+    (gpu,) = report.gpus
+    assert (gpu.recovery_action, gpu.fabric_state, gpu.pcie_replay_count) == (
+        "none",
+        "not_supported",
+        0,
+    )
+    assert result(report, "gpu-needs-reset").status == "pass"
+    assert result(report, "fabric-not-ready").reason == (
+        "the report does not say whether there are NVSwitches"
+    )
+
+
+def test_checks_of_unsaid_new_facts_do_not_apply(tmp_path: Path) -> None:
+    report = read(tmp_path, QUERY)  # R535: no reset status, recovery action or fabric block
+    assert result(report, "gpu-needs-reset").reason == (
+        "the report does not say whether a GPU waits for a reset"
+    )
+    assert result(report, "infiniband-down").reason == "the report does not say the RDMA ports"
+    assert result(report, "pci-gpu-unlisted").reason == (
+        "the report does not say which GPUs are on the PCI bus"
+    )

@@ -72,7 +72,14 @@ def pci_gpu_unlisted(report: InfoReport) -> Iterator[Finding]:
             )
 
 
-@check("no GPU waits for a reset", "fail/warn", pre.gpu)
+@check(
+    "no GPU waits for a reset",
+    "fail/warn",
+    pre.all_of(
+        pre.gpu,
+        pre.gpu_said("whether a GPU waits for a reset", "reset_required", "recovery_action"),
+    ),
+)
 def gpu_needs_reset(report: InfoReport) -> Iterator[Finding]:
     for gpu in report.gpus:
         action = gpu.recovery_action

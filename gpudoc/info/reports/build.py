@@ -92,7 +92,9 @@ def _host(reports: Sequence[tuple[str, Facts]]) -> HostInfo:
     kernel_log = None
     if logs:
         events: list[XidEvent] = [e for _, found in logs for e in found]
-        kernel_log = KernelLog(", ".join(p for p, _ in logs), None, None, tuple(events))
+        switches = [s for _, f in reports for s in f.sxid_events]
+        source = ", ".join(p for p, _ in logs)
+        kernel_log = KernelLog(source, None, None, tuple(events), tuple(switches))
     return dataclasses.replace(host, env=env, kernel_log=kernel_log)
 
 

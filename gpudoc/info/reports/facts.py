@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudoc.info.model import XidEvent
+from gpudoc.info.model import SxidEvent, XidEvent
 
 
 @dataclass
@@ -32,6 +32,7 @@ class Facts:
     env: dict[str, str | None] = field(default_factory=dict)  # environment variables it shows
     gpus: list[GpuFacts] | None = None  # None: it does not list the GPUs; []: it lists none
     xid_events: list[XidEvent] | None = None  # None: no kernel log in it
+    sxid_events: list[SxidEvent] = field(default_factory=list)  # NVSwitch SXid lines
     packages: dict[str, str] = field(default_factory=dict)  # pip/conda name -> version
     # GpuInfo fields of every GPU of that name (torch names a GPU, not its index or bus).
     gpus_by_name: dict[str, dict[str, Any]] = field(default_factory=dict)

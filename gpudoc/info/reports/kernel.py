@@ -1,11 +1,12 @@
-"""Kernel logs (dmesg, journalctl -k, /var/log/syslog): `NVRM: Xid` lines, read by the live
-path's own parser (gpudoc/info/kernel_log.py), and the driver's version as it loads."""
+"""Kernel logs (dmesg, journalctl -k, /var/log/syslog): `NVRM: Xid` and NVSwitch `SXid` lines,
+read by the live path's own parser (gpudoc/info/kernel_log.py), and the driver's version as it
+loads."""
 
 from __future__ import annotations
 
 import re
 
-from gpudoc.info.kernel_log import MAX_EVENTS, parse_xid_line
+from gpudoc.info.kernel_log import parse_kernel_log
 from gpudoc.info.reports.facts import Facts
 
 FORMAT = "kernel log"
@@ -28,8 +29,9 @@ def looks_like(text: str) -> bool:
 def parse(text: str) -> Facts:
     facts = Facts(FORMAT)
     lines = text.splitlines()
-    events = [e for line in lines if "NVRM: Xid" in line and (e := parse_xid_line(line))]
-    facts.xid_events = events[-MAX_EVENTS:]
+    log = parse_kernel_log(FORMAT, lines, None)  # the live path's parser; no uptime: no ages
+    facts.xid_events = list(log.xid_events)
+    facts.sxid_events = list(log.sxid_events)
     modules = [m.group(1) for line in lines if (m := _MODULE.search(line))]
     if modules:
         facts.driver["kernel_module_version"] = modules[-1]  # the latest load: after a reboot

@@ -32,7 +32,7 @@ def fields_of(section: Section, paths: Paths) -> dict[str, Any]:
     """The GpuInfo fields `section` gives, read through `paths` (canonical name -> paths)."""
 
     def get(name: str) -> str | None:
-        return next((section.values[p] for p in paths[name] if p in section.values), None)
+        return next((section.values[p] for p in paths.get(name, ()) if p in section.values), None)
 
     def put(target: str, value: Any) -> None:
         if value is not None:
@@ -58,7 +58,36 @@ def fields_of(section: Section, paths: Paths) -> dict[str, Any]:
     put("pcie_link_width_max", v.link_width(get("width_max")))
     put("compute_mode", v.compute_mode(get("compute_mode")))
     put("remapped_rows_failure", v.switch(get("remap_failure")))
+    put("fabric_state", _fabric_state(get("fabric_state")))
+    status = get("fabric_status")
+    put("fabric_status", status if v.is_value(status) else None)
+    put("recovery_action", _recovery(get("recovery")))
+    if v.switch(get("reset_required")) is not None:  # the model's default is False: say it
+        fields["reset_required"] = v.switch(get("reset_required"))
     return fields
+
+
+# nvidia-smi's words for NVML's fabric states; "N/A": the GPU has no fabric to join.
+_FABRIC = {
+    "n/a": "not_supported",
+    "not supported": "not_supported",
+    "not started": "not_started",
+    "in progress": "in_progress",
+    "completed": "completed",
+}
+_RECOVERY = {"reset": "gpu_reset", "reboot": "node_reboot"}
+
+
+def _fabric_state(text: str | None) -> str | None:
+    return None if text is None else _FABRIC.get(text.strip().lower())
+
+
+def _recovery(text: str | None) -> str | None:
+    """`None`, `GPU Reset`, `Node Reboot`, `Drain P2P`, `Drain and Reset` -> NVML's names."""
+    if text is None or not text.strip() or text.strip().upper() == "N/A":
+        return None
+    name = text.strip().lower().replace(" ", "_")
+    return _RECOVERY.get(name, name)
 
 
 _SWITCHES = {
@@ -67,6 +96,8 @@ _SWITCHES = {
     "mig_mode_current": "mig_current",
     "mig_mode_pending": "mig_pending",
     "retired_pages_pending": "retired_pending",
+    "ecc_mode_current": "ecc_current",
+    "ecc_mode_pending": "ecc_pending",
     "remapped_rows_pending": "remap_pending",
 }
 _INTEGERS = {
@@ -80,6 +111,7 @@ _INTEGERS = {
     "clock_sm_max_mhz": "clock_sm_max",
     "remapped_rows_correctable": "remap_corr",
     "remapped_rows_uncorrectable": "remap_unc",
+    "pcie_replay_count": "replays",
 }
 _BYTES = {
     "memory_total_bytes": "memory_total",

@@ -9,7 +9,7 @@ from typing import Any
 
 from gpudoc.info.reports import smi_gpu
 from gpudoc.info.reports.facts import Facts, GpuFacts
-from gpudoc.info.reports.smi_table import _HANDLE, NVML_FAILURES, handle_failure
+from gpudoc.info.reports.smi_notes import read_notes
 from gpudoc.info.reports.values import is_value
 
 FORMAT = "nvidia-smi -q"
@@ -68,6 +68,10 @@ PATHS = {
     "remap_pending": ("remapped rows/pending",),
     "remap_failure": ("remapped rows/remapping failure occurred",),
     "replays": ("pci/replays since reset",),
+    "fabric_state": ("fabric/state",),
+    "fabric_status": ("fabric/status",),
+    "recovery": ("gpu recovery action",),
+    "reset_required": ("gpu reset status/reset required",),
 }
 PROCESS_KEYS = {"pid": "process id", "type": "type", "name": "name", "memory": "used gpu memory"}
 
@@ -96,20 +100,16 @@ def parse(text: str) -> Facts:
     if "cuda version" in top:
         cuda = top["cuda version"]
         facts.driver["cuda_driver_version"] = cuda if is_value(cuda) else None
-    for line in text.splitlines():
-        for phrase, error in NVML_FAILURES.items():
-            if phrase in line:
-                facts.driver.update(nvml_error=error, nvml_error_message=line.strip())
-    gpus = [_gpu(node) for node in roots if _GPU.match(node.key)]
-    lost = [GpuFacts(None, handle_failure(m.group(1), m.group(2))) for m in _HANDLE.finditer(text)]
-    if gpus or lost or "attached gpus" in top:
-        facts.gpus = [GpuFacts(None, fields) for fields in gpus] + lost
+    gpus = [GpuFacts(None, _gpu(node)) for node in roots if _GPU.match(node.key)]
+    if gpus or "attached gpus" in top:
+        facts.gpus = gpus
         # Sections come in nvidia-smi's index order; with `-i` they are not all there.
         count = top.get("attached gpus")
         if count is not None and count.strip().isdigit() and int(count) == len(gpus):
-            for index, gpu in enumerate(facts.gpus[: len(gpus)]):
+            for index, gpu in enumerate(gpus):
                 gpu.index = index
             facts.driver["physical_gpu_count"] = int(count)
+    read_notes(facts, text)
     return facts
 
 

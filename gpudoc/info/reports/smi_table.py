@@ -14,13 +14,14 @@ from typing import Any
 from gpudoc.info.model import FieldError, GpuProcess, MigInstance
 from gpudoc.info.reports import values as v
 from gpudoc.info.reports.facts import Facts, GpuFacts, normalize_bus_id
+from gpudoc.info.reports.smi_notes import BUS, PHRASES, read_notes
 
 FORMAT = "nvidia-smi"
 _HEADER = re.compile(
     r"NVIDIA-SMI\s+(?P<smi>[\d.]+)\s+Driver Version:\s+(?P<driver>[\d.]+)"
     r"(?:\s+CUDA Version:\s+(?P<cuda>[\d.]+|N/A))?"
 )
-_BUS = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]"
+_BUS = BUS
 _ROW1 = re.compile(r"^\s*(?P<index>\d+)\s+(?P<name>.*?)\s*(?P<mode>\bOn|\bOff|WDDM|TCC|N/A|ERR!)?$")
 _BUS_CELL = re.compile(rf"^\s*(?P<bus>{_BUS})\s*(?P<disp>On|Off|N/A|ERR!)?\s*$")
 _TEMP = re.compile(r"(?<!\S)(\d+)C\b")
@@ -31,72 +32,30 @@ _PROCESS = re.compile(
     r"(?P<name>.+?)\s+(?P<memory>\d+MiB|N/A)\s*\|$"
 )
 _MIG = re.compile(r"^\|\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|\s*(\d+)MiB\s*/\s*(\d+)MiB")
-# What nvidia-smi prints instead of the table, as NVML's error names (nvmlErrorString).
-NVML_FAILURES = {
-    "couldn't communicate with the NVIDIA driver": "DriverNotLoaded",
-    "Driver/library version mismatch": "LibRmVersionMismatch",
-    "Failed to initialize NVML: Insufficient Permissions": "NoPermission",
-    "Failed to initialize NVML: Unknown Error": "Unknown",
-    "NVML Shared Library Not Found": "LibraryNotFound",
-}
-# "Unable to determine the device handle for GPU0000:3B:00.0: GPU is lost.  Reboot ..."
-_HANDLE = re.compile(rf"Unable to determine the device handle for (?:gpu|GPU)\s*({_BUS}):\s*(.+)")
-_FAILURE_TEXT = (*NVML_FAILURES, "No devices were found", "Unable to determine the device handle")
 
 
 def looks_like(text: str) -> bool:
-    return bool(_HEADER.search(text)) or any(phrase in text for phrase in _FAILURE_TEXT)
+    return bool(_HEADER.search(text)) or any(phrase in text for phrase in PHRASES)
 
 
 def parse(text: str) -> Facts:
     facts = Facts(FORMAT)
     lines = [line.strip() for line in text.splitlines()]
-    _failures(facts, lines)
     header = next((m for line in lines if (m := _HEADER.search(line))), None)
     if header is not None:
         facts.driver.update(driver_version=header.group("driver"), nvml_error=None)
         cuda = header.group("cuda")
         facts.driver["cuda_driver_version"] = cuda if v.is_value(cuda) else None
-        gpus = [_gpu(block) for block in _gpu_blocks(lines)]
-        facts.gpus = [*(g for g in gpus if g is not None), *(facts.gpus or [])]
+        facts.gpus = [g for block in _gpu_blocks(lines) if (g := _gpu(block)) is not None]
         _processes(facts, lines)
         _mig(facts, lines)
     elif any("No devices were found" in line for line in lines):
         facts.driver["nvml_error"] = None
-        facts.gpus = facts.gpus or []
+        facts.gpus = []
+    read_notes(facts, text)
     if facts.gpus is not None and header is not None:
-        facts.driver["physical_gpu_count"] = len(facts.gpus)
+        facts.driver["physical_gpu_count"] = len({g.fields.get("pci_bus_id") for g in facts.gpus})
     return facts
-
-
-def _failures(facts: Facts, lines: list[str]) -> None:
-    for line in lines:
-        for phrase, error in NVML_FAILURES.items():
-            if phrase in line:
-                facts.driver.update(nvml_error=error, nvml_error_message=line)
-        handle = _HANDLE.search(line)
-        if handle:
-            facts.gpus = facts.gpus or []
-            facts.gpus.append(GpuFacts(None, handle_failure(handle.group(1), handle.group(2))))
-
-
-def handle_failure(bus: str, message: str) -> dict[str, Any]:
-    """A GPU nvidia-smi could not open: lost, needing a reset, or an unknown error."""
-    lowered = message.lower()
-    error = (
-        "GpuIsLost"
-        if "is lost" in lowered
-        else "ResetRequired"
-        if "reset" in lowered
-        else ("Unknown")
-    )
-    fields: dict[str, Any] = {
-        "pci_bus_id": normalize_bus_id(bus),
-        "field_errors": (FieldError("handle", error),),
-    }
-    if error == "GpuIsLost":
-        fields["lost"] = True
-    return fields
 
 
 def _gpu_blocks(lines: list[str]) -> list[list[list[str]]]:

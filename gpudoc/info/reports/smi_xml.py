@@ -62,6 +62,10 @@ PATHS = {
     "remap_pending": ("remapped_rows/remapped_row_pending",),
     "remap_failure": ("remapped_rows/remapped_row_failure",),
     "replays": ("pci/replay_counter",),
+    "fabric_state": ("fabric/state",),
+    "fabric_status": ("fabric/status",),
+    "recovery": ("gpu_recovery_action",),
+    "reset_required": ("gpu_reset_status/reset_required",),
 }
 PROCESS_KEYS = {"pid": "pid", "type": "type", "name": "process_name", "memory": "used_memory"}
 
