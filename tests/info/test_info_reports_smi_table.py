@@ -202,3 +202,25 @@ def test_nvml_failures(tmp_path: Path) -> None:
 def test_recognised_by_header_or_failure_line() -> None:
     assert looks_like(R550) and looks_like(R418) and looks_like(LOST)
     assert not looks_like("| GPU  Name | Bus-Id |\n")
+
+
+LIST = """\
+GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-5c4b3a29-8f3e-7a1d-2b6c-0e9f8d7c6b5a)
+  MIG 3g.20gb     Device  0: (UUID: MIG-4c0f1e2d-3b4a-5968-7a8b-9c0d1e2f3a4b)
+  MIG 3g.20gb     Device  1: (UUID: MIG-0e1f2a3b-4c5d-6e7f-8091-a2b3c4d5e6f7)
+GPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9)
+"""
+
+
+def test_nvidia_smi_list_with_mig_devices(tmp_path: Path) -> None:
+    report = read(tmp_path, LIST)
+    split, whole = report.gpus
+    assert split.uuid == "GPU-5c4b3a29-8f3e-7a1d-2b6c-0e9f8d7c6b5a"
+    assert [m.uuid for m in split.mig_instances or ()] == [
+        "MIG-4c0f1e2d-3b4a-5968-7a8b-9c0d1e2f3a4b",
+        "MIG-0e1f2a3b-4c5d-6e7f-8091-a2b3c4d5e6f7",
+    ]
+    assert whole.mig_mode_current is None  # no MIG line: the list does not say
+    assert result(report, "mig-single-visible").status == "not_applicable"  # CVD unknown
+    joined = read(tmp_path, LIST, MIG)  # -L beside the table: one pair of GPUs, by index
+    assert len(joined.gpus) == 2 and joined.gpus[0].uuid is not None

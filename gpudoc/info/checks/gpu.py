@@ -60,7 +60,11 @@ def mig_pending(report: InfoReport) -> Iterator[Finding]:
             )
 
 
-@check("MIG instances per process", "info", MIG_ENABLED)
+@check(
+    "MIG instances per process",
+    "info",
+    pre.all_of(MIG_ENABLED, pre.reported("CUDA_VISIBLE_DEVICES", "visible.raw")),
+)
 def mig_single_visible(report: InfoReport) -> Iterator[Finding]:
     visible = report.visible.raw or ""
     for gpu in report.gpus:
