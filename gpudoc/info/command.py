@@ -31,7 +31,7 @@ def add_parser(subparsers: Any) -> None:
         nargs="+",
         metavar="FILE",
         help="read reports from another machine instead of this one (- is standard input): "
-        "collect_env, nvidia-smi (table, -L, -q, -q -x), kernel logs, pip list/freeze, conda list, "
+        "collect_env, nvidia-smi (table, -L, -q, -q -x, --query-gpu csv), kernel logs, pip list/freeze, conda list, "
         "PyTorch's CUDA warnings",
     )
     parser.add_argument(

@@ -7,7 +7,7 @@ import pytest
 from test_info_reports_collect_env import MODERN, NO_CUDA, OLD, ROCM, WINDOWS
 from test_info_reports_logs_packages import CONDA, DMESG, PIP_FREEZE, PIP_LIST
 from test_info_reports_smi_query import QUERY, XML
-from test_info_reports_smi_table import ERR_ROWS, LIST, MIG, R418, R550
+from test_info_reports_smi_table import CSV, ERR_ROWS, LIST, MIG, R418, R550
 from test_info_reports_torch_messages import CPU_ONLY, FABRIC, SM_120, TOO_OLD
 
 from gpudoc.info.doctor import run_doctor
@@ -26,6 +26,7 @@ SNIPPETS = {
     "nvidia-smi ERR!": ERR_ROWS,
     "nvidia-smi MIG": MIG,
     "nvidia-smi -L": LIST,
+    "nvidia-smi --query-gpu": CSV,
     "nvidia-smi -q": QUERY,
     "nvidia-smi -q -x": XML,
     "dmesg": DMESG,
@@ -70,6 +71,7 @@ def test_all_snippets_together() -> None:
         "nvidia-smi -q",
         "nvidia-smi -q -x",
         "nvidia-smi -L",
+        "nvidia-smi --query-gpu",
         "kernel log",
         "pip list",
         "pip freeze",

@@ -224,3 +224,33 @@ def test_nvidia_smi_list_with_mig_devices(tmp_path: Path) -> None:
     assert result(report, "mig-single-visible").status == "not_applicable"  # CVD unknown
     joined = read(tmp_path, LIST, MIG)  # -L beside the table: one pair of GPUs, by index
     assert len(joined.gpus) == 2 and joined.gpus[0].uuid is not None
+
+
+CSV = """\
+$ nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,memory.total,memory.used,\
+utilization.gpu,compute_mode,clocks_throttle_reasons.hw_thermal_slowdown,pcie.link.width.current,\
+pcie.link.width.max --format=csv
+index, name, pci.bus_id, driver_version, memory.total [MiB], memory.used [MiB], utilization.gpu \
+[%], compute_mode, clocks_throttle_reasons.hw_thermal_slowdown, pcie.link.width.current, \
+pcie.link.width.max
+0, NVIDIA A100-PCIE-40GB, 00000000:17:00.0, 525.85.12, 40960 MiB, 39012 MiB, 100 %, Default, \
+Active, 8, 16
+1, NVIDIA A100-PCIE-40GB, 00000000:65:00.0, 525.85.12, 40960 MiB, 3 MiB, 0 %, Exclusive_Process, \
+Not Active, 16, 16
+"""
+
+
+def test_query_gpu_csv(tmp_path: Path) -> None:
+    report = read(tmp_path, CSV)
+    assert report.driver.driver_version == "525.85.12"
+    busy, idle = report.gpus
+    assert (busy.pci_bus_id, busy.memory_used_bytes, busy.utilization_gpu_percent) == (
+        "0000:17:00.0",
+        39012 * MIB,
+        100,
+    )
+    assert busy.clocks_event_reasons == ("hw_thermal_slowdown",) and idle.clocks_event_reasons == ()
+    assert idle.compute_mode == "exclusive_process"
+    assert {"throttling", "pcie-degraded"} <= failing(report)
+    nounits = CSV.replace(" MiB", "").replace(" %", "")
+    assert read(tmp_path, nounits).gpus[0].memory_used_bytes == 39012 * MIB
