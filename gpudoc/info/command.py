@@ -31,8 +31,8 @@ def add_parser(subparsers: Any) -> None:
         nargs="+",
         metavar="FILE",
         help="read reports from another machine instead of this one (- is standard input): "
-        "collect_env, nvidia-smi (table, -L, -q, -q -x, --query-gpu csv), kernel logs, pip list/freeze, conda list, "
-        "PyTorch's CUDA warnings",
+        "collect_env, nvidia-smi (table, -L, -q, -q -x, --query-gpu csv), kernel logs, "
+        "pip list/freeze, conda list, PyTorch's CUDA warnings",
     )
     parser.add_argument(
         "--no-torch",
