@@ -271,3 +271,26 @@ def test_recognised_by_its_keys_only() -> None:
     assert looks_like(MODERN) and looks_like(OLD) and looks_like(NO_CUDA)
     assert not looks_like("PyTorch version: 2.1.0\n")
     assert not looks_like("torch 2.1.0\nIs CUDA available: yes\n")
+
+
+def test_partial_and_mangled_pastes(tmp_path: Path) -> None:
+    two_lines = "Collecting environment information...\nPyTorch version: 2.0.0+cpu\n"
+    report = read(tmp_path, two_lines + "Is debug build: False\n")
+    assert report.torch is not None and report.torch.build == "cpu"  # from the +cpu tag
+    mangled = (
+        OLD.replace("PyTorch version:", "PyTorch version")
+        .replace("GPU 0: GeForce", "GPU 0： GeForce")
+        .replace("CUDA used to build PyTorch: 10.1", "CUDA used to build PyTorch: 10.2")
+        .replace("418.87.00", "410.104")
+    )
+    report = read(tmp_path, mangled)
+    assert report.torch is not None and report.torch.version == "1.4.0"
+    assert [g.name for g in report.gpus] == ["GeForce GTX 1080 Ti"]
+    too_old = result(report, "driver-too-old")  # CUDA 10.2 needs 440.33: no minor compat
+    assert too_old.status == "fail" and "440.33" in (too_old.findings[0].fix or "")
+
+
+def test_torch_1x_pairs_torchvision_by_its_table(tmp_path: Path) -> None:
+    report = read(tmp_path, OLD.replace("[pip] torchvision==0.5.0", "[pip] torchvision==0.7.0"))
+    finding = result(report, "torchvision-mismatch").findings[0]
+    assert "torch 1.4.0 pairs with torchvision 0.5.x" in finding.message

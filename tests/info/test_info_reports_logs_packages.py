@@ -144,3 +144,32 @@ def test_sxid_lines(tmp_path: Path) -> None:
         (24007, True, 12),
     ]
     assert result(report, "sxid-recent").status == "fail"
+
+
+def test_pip_excerpts_without_a_header_and_pip_show(tmp_path: Path) -> None:
+    excerpt = "torch       2.4.0+cu121\ntorchvision 0.19.0+cu118\n"
+    assert result(read(tmp_path, excerpt), "torchvision-mismatch").status == "fail"
+    assert not packages.looks_like_pip_list("numpy 1.26.4\nscipy 1.11.0\n")  # no torch named
+    show = (
+        "(venv) C:\\work> pip show torch\nName: torch\nVersion: 2.4.0+cu121\n"
+        "Summary: Tensors and Dynamic neural networks\n\n"
+        "(venv) C:\\work> pip show torchvision\nName: torchvision\nVersion: 0.20.1+cu124\n"
+    )
+    report = read(tmp_path, show)
+    assert [s.format for s in report.sources or ()] == ["pip show"]
+    assert result(report, "torchvision-mismatch").status == "fail"
+
+
+def test_shell_variables_set_cuda_visible_devices(tmp_path: Path) -> None:
+    session = "~/mnist$ CUDA_VISIBLE_DEVICES=2 python main.py\nno CUDA-capable device\n"
+    table = (
+        "| NVIDIA-SMI 375.39                 Driver Version: 375.39                    |\n"
+        "| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n"
+        "|===============================+======================+======================|\n"
+        "|   0  TITAN X (Pascal)    Off  | 0000:01:00.0      On |                  N/A |\n"
+        "+-------------------------------+----------------------+----------------------+\n"
+    )
+    report = read(tmp_path, session + table)
+    assert report.visible.raw == "2" and report.visible.nvml_indices == ()
+    assert result(report, "cvd-invalid").status == "fail"
+    assert "visible.raw" in given(report)

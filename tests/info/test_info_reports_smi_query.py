@@ -459,3 +459,17 @@ def test_checks_of_unsaid_new_facts_do_not_apply(tmp_path: Path) -> None:
     assert result(report, "pci-gpu-unlisted").reason == (
         "the report does not say which GPUs are on the PCI bus"
     )
+
+
+def test_an_excerpt_of_one_section_is_one_gpu(tmp_path: Path) -> None:
+    excerpt = (
+        "    Remapped Rows\n"
+        "        Correctable Error                 : 0\n"
+        "        Uncorrectable Error               : 4\n"
+        "        Pending                           : Yes\n"
+    )
+    report = read(tmp_path, excerpt)
+    (gpu,) = report.gpus
+    assert (gpu.remapped_rows_uncorrectable, gpu.remapped_rows_pending) == (4, True)
+    assert result(report, "retired-remap").status == "warn"
+    assert not smi_query.looks_like("Remapped Rows\nnothing here\n")

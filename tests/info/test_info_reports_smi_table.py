@@ -254,3 +254,18 @@ def test_query_gpu_csv(tmp_path: Path) -> None:
     assert {"throttling", "pcie-degraded"} <= failing(report)
     nounits = CSV.replace(" MiB", "").replace(" %", "")
     assert read(tmp_path, nounits).gpus[0].memory_used_bytes == 39012 * MIB
+
+
+def test_a_gpu_nvml_cannot_open_fails_gpu_lost(tmp_path: Path) -> None:
+    report = read(
+        tmp_path, "Unable to determine the device handle for GPU 000:BA:80.0: Unknown Error\n"
+    )
+    (gpu,) = report.gpus
+    assert gpu.pci_bus_id == "0000:ba:80.0" and not gpu.lost
+    lost = result(report, "gpu-lost")
+    assert lost.status == "fail" and "NVML cannot open it (Unknown)" in lost.findings[0].message
+    reset = read(
+        tmp_path, "Unable to determine the device handle for GPU0000:3B:00.0: GPU requires reset\n"
+    )
+    assert result(reset, "gpu-lost").status == "pass"
+    assert result(reset, "gpu-needs-reset").status == "fail"

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from gpudoc.info import preconditions as pre
 from gpudoc.info.checks.base import check, finding
 from gpudoc.info.checks.shared import INDEX, label
-from gpudoc.info.model import Finding, InfoReport
+from gpudoc.info.model import Finding, GpuInfo, InfoReport
 
 GIB = 1024**3
 # Other processes holding this share of a GPU's memory leave too little for training.
@@ -22,15 +22,35 @@ MIG_ENABLED = pre.gpu_reporting(
 
 @check("every GPU answers", "fail", pre.gpu)
 def gpu_lost(report: InfoReport) -> Iterator[Finding]:
+    fix = "reset it (sudo nvidia-smi -r -i {}) or reboot; check power, cooling and PCIe seating, "
     for gpu in report.gpus:
+        unopened = _unopened(gpu)
         if gpu.lost:
             yield finding(
                 "fail",
                 f"{label(gpu)} has fallen off the bus (NVML: GPU is lost).",
-                f"reset it (sudo nvidia-smi -r -i {gpu.nvml_index}) or reboot; check power and "
-                "PCIe seating, and the kernel log for Xid 79",
+                fix.format(gpu.nvml_index) + "and the kernel log for Xid 79",
                 gpu.nvml_index,
             )
+        elif unopened:
+            yield finding(
+                "fail",
+                f"{label(gpu)} does not answer: NVML cannot open it ({unopened}), as happens to a "
+                "GPU that fell off the bus, overheated or lost power.",
+                fix.format(gpu.nvml_index) + "and the kernel log for Xid 79 or PCIe errors",
+                gpu.nvml_index,
+            )
+
+
+# Handle errors other checks explain: permissions (dev-permission), a pending reset
+# (gpu-needs-reset).
+_EXPLAINED = ("NoPermission", "ResetRequired", "GpuIsLost")
+
+
+def _unopened(gpu: GpuInfo) -> str | None:
+    """The error NVML answered for this GPU's handle, unless another check explains it."""
+    errors = [e.error for e in gpu.field_errors if e.field == "handle"]
+    return next((e for e in errors if e not in _EXPLAINED), None)
 
 
 @check("MIG GPUs have instances", "fail", MIG_ENABLED)

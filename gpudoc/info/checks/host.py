@@ -13,8 +13,15 @@ from gpudoc.info.nvml_reader import NOT_IN_BINDING, NOT_IN_DRIVER
 
 # The oldest driver branch for each CUDA major (NVIDIA minor-version compatibility floors).
 DRIVER_FLOORS = {13: 580, 12: 525, 11: 450}
+# Before CUDA 11 there was no minor-version compatibility: each release needs its own driver.
+MINOR_FLOORS = {(10, 2): 440, (10, 1): 418, (10, 0): 410, (9, 2): 396, (9, 1): 390, (9, 0): 384}
 # The Linux driver each CUDA toolkit release ships with (CUDA release notes, table 3).
 FULL_SUPPORT = {
+    (9, 0): "384.81",
+    (9, 2): "396.26",
+    (10, 0): "410.48",
+    (10, 1): "418.39",
+    (10, 2): "440.33",
     (11, 8): "520.61.05",
     (12, 0): "525.60.13",
     (12, 1): "530.30.02",
@@ -122,7 +129,7 @@ def driver_too_old(report: InfoReport) -> Iterator[Finding]:
     warned = [w for w in torch.init_warnings if "too old" in w]
     needed = _major_minor(torch.cuda_version)
     have = _major_minor(driver.cuda_driver_version) if driver.cuda_driver_version else None
-    floor = DRIVER_FLOORS.get(needed[0])
+    floor = MINOR_FLOORS.get(needed) or DRIVER_FLOORS.get(needed[0])
     branch = int(driver.driver_version.split(".")[0]) if driver.driver_version else None
     severity: Severity
     if (have is not None and have[0] < needed[0]) or (floor and branch and branch < floor):

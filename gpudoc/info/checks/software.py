@@ -117,11 +117,17 @@ def torchvision_mismatch(report: InfoReport) -> Iterator[Finding]:
 
 
 def _paired_torchvision(torch_version: str) -> str | None:
-    """torch 2.X pairs with torchvision 0.(X+15) since torch 2.0 / torchvision 0.15."""
+    """torch 2.X pairs with torchvision 0.(X+15) since torch 2.0 / torchvision 0.15; torch 1.X
+    with 0.(X+1) from 1.4 / 0.5 on, and 1.1 to 1.3 with 0.3, 0.4, 0.4 (pytorch/vision's table)."""
     match = _RELEASE.match(torch_version)
-    if match is None or match.group(1) != "2":
+    if match is None:
         return None
-    return f"0.{int(match.group(2)) + 15}"
+    major, minor = int(match.group(1)), int(match.group(2))
+    if major == 2:
+        return f"0.{minor + 15}"
+    if major == 1:
+        return f"0.{minor + 1}" if minor >= 4 else {1: "0.3", 2: "0.4", 3: "0.4"}.get(minor)
+    return None
 
 
 def _reinstall_pair(torch: TorchInfo, vision_version: str | None, release: str | None) -> str:

@@ -28,6 +28,7 @@ from gpudoc.info.model import (
 )
 from gpudoc.info.reports.collect_env import not_importable
 from gpudoc.info.reports.facts import Facts, GpuFacts
+from gpudoc.info.visible import parse_visible_devices
 
 _BLANK_DRIVER = DriverInfo(*(None,) * 8)
 _BLANK_HOST = HostInfo(None, None, None, None, None, None, None)
@@ -44,13 +45,22 @@ def build_report(reports: Sequence[tuple[str, Facts]]) -> InfoReport:
         driver=dataclasses.replace(_BLANK_DRIVER, **_merged(f.driver for _, f in reports)),
         gpus=gpus,
         host=host,
-        visible=VisibleDevices(raw=host.env.get("CUDA_VISIBLE_DEVICES"), nvml_indices=None),
+        visible=_visible(host.env.get("CUDA_VISIBLE_DEVICES"), gpus),
     )
     sources = tuple(
         ReportSource(path, facts.format, _facts_given(facts, gpu_given.get(id(facts), [])))
         for path, facts in reports
     )
     return dataclasses.replace(report, sources=sources)
+
+
+def _visible(raw: str | None, gpus: tuple[GpuInfo, ...]) -> VisibleDevices:
+    """CUDA_VISIBLE_DEVICES read with the live path's rules against the GPUs the reports list,
+    when they list nvidia-smi's indices from 0 without a gap."""
+    if raw is None or not gpus or [g.nvml_index for g in gpus] != list(range(len(gpus))):
+        return VisibleDevices(raw=raw, nvml_indices=None)
+    parents = {m.uuid: g.nvml_index for g in gpus for m in g.mig_instances or () if m.uuid}
+    return parse_visible_devices(raw, [g.uuid for g in gpus], parents)
 
 
 def _better(old: Any, new: Any) -> bool:
@@ -177,6 +187,8 @@ def _facts_given(facts: Facts, gpus: list[tuple[GpuFacts, list[str]]]) -> tuple[
     given += [f"driver.{key}" for key in facts.driver]
     given += [f"host.{key}" for key in facts.host]
     given += [f"host.env.{name}" for name in facts.env]
+    if "CUDA_VISIBLE_DEVICES" in facts.env:
+        given.append("visible.raw")
     if facts.gpus is not None:
         given.append("gpus")
     given += [f"gpus[{gpu.index}].{key}" for gpu, keys in gpus for key in keys]

@@ -13,19 +13,21 @@ import re
 from typing import Any
 
 from gpudoc.info.reports.facts import Facts, GpuFacts
-from gpudoc.info.reports.packages import apply_packages, parse_versions_block
+from gpudoc.info.reports.packages import apply_packages, build_of, parse_versions_block
 from gpudoc.info.reports.values import is_value, major_minor
 
 FORMAT = "collect_env"
 _KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ._/()-]*?):[ \t]*(.*)$")
 _KEYS = ("PyTorch version", "Is debug build", "CUDA used to build PyTorch", "Is CUDA available")
-_GPU_LINE = re.compile(r"^\s*GPU (\d+): (.+?)(?: \(UUID: (GPU-[0-9a-fA-F-]+)\))?\s*$")
+# "GPU 0: NVIDIA A100" (also with a full-width colon, as some input methods paste it).
+_GPU_LINE = re.compile(r"^\s*GPU (\d+)[:：] ?(.+?)(?: \(UUID: (GPU-[0-9a-fA-F-]+)\))?\s*$")
+_BARE_VERSION = re.compile(r"^\s*PyTorch version\s+(\S+)\s*$")  # its colon lost in pasting
 _MIG_LINE = re.compile(r"^\s+MIG ")
 _NOT_SAID = ("could not collect", "no cuda", "n/a", "")
 
 
 def looks_like(text: str) -> bool:
-    keys = {match.group(1) for line in text.splitlines() if (match := _KEY.match(line))}
+    keys = set(_values(text.splitlines()))
     return "PyTorch version" in keys and sum(key in keys for key in _KEYS) >= 2
 
 
@@ -58,6 +60,9 @@ def _values(lines: list[str]) -> dict[str, str]:
         match = _KEY.match(line)
         if match and match.group(1) not in values:
             values[match.group(1)] = match.group(2).strip()
+        bare = _BARE_VERSION.match(line)
+        if bare and "PyTorch version" not in values:
+            values["PyTorch version"] = bare.group(1)
     return values
 
 
@@ -84,6 +89,8 @@ def _torch(facts: Facts, values: dict[str, str]) -> None:
         torch["build"] = "cuda"
     elif cuda is not None and cuda.strip().lower() in ("none", "could not collect"):
         torch["build"] = "cpu"  # torch.version.cuda is None
+    else:  # the build lines are missing (a partial paste): the version's tag says it
+        torch.update(build_of(version))
     available = values.get("Is CUDA available", "").strip().lower()
     if available in ("true", "yes", "false", "no"):
         torch["cuda_available"] = available in ("true", "yes")
@@ -108,7 +115,8 @@ def _gpu_lines(lines: list[str]) -> list[GpuFacts]:
     )
     if start is None:
         return []
-    first = lines[start].partition("configuration:")[2]
+    parts = re.split(r"configuration[:：]", lines[start], maxsplit=1)
+    first = parts[1] if len(parts) > 1 else ""
     gpus: list[GpuFacts] = []
     for position, line in enumerate([first, *lines[start + 1 :]]):
         match = _GPU_LINE.match(line)

@@ -11,6 +11,7 @@ from gpudoc.info.reports import (
     collect_env,
     kernel,
     packages,
+    shell,
     smi_csv,
     smi_list,
     smi_query,
@@ -37,9 +38,11 @@ FORMATS = (
     Format(smi_csv.FORMAT, smi_csv.looks_like, smi_csv.parse),
     Format(kernel.FORMAT, kernel.looks_like, kernel.parse),
     Format("pip list", packages.looks_like_pip_list, packages.parse_pip_list),
+    Format("pip show", packages.looks_like_pip_show, packages.parse_pip_show),
     Format("conda list", packages.looks_like_conda_list, packages.parse_conda_list),
     Format("pip freeze", packages.looks_like_pip_freeze, packages.parse_pip_freeze),
     Format(torch_messages.FORMAT, torch_messages.looks_like, torch_messages.parse),
+    Format(shell.FORMAT, shell.looks_like, shell.parse),
 )
 KNOWN = ", ".join(f.name for f in FORMATS)
 

@@ -19,6 +19,9 @@ _FREEZE = re.compile(rf"^\s*({_NAME})==(\S+)\s*$")
 _FREEZE_URL = re.compile(rf"^\s*({_NAME}) @ \S+")
 _COLUMNS = re.compile(rf"^\s*({_NAME})\s+(\d\S*)(?:\s+(\S+))?(?:\s+(\S+))?\s*$")
 _PIP_HEADER = re.compile(r"^\s*Package\s+Version\b")
+_TWO_COLUMNS = re.compile(rf"^\s*({_NAME})\s+(\d[\w.+!-]*)\s*$")
+_SHOW = re.compile(rf"^\s*Name: ({_NAME})\s*\n\s*Version: (\S+)", re.MULTILINE)
+TORCH_NAMES = frozenset({"torch", "pytorch", "torchvision"})
 _CONDA_HEADER = re.compile(r"^\s*#\s*(packages in environment at|Name\s+Version\s+Build)")
 # collect_env: "[pip3] torch==2.1.0", "[conda] pytorch 2.1.0 py3.10_cuda12.1_cudnn8.9.2_0 pytorch"
 _BRACKETED = re.compile(rf"^\s*\[(pip\d?|conda)\]\s+({_NAME})(?:==|\s+)(\S+)(?:\s+(\S+))?")
@@ -28,7 +31,15 @@ _RUNTIME = re.compile(r"^nvidia-cuda-runtime-cu(\d+)$")
 
 
 def looks_like_pip_list(text: str) -> bool:
-    return any(_PIP_HEADER.match(line) for line in text.splitlines())
+    """`pip list`'s header, or (a pasted excerpt without it) two-column lines naming torch."""
+    if any(_PIP_HEADER.match(line) for line in text.splitlines()):
+        return True
+    pairs = [m.group(1).lower() for line in text.splitlines() if (m := _TWO_COLUMNS.match(line))]
+    return len(pairs) >= 2 and bool(set(pairs) & TORCH_NAMES)
+
+
+def looks_like_pip_show(text: str) -> bool:
+    return bool(_SHOW.search(text))
 
 
 def looks_like_pip_freeze(text: str) -> bool:
@@ -42,11 +53,19 @@ def looks_like_conda_list(text: str) -> bool:
 def parse_pip_list(text: str) -> Facts:
     facts = Facts("pip list")
     lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if _PIP_HEADER.match(line))
-    for line in lines[start + 1 :]:
-        match = _COLUMNS.match(line)
+    start = next((i for i, line in enumerate(lines) if _PIP_HEADER.match(line)), None)
+    for line in lines if start is None else lines[start + 1 :]:
+        match = _COLUMNS.match(line) if start is not None else _TWO_COLUMNS.match(line)
         if match:
             facts.packages.setdefault(match.group(1).lower(), match.group(2))
+    apply_packages(facts)
+    return facts
+
+
+def parse_pip_show(text: str) -> Facts:
+    facts = Facts("pip show")
+    for match in _SHOW.finditer(text):
+        facts.packages.setdefault(match.group(1).lower(), match.group(2))
     apply_packages(facts)
     return facts
 
@@ -102,7 +121,7 @@ def apply_packages(facts: Facts) -> None:
     packages = facts.packages
     version = packages.get("torch") or packages.get("pytorch")
     if version is not None:
-        torch: dict[str, Any] = {"installed": True, "version": version, **_build(version)}
+        torch: dict[str, Any] = {"installed": True, "version": version, **build_of(version)}
         if "build" not in torch:
             torch.update(_pypi_runtime(packages))
         for key, value in torch.items():
@@ -113,7 +132,8 @@ def apply_packages(facts: Facts) -> None:
         facts.torchvision.setdefault("version", vision)
 
 
-def _build(version: str) -> dict[str, Any]:
+def build_of(version: str) -> dict[str, Any]:
+    """torch's build and CUDA version from its local tag; {} for an untagged version."""
     tag = version.partition("+")[2].lower()
     if tag == "cpu" or tag.startswith("cpu"):
         return {"build": "cpu", "cuda_version": None}

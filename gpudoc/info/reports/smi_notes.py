@@ -9,7 +9,7 @@ from typing import Any
 from gpudoc.info.model import FieldError
 from gpudoc.info.reports.facts import Facts, GpuFacts, normalize_bus_id
 
-BUS = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]"
+BUS = r"[0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]"
 # What nvidia-smi prints when NVML fails to start, as NVML's error names (nvmlErrorString).
 NVML_FAILURES = {
     "couldn't communicate with the NVIDIA driver": "DriverNotLoaded",

@@ -84,10 +84,23 @@ class _Node:
     children: list[_Node] = field(default_factory=list)
 
 
+# Sections of one GPU: an excerpt of -q pasted alone ("Remapped Rows" and its lines) is read as
+# one GPU's, of unknown index and bus.
+_SECTIONS = (
+    "Remapped Rows|Retired Pages|Clocks Event Reasons|Clocks Throttle Reasons|ECC Errors|Ecc Mode|"
+    "FB Memory Usage|GPU Link Info|GPU Power Readings|Power Readings|MIG Mode|GPU Reset Status"
+)
+_FRAGMENT = re.compile(rf"^(\s*)(?:{_SECTIONS})\s*\n\1\s+\S[^:\n]*\s:\s", re.MULTILINE)
+
+
 def looks_like(text: str) -> bool:
-    return "NVSMI LOG" in text or bool(
-        re.search(r"^\s*Attached GPUs\s*:", text, re.MULTILINE)
-        and re.search(r"^\s*Product Name\s*:", text, re.MULTILINE)
+    return (
+        "NVSMI LOG" in text
+        or bool(
+            re.search(r"^\s*Attached GPUs\s*:", text, re.MULTILINE)
+            and re.search(r"^\s*Product Name\s*:", text, re.MULTILINE)
+        )
+        or bool(_FRAGMENT.search(text))
     )
 
 
@@ -101,6 +114,8 @@ def parse(text: str) -> Facts:
         cuda = top["cuda version"]
         facts.driver["cuda_driver_version"] = cuda if is_value(cuda) else None
     gpus = [GpuFacts(None, _gpu(node)) for node in roots if _GPU.match(node.key)]
+    if not gpus and "attached gpus" not in top and _FRAGMENT.search(text):
+        gpus = [GpuFacts(None, _gpu(_Node("excerpt", None, -1, roots)))]
     if gpus or "attached gpus" in top:
         facts.gpus = gpus
         # Sections come in nvidia-smi's index order; with `-i` they are not all there.
@@ -151,7 +166,9 @@ def _flatten(node: _Node, prefix: str, into: dict[str, str]) -> None:
 def _gpu(node: _Node) -> dict[str, Any]:
     values: dict[str, str] = {}
     _flatten(node, "", values)
-    values.setdefault("pci/bus id", _GPU.match(node.key).group(1))  # type: ignore[union-attr]
+    header = _GPU.match(node.key)
+    if header:
+        values.setdefault("pci/bus id", header.group(1))
     children = {child.key.lower(): child for child in node.children}
     section = smi_gpu.Section(
         values, _records(children.get("processes")), _mig_records(children.get("mig devices"))
