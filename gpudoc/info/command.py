@@ -92,6 +92,12 @@ def run(args: argparse.Namespace) -> int:
     else:  # on reports, every check that could not apply says which fact it lacked
         verbose = args.verbose or report.sources is not None
         render.render_human(report, make_console(), verbose=verbose)
+    return _exit_status(args, report)
+
+
+def _exit_status(args: argparse.Namespace, report: Any) -> int:
+    """1 for --require-gpu without a GPU, --strict with a problem, or a failure in reports (with
+    one line on stderr saying which); else 0."""
     assert report.summary is not None  # the doctor ran
     where = '"checks" in the JSON' if args.json else "the doctor above"
     if args.require_gpu and report.summary.usable_gpus == 0:

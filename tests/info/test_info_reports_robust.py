@@ -78,3 +78,23 @@ def test_all_snippets_together() -> None:
         "conda list",
         "torch messages",
     }
+
+
+@pytest.mark.parametrize("name", SNIPPETS)
+def test_the_text_and_json_views_render_every_report(name: str) -> None:
+    import io
+    import json
+
+    from rich.console import Console
+
+    from gpudoc.info.render import render_human, render_json
+
+    text = SNIPPETS[name]
+    facts = [f.parse(text) for f in recognise(text)]
+    report = run_doctor(build_report([("report.txt", f) for f in facts]))
+    out = io.StringIO()
+    render_human(report, Console(file=out, width=100), verbose=True)
+    assert out.getvalue().startswith("Reports\nreport.txt")
+    data = io.StringIO()
+    render_json(report, data)
+    assert json.loads(data.getvalue())["sources"][0]["path"] == "report.txt"
