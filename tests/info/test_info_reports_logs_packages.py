@@ -173,3 +173,36 @@ def test_shell_variables_set_cuda_visible_devices(tmp_path: Path) -> None:
     assert report.visible.raw == "2" and report.visible.nvml_indices == ()
     assert result(report, "cvd-invalid").status == "fail"
     assert "visible.raw" in given(report)
+
+
+def test_an_xid_judged_by_the_xid_that_caused_it(tmp_path: Path) -> None:
+    log = (
+        "kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused "
+        "by previous Xid 149\n"
+    )
+    xid = result(read(tmp_path, log), "xid-recent")
+    assert xid.status == "warn" and "NVLink" in (xid.findings[0].fix or "")
+
+
+def test_program_faults_from_many_processes_on_one_gpu_warn(tmp_path: Path) -> None:
+    line = "[ {t}.0] NVRM: Xid (PCI:0000:db:00): 31, pid={pid}, Ch 00000008, MMU Fault\n"
+    three = "".join(line.format(t=100 + n, pid=13641 + n) for n in range(3))
+    xid = result(read(tmp_path, three), "xid-recent")
+    assert xid.status == "warn" and "3 different processes" in xid.findings[0].message
+    assert "dcgmi diag" in (xid.findings[0].fix or "")
+    two = "".join(line.format(t=100 + n, pid=13641 + n) for n in range(2))
+    assert result(read(tmp_path, two), "xid-recent").status == "info"
+
+
+def test_a_gpu_gone_when_the_driver_loaded_is_xid_79(tmp_path: Path) -> None:
+    log = (
+        "[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\n"
+        "               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
+        "               NVRM: fallen off the bus and is not responding to commands.\n"
+        "[ 1843.439662] NVRM: The NVIDIA probe routine failed for 1 device(s).\n"
+    )
+    report = read(tmp_path, log)
+    log_read = report.host.kernel_log
+    assert log_read is not None
+    assert [(e.xid, e.pci_bus_id) for e in log_read.xid_events] == [(79, "0000:b3:00")]
+    assert result(report, "xid-recent").status == "warn"
