@@ -269,3 +269,12 @@ def test_a_gpu_nvml_cannot_open_fails_gpu_lost(tmp_path: Path) -> None:
     )
     assert result(reset, "gpu-lost").status == "pass"
     assert result(reset, "gpu-needs-reset").status == "fail"
+
+
+def test_exclusive_gpu_with_memory_in_use_and_no_process_list_warns(tmp_path: Path) -> None:
+    table = R418.split("\n\n")[0]  # the GPU table without its Processes block
+    report = read(tmp_path, table)
+    (finding,) = result(report, "exclusive-busy").findings
+    assert finding.severity == "warn" and "1021 MiB in use" in finding.message
+    idle = table.replace("1021MiB / 16130MiB", "   0MiB / 16130MiB")
+    assert result(read(tmp_path, idle), "exclusive-busy").status == "pass"

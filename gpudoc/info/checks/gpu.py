@@ -101,7 +101,7 @@ def mig_single_visible(report: InfoReport) -> Iterator[Finding]:
 
 @check(
     "no GPU exclusively owned by another process",
-    "fail",
+    "fail/warn",
     pre.gpu_reporting("compute_mode", "no GPU reports its compute mode"),
 )
 def exclusive_busy(report: InfoReport) -> Iterator[Finding]:
@@ -116,6 +116,27 @@ def exclusive_busy(report: InfoReport) -> Iterator[Finding]:
                 f"sudo nvidia-smi -i {gpu.nvml_index} -c DEFAULT",
                 gpu.nvml_index,
             )
+        elif gpu.compute_mode == "exclusive_process" and _probably_held(gpu):
+            used = (gpu.memory_used_bytes or 0) // 2**20
+            yield finding(
+                "warn",
+                f"{label(gpu)} is in Exclusive_Process mode with {used} MiB in use and its "
+                "processes unlisted: a CUDA context probably holds it, and a new process would "
+                "get 'all CUDA-capable devices are busy or unavailable'.",
+                f"list its processes (nvidia-smi -i {gpu.nvml_index}; sudo fuser -v /dev/nvidia*), "
+                f"use another GPU, or (admin) sudo nvidia-smi -i {gpu.nvml_index} -c DEFAULT",
+                gpu.nvml_index,
+            )
+
+
+# A GPU without a context uses a few MiB at most; a CUDA context takes tens to hundreds.
+CONTEXT_BYTES = 32 * 2**20
+
+
+def _probably_held(gpu: GpuInfo) -> bool:
+    """Processes unknown, memory in use, and no display whose memory that could be."""
+    used = gpu.memory_used_bytes or 0
+    return gpu.processes is None and used >= CONTEXT_BYTES and gpu.display_active is not True
 
 
 @check(
