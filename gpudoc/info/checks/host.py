@@ -148,7 +148,11 @@ def driver_too_old(report: InfoReport) -> Iterator[Finding]:
     yield finding(
         severity,
         f"torch is built for CUDA {torch.cuda_version}; driver {driver.driver_version or '?'} "
-        f"supports CUDA {driver.cuda_driver_version or '?'}."
+        + (
+            f"supports CUDA {driver.cuda_driver_version}."
+            if driver.cuda_driver_version or not (floor and branch and branch < floor)
+            else f"is older than the {floor} branch CUDA {torch.cuda_version} needs."
+        )
         + (f" torch says: {warned[0]}" if warned else ""),
         fix,
     )
