@@ -32,7 +32,7 @@ def add_parser(subparsers: Any) -> None:
         metavar="FILE",
         help="read reports from another machine instead of this one (- is standard input): "
         "collect_env, nvidia-smi (table, -L, -q, -q -x, --query-gpu csv), kernel logs, "
-        "pip list/freeze, conda list, PyTorch's CUDA warnings",
+        "lspci, pip list/freeze/show, conda list, PyTorch's CUDA warnings, shell variables",
     )
     parser.add_argument(
         "--no-torch",

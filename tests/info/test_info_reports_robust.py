@@ -7,7 +7,7 @@ import pytest
 from test_info_reports_collect_env import MODERN, NO_CUDA, OLD, ROCM, WINDOWS
 from test_info_reports_logs_packages import CONDA, DMESG, PIP_FREEZE, PIP_LIST
 from test_info_reports_smi_query import QUERY, XML
-from test_info_reports_smi_table import CSV, ERR_ROWS, LIST, MIG, R418, R550
+from test_info_reports_smi_table import CSV, ERR_ROWS, LIST, LSPCI, LSPCI_K, MIG, R418, R550
 from test_info_reports_torch_messages import CPU_ONLY, FABRIC, SM_120, TOO_OLD
 
 from gpudoc.info.doctor import run_doctor
@@ -27,6 +27,8 @@ SNIPPETS = {
     "nvidia-smi MIG": MIG,
     "nvidia-smi -L": LIST,
     "nvidia-smi --query-gpu": CSV,
+    "lspci": LSPCI,
+    "lspci -k": LSPCI_K,
     "nvidia-smi -q": QUERY,
     "nvidia-smi -q -x": XML,
     "dmesg": DMESG,
@@ -72,6 +74,7 @@ def test_all_snippets_together() -> None:
         "nvidia-smi -q -x",
         "nvidia-smi -L",
         "nvidia-smi --query-gpu",
+        "lspci",
         "kernel log",
         "pip list",
         "pip freeze",

@@ -278,3 +278,40 @@ def test_exclusive_gpu_with_memory_in_use_and_no_process_list_warns(tmp_path: Pa
     assert finding.severity == "warn" and "1021 MiB in use" in finding.message
     idle = table.replace("1021MiB / 16130MiB", "   0MiB / 16130MiB")
     assert result(read(tmp_path, idle), "exclusive-busy").status == "pass"
+
+
+LSPCI = """\
+$ lspci | grep -i nvidia
+18:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)
+2a:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)
+3b:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)
+"""
+
+LSPCI_K = """\
+3b:00.0 3D controller [0302]: NVIDIA Corporation GH100 [H100 SXM5 80GB] [10de:2330] (rev a1)
+\tSubsystem: NVIDIA Corporation Device [10de:16c1]
+\tKernel driver in use: nvidia
+\tKernel modules: nvidiafb, nouveau, nvidia_drm, nvidia
+3c:00.0 Ethernet controller [0200]: Mellanox Technologies MT2910 Family [ConnectX-7] [15b3:1021]
+\tKernel driver in use: mlx5_core
+c1:00.0 Bridge [0680]: NVIDIA Corporation Device [10de:22a3] (rev a1)
+"""
+
+
+def test_lspci_beside_nvidia_smi_finds_the_unlisted_gpu(tmp_path: Path) -> None:
+    report = read(tmp_path, R550, LSPCI)
+    assert [p.bus_id for p in report.host.pci_gpus or ()] == [
+        "0000:18:00.0",
+        "0000:2a:00.0",
+        "0000:3b:00.0",
+    ]
+    (finding,) = result(report, "pci-gpu-unlisted").findings
+    assert finding.severity == "warn" and "0000:3b:00.0" in finding.message
+    assert "does not say which driver" in finding.message
+    report = read(tmp_path, R550, LSPCI_K)
+    (pci,) = report.host.pci_gpus or ()
+    assert (pci.device_id, pci.driver) == ("0x2330", "nvidia")
+    assert report.host.nvswitches == ("0000:c1:00.0",)
+    assert result(report, "pci-gpu-unlisted").findings[0].severity == "fail"
+    nouveau = LSPCI_K.replace("Kernel driver in use: nvidia", "Kernel driver in use: nouveau")
+    assert result(read(tmp_path, nouveau), "nouveau-bound").status == "fail"

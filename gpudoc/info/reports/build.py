@@ -194,7 +194,7 @@ def _facts_given(facts: Facts, gpus: list[tuple[GpuFacts, list[str]]]) -> tuple[
     given += [f"gpus[{gpu.index}].{key}" for gpu, keys in gpus for key in keys]
     if facts.xid_events is not None:
         given.append("host.kernel_log")
-    return tuple(dict.fromkeys(given))
+    return tuple(dict.fromkeys(given + facts.declared))
 
 
 def _with_arch(gpu: GpuInfo, torch: TorchInfo | None) -> GpuInfo:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from gpudoc.info.reports import (
     collect_env,
     kernel,
+    lspci,
     packages,
     shell,
     smi_csv,
@@ -37,6 +38,7 @@ FORMATS = (
     Format(smi_list.FORMAT, smi_list.looks_like, smi_list.parse),
     Format(smi_csv.FORMAT, smi_csv.looks_like, smi_csv.parse),
     Format(kernel.FORMAT, kernel.looks_like, kernel.parse),
+    Format(lspci.FORMAT, lspci.looks_like, lspci.parse),
     Format("pip list", packages.looks_like_pip_list, packages.parse_pip_list),
     Format("pip show", packages.looks_like_pip_show, packages.parse_pip_show),
     Format("conda list", packages.looks_like_conda_list, packages.parse_conda_list),

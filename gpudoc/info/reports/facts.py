@@ -34,6 +34,8 @@ class Facts:
     xid_events: list[XidEvent] | None = None  # None: no kernel log in it
     sxid_events: list[SxidEvent] = field(default_factory=list)  # NVSwitch SXid lines
     packages: dict[str, str] = field(default_factory=dict)  # pip/conda name -> version
+    # Facts the report gives that no key above names: "host.pci_gpus.driver" (lspci -k).
+    declared: list[str] = field(default_factory=list)
     # GpuInfo fields of every GPU of that name (torch names a GPU, not its index or bus).
     gpus_by_name: dict[str, dict[str, Any]] = field(default_factory=dict)
 
