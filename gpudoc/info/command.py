@@ -32,7 +32,8 @@ def add_parser(subparsers: Any) -> None:
         metavar="FILE",
         help="read reports from another machine instead of this one (- is standard input): "
         "collect_env, nvidia-smi (table, -L, -q, -q -x, --query-gpu csv), kernel logs, "
-        "lspci, pip list/freeze/show, conda list, PyTorch's CUDA warnings, shell variables",
+        "lspci, ibstat, lsmod, pip list/freeze/show, conda list, PyTorch's CUDA warnings, shell "
+        "variables",
     )
     parser.add_argument(
         "--no-torch",

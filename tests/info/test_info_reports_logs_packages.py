@@ -206,3 +206,44 @@ def test_a_gpu_gone_when_the_driver_loaded_is_xid_79(tmp_path: Path) -> None:
     assert log_read is not None
     assert [(e.xid, e.pci_bus_id) for e in log_read.xid_events] == [(79, "0000:b3:00")]
     assert result(report, "xid-recent").status == "warn"
+
+
+IBSTAT = """\
+CA 'mlx5_0'
+\tCA type: MT4123
+\tNumber of ports: 1
+\tFirmware version: 20.31.1014
+\tPort 1:
+\t\tState: Active
+\t\tPhysical state: LinkUp
+\t\tRate: 200
+\t\tLink layer: InfiniBand
+CA 'mlx5_1'
+\tCA type: MT4123
+\tPort 1:
+\t\tState: Down
+\t\tPhysical state: Polling
+\t\tRate: 10
+\t\tLink layer: InfiniBand
+"""
+
+LSMOD = """\
+$ lsmod | grep nvidia
+nvidia_uvm           1527808  4
+nvidia_drm             77824  0
+nvidia_modeset       1306624  1 nvidia_drm
+nvidia              56717312  188 nvidia_uvm,nvidia_modeset
+"""
+
+
+def test_ibstat_and_lsmod_feed_the_rdma_checks(tmp_path: Path) -> None:
+    smi = "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-5c4b3a29-8f3e-7a1d-2b6c-0e9f8d7c6b5a)\n"
+    report = read(tmp_path, smi, IBSTAT, LSMOD)
+    ports = report.host.infiniband_ports or ()
+    assert [(p.device, p.state, p.physical_state, p.rate_gbps) for p in ports] == [
+        ("mlx5_0", "ACTIVE", "LinkUp", 200.0),
+        ("mlx5_1", "DOWN", "Polling", 10.0),
+    ]
+    assert report.host.kernel_modules == ("nvidia", "nvidia_drm", "nvidia_modeset", "nvidia_uvm")
+    assert result(report, "infiniband-down").status == "warn"
+    assert result(report, "peermem-missing").status == "warn"

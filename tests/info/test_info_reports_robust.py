@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from test_info_reports_collect_env import MODERN, NO_CUDA, OLD, ROCM, WINDOWS
-from test_info_reports_logs_packages import CONDA, DMESG, PIP_FREEZE, PIP_LIST
+from test_info_reports_logs_packages import CONDA, DMESG, IBSTAT, LSMOD, PIP_FREEZE, PIP_LIST
 from test_info_reports_smi_query import QUERY, XML
 from test_info_reports_smi_table import CSV, ERR_ROWS, LIST, LSPCI, LSPCI_K, MIG, R418, R550
 from test_info_reports_torch_messages import CPU_ONLY, FABRIC, SM_120, TOO_OLD
@@ -35,6 +35,8 @@ SNIPPETS = {
     "pip list": PIP_LIST,
     "pip freeze": PIP_FREEZE,
     "conda list": CONDA,
+    "ibstat": IBSTAT,
+    "lsmod": LSMOD,
     "torch too old": TOO_OLD,
     "torch 802": FABRIC,
     "torch sm_120": SM_120,
@@ -75,6 +77,8 @@ def test_all_snippets_together() -> None:
         "nvidia-smi -L",
         "nvidia-smi --query-gpu",
         "lspci",
+        "ibstat",
+        "lsmod",
         "kernel log",
         "pip list",
         "pip freeze",

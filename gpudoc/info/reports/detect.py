@@ -9,8 +9,10 @@ from dataclasses import dataclass
 
 from gpudoc.info.reports import (
     collect_env,
+    ibstat,
     kernel,
     lspci,
+    modules,
     packages,
     shell,
     smi_csv,
@@ -39,6 +41,8 @@ FORMATS = (
     Format(smi_csv.FORMAT, smi_csv.looks_like, smi_csv.parse),
     Format(kernel.FORMAT, kernel.looks_like, kernel.parse),
     Format(lspci.FORMAT, lspci.looks_like, lspci.parse),
+    Format(modules.FORMAT, modules.looks_like, modules.parse),
+    Format(ibstat.FORMAT, ibstat.looks_like, ibstat.parse),
     Format("pip list", packages.looks_like_pip_list, packages.parse_pip_list),
     Format("pip show", packages.looks_like_pip_show, packages.parse_pip_show),
     Format("conda list", packages.looks_like_conda_list, packages.parse_conda_list),
