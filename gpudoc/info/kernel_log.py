@@ -78,6 +78,32 @@ def parse_sxid_line(line: str) -> SxidEvent | None:
     )
 
 
+# "NVRM: The NVIDIA GPU 0000:b3:00.0" / "NVRM: (PCI ID: 10de:26b5) installed in this system has" /
+# "NVRM: fallen off the bus and is not responding to commands.": the driver found the GPU gone
+# when it loaded, and logs no Xid line for it; gpud and NVSentinel read it as Xid 79.
+_GONE_AT_PROBE = re.compile(
+    r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})"
+)
+FALLEN_AT_PROBE = (
+    "GPU has fallen off the bus (the driver's message as it loaded, without an Xid line)"
+)
+
+
+def _fallen_at_probe(lines: list[str], logged: set[str]) -> list[XidEvent]:
+    """Xid 79 events for GPUs the driver found fallen off the bus as it loaded."""
+    found = []
+    for position, line in enumerate(lines):
+        gone = _GONE_AT_PROBE.search(line)
+        following = " ".join(lines[position : position + 3])
+        if gone is None or "fallen off the bus" not in following:
+            continue
+        bus = gone.group(1).lower()
+        if bus not in logged:
+            logged.add(bus)
+            found.append(XidEvent(79, bus, None, None, FALLEN_AT_PROBE, _timestamp(line)))
+    return found
+
+
 def _timestamp(line: str) -> float | None:
     if kmsg := _KMSG_TIME.match(line):
         return int(kmsg.group(1)) / 1e6
@@ -88,6 +114,7 @@ def _timestamp(line: str) -> float | None:
 def parse_kernel_log(source: str, lines: Iterable[str], uptime_s: float | None) -> KernelLog:
     lines = list(lines)
     events = [e for line in lines if "NVRM: Xid" in line and (e := parse_xid_line(line))]
+    events += _fallen_at_probe(lines, {e.pci_bus_id for e in events if e.xid == 79})
     switch = [s for line in lines if "SXid" in line and (s := parse_sxid_line(line))]
     return KernelLog(
         source, None, uptime_s, tuple(events[-MAX_EVENTS:]), tuple(switch[-MAX_EVENTS:])

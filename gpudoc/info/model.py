@@ -274,10 +274,11 @@ class HostInfo:
 
     os: str | None
     kernel: str | None
-    python: str
+    python: str | None  # "3.11.7"; null when a report read with --from does not say
     container: str | None  # "docker", "podman", "kubernetes", "containerd" or None
     container_evidence: str | None
-    dev_nodes: tuple[DevNode, ...]
+    dev_nodes: tuple[DevNode, ...] | None
+    """The /dev/nvidia* nodes; null when not known (a report read with --from)."""
     pci_gpus: tuple[PciGpu, ...] | None  # None when /sys/bus/pci is unreadable
     env: dict[str, str | None] = field(default_factory=dict)
     """The CUDA and NVIDIA environment variables gpudoc reads; null when unset."""
@@ -343,6 +344,19 @@ class Summary:
 
 
 @dataclass(frozen=True)
+class ReportSource:
+    """One report `gpudoc info --from` read, and the facts the report took from it."""
+
+    path: str  # as given on the command line; "-" is standard input
+    format: str
+    """'collect_env', 'nvidia-smi', 'nvidia-smi -q', 'nvidia-smi -q -x', 'kernel log', 'pip
+    list', 'pip freeze' or 'conda list'."""
+    facts: tuple[str, ...]
+    """Paths of the report's values this file gave, e.g. 'torch.version', 'gpus[0].uuid',
+    'host.kernel_log'; a value no file gave is null or empty (unknown, never guessed)."""
+
+
+@dataclass(frozen=True)
 class InfoReport:
     torch: TorchInfo | None  # None with --no-torch
     driver: DriverInfo
@@ -358,3 +372,6 @@ class InfoReport:
     collect_seconds: float | None = None
     """Wall time of collection in seconds."""
     summary: Summary | None = None  # None until the doctor ran
+    sources: tuple[ReportSource, ...] | None = None
+    """null when collected on this machine; with `--from`, the reports it was read from (a fact
+    no report gave is unknown, and checks that need it do not apply)."""

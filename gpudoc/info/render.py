@@ -16,6 +16,7 @@ from gpudoc.info.checks import Check
 from gpudoc.info.model import (
     SCHEMA_VERSION,
     CheckResult,
+    DevNode,
     DriverInfo,
     InfoReport,
     KernelLog,
@@ -23,6 +24,7 @@ from gpudoc.info.model import (
     TorchInfo,
 )
 from gpudoc.info.render_devices import MISSING, devices_view
+from gpudoc.info.render_sources import source_rows
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -61,8 +63,11 @@ def render_json(report: InfoReport, file: IO[str]) -> None:
 def render_human(report: InfoReport, console: Console, verbose: bool = False) -> None:
     from rich.text import Text
 
+    if report.sources is not None:
+        _section(console, "Reports", source_rows(report.sources))
     torch = report.torch
-    rows = _torch_rows(torch) if torch else [("torch", "not probed (--no-torch)")]
+    missing = "not probed (--no-torch)" if report.sources is None else "the reports do not say"
+    rows = _torch_rows(torch) if torch else [("torch", missing)]
     _section(console, "PyTorch", rows)
     _section(console, "Driver & NVML", _driver_rows(report))
     console.print(Text("Devices", style="bold"))
@@ -116,12 +121,16 @@ def _torch_rows(torch: TorchInfo) -> list[tuple[str, str]]:
         return [("torch", "not installed")]
     if torch.probe_error or torch.import_error:
         return [("torch", f"installed, but: {torch.probe_error or torch.import_error}")]
-    build = {"cuda": f"CUDA {torch.cuda_version}", "rocm": f"ROCm {torch.hip_version}"}
-    available = "yes" if torch.cuda_available else "no"
+    build = {
+        "cuda": f"CUDA {torch.cuda_version}",
+        "rocm": f"ROCm {torch.hip_version}",
+        "cpu": "CPU-only build",
+    }
+    available = {True: "yes", False: "no", None: MISSING}[torch.cuda_available]
     if not torch.cuda_available and torch.unavailable_reason:
         available += f" — {torch.unavailable_reason}"
     rows = [
-        ("version", f"{torch.version} ({build.get(torch.build or '', 'CPU-only build')})"),
+        ("version", f"{torch.version} ({build.get(torch.build or '', 'build unknown')})"),
         ("cuDNN / NCCL", f"{_cudnn(torch.cudnn_version)} / {_v(torch.nccl_version)}"),
         ("arch list", " ".join(torch.arch_list or ()) or MISSING),
         ("CUDA available", available),
@@ -179,12 +188,16 @@ def _env_rows(report: InfoReport) -> list[tuple[str, str]]:
         rows.append(("unset", " ".join(unset)))
     rows += [
         ("OS", f"{_v(host.os)}, kernel {_v(host.kernel)}"),
-        ("Python", host.python),
+        ("Python", _v(host.python)),
         (
             "container",
-            f"{host.container} ({host.container_evidence})" if host.container else "none detected",
+            f"{host.container} ({host.container_evidence})"
+            if host.container
+            else "none detected"
+            if report.sources is None or "host.container" in _given(report)
+            else MISSING,
         ),
-        ("device nodes", " ".join(n.path for n in host.dev_nodes) or "none"),
+        ("device nodes", _nodes(host.dev_nodes)),
     ]
     if host.nvcc_path is not None:
         rows.append(("nvcc", f"{_v(host.nvcc_cuda_version)} ({host.nvcc_path})"))
@@ -259,3 +272,11 @@ def _closing(summary: Summary) -> Text:
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _given(report: InfoReport) -> set[str]:
+    return {fact for source in report.sources or () for fact in source.facts}
+
+
+def _nodes(nodes: tuple[DevNode, ...] | None) -> str:
+    return MISSING if nodes is None else " ".join(n.path for n in nodes) or "none"

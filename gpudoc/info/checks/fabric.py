@@ -80,7 +80,9 @@ def nvlink_down(report: InfoReport) -> Iterator[Finding]:
 
 
 def _fabric_applies(report: InfoReport) -> str | None:
-    return pre.gpu(report) or (None if _switched(report) else "no NVSwitch fabric")
+    if pre.gpu(report) or _switched(report):
+        return pre.gpu(report)
+    return "no NVSwitch fabric" if report.sources is None else pre.unswitched(report)
 
 
 @check("the NVSwitch fabric is ready", "fail", _fabric_applies)
@@ -119,7 +121,7 @@ def fabric_not_ready(report: InfoReport) -> Iterator[Finding]:
 def _sxid_applies(report: InfoReport) -> str | None:
     reason = pre.kernel_log_readable(report)
     if reason is None and not _switched(report) and not _sxids(report):
-        return "no NVSwitch"
+        return pre.unswitched(report)
     return reason
 
 

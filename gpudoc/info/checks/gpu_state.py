@@ -45,7 +45,15 @@ def pci_gpu_unlisted(report: InfoReport) -> Iterator[Finding]:
     if len(unlisted) <= unaddressed:
         return
     for pci in unlisted:
-        if pci.driver == "nvidia":
+        if pci.driver is None and not pre.says(report, "host.pci_gpus.driver"):
+            yield finding(
+                "warn",
+                f"NVML does not list the GPU at PCI {pci.bus_id} (the report does not say which "
+                "driver is bound to it): it failed to initialise, or no driver claims it.",
+                "lspci -k -s " + pci.bus_id + " shows the driver; look for 'RmInitAdapter "
+                "failed' or Xid 79 in the kernel log, reboot, reseat the GPU or check its power",
+            )
+        elif pci.driver == "nvidia":
             yield finding(
                 "fail",
                 f"The GPU at PCI {pci.bus_id} is bound to the nvidia driver but NVML does not "
@@ -72,7 +80,14 @@ def pci_gpu_unlisted(report: InfoReport) -> Iterator[Finding]:
             )
 
 
-@check("no GPU waits for a reset", "fail/warn", pre.gpu)
+@check(
+    "no GPU waits for a reset",
+    "fail/warn",
+    pre.all_of(
+        pre.gpu,
+        pre.gpu_said("whether a GPU waits for a reset", "reset_required", "recovery_action"),
+    ),
+)
 def gpu_needs_reset(report: InfoReport) -> Iterator[Finding]:
     for gpu in report.gpus:
         action = gpu.recovery_action

@@ -3,6 +3,7 @@ with errors in the kernel log, or slow to start."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
 
@@ -137,15 +138,38 @@ def xid_recent(report: InfoReport) -> Iterator[Finding]:
         counts = Counter(e.xid for e in events)
         codes = ", ".join(f"{xid}{f' ×{n}' if n > 1 else ''}" for xid, n in sorted(counts.items()))
         latest = events[-1]
-        harmless = program_only(set(counts))
+        # "45 ... caused by previous Xid 149": judge the event by what caused it.
+        judged = set(counts) | {int(c) for e in events for c in _CAUSED_BY.findall(e.message)}
+        repeated = _repeated_across_processes(events) if program_only(judged) else None
+        harmless = program_only(judged) and repeated is None
         yield finding(
             "info" if harmless else "warn",
             f"{where}: the driver logged Xid {codes} since boot; the latest, "
             f"{_describe(latest)}{age(latest.seconds_since_boot, log.uptime_seconds)}: "
-            f"{latest.message.rstrip('. ') or 'no text'}.",
-            _xid_fix(set(counts), gpu),
+            f"{latest.message.rstrip('. ') or 'no text'}." + (f" {repeated}" if repeated else ""),
+            (REPEATED_FIX if repeated else _xid_fix(judged, gpu)),
             gpu.nvml_index if gpu else None,
         )
+
+
+_CAUSED_BY = re.compile(r"caused by previous Xid (\d+)")
+# Program faults (Xid 13, 31, 43, ...) from this many different processes on one GPU: NVIDIA's
+# catalogue sends repeated faults on the same GPU to hardware diagnostics.
+REPEATED_PROCESSES = 3
+REPEATED_FIX = (
+    "run the GPU's diagnostics (dcgmi diag -r 3, or NVIDIA's field diagnostic) with the GPU "
+    "drained, and move the jobs to another GPU meanwhile; if they pass, look for a common kernel"
+)
+
+
+def _repeated_across_processes(events: list[XidEvent]) -> str | None:
+    pids = {e.pid for e in events if e.pid}
+    if len(pids) < REPEATED_PROCESSES:
+        return None
+    return (
+        f"{len(pids)} different processes hit such faults on this GPU: repeated faults on one "
+        "GPU point at the GPU, not at one program."
+    )
 
 
 def _describe(event: XidEvent) -> str:

@@ -30,6 +30,8 @@ def _pcie_counted(gpu: GpuInfo) -> bool:
 def _pcie_applies(report: InfoReport) -> str | None:
     reason = pre.gpu(report)
     if reason is None and not any(_pcie_counted(g) for g in report.gpus):
+        if report.sources is not None:
+            return "the report does not say the GPUs' PCIe error counts"
         return "no GPU reports PCIe error counts"
     return reason
 
@@ -68,7 +70,11 @@ def pcie_errors(report: InfoReport) -> Iterator[Finding]:
 def _ports_known(report: InfoReport) -> str | None:
     ports = report.host.infiniband_ports
     if ports is None:
-        return "RDMA ports unknown"
+        return (
+            "RDMA ports unknown"
+            if report.sources is None
+            else "the report does not say the RDMA ports"
+        )
     return None if ports else "no InfiniBand or RoCE adapter"
 
 
