@@ -90,9 +90,8 @@ def run(args: argparse.Namespace) -> int:
         report = run_doctor(collect_info(torch_probe=_probe_starter(args)))
     if args.json:
         render.render_json(report, sys.stdout)
-    else:  # on reports, every check that could not apply says which fact it lacked
-        verbose = args.verbose or report.sources is not None
-        render.render_human(report, make_console(), verbose=verbose)
+    else:
+        render.render_human(report, make_console(), verbose=args.verbose)
     return _exit_status(args, report)
 
 

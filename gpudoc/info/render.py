@@ -74,7 +74,8 @@ def render_human(report: InfoReport, console: Console, verbose: bool = False) ->
     console.print(devices_view(report))
     _section(console, "Environment", _env_rows(report))
     console.print(Text("Doctor", style="bold"))
-    console.print(_doctor(report.checks, verbose), Text(""))
+    from_reports = report.sources is not None
+    console.print(_doctor(report.checks, verbose, from_reports), Text(""))
     if report.summary is not None:
         console.print(_closing(report.summary))
 
@@ -213,7 +214,7 @@ def _kernel_log(log: KernelLog) -> str:
     return f"{log.source}: {count or 'no'} Xid line{'' if count == 1 else 's'} since boot"
 
 
-def _doctor(results: tuple[CheckResult, ...], verbose: bool) -> Table:
+def _doctor(results: tuple[CheckResult, ...], verbose: bool, from_reports: bool = False) -> Table:
     """One row per passing check, a row per finding and a row for its fix; text wraps indented.
 
     Checks that did not apply get a row each only when `verbose`.
@@ -243,7 +244,8 @@ def _doctor(results: tuple[CheckResult, ...], verbose: bool) -> Table:
                 grid.add_row(Text(""), Text(f"fix: {finding.fix}", style="dim"))
     skipped = [r for r in results if r.status == "not_applicable"]
     if skipped and not verbose:
-        grid.add_row(Text(SYMBOLS["not_applicable"], "dim"), _not_applicable_summary(skipped))
+        summary = _lacking_facts(skipped) if from_reports else _not_applicable_summary(skipped)
+        grid.add_row(Text(SYMBOLS["not_applicable"], "dim"), summary)
     return grid
 
 
@@ -255,6 +257,19 @@ def _not_applicable_summary(skipped: list[CheckResult]) -> Text:
     why = "; ".join(str(reason) for reason, _ in reasons)
     did = "check did" if len(skipped) == 1 else "checks did"
     return Text(f"{len(skipped)} {did} not apply here ({why}): `gpudoc info -v` lists each", "dim")
+
+
+def _lacking_facts(skipped: list[CheckResult]) -> Text:
+    """On reports, most checks lack a fact: name them in one paragraph, the reasons under -v."""
+    from rich.text import Text
+
+    ids = ", ".join(r.check_id for r in skipped)
+    did = "check" if len(skipped) == 1 else "checks"
+    return Text(
+        f"{len(skipped)} {did} could not apply, for lack of a fact in the reports or on this "
+        f"kind of machine: {ids}. `-v` says which fact each one needs.",
+        "dim",
+    )
 
 
 def _closing(summary: Summary) -> Text:

@@ -52,7 +52,11 @@ def test_healthy_report_exits_0_and_says_where_facts_came_from(
     assert "Reports" in done.stdout
     assert f"{path}  collect_env: torch (" in done.stdout
     assert "GPU 0 (name)" in done.stdout
-    assert "did not apply (the report does not say which device nodes exist)" in done.stdout
+    # checks that lack a fact are named in one paragraph; -v gives each one's missing fact
+    assert "could not apply, for lack of a fact" in done.stdout and "dev-permission" in done.stdout
+    assert "did not apply (the report does not say which device nodes exist)" not in done.stdout
+    verbose = run_gpudoc("info", "--from", str(path), "-v", env={"COLUMNS": "200"})
+    assert "did not apply (the report does not say which device nodes exist)" in verbose.stdout
 
 
 def test_standard_input(run_gpudoc: RunGpudoc) -> None:
