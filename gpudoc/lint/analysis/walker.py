@@ -248,7 +248,7 @@ class Analyzer(ClassFacts):
         receiver_node = call.func.value
         receiver = self.eval(receiver_node)
         result = self.eval(call)
-        name = dotted(receiver_node)
+        name = dotted(_module_chain_root(receiver_node))
         if (receiver.is_tensorish and not receiver.inplace_to) or _tensor_subscript(receiver_node):
             self.facts.discarded_moves.append(
                 DiscardedMove(node, call, receiver_node, receiver, method)
@@ -512,6 +512,17 @@ def _moves_itself(name: str, statement: cst.CSTNode) -> bool:
             return False
         value = value.func.value
     return value is not None and dotted(value) == name
+
+
+def _module_chain_root(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``model.eval().to(device)``: ``eval()`` returns the module itself, so ``model`` moves."""
+    while (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in IN_PLACE_MODULE_METHODS
+    ):
+        node = node.func.value
+    return node
 
 
 def _tensor_subscript(node: cst.BaseExpression) -> bool:
