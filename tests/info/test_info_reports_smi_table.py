@@ -315,3 +315,14 @@ def test_lspci_beside_nvidia_smi_finds_the_unlisted_gpu(tmp_path: Path) -> None:
     assert result(report, "pci-gpu-unlisted").findings[0].severity == "fail"
     nouveau = LSPCI_K.replace("Kernel driver in use: nvidia", "Kernel driver in use: nouveau")
     assert result(read(tmp_path, nouveau), "nouveau-bound").status == "fail"
+
+
+def test_a_corrupted_inforom_warning_alone_fails_that_gpu(tmp_path: Path) -> None:
+    """nvidia-smi's warning, pasted with the error it led to (pytorch/pytorch#87464)."""
+    report = read(
+        tmp_path,
+        "WARNING: infoROM is corrupted at gpu 0000:00:1E.0\n"
+        "RuntimeError: No CUDA GPUs are available\n",
+    )
+    assert report.gpus[0].pci_bus_id is not None and report.gpus[0].inforom_valid is False
+    assert "inforom-corrupt" in failing(report)

@@ -89,3 +89,22 @@ def test_torch_not_compiled_with_cuda(tmp_path: Path) -> None:
 def test_recognition() -> None:
     assert looks_like(TOO_OLD) and looks_like(SM_120) and looks_like(CPU_ONLY)
     assert not looks_like(MODERN)
+
+
+def test_a_shortened_runtime_error_beside_an_elided_gpu_list(tmp_path: Path) -> None:
+    """A paste that cut torch's message and nvidia-smi -L's UUID still says: a CUDA build whose
+    runtime fails with 802 on a listed GPU (huggingface_hub#4134)."""
+    report = read(
+        tmp_path,
+        "GPU 0: NVIDIA H200 (...)\n\n"
+        "RuntimeError: Unexpected error from cudaGetDeviceCount() ... Error 802: system not yet "
+        "initialized\n",
+    )
+    assert report.torch is not None and report.torch.build == "cuda"
+    assert report.gpus[0].name == "NVIDIA H200" and report.gpus[0].uuid is None
+    assert {"fabric-manager", "cuda-unavailable"} <= failing(report)
+
+
+def test_the_full_warning_is_one_message_not_two(tmp_path: Path) -> None:
+    report = read(tmp_path, FABRIC)
+    assert report.torch is not None and len(report.torch.init_warnings) == 1

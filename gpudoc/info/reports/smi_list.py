@@ -9,7 +9,8 @@ from gpudoc.info.model import MigInstance
 from gpudoc.info.reports.facts import Facts, GpuFacts
 
 FORMAT = "nvidia-smi -L"
-_GPU = re.compile(r"^\s*GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)\s*$")
+# The UUID may be elided in a paste: "GPU 0: NVIDIA H200 (...)".
+_GPU = re.compile(r"^\s*GPU (\d+): (.+?) \((?:UUID: (GPU-[0-9a-fA-F-]+)|\.\.\.|…)\)\s*$")
 # "  MIG 3g.20gb     Device  0: (UUID: MIG-4c0f...)"; R450-R465: "(UUID: MIG-GPU-<uuid>/1/0)".
 _MIG = re.compile(r"^\s+MIG \S+\s+Device\s+(\d+): \(UUID: (MIG-[^)]+)\)\s*$")
 

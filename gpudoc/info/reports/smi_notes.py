@@ -22,7 +22,12 @@ NVML_FAILURES = {
 HANDLE = re.compile(rf"Unable to determine the device handle for (?:gpu|GPU)\s*({BUS}):\s*(.+)")
 # "WARNING: infoROM is corrupted at gpu 0000:01:00.0" (nvidia-smi validates every InfoROM).
 INFOROM = re.compile(rf"infoROM is corrupted at gpu\s*({BUS})", re.IGNORECASE)
-PHRASES = (*NVML_FAILURES, "No devices were found", "Unable to determine the device handle")
+PHRASES = (
+    *NVML_FAILURES,
+    "No devices were found",
+    "Unable to determine the device handle",
+    "infoROM is corrupted at gpu",
+)
 
 
 def read_notes(facts: Facts, text: str) -> None:

@@ -26,7 +26,10 @@ _INCOMPATIBLE = re.compile(
     r"(?:UserWarning:\s*)?(?P<name>\S.*?) with CUDA capability sm_(?P<cc>\d+) is not compatible"
 )
 _SUPPORTS = re.compile(r"supports CUDA capabilities((?:\s+(?:sm|compute)_\d+[a-z]?)+)")
-_PHRASES = (_INIT, _UNAVAILABLE, _INCOMPATIBLE)
+# "RuntimeError: Unexpected error from cudaGetDeviceCount(). ... Error 802: system not yet
+# initialized": the CUDA runtime's own error, also when a paste shortens the text between.
+_RUNTIME_ERROR = re.compile(r"^.*cudaGetDeviceCount\(\).*?Error \d+: [^\n]+$", re.MULTILINE)
+_PHRASES = (_INIT, _UNAVAILABLE, _INCOMPATIBLE, _RUNTIME_ERROR)
 # "The NVIDIA driver on your system is too old (found version 11040)": cudaDriverGetVersion(),
 # the newest CUDA the driver supports, 1000 * major + 10 * minor.
 _FOUND = re.compile(r"driver on your system is too old \(found version (\d+)\)")
@@ -39,9 +42,16 @@ def looks_like(text: str) -> bool:
 def parse(text: str) -> Facts:
     facts = Facts(FORMAT)
     warnings = [m.group(1) for line in text.splitlines() if (m := _INIT.search(line))]
+    runtime_errors = [
+        m.group(0).strip() for m in _RUNTIME_ERROR.finditer(text) if not _INIT.search(m.group(0))
+    ]
+    if runtime_errors:  # only a CUDA build of torch calls cudaGetDeviceCount()
+        facts.torch.update(installed=True, import_error=None, build="cuda", cuda_available=False)
+        warnings += runtime_errors
     unavailable = _UNAVAILABLE.search(text)
     if warnings or unavailable:
-        facts.torch.update(installed=True, import_error=None)  # torch printed it
+        facts.torch.setdefault("installed", True)  # torch printed it
+        facts.torch.setdefault("import_error", None)
         facts.torch["init_warnings"] = tuple(dict.fromkeys(warnings))
         reason = unavailable.group(1).strip() if unavailable else None
         facts.torch["unavailable_reason"] = reason
