@@ -294,3 +294,12 @@ def test_torch_1x_pairs_torchvision_by_its_table(tmp_path: Path) -> None:
     report = read(tmp_path, OLD.replace("[pip] torchvision==0.5.0", "[pip] torchvision==0.7.0"))
     finding = result(report, "torchvision-mismatch").findings[0]
     assert "torch 1.4.0 pairs with torchvision 0.5.x" in finding.message
+
+
+def test_a_cpu_wheel_in_a_report_without_gpus_does_not_claim_the_machine_has_none(
+    tmp_path: Path,
+) -> None:
+    report = read(tmp_path, "PyTorch version: 2.0.1+cpu\nIs CUDA available: False\n")
+    message = result(report, "torch-cpu-build").findings[0].message
+    assert "does not show whether the machine has an NVIDIA GPU" in message
+    assert "this machine has no NVIDIA GPU" not in message

@@ -66,11 +66,16 @@ def torch_cpu_build(report: InfoReport) -> Iterator[Finding]:
     if tag is None:  # no driver to ask: name the newest wheel and where to pick another
         where = "install the NVIDIA driver, then" if gpu else "on the GPU machine:"
         fix = f"{where} {command} {INDEX}/cu130 (or the CUDA tag its driver supports: {SELECTOR})"
+    if gpu:
+        tail = "."
+    elif report.sources is not None:  # a report that names no GPU may simply not list them
+        tail = "; the report does not show whether the machine has an NVIDIA GPU."
+    else:
+        tail = ", and this machine has no NVIDIA GPU to use either."
     yield finding(
         "fail" if gpu else "warn",
         f"PyTorch {torch.version} is a CPU-only build (torch.version.cuda is None): "
-        "it can never use a GPU"
-        + ("." if gpu else ", and this machine has no NVIDIA GPU to use either."),
+        "it can never use a GPU" + tail,
         fix,
     )
 
