@@ -18,8 +18,9 @@ from typing import Any
 import torch
 
 from gpudoc.emulate import errors, legacy, scope, tracking
+from gpudoc.emulate.dispatch import target_index
 from gpudoc.emulate.state import STATE
-from gpudoc.emulate.tensor import EmulatedTensor, cuda_device, move_tensor, target_index, to_device
+from gpudoc.emulate.tensor import EmulatedTensor, cuda_device, move_tensor, to_device
 
 # torch.* functions with a ``device=`` argument (from native_functions.yaml, plus the Python ones).
 FACTORY_NAMES: tuple[str, ...] = (
