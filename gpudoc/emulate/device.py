@@ -78,8 +78,12 @@ def device_aware(factory: Callable[..., Any]) -> Callable[..., Any]:
         device = kwargs.get("device")
         if device is None:
             result = factory(*args, **kwargs)
-            if tracking.is_user_file(sys._getframe(1).f_code.co_filename):
-                tracking.set_origin(result, "created on the host")
+            caller = sys._getframe(1)
+            code = caller.f_code
+            if tracking.is_user_file(code.co_filename):
+                # The caller is the user's frame: no walk (a Dataset makes tensors per sample).
+                where = (code.co_filename, caller.f_lineno, code.co_name)
+                tracking.set_origin(result, "created on the host", where)
             else:  # torch's own Python, e.g. a mask converted from the user's (scope.py)
                 scope.mark_host_made(result)
             return result
