@@ -156,6 +156,11 @@ def _cuda_autocast_on_cpu(init: Callable[..., None]) -> Callable[..., None]:
     def patched(self: Any, device_type: str, dtype: Any = None, *args: Any, **kwargs: Any) -> None:
         if device_type == "cuda":
             device_type, dtype = "cpu", dtype if dtype is not None else torch.float16
+            if dtype not in (torch.float16, torch.bfloat16):
+                # CUDA autocast takes float32 silently (nanoGPT --dtype=float32); CPU autocast
+                # would warn from here and disable itself: disable it without the warning.
+                named = dict(zip(("enabled", "cache_enabled"), args, strict=False))
+                args, kwargs = (), {**kwargs, **named, "enabled": False}
         init(self, device_type, dtype, *args, **kwargs)
 
     return patched
