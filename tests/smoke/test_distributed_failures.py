@@ -1,7 +1,9 @@
-"""A torchrun job that loses a part of itself: a frozen rank, rank 0, torchrun itself.
+"""A torchrun job that loses a part of itself: a frozen rank (on this node or another), rank 0,
+torchrun itself.
 
 Real torchrun, two CPU ranks, --quick; signals sent once the ranks run their device smokes.
-The slowest tests of the area; waits are generous (a loaded 2-core machine), never measured.
+Waits are generous (a loaded 2-core machine), never measured. A frozen rank is found by its
+heartbeat standing still for --heartbeat-timeout, not by the job's --timeout running out.
 """
 
 from __future__ import annotations
@@ -18,13 +20,16 @@ from typing import Any
 
 import pytest
 from conftest import gpudoc_env
-from test_distributed_runs import SMOKE, TORCHRUN
+from test_distributed_runs import SMOKE, TORCHRUN, free_port
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc"),
 ]
 PATIENCE_S = 400.0
+# The only rank whose heartbeat anyone watches in these tests is the frozen one: a low limit
+# cannot misjudge a live rank slowed down by load, and keeps each test short.
+STALL = ("--heartbeat-timeout", "5")
 
 
 def _children(pid: int) -> list[int]:
@@ -64,9 +69,12 @@ def _until(ready: Callable[[], bool], what: str) -> None:
 class Job:
     """torchrun in a session of its own; every process it led to is killed at the end."""
 
-    def __init__(self, *args: str, inject: str = "") -> None:
+    def __init__(
+        self, *args: str, inject: str = "", torchrun: tuple[str, ...] = (), ranks: int = 2
+    ) -> None:
+        self.ranks = ranks
         self.process = subprocess.Popen(
-            [*TORCHRUN, *SMOKE, *args],
+            [*(torchrun or TORCHRUN), *SMOKE, *args],
             env=gpudoc_env(GPUDOC_SMOKE_INJECT=inject),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -76,7 +84,7 @@ class Job:
         self.seen: set[int] = set()
 
     def smoking(self) -> dict[int, int]:
-        """Once both ranks run their device smoke (each has its worker child): rank -> pid."""
+        """Once its ranks run their device smoke (each has its worker child): rank -> pid."""
         ranks: dict[int, int] = {}
 
         def ready() -> bool:
@@ -84,9 +92,9 @@ class Job:
             ranks.update(_ranks(self.process.pid))
             workers = [w for pid in ranks.values() for w in _children(pid)]
             self.seen |= {*ranks.values(), *workers}
-            return len(ranks) == 2 and len(workers) >= 2
+            return len(ranks) == self.ranks and len(workers) >= self.ranks
 
-        _until(ready, "both ranks in their device smoke")
+        _until(ready, "the ranks in their device smoke")
         return ranks
 
     def end(self) -> tuple[str, str]:
@@ -104,26 +112,59 @@ class Job:
             self.process.communicate(timeout=60)
 
 
+def _report(path: Path) -> dict[str, Any]:
+    """Rank 0's --json report, once written (the job itself may go on: a frozen rank stays)."""
+    report: dict[str, Any] = {}
+
+    def written() -> bool:
+        with contextlib.suppress(OSError, ValueError):
+            report.update(json.loads(path.read_text()))
+        return bool(report)
+
+    _until(written, "rank 0's report")
+    return report
+
+
 def test_a_stopped_rank_is_hung_with_its_last_heartbeat(tmp_path: Path) -> None:
     out = tmp_path / "job.json"
-    job = Job("--timeout", "60", "--json", str(out))
+    job = Job(*STALL, "--json", str(out))
     try:
         ranks = job.smoking()
         os.kill(ranks[1], signal.SIGSTOP)
-        report: dict[str, Any] = {}
-
-        def written() -> bool:
-            with contextlib.suppress(OSError, ValueError):
-                report.update(json.loads(out.read_text()))
-            return bool(report)
-
-        _until(written, "rank 0's report")
+        report = _report(out)
         row = next(r for r in report["ranks"] if r["info"]["rank"] == 1)
         assert row["status"] == "HUNG", row
         assert "its process is stopped (SIGSTOP?), no heartbeat for " in row["reason"]
         assert "died" not in row["reason"]
+        assert "rank 1 did not arrive: no heartbeat for 5 s" in " ".join(report["notes"])
     finally:
         job.close()
+
+
+def test_a_rank_frozen_on_another_node_is_hung_not_dead(tmp_path: Path) -> None:
+    """Two "nodes": two torchrun agents on this host (--nnodes 2, --node-rank 0 and 1, static
+    rendezvous), one rank each. Node 1's rank is frozen; rank 0 sees no heartbeat, and its
+    lifeline port, which the kernel still answers, tells it the process is alive: HUNG, not
+    died. /proc is not asked about another node's rank: the reason says how it was known."""
+    out = tmp_path / "job.json"
+    rendezvous = ["--nnodes", "2", "--nproc-per-node", "1", "--master-addr", "127.0.0.1"]
+    rendezvous += ["--master-port", str(free_port())]
+    launch = (*TORCHRUN[:3], *rendezvous)
+    node_0 = Job(*STALL, "--json", str(out), torchrun=(*launch, "--node-rank", "0"), ranks=1)
+    node_1 = Job(*STALL, torchrun=(*launch, "--node-rank", "1"), ranks=1)
+    try:
+        assert set(node_0.smoking()) == {0}
+        (frozen,) = node_1.smoking().values()
+        os.kill(frozen, signal.SIGSTOP)
+        report = _report(out)
+        row = next(r for r in report["ranks"] if r["info"]["rank"] == 1)
+        assert row["status"] == "HUNG", row
+        assert "its process is frozen (alive: its port on 127.0.0.1 still answers)" in row["reason"]
+        assert "died" not in row["reason"] and "SIGSTOP" not in row["reason"]
+        assert report["overall"] == "HUNG"
+    finally:
+        node_1.close()
+        node_0.close()
 
 
 def test_torchrun_killed_each_rank_says_so_and_nothing_is_left() -> None:
