@@ -86,10 +86,11 @@ class Runs:
 
 @contextmanager
 def started(request: pytest.FixtureRequest, runs: Callable[[], dict[str, Run]]) -> Iterator[Runs]:
-    """For a module-scoped fixture: ``runs()`` maps a test's name to its run; those of the
-    module's selected tests start now, in the order they will be asked for."""
+    """For a module-scoped fixture: ``runs()`` maps a test's name (``test_x[param]`` for a
+    parametrized one: ``request.node.name``) to its run; those of the module's selected tests
+    start now, in the order they will be asked for."""
     wanted = [
-        item.originalname
+        item.name  # test_x, or test_x[param] for each of a parametrized test's cases
         for item in request.session.items
         if isinstance(item, pytest.Function) and item.module is request.module
     ]

@@ -3,9 +3,9 @@
 These are the slow tests of the area (a few seconds of training each); most use --quick. The
 module's runs start together in the background (background.py); each test reads its own.
 
-The fault-injection matrix's single-node cells: quick, crash, nan and flaky (one run, serial)
-and bitflip (two devices) and hang; full, bitflip, flaky, crash and nan (one run of five
-workers) and bitflip alone (not run in full mode: hang, which strikes run A as in quick mode).
+The fault-injection matrix's single-node cells, all of them: quick, crash, nan and flaky (one
+serial run of five workers), bitflip (two devices) and hang; full, bitflip, flaky, crash and nan
+(one run of five workers), bitflip alone, and hang.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ LIMIT_S = stretch(600)
 # runs on a loaded 2-core machine outlast the default 120 s.
 DEVICE_TIMEOUT_S = round(stretch(200))
 # Room for torch's import and 10 steps under load, beside the module's other runs.
-HANG_TIMEOUT_S = max(60, round(stretch(15)))
+HANG_TIMEOUT_S = max(30, round(stretch(10)))
+MODES = ("quick", "full")
 
 
 def _smoke(*args: str, inject: str = "", waits: bool = False) -> Run:
@@ -54,17 +55,20 @@ def _table(data: Path) -> dict[str, Run]:
         "test_crash_nan_and_flaky_fail_only_their_worker_also_one_at_a_time": _smoke(
             "--quick", "--serial", *cpu * 5, "--json", inject="crash:0,nan:1,flaky:3"
         ),
-        "test_a_hung_worker_is_killed_at_its_timeout": _smoke(
-            "--quick",
-            *cpu,
-            "--steps",
-            "20",
-            "--timeout",
-            str(HANG_TIMEOUT_S),
-            "--json",
-            inject="hang:0",
-            waits=True,
-        ),
+        **{
+            f"test_a_hung_worker_is_killed_at_its_timeout[{mode}]": _smoke(
+                *(("--quick",) if mode == "quick" else ()),
+                *cpu,
+                "--steps",
+                "20",
+                "--timeout",
+                str(HANG_TIMEOUT_S),
+                "--json",
+                inject="hang:0",
+                waits=True,
+            )
+            for mode in MODES
+        },
         "test_trains_on_a_real_format_cifar_directory": _smoke(
             "--quick", *cpu, "--data-root", str(data), "--json", str(data / "report.json")
         ),
@@ -203,8 +207,11 @@ def test_crash_nan_and_flaky_fail_only_their_worker_also_one_at_a_time(
     assert flaky["reason"].endswith("[injected fault: flaky]")
 
 
-def test_a_hung_worker_is_killed_at_its_timeout(runs: Runs) -> None:
-    done, timeout = runs["test_a_hung_worker_is_killed_at_its_timeout"], HANG_TIMEOUT_S
+@pytest.mark.parametrize("mode", MODES)
+def test_a_hung_worker_is_killed_at_its_timeout(runs: Runs, mode: str) -> None:
+    """Quick or full (the matrix's hang cells): the fault strikes run A at its step 10 of 20."""
+    done = runs[f"test_a_hung_worker_is_killed_at_its_timeout[{mode}]"]
+    timeout = HANG_TIMEOUT_S
     assert done.seconds < 3 * timeout  # killed at its timeout, not left to run
     assert done.returncode == 1, done.stderr
     (hung,) = _report(done.stdout)["results"]

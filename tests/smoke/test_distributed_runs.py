@@ -4,10 +4,10 @@ The slowest tests of the area (each starts ranks, each rank a device smoke): eve
 --quick but the matrix's full cell. The module's runs start together in the background
 (background.py) and each test reads its own; times are printed (pytest -s), never asserted.
 
-The fault-injection matrix's torchrun cells: quick, one job of five ranks with crash, nan and
-flaky in their device smokes (two clean ranks make a majority), plus bitflip (two ranks, no
-majority) and hang (srun's two tasks) below; full, one job of four ranks with bitflip, flaky and
-nan (not run in full mode: hang and crash, which strike run A as in quick mode).
+The fault-injection matrix's distributed cells, all of them: quick, one torchrun job of five
+ranks with crash, nan and flaky in their device smokes (two clean ranks make a majority), one of
+two ranks with bitflip (no majority), and hang under srun's variables (two tasks); full, one
+torchrun job of five ranks with bitflip, flaky, nan and crash, and hang under srun's variables.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ SMOKE = ["-m", "gpudoc", "smoke", "--distributed", "--device", "cpu", "--quick"]
 LIMIT_S = stretch(400)  # a bound, far above a normal run: a run that hangs fails here
 # Rank 1's device smoke must reach its hang (train A 150/300) within it, beside other jobs.
 SRUN_TIMEOUT_S = max(30, round(stretch(15)))
+MODES = ("quick", "full")
 DEVICE_TIMEOUT_S = round(stretch(200))
 
 pytestmark = pytest.mark.slow
@@ -43,12 +44,13 @@ def _torchrun(*args: str, inject: str = "", ranks: int = 2, quick: bool = True) 
     return Run((*launch, *smoke, *args), limit, {"GPUDOC_SMOKE_INJECT": inject})
 
 
-def _srun() -> Run:
+def _srun(mode: str) -> Run:
     """Two tasks as srun starts them (no torchrun): Slurm's variables only."""
     slurm = {"SLURM_NTASKS": "2", "SLURM_STEP_NODELIST": "localhost", "SLURM_JOB_ID": "7"}
     slurm |= {"MASTER_PORT": str(free_port()), "GPUDOC_SMOKE_INJECT": "hang:rank=1"}
     tasks = tuple({"SLURM_PROCID": str(r), "SLURM_LOCALID": str(r)} for r in (0, 1))
-    return Run((*SMOKE[1:], "--timeout", str(SRUN_TIMEOUT_S)), LIMIT_S, slurm, tasks, waits=True)
+    smoke = SMOKE[1:] if mode == "quick" else SMOKE[1:-1]
+    return Run((*smoke, "--timeout", str(SRUN_TIMEOUT_S)), LIMIT_S, slurm, tasks, waits=True)
 
 
 PASS_JSON = "pass.json"
@@ -70,12 +72,16 @@ def _table(out: Path) -> dict[str, Run]:
         "test_a_rank_that_dies_at_once_leaves_rank_0s_smoke_running_to_its_verdict": _torchrun(
             inject="crash:rank=1@start"
         ),
-        "test_srun_variables_and_a_hung_rank_within_the_timeout": _srun(),
+        **{f"test_srun_variables_and_a_hung_rank_within_the_timeout[{m}]": _srun(m) for m in MODES},
         "test_quick_faults_in_the_device_smokes_of_a_job_fail_their_rank_only": _torchrun(
             "--json", "-", inject="crash:rank=1,nan:rank=2,flaky:rank=3", ranks=5
         ),
         "test_full_faults_in_the_device_smokes_of_a_job_fail_their_rank_only": _torchrun(
-            "--json", "-", inject="bitflip:rank=1,flaky:rank=2,nan:rank=3", ranks=4, quick=False
+            "--json",
+            "-",
+            inject="bitflip:rank=1,flaky:rank=2,nan:rank=3,crash:rank=4",
+            ranks=5,
+            quick=False,
         ),
     }
 
@@ -167,10 +173,12 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def test_srun_variables_and_a_hung_rank_within_the_timeout(runs: Runs) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_srun_variables_and_a_hung_rank_within_the_timeout(runs: Runs, mode: str) -> None:
     """Two tasks as srun starts them (no torchrun): Slurm's variables only. Rank 1's device
-    smoke hangs; its watchdog ends it at --timeout and rank 0 names it, on time."""
-    done = runs["test_srun_variables_and_a_hung_rank_within_the_timeout"]
+    smoke hangs (quick or full: the matrix's hang cells); its watchdog ends it at --timeout and
+    rank 0 names it, on time."""
+    done = runs[f"test_srun_variables_and_a_hung_rank_within_the_timeout[{mode}]"]
     (code_0, out_0, err_0), (code_1, out_1, _) = done.tasks
     assert [code_0, code_1] == [1, 1], out_0 + err_0
     assert out_1 == ""  # only rank 0 reports
@@ -220,8 +228,9 @@ def test_quick_faults_in_the_device_smokes_of_a_job_fail_their_rank_only(runs: R
 
 
 def test_full_faults_in_the_device_smokes_of_a_job_fail_their_rank_only(runs: Runs) -> None:
-    """Four ranks, full recipe: rank 1's bit flipped in run A only (B and the re-run C agree
-    with rank 0: the job's vote shows run A wrong), rank 2's in every run, rank 3's NaN."""
+    """Five ranks, full recipe: rank 1's bit flipped in run A only (B and the re-run C agree
+    with rank 0: the job's vote shows run A wrong), rank 2's in every run, rank 3's NaN, rank 4
+    crashes."""
     rows = _matrix(runs["test_full_faults_in_the_device_smokes_of_a_job_fail_their_rank_only"])
     _clean(rows[0], "2/2")
     assert rows[0]["smoke"]["run_fingerprints"] == [rows[0]["smoke"]["fingerprint"]] * 2
@@ -231,3 +240,4 @@ def test_full_faults_in_the_device_smokes_of_a_job_fail_their_rank_only(runs: Ru
     _failed(rows[2], "flaky", "smoke: self_consistency: runs A, B and re-run C all differ")
     _failed(rows[3], "nan", "smoke: finite:")
     assert len(rows[3]["smoke"]["run_fingerprints"]) == 3
+    _failed(rows[4], "crash", "smoke: worker crashed (killed by SIGSEGV) during train A")
