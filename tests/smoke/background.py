@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from conftest import gpudoc_env
@@ -73,19 +74,28 @@ def _run(run: Run) -> Done:
     return Done(*ended[0], time.monotonic() - started, tuple(ended))
 
 
+Scene = Callable[[], Any]
+"""A scenario that drives its own processes (signals sent at the right moment, say) and
+returns what its test asserts on; it kills what it started before it returns."""
+
+
 class Runs:
-    def __init__(self, futures: dict[str, Future[Done]]) -> None:
+    def __init__(self, futures: dict[str, Future[Any]]) -> None:
         self.futures = futures
 
-    def __getitem__(self, name: str) -> Done:
-        """The run of the test ``name``, once it has ended (its timeout raises here)."""
+    def __getitem__(self, name: str) -> Any:
+        """The run (a ``Done``) or scene result of the test ``name``, once it has ended (its
+        timeout, or the scene's failed assertion, raises here)."""
         done = self.futures[name].result()
-        print(f"\n{name}: exit {done.returncode} in {done.seconds:.1f} s")
+        if isinstance(done, Done):
+            print(f"\n{name}: exit {done.returncode} in {done.seconds:.1f} s")
         return done
 
 
 @contextmanager
-def started(request: pytest.FixtureRequest, runs: Callable[[], dict[str, Run]]) -> Iterator[Runs]:
+def started(
+    request: pytest.FixtureRequest, runs: Callable[[], dict[str, Run | Scene]]
+) -> Iterator[Runs]:
     """For a module-scoped fixture: ``runs()`` maps a test's name (``test_x[param]`` for a
     parametrized one: ``request.node.name``) to its run; those of the module's selected tests
     start now, in the order they will be asked for."""
@@ -105,18 +115,21 @@ def together(runs: dict[str, Run]) -> dict[str, Done]:
         return {name: future.result() for name, future in submit(runs).items()}
 
 
-Submit = Callable[[dict[str, Run]], dict[str, "Future[Done]"]]
+Submit = Callable[[dict[str, Any]], dict[str, "Future[Any]"]]
 
 
 @contextmanager
 def _pool() -> Iterator[Submit]:
     """``GPUDOC_TEST_PARALLEL=1`` runs them one by one (to time one alone, say)."""
     pool = ThreadPoolExecutor(max_workers=int(os.environ.get("GPUDOC_TEST_PARALLEL", PARALLEL)))
-    futures: dict[str, Future[Done]] = {}
+    futures: dict[str, Future[Any]] = {}
 
-    def submit(runs: dict[str, Run]) -> dict[str, Future[Done]]:
-        order = sorted(runs, key=lambda name: not runs[name].waits)  # stable: the rest in order
-        futures.update({name: pool.submit(_run, runs[name]) for name in order})
+    def submit(runs: dict[str, Run | Scene]) -> dict[str, Future[Any]]:
+        # Runs that mostly wait first (stable: the rest in order); a scene is its own function.
+        order = sorted(runs, key=lambda name: not getattr(runs[name], "waits", False))
+        for name in order:
+            run = runs[name]
+            futures[name] = pool.submit(_run, run) if isinstance(run, Run) else pool.submit(run)
         return futures
 
     try:
