@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -19,7 +20,7 @@ from conftest import gpudoc_env, stretch
 from gpudoc.smoke import gate
 from gpudoc.smoke.jobstore import JobStore
 from gpudoc.smoke.launch import LaunchEnv
-from gpudoc.smoke.liveness import alive_though_silent, probe
+from gpudoc.smoke.liveness import alive_though_silent, probe, stopped_here
 
 
 def _free_port() -> int:
@@ -124,6 +125,9 @@ def test_a_frozen_process_answers_on_its_lifeline_a_dead_one_refuses() -> None:
         info = {"host": socket.gethostname(), "pid": child.pid}
         assert probe(lifeline) == "alive"
         os.kill(child.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + stretch(30)  # a signal is delivered soon, not at once
+        while not stopped_here(info) and time.monotonic() < deadline:
+            time.sleep(0.05)
         # On its own node, /proc says how it is frozen; from another node, its port says it.
         assert alive_though_silent(info, lifeline, node="1") == "its process is stopped (SIGSTOP?)"
         assert alive_though_silent(info, lifeline, node="0") == (
