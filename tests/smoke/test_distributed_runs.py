@@ -1,7 +1,7 @@
 """`gpudoc smoke --distributed` for real: CPU ranks under torchrun, and under Slurm's variables.
 
 The slowest tests of the area (each starts ranks, each rank a device smoke): every run uses
---quick but the matrix's full cell. The module's runs start together in the background
+--quick but the matrix's full cells. The module's runs start together in the background
 (background.py) and each test reads its own; times are printed (pytest -s), never asserted.
 
 The fault-injection matrix's distributed cells, all of them: quick, one torchrun job of five
