@@ -19,7 +19,9 @@ from gpudoc.smoke.jobstore import BEAT_S, JobStore
 from gpudoc.smoke.liveness import probe
 
 POLL_S = 0.5
-GONE_AFTER_S = 3 * BEAT_S  # a heartbeat still this long: ask the rank's lifeline whether it died
+# A heartbeat still this long: ask the rank's lifeline whether it died (a live one answers; a
+# probe costs a connection, so a beating rank is not asked at every poll).
+GONE_AFTER_S = 1.5 * BEAT_S
 STOPPING_S = 5.0  # the launcher is stopping the job: only long enough to name who is missing
 GO = "go"
 
