@@ -18,7 +18,13 @@ from gpudoc.lint.analysis.events import (
     StatementEvent,
 )
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.facts import DiscardedMove, EnvAssign, ModuleClass, Rebinding
+from gpudoc.lint.analysis.facts import (
+    DiscardedMove,
+    EnvAssign,
+    Facts,
+    ModuleClass,
+    Rebinding,
+)
 from gpudoc.lint.analysis.flow import Env, Join, join_envs, join_of, terminates
 from gpudoc.lint.analysis.functions import (
     FunctionSyntax,
@@ -54,7 +60,17 @@ MAX_SECOND_ITERATION_DEPTH = 2
 """Loops nested deeper than this are walked once: each level would double the work."""
 
 
+INSTANCE = "instance:"
+"""``Value.source`` of an instance of one of the file's plain classes: ``instance:Trainer``."""
+
+
 class Analyzer(ClassFacts):
+    def __init__(self, imports: ImportTable, facts: Facts, bus: EventBus | None = None) -> None:
+        super().__init__(imports, facts, bus)
+        self.plain_classes: dict[str, Scope] = {}
+        """The file's classes that are neither modules nor datasets, with their class scope:
+        their methods are walked where an instance calls them, with the call's values."""
+
     def walk_block(self, statements: Sequence[cst.BaseStatement | cst.BaseSmallStatement]) -> None:
         for statement in statements:
             self.walk_statement(statement)
@@ -479,11 +495,55 @@ class Analyzer(ClassFacts):
         is_dataset = self.local_classes.get(node.name.value) == "dataset"
         try:
             self.walk_body(node.body)
-            self.walk_methods(node, scope)
+            if module_class is None and not is_dataset:
+                # a plain class (a trainer, a metric, a noise schedule): its methods wait for
+                # the calls of its instances, like the file's functions wait for theirs
+                self.plain_classes[node.name.value] = scope
+            else:
+                self.walk_methods(node, scope)
         finally:
             self.scope = saved
             if is_dataset:
                 self.dataset_stack.pop()
+
+    # -- instances of the file's plain classes ------------------------------------------------
+    def eval_named_call(self, node: cst.Call, name: str) -> Value:
+        """``Trainer(model)`` runs ``__init__`` with the call's values; ``predictor(images)``
+        runs the instance's ``__call__``."""
+        held = self.scope.lookup(name)
+        scope = self.plain_classes.get(name) if held is None else None
+        if scope is not None:
+            if self.call_method(scope, "__init__", node) is None:
+                self.eval_args(node)
+            return Value(source=INSTANCE + name)
+        if held is not None and held.source.startswith(INSTANCE):
+            result = self.call_method(self.instance_scope(held), "__call__", node)
+            if result is not None:
+                return result
+        return super().eval_named_call(node, name)
+
+    def eval_method(self, node: cst.Call, func: cst.Attribute) -> Value:
+        """``trainer.step(batch)`` walks ``step`` with the call's values."""
+        name = dotted(func.value)
+        held = self.scope.lookup(name) if name is not None else None
+        if held is not None and held.source.startswith(INSTANCE):
+            result = self.call_method(self.instance_scope(held), func.attr.value, node, held)
+            if result is not None:
+                return result
+        return super().eval_method(node, func)
+
+    def instance_scope(self, instance: Value) -> Scope | None:
+        return self.plain_classes.get(instance.source[len(INSTANCE) :])
+
+    def call_method(
+        self, scope: Scope | None, method: str, node: cst.Call, receiver: Value | None = None
+    ) -> Value | None:
+        """The value a method of a plain class returns for this call, None when the class has
+        no such method (then nothing is evaluated)."""
+        function = scope.methods.get(method) if scope is not None else None
+        if scope is None or function is None:
+            return None
+        return self.call_function(function, node, self.eval_args(node, receiver), scope)
 
     def walk_methods(self, node: cst.ClassDef, scope: Scope) -> None:
         """``__init__`` first (it sets ``self.*``), then the methods that drive the others
