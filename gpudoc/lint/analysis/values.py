@@ -102,6 +102,10 @@ def element_of(value: Value) -> Value:
         return Value(Kind.BATCH, value.place, by_name=value.by_name)
     if value.kind in (Kind.TENSOR, Kind.BATCH):
         return Value(Kind.TENSOR, value.place, by_name=value.by_name)
+    if value.kind is Kind.PARAMS:
+        # `next(model.parameters())`: a parameter, wherever it is; `named_parameters()` gives
+        # the shape of its (name, parameter) pairs in `items`
+        return Value(items=value.items) if value.items is not None else Value(Kind.TENSOR)
     return UNKNOWN
 
 

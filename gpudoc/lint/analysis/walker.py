@@ -67,6 +67,10 @@ INSTANCE = "instance:"
 class Analyzer(ClassFacts):
     def __init__(self, imports: ImportTable, facts: Facts, bus: EventBus | None = None) -> None:
         super().__init__(imports, facts, bus)
+        self.cpu_path_returns: list[list[bool]] = []
+        """For each function being walked: whether each of its returns is on the CPU path of
+        a device guard of its own body."""
+        self.cpu_path_at_entry: list[int] = []
         self.plain_classes: dict[str, Scope] = {}
         """The file's classes that are neither modules nor datasets, with their class scope:
         their methods are walked where an instance calls them, with the call's values."""
@@ -233,6 +237,8 @@ class Analyzer(ClassFacts):
             value = self.eval(node.value) if node.value is not None else UNKNOWN
             if self.returns:
                 self.returns[-1].append(value)
+                on_cpu_path = self.cpu_path > self.cpu_path_at_entry[-1]
+                self.cpu_path_returns[-1].append(on_cpu_path)
             if self.bus.wants("return"):
                 self.emit("return", ReturnEvent(node, value))
 
@@ -431,12 +437,19 @@ class Analyzer(ClassFacts):
             self.guard_depth = self.cpu_path = 0  # no call site: no guard around it
         self.context_stack.append(node.name.value)
         self.returns.append([])
+        self.cpu_path_returns.append([])
+        self.cpu_path_at_entry.append(self.cpu_path)
         try:
             self.walk_body(node.body)
         finally:
             returned = self.returns.pop()
+            on_cpu_path = self.cpu_path_returns.pop()
+            self.cpu_path_at_entry.pop()
             self.context_stack.pop()
             self.scope, self.guard_depth, self.terminated, self.loop_depth, self.cpu_path = saved
+        # `if device.type == "cpu": return batch`: on a GPU the other returns are the ones taken
+        gpu_returns = [value for value, cpu in zip(returned, on_cpu_path, strict=True) if not cpu]
+        returned = gpu_returns or returned
         result = join_envs([{"": value} for value in returned], "unrelated").get("", UNKNOWN)
         return result, scope
 
