@@ -28,6 +28,7 @@ from gpudoc.lint.analysis.facts import (
 from gpudoc.lint.analysis.flow import Env, Join, join_envs, join_of, terminates
 from gpudoc.lint.analysis.functions import (
     FunctionSyntax,
+    argument_for,
     argument_names,
     argument_shapes,
     bind_arguments,
@@ -71,6 +72,9 @@ class Analyzer(ClassFacts):
         """For each function being walked: whether each of its returns is on the CPU path of
         a device guard of its own body."""
         self.cpu_path_at_entry: list[int] = []
+        self.module: cst.Module | None = None
+        self.call_counts: dict[str, int] | None = None
+        """Calls in the file by the name called, counted the first time it matters."""
         self.plain_classes: dict[str, Scope] = {}
         """The file's classes that are neither modules nor datasets, with their class scope:
         their methods are walked where an instance calls them, with the call's values."""
@@ -383,6 +387,7 @@ class Analyzer(ClassFacts):
         saved = self.imports, self.local_functions
         if home is not None:  # another file's function: its own imports and siblings
             self.imports, self.local_functions, parent = home.imports, home.functions, home.scope
+        numpy_uses = len(self.facts.numpy_uses)
         try:
             result, scope = self.walk_function(node, parent, arguments)
         finally:
@@ -390,8 +395,34 @@ class Analyzer(ClassFacts):
             self.moved_results.pop()
             self.imports, self.local_functions = saved
         summaries[shapes] = result
+        self.place_numpy_uses(numpy_uses, node, call, is_method, home is not None)
         self.moved_in_place(call, arguments, scope)
         return result
+
+    def place_numpy_uses(
+        self, start: int, node: cst.FunctionDef, call: cst.Call, is_method: bool, foreign: bool
+    ) -> None:
+        """A helper that converts a parameter to NumPy (``def imshow(img): np.transpose(img)``)
+        is right for the NumPy arrays its other calls pass: the call that hands it a device
+        tensor is the bug. So when it has other calls here, or lives in another file, its
+        conversions of that parameter are reported at this call."""
+        uses = [use for use in self.facts.numpy_uses[start:] if use.site is None]
+        if not uses or not (foreign or self.call_count(node.name.value) > 1):
+            return
+        for use in uses:
+            root = _root_name(use.receiver)
+            argument = argument_for(node, call, root, is_method) if root else None
+            if argument is not None:
+                use.site, use.site_argument = call, argument
+
+    def call_count(self, name: str) -> int:
+        """How many calls in the file name ``name`` (``name(...)`` or ``x.name(...)``)."""
+        if self.call_counts is None:
+            counter = _CallCounter()
+            if self.module is not None:
+                self.module.visit(counter)
+            self.call_counts = counter.counts
+        return self.call_counts.get(name, 0)
 
     def moved_in_place(self, call: cst.Call, arguments: dict[str, Value], scope: Scope) -> None:
         """``def place(model, device): model.to(device)``: the caller's module moved too."""
@@ -573,6 +604,33 @@ class Analyzer(ClassFacts):
                 self.walk_function(method, scope)
 
 
+def _root_name(node: cst.BaseExpression) -> str | None:
+    """``logits`` for ``logits.argmax(1)[0]``: the name a chain of calls, attributes and
+    subscripts starts from."""
+    while True:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Call):
+            node = node.func
+        elif isinstance(node, cst.Attribute | cst.Subscript):
+            node = node.value
+        else:
+            return None
+
+
+class _CallCounter(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        name = func.value if isinstance(func, cst.Name) else None
+        if isinstance(func, cst.Attribute):
+            name = func.attr.value
+        if name is not None:
+            self.counts[name] = self.counts.get(name, 0) + 1
+
+
 def _moves_itself(name: str, statement: cst.CSTNode) -> bool:
     """``model = model.cuda()``, ``net = net.to(device).eval()``: a module moves in place, so
     the name still holds the same module (its optimizer still trains it)."""
@@ -606,6 +664,7 @@ def analyze(module: cst.Module, bus: EventBus | None = None, path: str | None = 
 
     analyzer = Analyzer(ImportTable(), Facts(), bus)
     analyzer.path = path
+    analyzer.module = module
     analyzer.walk_block(module.body)
     analyzer.terminated = False
     analyzer.walk_pending()
