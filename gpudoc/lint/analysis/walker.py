@@ -567,9 +567,15 @@ class Analyzer(ClassFacts):
         return super().eval_named_call(node, name)
 
     def eval_method(self, node: cst.Call, func: cst.Attribute) -> Value:
-        """``trainer.step(batch)`` walks ``step`` with the call's values."""
+        """``trainer.step(batch)`` (or ``Trainer(model).fit(loader)``) walks the method with
+        the call's values."""
         name = dotted(func.value)
         held = self.scope.lookup(name) if name is not None else None
+        constructor = func.value
+        if isinstance(constructor, cst.Call) and isinstance(constructor.func, cst.Name):
+            scope = self.plain_classes.get(constructor.func.value)
+            if scope is not None and func.attr.value in scope.methods:
+                held = self.eval(constructor)
         if held is not None and held.source.startswith(INSTANCE):
             result = self.call_method(self.instance_scope(held), func.attr.value, node, held)
             if result is not None:

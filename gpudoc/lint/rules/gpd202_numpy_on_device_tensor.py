@@ -24,6 +24,8 @@ class NumpyOnDeviceTensor(NumpyOnDeviceLists):
     (`def imshow(img): plt.imshow(np.transpose(img, (1, 2, 0)))`) and is also called with NumPy
     arrays, or lives in another file of the project, is reported at the call that hands it a
     device tensor (`imshow(images[idx])`): that call is the bug, not the helper.
+    Plotting methods of matplotlib Axes (`ax.imshow(t)`, `axs[0, i].plot(t)`) convert their
+    data too, and are checked on what is named like Axes (`ax`, `axs`, `axes`, `self.ax`).
 
     ## Why is this bad?
     It fails with `TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu()
