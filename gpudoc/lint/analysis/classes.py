@@ -105,6 +105,9 @@ class ClassFacts(QualifiedCalls):
         if qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1][:1].isupper():
             return True
         local = self.local_class(dotted(expr.func) or "")
+        function = self.local_functions.get(dotted(expr.func) or "")
+        if function is not None and local is None:  # `make_head(dim, n)`, walked by now
+            return any(v.kind is Kind.MODULE for v in self.summaries.get(function, {}).values())
         return local is not None and not isinstance(local, str)
 
     def is_new_tensor(self, expr: cst.BaseExpression) -> bool:

@@ -44,6 +44,7 @@ class ModulesInPlainContainer(Rule):
     """
 
     CODE = "GPD104"
+    PLACEMENT = False  # never trained nor saved, on any device
     NAME = "modules-in-plain-container"
     SUMMARY = "submodules in a plain list/dict are not moved, trained or saved with the model"
     VALID = (
