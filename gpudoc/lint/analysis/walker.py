@@ -233,6 +233,8 @@ class Analyzer(ClassFacts):
                 self.bind(node.target, self.eval(node.value), line)
         elif isinstance(node, cst.AugAssign):
             self.eval(node.value)
+            if isinstance(node.target, cst.Subscript):
+                self.eval(node.target)  # `cm[t, p] += 1` reads and writes at those indices
         elif isinstance(node, cst.Import | cst.ImportFrom):
             self.imports.add(node)
             if isinstance(node, cst.ImportFrom) and self.path is not None:
@@ -305,6 +307,8 @@ class Analyzer(ClassFacts):
                 self.bind_name(name, None, part, statement)
             return
         if isinstance(target, cst.Subscript):
+            if self.bus.wants("subscript"):
+                self.eval(target)  # `x[mask] = 0`: a store at the indices, seen as a subscript
             self.bind_subscript(target, statement)
 
     def bind_subscript(self, target: cst.Subscript, statement: cst.CSTNode) -> None:
