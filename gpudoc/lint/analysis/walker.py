@@ -451,8 +451,9 @@ class Analyzer(ClassFacts):
         scope.local_names = self.facts_of(node).local_names
         scope.env.update(parameter_values(node.params, self.imports))
         for name, value in (arguments or {}).items():
-            if value.kind is Kind.MODULE:
-                scope.env[name] = value  # its binding: where the caller created it
+            if value.kind in (Kind.MODULE, Kind.DEVICE):
+                # its binding: where the caller created it (a device the file chose, say)
+                scope.env[name] = value
             elif value.kind is not Kind.UNKNOWN:
                 scope.env[name] = replace(value, binding=None)  # a move fix stays in the body
         if any(v.kind is Kind.MODULE and v.place is Place.DEVICE for v in scope.env.values()):
