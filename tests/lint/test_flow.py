@@ -404,3 +404,40 @@ def test_calls_inside_an_f_string_are_walked() -> None:
         os.environ["CUDA_VISIBLE_DEVICES"] = "1"
         """
     ) == {(3, "GPD403")}
+
+
+def test_a_plain_class_method_is_walked_with_the_instance_call_values() -> None:
+    """A noise schedule built on the CPU in a plain class, indexed by device timesteps that
+    only the caller of `q_sample` knows about; a schedule that moves its table is clean."""
+    assert findings(
+        """\
+        class Schedule:
+            def __init__(self, steps):
+                self.alpha = torch.linspace(0.9, 0.1, steps)
+            def q_sample(self, x, t):
+                return self.alpha[t].view(-1, 1) * x
+        class PlacedSchedule:
+            def __init__(self, steps, where):
+                self.alpha = torch.linspace(0.9, 0.1, steps).to(where)
+            def q_sample(self, x, t):
+                return self.alpha[t].view(-1, 1) * x
+        x = torch.randn(8, 4, device=device)
+        t = torch.randint(0, 100, (8,), device=device)
+        Schedule(100).q_sample(x, t)
+        placed = PlacedSchedule(100, device)
+        placed.q_sample(x, t)
+        """
+    ) == {(5, "GPD108")}
+
+
+def test_a_store_at_device_indices_into_a_host_tensor_is_reported() -> None:
+    assert findings(
+        """\
+        labels = torch.randint(0, 10, (8,)).to(device)
+        onehot = torch.zeros(8, 10)
+        onehot[torch.arange(8), labels] = 1.0
+        counts = torch.zeros(10)
+        for label in labels:
+            counts[label] += 1
+        """
+    ) == {(3, "GPD108")}
