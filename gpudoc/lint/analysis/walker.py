@@ -105,12 +105,16 @@ class Analyzer(ClassFacts):
             default_device = False
             for item in node.items:
                 value = self.eval(item.item)
-                default_device |= value.kind is Kind.DEVICE  # `with torch.device("meta"):`
+                if value.kind is Kind.DEVICE and not default_device:  # `with torch.device(d):`
+                    default_device = True
+                    self.device_contexts.append(item.item)
                 if item.asname is not None:
                     self.bind(item.asname.name, value, node)
             self.device_context += default_device
             self.walk_body(node.body)
             self.device_context -= default_device
+            if default_device:
+                self.device_contexts.pop()
         elif isinstance(node, cst.While):
             self.eval(node.test)
             self.walk_loop_body(lambda: self.walk_body(node.body), frozenset())
