@@ -8,7 +8,7 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.facts import ClassAttr, ModuleClass
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.qualified import QualifiedCalls
-from gpudoc.lint.analysis.values import Kind, Value
+from gpudoc.lint.analysis.values import Kind, Place, Value
 
 
 class ClassFacts(QualifiedCalls):
@@ -79,7 +79,18 @@ class ClassFacts(QualifiedCalls):
             return "module-dict"
         if value.kind is Kind.TENSOR and self.is_new_tensor(expr):
             return "tensor"
+        if value.kind is Kind.TENSOR and value.place is Place.HOST and self.is_own_call(expr):
+            return "tensor"  # `self.create_positional_encoding()`, walked: a host tensor
         return None
+
+    def is_own_call(self, expr: cst.BaseExpression) -> bool:
+        """A call of one of the file's functions or of the class's own methods."""
+        if not isinstance(expr, cst.Call):
+            return False
+        func = expr.func
+        if isinstance(func, cst.Name):
+            return func.value in self.local_functions
+        return isinstance(func, cst.Attribute) and dotted(func.value) == "self"
 
     def holds_modules(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.ListComp):
@@ -105,6 +116,9 @@ class ClassFacts(QualifiedCalls):
         if qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1][:1].isupper():
             return True
         local = self.local_class(dotted(expr.func) or "")
+        function = self.local_functions.get(dotted(expr.func) or "")
+        if function is not None and local is None:  # `make_head(dim, n)`, walked by now
+            return any(v.kind is Kind.MODULE for v in self.summaries.get(function, {}).values())
         return local is not None and not isinstance(local, str)
 
     def is_new_tensor(self, expr: cst.BaseExpression) -> bool:
@@ -113,6 +127,8 @@ class ClassFacts(QualifiedCalls):
         if not isinstance(expr, cst.Call):
             return False
         qualified = self.imports.qualify(expr.func) or ""
+        if qualified.startswith("torch.nn.functional.") and expr.args:
+            return self.is_new_tensor(expr.args[0].value)  # `F.normalize(torch.randn(n, d))`
         if qualified.startswith("torch.") and not qualified.startswith("torch.nn."):
             return qualified[6:] in api.TENSOR_FACTORIES or "." not in qualified[6:]
         if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in (

@@ -57,6 +57,10 @@ class Semantic(Protocol):
         """The nn.Module subclass whose method is being walked."""
 
     @property
+    def default_device_context(self) -> cst.BaseExpression | None:
+        """The device of the innermost enclosing ``with torch.device(...):`` block, if any."""
+
+    @property
     def under_guard(self) -> bool:
         """Inside a branch of a device-availability test (``if torch.cuda.is_available():``)."""
 

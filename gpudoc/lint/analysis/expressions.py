@@ -85,6 +85,8 @@ class Evaluator:
         self.device_context = 0
         """Inside ``with torch.device(...):``: new tensors and modules are not on the host."""
         """Inside the CPU path of a device guard: there, ``device`` is the CPU too."""
+        self.device_contexts: list[cst.BaseExpression] = []
+        """The devices of the enclosing ``with torch.device(...):`` blocks, innermost last."""
         self.terminated = False
         """The path being walked has returned, raised, broken out or continued."""
         self.loop_depth = 0
@@ -128,6 +130,10 @@ class Evaluator:
     def in_init(self) -> bool:
         """In a module's ``__init__``, or a helper method it calls."""
         return self.scope.module_class is not None and "__init__" in self.context_stack
+
+    @property
+    def default_device_context(self) -> cst.BaseExpression | None:
+        return self.device_contexts[-1] if self.device_contexts else None
 
     @property
     def under_guard(self) -> bool:

@@ -97,6 +97,11 @@ class NumpyUse:
     """None for ``t.numpy()``; the qualified function for ``np.mean(t)``."""
     from_call: bool = False
     """Seen while walking a function for one of its calls: other calls may pass other values."""
+    site: cst.Call | None = None
+    """The call (in the linted file) that hands the converting helper the device tensor through
+    one of its parameters, when the helper is also called elsewhere or lives in another file:
+    the finding belongs there (``imshow(images[i])``, not ``np.transpose(img)`` in imshow)."""
+    site_argument: cst.Arg | None = None
 
 
 @dataclass

@@ -15,6 +15,7 @@ from gpudoc.lint.analysis.facts import (
     LossWeight,
     ProcessGroupInit,
 )
+from gpudoc.lint.analysis.functions import moves_anything
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.records import keyword
 from gpudoc.lint.analysis.values import SCALAR, UNKNOWN, Kind, Place, Value, join_places
@@ -204,8 +205,12 @@ class QualifiedCalls(CallEvaluator):
         forked = isinstance(count, cst.Integer) and int(count.value, 0) > 0
         if first is not None and first.source.startswith("dataset:") and forked:
             self.facts.worker_datasets.add(first.source[8:])
-        if keyword(node, "collate_fn") is not None:
-            return Value(Kind.LOADER)
+        collate = keyword(node, "collate_fn")
+        if collate is not None:
+            # the project's own collate_fn that moves nothing (pads, stacks) keeps batches home
+            function = self.local_functions.get(dotted(collate.value) or "")
+            if function is None or moves_anything(function):
+                return Value(Kind.LOADER)
         if first is not None and first.kind is Kind.LOADER:
             return Value(Kind.LOADER, first.place)
         return Value(Kind.LOADER, Place.HOST)

@@ -20,7 +20,12 @@ class NumpyOnDeviceTensor(NumpyOnDeviceLists):
     Finds `.numpy()` on a tensor known to be on the device (a placed model's output, a moved
     tensor) with no `.cpu()` in between, and NumPy, scikit-learn, SciPy or matplotlib functions
     called on such a tensor, or on a list that `append` filled with device tensors
-    (`losses.append(loss)`, then `np.mean(losses)`).
+    (`losses.append(loss)`, then `np.mean(losses)`). A helper that converts its parameter
+    (`def imshow(img): plt.imshow(np.transpose(img, (1, 2, 0)))`) and is also called with NumPy
+    arrays, or lives in another file of the project, is reported at the call that hands it a
+    device tensor (`imshow(images[idx])`): that call is the bug, not the helper.
+    Plotting methods of matplotlib Axes (`ax.imshow(t)`, `axs[0, i].plot(t)`) convert their
+    data too, and are checked on what is named like Axes (`ax`, `axs`, `axes`, `self.ax`).
 
     ## Why is this bad?
     It fails with `TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu()
@@ -48,8 +53,9 @@ class NumpyOnDeviceTensor(NumpyOnDeviceLists):
     Inserting `.cpu()` is safe where the value is known to be a device tensor (bound from a
     placed model's output, a moved tensor): `.cpu()` is a no-op on the CPU. It is unsafe where
     the value is typed only by its parameter name (`x`, `images`): if it is not a tensor,
-    `.cpu()` raises; and inside a helper found through one of its calls (`imshow(images[i])`
-    with `images` on the device), since other calls may hand it NumPy arrays. For NumPy
+    `.cpu()` raises; inside a helper found through its only call, since later code may hand
+    it NumPy arrays; and at a call that hands a converting helper a device tensor
+    (`imshow(images[i].cpu())`), since the helper may need that tensor on the device too. For NumPy
     reductions that call the tensor's method (`np.mean(t)` calls
     `t.mean(axis=None, out=None)`, which fails on any device) the fix inserts `.cpu().numpy()`
     and is unsafe: it turns a crash on the CPU into a NumPy result.
@@ -154,6 +160,8 @@ print(np.mean(losses))
             yield self._report(use, function, numpy and first, context)
 
     def _report(self, use: NumpyUse, function: str, first: bool, context: Context) -> Report:
+        if use.site is not None and use.site_argument is not None:
+            return _site_report(use, use.site, use.site_argument, function, context)
         shown = context.code(use.receiver)
         # `.cpu()` on what only its name calls a tensor may fail, and so may one in a helper
         # that other calls hand NumPy arrays
@@ -185,6 +193,24 @@ NUMPY_TENSOR_METHOD_REDUCTIONS = frozenset(
 )
 """``np.mean(t)`` calls ``t.mean(axis=None, dtype=None, out=None)``: a TypeError on any
 device, so ``.cpu()`` alone does not repair it; ``.cpu().numpy()`` does."""
+
+
+def _site_report(
+    use: NumpyUse, site: cst.Call, argument: cst.Arg, function: str, context: Context
+) -> Report:
+    """At the call that hands a converting helper a device tensor (``imshow(images[i])``)."""
+    given = context.code(argument.value)
+    callee = context.code(site.func)
+    converts = f"`{function}()`" if function else "`.numpy()`"
+    message = (
+        f"`{given}` is on the device and `{callee}()` converts it to NumPy ({converts} on "
+        f"`{context.code(use.receiver)}`): pass `{given}.cpu()`"
+    )
+    if not isinstance(argument.value, SIMPLE):
+        return Report(site, message)
+    # unsafe: the helper may also use the tensor with device tensors
+    edit = NodeEdit(argument.value, ".cpu()", "after")
+    return Report(site, message, FixSpec((edit,), safe=False, description="insert .cpu()"))
 
 
 def _first_argument(call: cst.Call) -> cst.BaseExpression | None:
