@@ -18,8 +18,9 @@ from typing import Any
 import torch
 
 from gpudoc.emulate import errors, legacy, scope, tracking
+from gpudoc.emulate.dispatch import target_index
 from gpudoc.emulate.state import STATE
-from gpudoc.emulate.tensor import EmulatedTensor, cuda_device, move_tensor, target_index, to_device
+from gpudoc.emulate.tensor import EmulatedTensor, cuda_device, move_tensor, to_device
 
 # torch.* functions with a ``device=`` argument (from native_functions.yaml, plus the Python ones).
 FACTORY_NAMES: tuple[str, ...] = (
@@ -77,8 +78,12 @@ def device_aware(factory: Callable[..., Any]) -> Callable[..., Any]:
         device = kwargs.get("device")
         if device is None:
             result = factory(*args, **kwargs)
-            if tracking.is_user_file(sys._getframe(1).f_code.co_filename):
-                tracking.set_origin(result, "created on the host")
+            caller = sys._getframe(1)
+            code = caller.f_code
+            if tracking.is_user_file(code.co_filename):
+                # The caller is the user's frame: no walk (a Dataset makes tensors per sample).
+                where = (code.co_filename, caller.f_lineno, code.co_name)
+                tracking.set_origin(result, "created on the host", where)
             else:  # torch's own Python, e.g. a mask converted from the user's (scope.py)
                 scope.mark_host_made(result)
             return result

@@ -77,6 +77,7 @@ def _patch_torch(patcher: _Patcher) -> None:
     patcher.set(torch, "compile", _eager_compile)
     # An RNN asks whether cuDNN takes its CUDA weights; the CPU build warns on every ask.
     patcher.set(torch.backends.cudnn, "is_acceptable", lambda tensor: False)
+    patcher.set(torch.nn.Module, "__call__", phases.counted_call(torch.nn.Module.__call__))
     patcher.set(torch.nn.Module, "to", _counting_module_move(torch.nn.Module.to))
     patcher.set(torch.nn.Module, "cuda", _counting_module_move(torch.nn.Module.cuda))
     patcher.set(torch.nn.Module, "_apply", _swapping_apply(torch.nn.Module._apply))
@@ -103,8 +104,6 @@ def _register_hooks() -> list[Any]:
     return [
         module_globals.register_module_parameter_registration_hook(_date_parameter),
         module_globals.register_module_buffer_registration_hook(_date_parameter),
-        module_globals.register_module_forward_pre_hook(phases.forward_started),
-        module_globals.register_module_forward_hook(phases.forward_finished, always_call=True),
         optimizer_globals.register_optimizer_step_post_hook(phases.optimizer_stepped),
     ]
 
@@ -157,6 +156,11 @@ def _cuda_autocast_on_cpu(init: Callable[..., None]) -> Callable[..., None]:
     def patched(self: Any, device_type: str, dtype: Any = None, *args: Any, **kwargs: Any) -> None:
         if device_type == "cuda":
             device_type, dtype = "cpu", dtype if dtype is not None else torch.float16
+            if dtype not in (torch.float16, torch.bfloat16):
+                # CUDA autocast takes float32 silently (nanoGPT --dtype=float32); CPU autocast
+                # would warn from here and disable itself: disable it without the warning.
+                named = dict(zip(("enabled", "cache_enabled"), args, strict=False))
+                args, kwargs = (), {**kwargs, **named, "enabled": False}
         init(self, device_type, dtype, *args, **kwargs)
 
     return patched

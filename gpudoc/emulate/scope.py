@@ -24,7 +24,10 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from gpudoc.emulate.reroute import REROUTES
+
 _disabled = torch._C._disabled_torch_function_impl
+_ATTRIBUTE = type(torch.Tensor.grad.__get__)  # a tensor attribute's getter or setter
 HOST_MADE = "_gpudoc_host_made"  # attribute on host tensors that Python code made
 _TO_COPY = torch.ops.aten._to_copy.default
 _NEEDS_MODE: set[Any] = set()  # torch functions whose C++ builds tensors from options
@@ -52,23 +55,29 @@ class _MadeInside(BaseException):
 Wrap = Callable[[torch.Tensor, int], torch.Tensor]  # tensor.wrap: a host tensor onto cuda:N
 
 
-def run_call(
-    func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None, wrap: Wrap
+def torch_function(
+    cls: Any, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
 ) -> Any:
-    """Run one torch call of the user's code, as the scope in which tensors are judged."""
+    """``EmulatedTensor.__torch_function__``: run one torch call of the user's code, as the
+    scope in which tensors are judged (one frame: it runs for every torch call)."""
     if kwargs is None:
         kwargs = {}
+    if type(func) is _ATTRIBUTE:
+        return _disabled(func, types, args, kwargs)  # x.grad, x.grad = ..., x.data: no scope
+    reroute = REROUTES.get(func)
+    if reroute is not None:
+        args, kwargs = reroute(args, kwargs)
     scope = _SCOPE
     outer, outer_index = scope.call, scope.index
     scope.call, scope.index = (args, kwargs), None
     try:
         if func in _NEEDS_MODE:
-            return _run_in_mode(func, types, args, kwargs, wrap)
+            return _run_in_mode(func, types, args, kwargs, cls.wrap_host)
         try:
             return _disabled(func, types, args, kwargs)
         except _MadeInside:
             _NEEDS_MODE.add(func)
-            return _run_in_mode(func, types, args, kwargs, wrap)
+            return _run_in_mode(func, types, args, kwargs, cls.wrap_host)
     finally:
         scope.call, scope.index = outer, outer_index
 
@@ -108,19 +117,26 @@ def _run_in_mode(
     try:
         with _LineageMode():
             result = _disabled(func, types, args, kwargs)
-        return _adopt(result, index, wrap)
+        return _adopt(result, index, wrap, _HOST_OUTPUTS.get(func, frozenset()))
     finally:
         _SCOPE.users = outer
 
 
-def _adopt(result: Any, index: int, wrap: Wrap) -> Any:
+def _adopt(result: Any, index: int, wrap: Wrap, host_outputs: frozenset[int] = frozenset()) -> Any:
     """Host tensors made inside the call and returned (``one_hot``'s zeros) are on the call's
-    device, as on a GPU."""
+    device, as on a GPU; ``host_outputs`` are the positions a GPU makes from host options."""
     if type(result) is torch.Tensor and not _is_users(result, _SCOPE.users):
         return wrap(result, index)
     if isinstance(result, tuple) and not hasattr(result, "_fields"):
-        return tuple(_adopt(item, index, wrap) for item in result)
+        return tuple(
+            item if position in host_outputs else _adopt(item, index, wrap)
+            for position, item in enumerate(result)
+        )
     return result
+
+
+# Results a GPU makes on the host: pad_packed_sequence's lengths (from batch_sizes' options).
+_HOST_OUTPUTS = {torch._C._VariableFunctions._pad_packed_sequence: frozenset({1})}
 
 
 class _LineageMode(TorchDispatchMode):  # type: ignore[misc]

@@ -10,21 +10,13 @@ tensors and wraps the results on that device.
 from __future__ import annotations
 
 import copy
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 
-from gpudoc.emulate import errors, legacy, scope, tracking
+from gpudoc.emulate import dispatch, errors, legacy, scope, tracking
+from gpudoc.emulate.dispatch import target_index
 from gpudoc.emulate.state import STATE
-
-_aten = torch.ops.aten
-_CPU = torch.device("cpu")
-# Operations that may legitimately mix devices, as on a GPU.
-_CROSS_DEVICE_OK = {_aten.copy_.default, _aten._to_copy.default, _aten.lift_fresh.default}
-_INDEXING = {_aten.index.Tensor, _aten.index_put_.default, _aten.index_put.default}
-_INDEXING.add(_aten._index_put_impl_.default)
-# Sizes that CUDA kernels read on the host: PyTorch wants (or accepts) them on the CPU.
-_HOST_SIZES = frozenset({"lengths", "batch_sizes", "input_lengths", "target_lengths"})
 
 
 class EmulatedTensor(torch.Tensor):  # type: ignore[misc]
@@ -37,41 +29,24 @@ class EmulatedTensor(torch.Tensor):  # type: ignore[misc]
     def __new__(
         cls, inner: torch.Tensor, index: int, requires_grad: bool = False
     ) -> EmulatedTensor:
-        wrapper = torch.Tensor._make_wrapper_subclass(
-            cls,
-            inner.size(),
-            strides=inner.stride(),
-            storage_offset=inner.storage_offset(),
-            dtype=inner.dtype,
-            layout=inner.layout,
-            device=_CPU,
-            requires_grad=requires_grad,
-        )
-        wrapper._inner = inner
-        wrapper._index = index
-        return wrapper  # type: ignore[no-any-return]
+        wrapper: EmulatedTensor = dispatch.new_wrapper(EmulatedTensor, inner, index)
+        if requires_grad:
+            wrapper.requires_grad_(True)
+        return wrapper
 
-    @classmethod
-    def __torch_function__(
-        cls,
-        func: Any,
-        types: Any,
-        args: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-    ) -> Any:
-        # Not the subclass-preserving default (dispatch already returns wrappers): the user's
-        # call is only remembered, to tell its tensors from those torch makes inside (scope.py).
-        return scope.run_call(func, types, args, kwargs, wrap)
+    # Not the subclass-preserving default (dispatch already returns wrappers): the user's call
+    # is only remembered, to tell its tensors from those torch makes inside (scope.py).
+    __torch_function__ = classmethod(scope.torch_function)
+    __torch_dispatch__ = classmethod(dispatch.torch_dispatch)
 
-    @classmethod
-    def __torch_dispatch__(
-        cls,
-        func: Any,
-        types: Any,
-        args: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-    ) -> Any:
-        return dispatch(func, args, kwargs or {})
+    @staticmethod
+    def wrap_host(inner: torch.Tensor, index: int) -> torch.Tensor:
+        """A host tensor made inside a composite, onto ``cuda:index`` (scope.py); in the
+        autograd graph when it is (pad_packed_sequence's output)."""
+        if inner.requires_grad and torch.is_grad_enabled():
+            moved: torch.Tensor = _ToDevice.apply(inner, index)
+            return moved
+        return dispatch.new_wrapper(EmulatedTensor, inner, index)
 
     # -- what Python code asks of a CUDA tensor -------------------------------------------------
     @property
@@ -152,18 +127,6 @@ def cuda_device(device: Any) -> torch.device:
     return torch.device(device)
 
 
-def target_index(device: torch.device) -> int:
-    """The emulated index for ``cuda`` / ``cuda:N``, checked against the device count."""
-    index = STATE.current_index if device.index is None else device.index
-    if not 0 <= index < STATE.device_count:
-        raise errors.invalid_ordinal()
-    return index
-
-
-def wrap(inner: torch.Tensor, index: int) -> EmulatedTensor:
-    return EmulatedTensor(inner, index)
-
-
 class _ToDevice(torch.autograd.Function):  # type: ignore[misc]
     """A differentiable move between host and emulated devices (index None = host)."""
 
@@ -226,156 +189,3 @@ def _plain_to(tensor: torch.Tensor, dtype: torch.dtype | None) -> torch.Tensor:
     if dtype is None:
         return tensor.clone()
     return torch._C.TensorBase.to(tensor, dtype)
-
-
-def dispatch(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Run one ATen operation on the inner tensors of the emulated operands."""
-    inner_args, devices, owners = _unwrap_all(args)
-    inner_kwargs: dict[str, Any] = kwargs
-    if kwargs:
-        inner_kwargs, kw_devices, kw_owners = _unwrap_kwargs(kwargs)
-        devices.extend(kw_devices)
-        owners.update(kw_owners)
-    index = _common_index(func, args, kwargs, devices)
-    target: int | None = index
-    device_kw = inner_kwargs.get("device")
-    if device_kw is not None:
-        requested = torch.device(device_kw)
-        if requested.type == "cuda":
-            target = target_index(requested)
-        elif STATE.host_requested:
-            target = None
-        # else: ``cpu`` is the C++ device of an emulated tensor (autograd's _to_copy backward,
-        # new_tensor): it means "where the tensor already is".
-        inner_kwargs = dict(inner_kwargs, device=torch.device("cpu"))
-    STATE.ops_on_device += 1
-    facts = _FACTS.get(func) or _facts(func)
-    try:
-        out = facts.kernel(*inner_args, **inner_kwargs)
-    except NotImplementedError:
-        if func.namespace == "aten":
-            raise
-        raise errors.not_emulated(f"the custom operator {func} (a CUDA extension)") from None
-    if facts.special:
-        if func is _COPY and not isinstance(args[0], EmulatedTensor):
-            return args[0]
-        if facts.inplace_view and isinstance(args[0], EmulatedTensor):
-            _mirror_metadata(func, args, kwargs)
-    wrapped = _wrap_outputs(out, target, owners)
-    if func is _PACK_PADDED:
-        wrapped = (wrapped[0], out[1])  # batch_sizes stay on the CPU, as PyTorch wants them
-    if facts.view and args and isinstance(wrapped, EmulatedTensor):
-        # detach / view / t keep the origin: Parameter() detaches, linear transposes.
-        origin = getattr(args[0], "_gpudoc_origin", None)
-        if origin is not None:
-            wrapped._gpudoc_origin = origin
-    return wrapped
-
-
-_NO_PYTHON_KEY = torch._C.DispatchKeySet(torch._C.DispatchKey.Python)
-_COPY = _aten.copy_.default
-_PACK_PADDED = _aten._pack_padded_sequence.default
-
-
-class _OpFacts(NamedTuple):
-    kernel: Any  # the C++ callable (OpOverload.__call__ is a Python frame more)
-    view: bool
-    inplace_view: bool
-    special: bool  # copy_, or an in-place view: looked at after the kernel ran
-
-
-_FACTS: dict[Any, _OpFacts] = {}  # per operator: its tags and flags cost a lookup each time
-
-
-def _facts(func: Any) -> _OpFacts:
-    inplace_view = torch.Tag.inplace_view in func.tags
-    facts = _OpFacts(func._op, func.is_view, inplace_view, inplace_view or func is _COPY)
-    _FACTS[func] = facts
-    return facts
-
-
-def _mirror_metadata(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """``transpose_`` / ``unsqueeze_`` / ... changed the inner tensor's shape: change the
-    wrapper's too (its CPU kernel touches sizes and strides only, never data)."""
-    with torch._C._ExcludeDispatchKeyGuard(_NO_PYTHON_KEY):
-        func(*args, **kwargs)
-
-
-def _unwrap_all(args: tuple[Any, ...]) -> tuple[list[Any], list[tuple[str, Any]], dict[int, Any]]:
-    inner: list[Any] = []
-    devices: list[tuple[str, Any]] = []
-    owners: dict[int, Any] = {}
-    for position, arg in enumerate(args):
-        inner.append(_unwrap_one(arg, position, devices, owners))
-    return inner, devices, owners
-
-
-def _unwrap_kwargs(
-    kwargs: dict[str, Any],
-) -> tuple[dict[str, Any], list[tuple[str, Any]], dict[int, Any]]:
-    devices: list[tuple[str, Any]] = []
-    owners: dict[int, Any] = {}
-    inner = {key: _unwrap_one(value, key, devices, owners) for key, value in kwargs.items()}
-    return inner, devices, owners
-
-
-def _unwrap_one(
-    arg: Any, where: int | str, devices: list[tuple[Any, Any]], owners: dict[int, Any]
-) -> Any:
-    if isinstance(arg, EmulatedTensor):
-        devices.append((where, arg))
-        owners[id(arg._inner)] = arg
-        return arg._inner
-    if isinstance(arg, torch.Tensor):
-        devices.append((where, arg))
-        owners[id(arg)] = arg
-        return arg
-    if isinstance(arg, (list, tuple)) and arg and isinstance(arg[0], torch.Tensor | None):
-        return type(arg)(_unwrap_one(item, where, devices, owners) for item in arg)
-    return arg
-
-
-def _common_index(
-    func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], devices: list[tuple[Any, Any]]
-) -> int | None:
-    """The emulated index every operand shares; raises the GPU's error when they differ."""
-    index: int | None = None
-    mixed = False
-    hosts: list[tuple[Any, torch.Tensor]] = []
-    for where, tensor in devices:
-        if isinstance(tensor, EmulatedTensor):
-            if index is None:
-                index = tensor._index
-            elif tensor._index != index:
-                mixed = True
-        elif tensor.dim() != 0:  # a 0-dim CPU tensor is a scalar a CUDA kernel accepts
-            hosts.append((where, tensor))
-    if hosts and index is not None and not mixed:
-        mixed = _host_operands_refused(func, hosts)
-    if mixed and func not in _CROSS_DEVICE_OK:
-        if func in _INDEXING:
-            errors.check_indexing(func, args, kwargs)
-        else:
-            raise errors.DeviceMismatchError(func, args, kwargs)
-    return index
-
-
-def _host_operands_refused(func: Any, hosts: list[tuple[Any, torch.Tensor]]) -> bool:
-    """Whether the host operands among device ones are a device error, as on a GPU."""
-    schema = func._schema.arguments
-    names = [schema[where].name if isinstance(where, int) else where for where, _ in hosts]
-    kept = [
-        tensor for name, (_, tensor) in zip(names, hosts, strict=True) if name not in _HOST_SIZES
-    ]
-    return bool(kept) and not scope.made_inside(kept)
-
-
-def _wrap_outputs(out: Any, index: int | None, owners: dict[int, Any]) -> Any:
-    if isinstance(out, torch.Tensor):
-        owner = owners.get(id(out))
-        if owner is not None:
-            return owner  # in-place and out= operations return their own operand
-        return out if index is None else wrap(out, index)
-    if isinstance(out, (list, tuple)):
-        return type(out)(_wrap_outputs(item, index, owners) for item in out)
-    return out

@@ -85,8 +85,10 @@ def set_origin(tensor: Any, verb: str, where: Location | None = None) -> None:
     """Remember how and where (user file, line, function) a tensor got where it is."""
     location = where if where is not None else user_location(sys._getframe(1))
     if location is not None:
-        with contextlib.suppress(AttributeError, RuntimeError):
+        try:  # not contextlib.suppress: this runs for every tensor a Dataset makes
             tensor._gpudoc_origin = (verb, *location)
+        except (AttributeError, RuntimeError):
+            return  # a tensor that takes no attributes
 
 
 def origin(tensor: Any) -> tuple[str, str, int, str] | None:

@@ -11,7 +11,8 @@ from gpudoc.exit_codes import FINDINGS, OK, UsageError
 
 EPILOG = """\
 exit codes: 0 the report was produced (also on a machine without a GPU); 1 with --require-gpu
-when no GPU is usable, or with --strict when any check warns or fails; 2 usage error."""
+when no GPU is usable, or with --strict when any check warns or fails; with --from, also when a
+check fails; 2 usage error, or a report that cannot be read."""
 
 
 def add_parser(subparsers: Any) -> None:
@@ -24,6 +25,16 @@ def add_parser(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--from",
+        dest="from_files",
+        nargs="+",
+        metavar="FILE",
+        help="read reports from another machine instead of this one (- is standard input): "
+        "collect_env, nvidia-smi (table, -L, -q, -q -x, --query-gpu csv), kernel logs, "
+        "lspci, ibstat, lsmod, pip list/freeze/show, conda list, PyTorch's CUDA warnings, shell "
+        "variables",
+    )
     parser.add_argument(
         "--no-torch",
         action="store_true",
@@ -73,11 +84,20 @@ def run(args: argparse.Namespace) -> int:
         return OK
     if not 0 < args.torch_timeout < math.inf:  # also refuses nan
         raise UsageError("--torch-timeout must be a positive number of seconds")
-    report = run_doctor(collect_info(torch_probe=_probe_starter(args)))
+    if args.from_files:
+        report = run_doctor(_read_reports(args))
+    else:
+        report = run_doctor(collect_info(torch_probe=_probe_starter(args)))
     if args.json:
         render.render_json(report, sys.stdout)
     else:
         render.render_human(report, make_console(), verbose=args.verbose)
+    return _exit_status(args, report)
+
+
+def _exit_status(args: argparse.Namespace, report: Any) -> int:
+    """1 for --require-gpu without a GPU, --strict with a problem, or a failure in reports (with
+    one line on stderr saying which); else 0."""
     assert report.summary is not None  # the doctor ran
     where = '"checks" in the JSON' if args.json else "the doctor above"
     if args.require_gpu and report.summary.usable_gpus == 0:
@@ -87,7 +107,25 @@ def run(args: argparse.Namespace) -> int:
         count = report.summary.problems
         _why(f"--strict: {count} problem{'s' * (count != 1)}{_culprits(report)}; see {where}")
         return FINDINGS
+    if report.sources is not None and report.summary.failures > 0:
+        count = report.summary.failures
+        failed = ", ".join(r.check_id for r in report.checks if r.status == "fail")
+        _why(f"{count} failure{'s' * (count != 1)} in the reports ({failed}); see {where}")
+        return FINDINGS
     return OK
+
+
+def _read_reports(args: argparse.Namespace) -> Any:
+    """The InfoReport the --from files say; a file that cannot be read is a usage error."""
+    from gpudoc.info.reports.load import load_reports
+    from gpudoc.info.reports.text import ReportError
+
+    if args.no_torch:
+        raise UsageError("--no-torch applies to this machine, not to reports read with --from")
+    try:
+        return load_reports(args.from_files)
+    except ReportError as error:
+        raise UsageError(str(error)) from None
 
 
 def _probe_starter(args: argparse.Namespace) -> Any:

@@ -61,8 +61,11 @@ def problems(report: InfoReport) -> int:
 
 def usable_gpu_count(report: InfoReport) -> int:
     """GPUs a training script could use: torch's count when probed, otherwise NVML's view."""
-    if report.torch is not None:
-        return (report.torch.device_count or 0) if report.torch.cuda_available else 0
+    torch = report.torch
+    if torch is not None and report.sources is not None and torch.device_count is None:
+        torch = None  # a report that does not say torch's device count: count its GPUs
+    if torch is not None:
+        return (torch.device_count or 0) if torch.cuda_available else 0
     if report.driver.nvml_error is not None:
         return 0
     visible = report.visible.nvml_indices

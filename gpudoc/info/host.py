@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from gpudoc.info import host_links
 from gpudoc.info.model import DevNode, HostInfo, PciGpu
 
 ENV_VARS = (
@@ -46,6 +47,7 @@ def read_host(root: str = "/", environ: Mapping[str, str] | None = None) -> Host
     env = os.environ if environ is None else environ
     base = Path(root)
     container, evidence = detect_container(base, env)
+    switches = host_links.nvswitches(base / "sys/bus/pci/devices")
     return HostInfo(
         os=_os_name(base),
         kernel=platform.release() or None,
@@ -56,6 +58,10 @@ def read_host(root: str = "/", environ: Mapping[str, str] | None = None) -> Host
         pci_gpus=pci_gpus(base / "sys/bus/pci/devices"),
         env={name: env.get(name) for name in ENV_VARS},
         debug_env={name: env[name] for name in DEBUG_ENV_VARS if name in env},
+        infiniband_ports=host_links.infiniband_ports(base),
+        kernel_modules=host_links.kernel_modules(base),
+        nvswitches=switches,
+        fabric_manager_running=host_links.fabric_manager_running(base, switches, bool(container)),
     )
 
 

@@ -1,4 +1,5 @@
-"""The kernel log's `NVRM: Xid` lines: the driver's own record of GPU errors since boot.
+"""The kernel log's `NVRM: Xid` lines, the driver's own record of GPU errors since boot, and the
+NVSwitch driver's `SXid` lines.
 
 Read from /dev/kmsg (what `dmesg` reads) without a subprocess. When this user may not read it
 (kernel.dmesg_restrict=1, the default on Ubuntu and Debian, and `dmesg` fails alike), ask
@@ -14,7 +15,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from gpudoc.info.child import start_child
-from gpudoc.info.model import KernelLog, XidEvent
+from gpudoc.info.model import KernelLog, SxidEvent, XidEvent
 
 LogStarter = Callable[[], Callable[[], KernelLog]]
 KMSG = "dev/kmsg"
@@ -32,10 +33,17 @@ _XID = re.compile(
     r"NVRM: Xid \(PCI:(?P<bus>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})[^)]*\): "
     r"(?P<xid>\d+)(?:, pid=(?P<pid>[^,]*))?(?:, name=(?P<name>[^,]*))?(?:, (?P<message>.*))?$"
 )
+# `nvidia-nvswitch3: SXid (PCI:0000:c1:00.0): 12028, Non-fatal, Link 33 egress non-posted PRIV
+# error (First)`; the same event goes on in lines "<code>, Severity 1 Engine instance ..." and
+# "<code>, Data {0x...}", which are not events of their own.
+_SXID = re.compile(r"SXid \(PCI:(?P<bus>[0-9a-fA-F:.]+)\): (?P<sxid>\d+), (?P<rest>.*)$")
+_SXID_CONTINUED = ("Data {", "Severity ")
+_SXID_LINK = re.compile(r"\bLink (\d+)\b")
+JOURNAL_PATTERN = "NVRM: Xid|SXid"  # journalctl --grep takes a regular expression
 # /dev/kmsg records: "priority,sequence,microseconds,flags;text".
 _KMSG_TIME = re.compile(r"^\d+,\d+,(\d+),[^;]*;")
 # dmesg, `journalctl -o short-monotonic` and syslog put "[ seconds]" before the text.
-_BRACKET_TIME = re.compile(r"\[\s*(\d+\.\d+)\][^\[]*NVRM: Xid")
+_BRACKET_TIME = re.compile(r"\[\s*(\d+\.\d+)\][^\[]*(?:NVRM: Xid|SXid)")
 
 
 def parse_xid_line(line: str) -> XidEvent | None:
@@ -53,6 +61,49 @@ def parse_xid_line(line: str) -> XidEvent | None:
     )
 
 
+def parse_sxid_line(line: str) -> SxidEvent | None:
+    match = _SXID.search(line.rstrip())
+    if match is None or match.group("rest").startswith(_SXID_CONTINUED):
+        return None
+    severity, _, text = match.group("rest").partition(", ")
+    fatal = {"fatal": True, "non-fatal": False}.get(severity.lower())
+    link = _SXID_LINK.search(match.group("rest"))
+    return SxidEvent(
+        sxid=int(match.group("sxid")),
+        switch_pci_bus_id=match.group("bus").lower(),
+        fatal=fatal,
+        link=int(link.group(1)) if link else None,
+        message=(text if fatal is not None else match.group("rest")).strip(),
+        seconds_since_boot=_timestamp(line),
+    )
+
+
+# "NVRM: The NVIDIA GPU 0000:b3:00.0" / "NVRM: (PCI ID: 10de:26b5) installed in this system has" /
+# "NVRM: fallen off the bus and is not responding to commands.": the driver found the GPU gone
+# when it loaded, and logs no Xid line for it; gpud and NVSentinel read it as Xid 79.
+_GONE_AT_PROBE = re.compile(
+    r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})"
+)
+FALLEN_AT_PROBE = (
+    "GPU has fallen off the bus (the driver's message as it loaded, without an Xid line)"
+)
+
+
+def _fallen_at_probe(lines: list[str], logged: set[str]) -> list[XidEvent]:
+    """Xid 79 events for GPUs the driver found fallen off the bus as it loaded."""
+    found = []
+    for position, line in enumerate(lines):
+        gone = _GONE_AT_PROBE.search(line)
+        following = " ".join(lines[position : position + 3])
+        if gone is None or "fallen off the bus" not in following:
+            continue
+        bus = gone.group(1).lower()
+        if bus not in logged:
+            logged.add(bus)
+            found.append(XidEvent(79, bus, None, None, FALLEN_AT_PROBE, _timestamp(line)))
+    return found
+
+
 def _timestamp(line: str) -> float | None:
     if kmsg := _KMSG_TIME.match(line):
         return int(kmsg.group(1)) / 1e6
@@ -61,8 +112,13 @@ def _timestamp(line: str) -> float | None:
 
 
 def parse_kernel_log(source: str, lines: Iterable[str], uptime_s: float | None) -> KernelLog:
+    lines = list(lines)
     events = [e for line in lines if "NVRM: Xid" in line and (e := parse_xid_line(line))]
-    return KernelLog(source, None, uptime_s, tuple(events[-MAX_EVENTS:]))
+    events += _fallen_at_probe(lines, {e.pci_bus_id for e in events if e.xid == 79})
+    switch = [s for line in lines if "SXid" in line and (s := parse_sxid_line(line))]
+    return KernelLog(
+        source, None, uptime_s, tuple(events[-MAX_EVENTS:]), tuple(switch[-MAX_EVENTS:])
+    )
 
 
 def read_uptime(root: str = "/") -> float | None:
@@ -113,7 +169,7 @@ def start_kernel_log(root: str = "/", timeout_s: float = 1.0) -> Callable[[], Ke
 
 def _start_journal(denied: str, uptime: float | None, timeout_s: float) -> Callable[[], KernelLog]:
     try:
-        waiter = start_child([*JOURNAL, "NVRM: Xid"], timeout_s)
+        waiter = start_child([*JOURNAL, JOURNAL_PATTERN], timeout_s)
     except OSError as error:
         reason = f"{denied}; journalctl: {error.strerror or error}"
         return lambda: KernelLog(None, reason, uptime)

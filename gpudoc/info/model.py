@@ -106,6 +106,29 @@ class GpuInfo:
     """NVML reads that failed for this GPU: the field is null, this says why (NotSupported,
     NoPermission, GpuIsLost, FunctionNotFound: the driver lacks the function, NotInBinding: nvidia-
     ml-py does, ...)."""
+    reset_required: bool = False
+    """True when NVML answered ResetRequired for this GPU: it works again only after a reset."""
+    recovery_action: str | None = None
+    """What the driver asks for to recover this GPU (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION, drivers
+    >= 570): 'none', 'gpu_reset', 'node_reboot', 'drain_p2p', 'drain_and_reset', 'bus_reset', ..."""
+    nvlink_links_active: tuple[bool, ...] | None = None
+    """One entry per NVLink link of this GPU, true when the link is up; empty when the GPU has no
+    NVLink; null when unknown."""
+    fabric_state: str | None = None
+    """NVSwitch fabric registration (Hopper and later): 'not_supported', 'not_started',
+    'in_progress' or 'completed'; CUDA fails until 'completed'."""
+    fabric_status: str | None = None
+    """The result of the fabric registration: 'Success' or an NVML error name."""
+    ecc_mode_current: bool | None = None  # ECC enabled now
+    ecc_mode_pending: bool | None = None  # ECC enabled after the next reset or reboot
+    pcie_replay_count: int | None = None
+    """PCIe replays (link-level retransmissions) since the driver loaded."""
+    # PCIe Advanced Error Reporting counts of the GPU since the driver loaded (NVML field values).
+    pcie_aer_correctable_count: int | None = None
+    pcie_aer_nonfatal_count: int | None = None  # uncorrectable, non-fatal
+    pcie_aer_fatal_count: int | None = None
+    inforom_valid: bool | None = None
+    """False when NVML's InfoROM validation fails (corrupted InfoROM); null when not checked."""
 
 
 @dataclass(frozen=True)
@@ -204,6 +227,19 @@ class XidEvent:
 
 
 @dataclass(frozen=True)
+class SxidEvent:
+    """One NVSwitch `SXid` line of the kernel log."""
+
+    sxid: int
+    """The SXid code (NVIDIA's Fabric Manager guide)."""
+    switch_pci_bus_id: str | None  # the NVSwitch, "0000:c1:00.0"
+    fatal: bool | None  # the driver's "Fatal" / "Non-fatal"
+    link: int | None  # the NVSwitch port ("Link 33") when the line names one
+    message: str
+    seconds_since_boot: float | None
+
+
+@dataclass(frozen=True)
 class KernelLog:
     """The kernel log since boot, as far as this user may read it; only Xid lines are kept."""
 
@@ -214,6 +250,21 @@ class KernelLog:
     uptime_seconds: float | None
     """Seconds since boot when it was read, to date the lines."""
     xid_events: tuple[XidEvent, ...] = ()
+    sxid_events: tuple[SxidEvent, ...] = ()
+    """NVSwitch `SXid` lines, the latest last."""
+
+
+@dataclass(frozen=True)
+class InfinibandPort:
+    """One port of an RDMA adapter in /sys/class/infiniband (InfiniBand or RoCE)."""
+
+    device: str  # "mlx5_0"
+    port: int
+    state: str | None  # "ACTIVE", "DOWN", "INIT", "ARMED"
+    physical_state: str | None  # "LinkUp", "Disabled", "Polling"
+    rate_gbps: float | None
+    """Link rate in Gb/s, e.g. 400.0 for '400 Gb/sec (4X NDR)'."""
+    link_layer: str | None  # "InfiniBand" or "Ethernet" (RoCE)
 
 
 @dataclass(frozen=True)
@@ -223,10 +274,11 @@ class HostInfo:
 
     os: str | None
     kernel: str | None
-    python: str
+    python: str | None  # "3.11.7"; null when a report read with --from does not say
     container: str | None  # "docker", "podman", "kubernetes", "containerd" or None
     container_evidence: str | None
-    dev_nodes: tuple[DevNode, ...]
+    dev_nodes: tuple[DevNode, ...] | None
+    """The /dev/nvidia* nodes; null when not known (a report read with --from)."""
     pci_gpus: tuple[PciGpu, ...] | None  # None when /sys/bus/pci is unreadable
     env: dict[str, str | None] = field(default_factory=dict)
     """The CUDA and NVIDIA environment variables gpudoc reads; null when unset."""
@@ -235,6 +287,16 @@ class HostInfo:
     nvcc_path: str | None = None  # the nvcc that would build torch extensions
     nvcc_cuda_version: str | None = None  # "13.0" from `nvcc --version`
     kernel_log: KernelLog | None = None  # None when not read
+    infiniband_ports: tuple[InfinibandPort, ...] | None = None
+    """RDMA ports; empty when there is no adapter; null when unknown."""
+    kernel_modules: tuple[str, ...] | None = None
+    """Loaded GPU and RDMA kernel modules (nvidia*, nv_peer_mem, nouveau, mlx*, ib_*, rdma*);
+    null when /proc/modules is unreadable."""
+    nvswitches: tuple[str, ...] | None = None
+    """PCI bus ids of the NVSwitches on the PCI bus (empty when none, null when unreadable)."""
+    fabric_manager_running: bool | None = None
+    """An nv-fabricmanager process is running; null when the host's processes are not visible
+    (a container) or unknown."""
 
 
 @dataclass(frozen=True)
@@ -282,6 +344,19 @@ class Summary:
 
 
 @dataclass(frozen=True)
+class ReportSource:
+    """One report `gpudoc info --from` read, and the facts the report took from it."""
+
+    path: str  # as given on the command line; "-" is standard input
+    format: str
+    """'collect_env', 'nvidia-smi', 'nvidia-smi -q', 'nvidia-smi -q -x', 'kernel log', 'pip
+    list', 'pip freeze' or 'conda list'."""
+    facts: tuple[str, ...]
+    """Paths of the report's values this file gave, e.g. 'torch.version', 'gpus[0].uuid',
+    'host.kernel_log'; a value no file gave is null or empty (unknown, never guessed)."""
+
+
+@dataclass(frozen=True)
 class InfoReport:
     torch: TorchInfo | None  # None with --no-torch
     driver: DriverInfo
@@ -297,3 +372,6 @@ class InfoReport:
     collect_seconds: float | None = None
     """Wall time of collection in seconds."""
     summary: Summary | None = None  # None until the doctor ran
+    sources: tuple[ReportSource, ...] | None = None
+    """null when collected on this machine; with `--from`, the reports it was read from (a fact
+    no report gave is unknown, and checks that need it do not apply)."""

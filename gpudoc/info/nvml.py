@@ -18,6 +18,7 @@ from typing import Any
 
 from gpudoc.info.model import GpuInfo, GpuProcess, MigInstance
 from gpudoc.info.nvml_health import clocks, memory_health, pcie_link
+from gpudoc.info.nvml_interconnect import interconnect
 from gpudoc.info.nvml_reader import Reader, error_name
 
 COMPUTE_MODES = {0: "default", 1: "exclusive_thread", 2: "prohibited", 3: "exclusive_process"}
@@ -93,6 +94,7 @@ def read_gpu(lib: Any, index: int) -> GpuInfo:
         **_modes(lib, read, handle),
         **memory_health(read, handle),
         **pcie_link(read, handle),
+        **interconnect(lib, read, handle),
     }
     return GpuInfo(
         nvml_index=index,
@@ -102,6 +104,7 @@ def read_gpu(lib: Any, index: int) -> GpuInfo:
         processes=_processes(read, handle),
         lost=read.lost,
         field_errors=tuple(read.errors),
+        reset_required=read.reset_required,
     )
 
 
@@ -171,6 +174,7 @@ def _modes(lib: Any, read: Reader, handle: Any) -> dict[str, Any]:
 def _empty_gpu(index: int, read: Reader) -> GpuInfo:
     nothing: dict[str, Any] = {name: None for name in GpuInfo.__dataclass_fields__}
     nothing.update(nvml_index=index, lost=read.lost, field_errors=tuple(read.errors))
+    nothing.update(reset_required=read.reset_required)
     return GpuInfo(**nothing)
 
 

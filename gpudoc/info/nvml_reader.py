@@ -38,6 +38,7 @@ class Reader:
         self.lib = lib
         self.errors: list[FieldError] = []
         self.lost = False
+        self.reset_required = False  # some call answered ResetRequired
 
     def get(self, field: str, function: str, *args: Any, expected: tuple[str, ...] = ()) -> Any:
         """`function(*args)`, or None; errors named in `expected` are answers, not failures."""
@@ -56,6 +57,7 @@ class Reader:
                 return None
             self.errors.append(FieldError(field, name))
             self.lost = self.lost or name == "GpuIsLost"
+            self.reset_required = self.reset_required or name == "ResetRequired"
             return None
 
     def first(self, field: str, *calls: tuple[str, tuple[Any, ...]]) -> Any:

@@ -16,6 +16,7 @@ from gpudoc.info.checks import Check
 from gpudoc.info.model import (
     SCHEMA_VERSION,
     CheckResult,
+    DevNode,
     DriverInfo,
     InfoReport,
     KernelLog,
@@ -23,6 +24,7 @@ from gpudoc.info.model import (
     TorchInfo,
 )
 from gpudoc.info.render_devices import MISSING, devices_view
+from gpudoc.info.render_sources import source_rows
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -61,15 +63,19 @@ def render_json(report: InfoReport, file: IO[str]) -> None:
 def render_human(report: InfoReport, console: Console, verbose: bool = False) -> None:
     from rich.text import Text
 
+    if report.sources is not None:
+        _section(console, "Reports", source_rows(report.sources))
     torch = report.torch
-    rows = _torch_rows(torch) if torch else [("torch", "not probed (--no-torch)")]
+    missing = "not probed (--no-torch)" if report.sources is None else "the reports do not say"
+    rows = _torch_rows(torch) if torch else [("torch", missing)]
     _section(console, "PyTorch", rows)
     _section(console, "Driver & NVML", _driver_rows(report))
     console.print(Text("Devices", style="bold"))
     console.print(devices_view(report))
     _section(console, "Environment", _env_rows(report))
     console.print(Text("Doctor", style="bold"))
-    console.print(_doctor(report.checks, verbose), Text(""))
+    from_reports = report.sources is not None
+    console.print(_doctor(report.checks, verbose, from_reports), Text(""))
     if report.summary is not None:
         console.print(_closing(report.summary))
 
@@ -116,12 +122,16 @@ def _torch_rows(torch: TorchInfo) -> list[tuple[str, str]]:
         return [("torch", "not installed")]
     if torch.probe_error or torch.import_error:
         return [("torch", f"installed, but: {torch.probe_error or torch.import_error}")]
-    build = {"cuda": f"CUDA {torch.cuda_version}", "rocm": f"ROCm {torch.hip_version}"}
-    available = "yes" if torch.cuda_available else "no"
+    build = {
+        "cuda": f"CUDA {torch.cuda_version}",
+        "rocm": f"ROCm {torch.hip_version}",
+        "cpu": "CPU-only build",
+    }
+    available = {True: "yes", False: "no", None: MISSING}[torch.cuda_available]
     if not torch.cuda_available and torch.unavailable_reason:
         available += f" — {torch.unavailable_reason}"
     rows = [
-        ("version", f"{torch.version} ({build.get(torch.build or '', 'CPU-only build')})"),
+        ("version", f"{torch.version} ({build.get(torch.build or '', 'build unknown')})"),
         ("cuDNN / NCCL", f"{_cudnn(torch.cudnn_version)} / {_v(torch.nccl_version)}"),
         ("arch list", " ".join(torch.arch_list or ()) or MISSING),
         ("CUDA available", available),
@@ -179,12 +189,16 @@ def _env_rows(report: InfoReport) -> list[tuple[str, str]]:
         rows.append(("unset", " ".join(unset)))
     rows += [
         ("OS", f"{_v(host.os)}, kernel {_v(host.kernel)}"),
-        ("Python", host.python),
+        ("Python", _v(host.python)),
         (
             "container",
-            f"{host.container} ({host.container_evidence})" if host.container else "none detected",
+            f"{host.container} ({host.container_evidence})"
+            if host.container
+            else "none detected"
+            if report.sources is None or "host.container" in _given(report)
+            else MISSING,
         ),
-        ("device nodes", " ".join(n.path for n in host.dev_nodes) or "none"),
+        ("device nodes", _nodes(host.dev_nodes)),
     ]
     if host.nvcc_path is not None:
         rows.append(("nvcc", f"{_v(host.nvcc_cuda_version)} ({host.nvcc_path})"))
@@ -200,7 +214,7 @@ def _kernel_log(log: KernelLog) -> str:
     return f"{log.source}: {count or 'no'} Xid line{'' if count == 1 else 's'} since boot"
 
 
-def _doctor(results: tuple[CheckResult, ...], verbose: bool) -> Table:
+def _doctor(results: tuple[CheckResult, ...], verbose: bool, from_reports: bool = False) -> Table:
     """One row per passing check, a row per finding and a row for its fix; text wraps indented.
 
     Checks that did not apply get a row each only when `verbose`.
@@ -230,7 +244,8 @@ def _doctor(results: tuple[CheckResult, ...], verbose: bool) -> Table:
                 grid.add_row(Text(""), Text(f"fix: {finding.fix}", style="dim"))
     skipped = [r for r in results if r.status == "not_applicable"]
     if skipped and not verbose:
-        grid.add_row(Text(SYMBOLS["not_applicable"], "dim"), _not_applicable_summary(skipped))
+        summary = _lacking_facts(skipped) if from_reports else _not_applicable_summary(skipped)
+        grid.add_row(Text(SYMBOLS["not_applicable"], "dim"), summary)
     return grid
 
 
@@ -242,6 +257,19 @@ def _not_applicable_summary(skipped: list[CheckResult]) -> Text:
     why = "; ".join(str(reason) for reason, _ in reasons)
     did = "check did" if len(skipped) == 1 else "checks did"
     return Text(f"{len(skipped)} {did} not apply here ({why}): `gpudoc info -v` lists each", "dim")
+
+
+def _lacking_facts(skipped: list[CheckResult]) -> Text:
+    """On reports, most checks lack a fact: name them in one paragraph, the reasons under -v."""
+    from rich.text import Text
+
+    ids = ", ".join(r.check_id for r in skipped)
+    did = "check" if len(skipped) == 1 else "checks"
+    return Text(
+        f"{len(skipped)} {did} could not apply, for lack of a fact in the reports or on this "
+        f"kind of machine: {ids}. `-v` says which fact each one needs.",
+        "dim",
+    )
 
 
 def _closing(summary: Summary) -> Text:
@@ -259,3 +287,11 @@ def _closing(summary: Summary) -> Text:
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _given(report: InfoReport) -> set[str]:
+    return {fact for source in report.sources or () for fact in source.facts}
+
+
+def _nodes(nodes: tuple[DevNode, ...] | None) -> str:
+    return MISSING if nodes is None else " ".join(n.path for n in nodes) or "none"

@@ -95,6 +95,14 @@ def add_parser(subparsers: Any) -> None:
         help="run as one rank of a torchrun/srun job: every rank's device, collectives, DDP "
         "(--device cpu for gloo on CPUs; NCCL on GPUs otherwise)",
     )
+    parser.add_argument(
+        "--heartbeat-timeout",
+        type=_positive_float,
+        default=30.0,
+        metavar="S",
+        help="--distributed: a rank whose heartbeat (once a second) stops for S seconds is named "
+        "at once, HUNG if its process is still there, else dead (default 30)",
+    )
     parser.add_argument("--strict", action="store_true", help="warnings fail the run")
     parser.set_defaults(handler=run)
 
@@ -220,7 +228,7 @@ def _run_distributed(args: argparse.Namespace, config: Any) -> int:
     from gpudoc.smoke import render
     from gpudoc.smoke.distributed import Job
 
-    job = Job(config, env, kinds.pop(), strict=args.strict)
+    job = Job(config, env, kinds.pop(), strict=args.strict, stall_s=args.heartbeat_timeout)
     report = job.run()
     unwritten = None
     if report is not None:

@@ -11,9 +11,11 @@ Every rank runs the same phases; rank 0 assembles the report:
 
 Results travel through the store (a TCPStore: torchrun's agent store, or rank 0's under srun), so
 rank 0 can report on whatever arrived even when a rank is lost. Before each collective phase a
-``monitored_barrier`` on a gloo side group waits at most the timeout and names the ranks that
-never arrive; no rank enters a collective with a missing peer. The process group has the same
-timeout, so a collective that stalls fails instead of hanging the job.
+gate in the store (``gate.py``) waits for every rank, at most the timeout, and less for a rank
+whose heartbeat has stopped (``stall_s``); no rank enters a collective with a missing peer. The
+process group has the same timeout, so a collective that stalls fails instead of hanging the
+job. A rank whose heartbeat stopped is named HUNG if its process is still there (``liveness``:
+/proc on its node, its lifeline port from anywhere), else dead.
 """
 
 from __future__ import annotations
@@ -35,15 +37,16 @@ import torch.distributed as dist
 
 from gpudoc import __version__
 from gpudoc.exit_codes import FINDINGS, OK, UsageError
-from gpudoc.smoke import checks, collectives, inject, job_report, launch
+from gpudoc.smoke import checks, collectives, gate, inject, job_report, launch
 from gpudoc.smoke.data import load
 from gpudoc.smoke.device import configure
 from gpudoc.smoke.jobstore import JobStore
-from gpudoc.smoke.liveness import kill_children, stopped_here
+from gpudoc.smoke.liveness import Lifeline, alive_though_silent, kill_children
 from gpudoc.smoke.model import DeviceResult, DistributedReport, RankInfo, SmokeConfig
 from gpudoc.smoke.spawn import WorkerSpec, run_workers
 
 GRACE_S = 10.0  # slack for start-up skew between ranks
+STALL_S = 30.0  # a heartbeat (once a second) that stands still this long: the rank is lost
 LAST_OUT_S = 1.0  # torchrun looks at its workers every 0.1 s
 STOPPED = "the launcher stopped the job (SIGTERM) after a rank failed; its summary names it too"
 
@@ -52,16 +55,23 @@ class Job:
     """This process's rank: runs the phases, and at rank 0 gathers and judges the job."""
 
     def __init__(
-        self, config: SmokeConfig, env: launch.LaunchEnv, device_kind: str, strict: bool = False
+        self,
+        config: SmokeConfig,
+        env: launch.LaunchEnv,
+        device_kind: str,
+        strict: bool = False,
+        stall_s: float = STALL_S,
     ) -> None:
-        self.env = env
+        self.env, self.stall_s = env, stall_s
         self.config, self.device_kind, self.strict = config, device_kind, strict
         self.rank, self.world = self.env.rank, self.env.world_size
         self.faults = {f.phase: f for f in inject.faults_for_rank(self.rank)}
         self.timeout = timedelta(seconds=config.timeout_s)
         self.started = time.monotonic()
         self.store: JobStore
-        self.side: Any = None
+        # The node as the launcher numbers them (torchrun's agent, Slurm's node id): /proc tells
+        # about the ranks of this node only.
+        self.node = os.environ.get("GROUP_RANK", os.environ.get("SLURM_NODEID"))
         self.device = torch.device("cpu")
         self.ready = True  # False once this rank cannot take part in collectives
         self.gate_errors: dict[str, str] = {}
@@ -84,6 +94,9 @@ class Job:
             raise UsageError(message) from None
         signal.signal(signal.SIGTERM, self._on_sigterm)
         self.store.post("info", asdict(self._info()))
+        with contextlib.suppress(OSError):  # without it, a frozen rank elsewhere reads as dead
+            lifeline = Lifeline(self.env.master_addr, self.env.master_port)
+            self.store.post("lifeline", {**lifeline.address(), "node": self.node})
         joined = self._init_groups()
         self._strike("start")
         self.own = self._smoke()
@@ -131,7 +144,6 @@ class Job:
                 world_size=self.world,
                 timeout=self.timeout,
             )
-            self.side = dist.new_group(backend="gloo", timeout=self.timeout)
         except Exception as error:  # a rank that never starts: init times out
             self.gate_errors["init"] = _one_line(error)
             return False
@@ -241,20 +253,18 @@ class Job:
 
     def _gate(self, phase: str) -> bool:
         """Wait for every rank (naming those that never come); go on only if all are ready."""
-        timeout = self.timeout
+        timeout = self.timeout.total_seconds()
         if phase == "collectives":  # the slowest rank's smoke may take the whole timeout
-            timeout += min(self.timeout, timedelta(seconds=GRACE_S * 3))
-        if self.stopping:  # only to name the ranks that are gone: a dead peer fails it at once
-            timeout = timedelta(seconds=GRACE_S / 2)
+            timeout += min(timeout, GRACE_S * 3)
+        ready = self.ready and not self.stopping
         try:
-            dist.monitored_barrier(self.side, timeout=timeout, wait_all_ranks=True)
-            ready = torch.tensor([1 if self.ready and not self.stopping else 0])
-            dist.all_reduce(ready, op=dist.ReduceOp.MIN, group=self.side)
-        except Exception as error:
-            self.gate_errors[phase] = _one_line(error)
-            return False
-        if not ready.item():
-            self.gate_errors.setdefault(phase, "a rank could not go on (see its row)")
+            error = gate.wait(
+                self.store, phase, ready, timeout, self.stall_s, stopping=lambda: self.stopping
+            )
+        except Exception as lost:  # the store is gone: _store_lost ends this rank
+            error = _one_line(lost)
+        if error is not None:
+            self.gate_errors[phase] = error
             return False
         self.ran.append(phase)
         return True
@@ -275,7 +285,12 @@ class Job:
             for phase in ("info", "smoke", "collectives", "ddp", "fault", "stopped")
         }
         dead = self.store.dead() if self.gate_errors else set()
-        frozen = {r for r in dead if stopped_here(posted["info"].get(r))}
+        lifelines = self.store.collect("lifeline", 0.0)
+        frozen = {
+            r: how
+            for r in dead
+            if (how := alive_though_silent(posted["info"].get(r), lifelines.get(r), self.node))
+        }
         beats = {r: age for r in dead if (age := self.store.since_beat(r)) is not None}
         return job_report.assemble(
             self.config,
@@ -284,7 +299,7 @@ class Job:
             posted,
             ran=tuple(self.ran),
             gate_errors=self.gate_errors,
-            dead=dead - frozen,
+            dead=dead - set(frozen),
             frozen=frozen,
             beats=beats,
             seconds=time.monotonic() - self.started,

@@ -34,7 +34,7 @@ DDP_REL_ERR = 1e-5
 COLLECTIVES = ("all_reduce", "all_gather", "broadcast")
 # Which phase's result a rank must have posted to pass the gate before the next phase.
 BEFORE_GATE = {"collectives": "smoke", "ddp": "collectives", "report": "ddp"}
-_BARRIER_RANKS = re.compile(r"Ranks? ([\d, ]+) failed to pass monitoredBarrier")
+_GATE_RANKS = re.compile(r"ranks? ([\d, ]+) did not arrive")  # gate.py's words
 
 
 def assemble(
@@ -47,16 +47,17 @@ def assemble(
     seconds: float,
     strict: bool = False,
     dead: Collection[int] = (),
-    frozen: Collection[int] = (),
+    frozen: Mapping[int, str] | None = None,
     beats: Mapping[int, float] | None = None,
 ) -> DistributedReport:
     """``ran``: the gates that passed, so the phases every rank ran; ``gate_errors``: the rest;
-    ``dead``: ranks whose heartbeat had stopped when rank 0 looked; ``frozen``: ranks whose
-    heartbeat stopped because their process is stopped (SIGSTOP), alive: hung; ``beats``:
-    seconds since the last heartbeat of those ranks."""
+    ``dead``: ranks whose heartbeat had stopped when rank 0 looked; ``frozen``: rank -> how it
+    is known that its process is alive though its heartbeat stopped (stopped, its port answers):
+    hung; ``beats``: seconds since the last heartbeat of those ranks."""
     smokes = [from_json(DeviceResult, posted["smoke"][r]) for r in sorted(posted["smoke"])]
     voted = {result.index: result for result in vote(smokes)}
     stopped = set(posted.get("stopped", {}))
+    frozen = frozen or {}
     absent = lost_ranks(world, posted, gate_errors, {*dead, *frozen})
     beats = beats or {}
     ddp_winner = _ddp_majority(posted.get("ddp", {}))
@@ -70,8 +71,9 @@ def assemble(
         if "ddp" in ran:
             checks += _ddp_checks(posted.get("ddp", {}).get(rank), ddp_winner, bool(absent))
         how = "stopped" if rank in stopped else "died" if rank in dead else "hung"
-        how = "frozen" if rank in frozen else how
         beat = f"no heartbeat for {beats[rank]:.0f} s" if rank in beats else "its heartbeat stopped"
+        if rank in frozen:
+            how, beat = "frozen", f"{frozen[rank]}, {beat}"
         checks += _arrival_checks(rank, info is not None, absent, how, config.timeout_s, beat)
         ddp = posted.get("ddp", {}).get(rank)
         rows.append(_row(rank, info, voted.get(rank), checks, ddp, posted.get("fault", {}), absent))
@@ -105,7 +107,7 @@ def lost_ranks(
     stopped heartbeats."""
     lost: dict[int, str] = {r: "init" for r in range(world) if r not in posted["info"]}
     for gate, error in gate_errors.items():
-        named = _BARRIER_RANKS.search(error)
+        named = _GATE_RANKS.search(error)
         ranks = {int(r) for r in named.group(1).replace(",", " ").split()} if named else set()
         before = BEFORE_GATE.get(gate)
         if before is not None:
@@ -225,7 +227,7 @@ def _arrival_checks(
     elif how == "died":
         detail = f"its process died before {phase} ({beat})"
     elif how == "frozen":
-        detail = f"hung before {phase}: its process is stopped (SIGSTOP?), {beat}"
+        detail = f"hung before {phase}: {beat}"
     else:
         detail = f"did not reach {phase} within {timeout_s:.0f} s: hung (its heartbeat goes on)"
     return (CheckResult("arrived", "fail", False, True, detail),)

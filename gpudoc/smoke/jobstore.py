@@ -76,6 +76,20 @@ class JobStore:
             if self.store.check([key])
         }
 
+    def has(self, key: str) -> bool:
+        return bool(self.store.check([key]))
+
+    def read(self, key: str) -> str:
+        return bytes(self.store.get(key)).decode()
+
+    def decide(self, key: str, proposal: str) -> str:
+        """``proposal`` unless a decision was taken already: the first one stands, for all."""
+        return bytes(self.store.compare_set(key, "", proposal)).decode()
+
+    def beats(self, rank: int) -> int:
+        """``rank``'s heartbeat count so far."""
+        return int(self.store.add(f"beat/{rank}", 0))
+
     def _beat(self, store: Any) -> None:
         failing_since: float | None = None
         while self.beating:
@@ -134,13 +148,16 @@ class JobStore:
         this rank if nothing comes within ``timeout``."""
         deadline = time.monotonic() + timeout.total_seconds()
         try:
+            beats, looked = self.beats(0), time.monotonic()
             while not self.store.check(["verdict"]):
                 if time.monotonic() > deadline:
                     raise TimeoutError
-                beats = self.store.add("beat/0", 0)
-                time.sleep(VERDICT_POLL_S)
-                if self.store.add("beat/0", 0) == beats and not self.store.check(["verdict"]):
+                time.sleep(0.2)  # the verdict is read as soon as it is there: rank 0 waits for it
+                if time.monotonic() - looked < VERDICT_POLL_S:
+                    continue
+                if self.beats(0) == beats and not self.store.check(["verdict"]):
                     return self._rank_0_lost()
+                beats, looked = self.beats(0), time.monotonic()
             verdict: dict[str, Any] = json.loads(self.store.get("verdict"))
             self.store.add("acks", 1)
         except Exception:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -189,6 +190,20 @@ def test_cuda_queries_streams_events(gpus: None) -> None:
     with torch.cuda.device(1):
         assert torch.cuda.current_device() == 1 and torch.ones(1, device="cuda").device.index == 1
     assert torch.cuda.current_device() == 0
+
+
+def test_autocast_cuda_in_float32_is_silent_as_on_a_gpu(gpus: None) -> None:
+    """CUDA autocast takes dtype=float32 without a word (nanoGPT --dtype=float32); CPU autocast,
+    which runs underneath, would warn from gpudoc's frame and disable itself."""
+    x = torch.ones(2, 2, device="cuda")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with torch.autocast("cuda", dtype=torch.float32):
+            assert (x @ x).dtype == torch.float32
+        with torch.amp.autocast("cuda", torch.float32, True):
+            assert (x @ x).dtype == torch.float32
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            assert (x @ x).dtype == torch.bfloat16
 
 
 def test_autocast_cuda_computes_in_half_precision(gpus: None) -> None:

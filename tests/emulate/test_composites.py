@@ -230,3 +230,65 @@ def test_a_host_input_to_composites_still_raises(gpu: None) -> None:
     weight = torch.rand(4)  # a class weight left on the host
     with pytest.raises(EmulatedDeviceError, match="weight is on cpu"):
         F.cross_entropy(torch.randn(2, 4, device=D), torch.tensor([0, 1], device=D), weight=weight)
+
+
+# -- arguments a GPU takes from the host (issue 13, CTC lengths) ---------------------------------
+
+
+def _ctc_call(targets_on: str, lengths_on: str, batched: bool, module: bool) -> Any:
+    log_probs = _seq(7, 2, 5).log_softmax(2) if batched else _seq(7, 5).log_softmax(1)
+    targets = torch.tensor([[1, 2, 3], [2, 4, 0]]) if batched else torch.tensor([1, 2, 3])
+    lengths: Any = ([7, 6], [3, 2]) if batched else ([7], [3])
+    if lengths_on != "list":  # tensors: 0-dim ones for an unbatched input
+        lengths = [torch.tensor(n if batched else n[0], device=lengths_on) for n in lengths]
+    input_lengths, target_lengths = lengths
+    loss = nn.CTCLoss(zero_infinity=True) if module else F.ctc_loss
+    return loss(log_probs, targets.to(targets_on), input_lengths, target_lengths)
+
+
+def _packed(lengths_on: str) -> Any:
+    lengths = torch.tensor([5, 4, 2], device=lengths_on)
+    packed = nn.utils.rnn.pack_padded_sequence(_seq(3, 5, 8), lengths, batch_first=True)
+    out, _ = _on(nn.GRU(8, 4, batch_first=True))(packed)
+    padded, sizes = nn.utils.rnn.pad_packed_sequence(out, batch_first=True)
+    return padded.sum() + sizes.sum()
+
+
+def _scalars_from_host() -> Any:
+    x = _seq(3, 4)
+    scalar = torch.tensor(2.0)  # a 0-dim host tensor: a scalar a CUDA kernel accepts
+    total = (x * scalar + scalar).sum() + torch.where(x > 0, x, scalar).sum()
+    total = total + x.masked_fill(x > 1, scalar).sum() + x.clamp(min=-scalar).sum()
+    total = total + x[torch.tensor(1)].sum() + x[torch.tensor([0, 2])].sum()  # host indices
+    return total + x[torch.tensor([True, False, True])].sum() + x.lerp(x.detach(), scalar).sum()
+
+
+HOST_CASES: dict[str, Case] = {
+    f"ctc targets={t} lengths={n}{' unbatched' if not b else ''}{' CTCLoss' if m else ''}": (
+        lambda t=t, n=n, b=b, m=m: _ctc_call(t, n, b, m)
+    )
+    for t in ("cpu", D)
+    for n in ("cpu", D, "list")
+    for b in (True, False)
+    for m in (False, True)
+}
+HOST_CASES.update({f"packed lengths={n}": lambda n=n: _packed(n) for n in ("cpu", D)})
+HOST_CASES["0-dim host scalars and host indices"] = _scalars_from_host
+
+
+@pytest.mark.parametrize("name", sorted(HOST_CASES))
+def test_arguments_a_gpu_takes_from_the_host_raise_no_device_error(gpu: None, name: str) -> None:
+    total = HOST_CASES[name]()
+    assert isinstance(total, EmulatedTensor) and total.device == torch.device("cuda", 0)
+    total.backward()
+
+
+def test_host_tensors_a_gpu_refuses_still_raise(gpu: None) -> None:
+    x = torch.randn(3, 4, device=D)
+    with pytest.raises(EmulatedDeviceError):
+        x * torch.ones(4)  # a 1-dim host tensor is no scalar
+    with pytest.raises(EmulatedDeviceError):
+        F.embedding(torch.tensor([0, 1]), torch.randn(3, 2, device=D))
+    log_probs = torch.randn(7, 2, 5, device=D).log_softmax(2)
+    with pytest.raises(EmulatedDeviceError):  # lengths are the host's to read, not the weight
+        F.nll_loss(log_probs[0], torch.tensor([1, 2], device=D), weight=torch.ones(5))

@@ -2,7 +2,16 @@
 the recorded torch-probe JSON replaces the subprocess, and the host facts are real files in a
 temporary root (/proc, /sys/bus/pci, /dev) read by the real host code. The kernel log and
 `nvcc --version` come from the scenario too ("kernel_log", "nvcc" under "host"), through the real
-parsers, never from this machine."""
+parsers, never from this machine.
+
+Where a real report posted in a public thread shows the same situation, a scenario takes its
+values from it, and its "source" names the thread (the cases of tests/info/reports/cases/):
+  driver_too_old          driver 470.182.03 + torch 2.1.0+cu121 and torch's warning, verbatim:
+                          https://github.com/pytorch/pytorch/issues/112553
+  gpu_fallen_off_bus      the kernel-log lines of a GPU lost with Xid 79:
+                          https://github.com/NVIDIA/nvidia-docker/issues/1553
+  a100_row_remap_pending  the remapped-row counts (0 correctable, 4 uncorrectable, pending):
+                          https://github.com/leptonai/gpud/pull/80"""
 
 from __future__ import annotations
 

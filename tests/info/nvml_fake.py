@@ -10,6 +10,13 @@ A value {"error": "NotSupported"} raises `pynvml.NVMLError_NotSupported`; {"erro
 scenario raises NVMLError_FunctionNotFound, as pynvml does when the driver lacks the symbol;
 a function named in "binding_lacks" is not there at all, as in an nvidia-ml-py older than it.
 Dict values become attribute objects (memory info, PCI info, utilization, processes).
+Calls with arguments pynvml fills or indexes are recorded as NVML answers them:
+  nvmlDeviceGetNvLinkState      [1, 1, 0, ...]: one entry per link; a later index raises
+                                InvalidArgument (no such link), {"error": ...} raises for all
+  nvmlDeviceGetGpuFabricInfo(V) {"state": 3, "status": 0}: written into pynvml's real struct
+  nvmlDeviceGetFieldValues      {"173": 0, "230": {"error": "NotSupported"}}: per field id, as
+                                pynvml's real c_nvmlFieldValue_t; an absent id answers
+                                InvalidArgument (a driver older than the field)
 """
 
 from __future__ import annotations
@@ -55,7 +62,7 @@ class FakeNvml:
     def __getattr__(self, name: str) -> Any:
         if name in self.scenario.get("binding_lacks", ()):
             raise AttributeError(name)
-        if name.startswith(("NVML", "nvmlMemory")):
+        if name.startswith(("NVML", "nvmlMemory", "c_nvml")):
             return getattr(pynvml, name)  # real constants and exception classes
         if name.startswith("nvmlDevice"):
             return lambda handle, *args: self._device_call(name, handle, *args)
@@ -109,4 +116,31 @@ class FakeNvml:
             raise nvml_error("GpuIsLost")
         if name not in handle.record:
             raise nvml_error("FunctionNotFound")
-        return _value(handle.record[name])
+        recorded = handle.record[name]
+        if name in _OUT_STRUCT and "error" not in recorded:
+            for key, value in recorded.items():
+                setattr(args[0]._obj, key, value)  # args[0] is ctypes.byref(struct)
+            return pynvml.NVML_SUCCESS
+        if name == "nvmlDeviceGetNvLinkState" and isinstance(recorded, list):
+            if args[0] >= len(recorded):
+                raise nvml_error("InvalidArgument")
+            return _value(recorded[args[0]])
+        if name == "nvmlDeviceGetFieldValues" and "error" not in recorded:
+            return _field_values(recorded, args[0])
+        return _value(recorded)
+
+
+_OUT_STRUCT = ("nvmlDeviceGetGpuFabricInfoV", "nvmlDeviceGetGpuFabricInfo")
+
+
+def _field_values(recorded: dict[str, Any], ids: list[int]) -> Any:
+    values = (pynvml.c_nvmlFieldValue_t * len(ids))()
+    for slot, field_id in zip(values, ids, strict=True):
+        slot.fieldId = field_id
+        answer = recorded.get(str(field_id), {"error": "InvalidArgument"})
+        if isinstance(answer, dict):
+            slot.nvmlReturn = nvml_error(answer["error"]).value  # type: ignore[attr-defined]
+        else:
+            slot.valueType = pynvml.NVML_VALUE_TYPE_UNSIGNED_LONG_LONG
+            slot.value.ullVal = answer
+    return values

@@ -55,7 +55,7 @@ def test_healthy_machines_pass(tmp_path: Path, workstation: InfoReport) -> None:
     node = collect_scenario("h100_8x_node", tmp_path)
     for report in (workstation, node):
         assert _pcie(report) == ("pass", [])  # the check looked: every GPU reports its link
-        assert not [e for g in report.gpus for e in g.field_errors if "pcie" in e.field]
+        assert not [e for g in report.gpus for e in g.field_errors if "pcie_link" in e.field]
     # Both idle at Gen1 of their maximum: the power saving every GPU does.
     assert {(g.pcie_link_gen_current, g.pcie_link_gen_max) for g in node.gpus} == {(1, 5)}
     assert workstation.gpus[0].pcie_link_gen_current == 1
@@ -126,7 +126,7 @@ def test_not_supported_reads_as_none_without_other_warnings(tmp_path: Path) -> N
         device[function] = {"error": "NotSupported"}
     [gpu] = read_nvml(FakeNvml(scenario)).gpus
     assert gpu.pcie_link_width_current is gpu.pcie_link_gen_gpu_max is None
-    assert {e.field: e.error for e in gpu.field_errors if "pcie" in e.field} == {
+    assert {e.field: e.error for e in gpu.field_errors if "pcie_link" in e.field} == {
         "pcie_link_gen_current": "NotSupported",
         "pcie_link_gen_max": "NotSupported",
         "pcie_link_gen_gpu_max": "NotSupported",

@@ -164,9 +164,10 @@ def test_driver_too_old_names_versions_and_a_wheel_that_fits(tmp_path: Path) -> 
     report = collect_scenario("driver_too_old", tmp_path)
     [finding] = [f for r in report.checks for f in r.findings if f.check_id == "driver-too-old"]
     assert finding.severity == "fail"
-    assert "CUDA 12.8" in finding.message and "supports CUDA 11.4" in finding.message
+    # the driver/torch pair and torch's warning of pytorch/pytorch#112553, a real GKE node
+    assert "CUDA 12.1; driver 470.182.03 supports CUDA 11.4" in finding.message
     assert "found version 11040" in finding.message
-    assert "≥ 570.26 (CUDA 12.8)" in (finding.fix or "") and "whl/cu118" in (finding.fix or "")
+    assert "≥ 530.30.02 (CUDA 12.1)" in (finding.fix or "") and "whl/cu118" in (finding.fix or "")
 
 
 def test_no_torch_leaves_torch_out_and_skips_torch_checks(tmp_path: Path) -> None:

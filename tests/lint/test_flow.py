@@ -331,9 +331,10 @@ def test_modules_built_under_a_device_context_are_not_on_the_host() -> None:
     )
 
 
-def test_a_device_batch_handed_to_a_numpy_helper_is_reported_in_the_helper() -> None:
+def test_a_device_batch_handed_to_a_numpy_helper_is_reported_at_the_call() -> None:
     """udacity's cifar notebooks: `imshow(images[idx])` after `images = images.cuda()`; the
-    helper's fix is unsafe, since another call hands it a NumPy array."""
+    helper is right for the NumPy array another call hands it, so the call is the bug (the fix
+    commit changed it), and its `.cpu()` fix is unsafe: the helper may also need the device."""
     source = HEADER + textwrap.dedent(
         """\
         import numpy as np
@@ -351,9 +352,25 @@ def test_a_device_batch_handed_to_a_numpy_helper_is_reported_in_the_helper() -> 
     )
     result = lint_source(source, "case.py")
     offset = HEADER.count("\n")
-    assert [(f.line - offset, f.code) for f in result.findings] == [(5, "GPD202")]
+    assert [(f.line - offset, f.code) for f in result.findings] == [(11, "GPD202")]
     fix = result.findings[0].fix
     assert fix is not None and not fix.safe
+    assert fix.edits[0].text == ".cpu()"
+    assert "`images[0]` is on the device and `imshow()` converts it" in result.findings[0].message
+
+
+def test_a_helper_called_once_with_a_device_tensor_is_reported_in_the_helper() -> None:
+    """SA-ConvLSTM's evaluator: the only caller hands device predictions to a plotting helper,
+    whose conversion is the line to fix."""
+    assert findings(
+        """\
+        import numpy as np
+        def save(pred):
+            return np.asarray(pred[0])
+        model = nn.Linear(4, 2).to(device)
+        save(model(torch.randn(3, 4).to(device)))
+        """
+    ) == {(3, "GPD202")}
 
 
 def test_a_modules_parameter_handed_to_a_helper_follows_the_module() -> None:
@@ -387,3 +404,55 @@ def test_calls_inside_an_f_string_are_walked() -> None:
         os.environ["CUDA_VISIBLE_DEVICES"] = "1"
         """
     ) == {(3, "GPD403")}
+
+
+def test_a_plain_class_method_is_walked_with_the_instance_call_values() -> None:
+    """A noise schedule built on the CPU in a plain class, indexed by device timesteps that
+    only the caller of `q_sample` knows about; a schedule that moves its table is clean."""
+    assert findings(
+        """\
+        class Schedule:
+            def __init__(self, steps):
+                self.alpha = torch.linspace(0.9, 0.1, steps)
+            def q_sample(self, x, t):
+                return self.alpha[t].view(-1, 1) * x
+        class PlacedSchedule:
+            def __init__(self, steps, where):
+                self.alpha = torch.linspace(0.9, 0.1, steps).to(where)
+            def q_sample(self, x, t):
+                return self.alpha[t].view(-1, 1) * x
+        x = torch.randn(8, 4, device=device)
+        t = torch.randint(0, 100, (8,), device=device)
+        Schedule(100).q_sample(x, t)
+        placed = PlacedSchedule(100, device)
+        placed.q_sample(x, t)
+        """
+    ) == {(5, "GPD108")}
+
+
+def test_a_store_at_device_indices_into_a_host_tensor_is_reported() -> None:
+    assert findings(
+        """\
+        labels = torch.randint(0, 10, (8,)).to(device)
+        onehot = torch.zeros(8, 10)
+        onehot[torch.arange(8), labels] = 1.0
+        counts = torch.zeros(10)
+        for label in labels:
+            counts[label] += 1
+        """
+    ) == {(3, "GPD108")}
+
+
+def test_a_module_moved_through_a_chain_of_its_in_place_methods_is_placed_there() -> None:
+    # `model.train().to(device)` moves `model` itself: the state loaded before it is stale
+    assert findings(
+        """\
+        model = nn.Linear(4, 2)
+        opt = torch.optim.Adam(model.parameters(), lr=0.1)
+        opt.load_state_dict(torch.load("c.pt", map_location="cpu")["opt"])
+        model.train().to(device)
+        for x in torch.randn(3, 2, 4):
+            model(x.to(device)).sum().backward()
+            opt.step()
+        """
+    ) == {(3, "GPD302")}

@@ -8,10 +8,14 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import RunGpudoc
+from background import Run, together
+from conftest import RunGpudoc, stretch
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "gpudoc/smoke/schema.json").read_text())
-QUICK_CPU = ("smoke", "--device", "cpu", "--quick")
+# --timeout: a hang guard for runs side by side on a loaded machine (not compared with a golden).
+CPU = ("smoke", "--device", "cpu", "--timeout", str(round(stretch(200))))
+QUICK_CPU = (*CPU, "--quick")
+BITFLIP = {"GPUDOC_SMOKE_INJECT": "bitflip:0"}
 
 
 def _cross_device(report: dict[str, Any]) -> dict[str, Any]:
@@ -30,7 +34,27 @@ def test_golden_report_pass_tampered_other_seed_and_bitflip(
     recorded = json.loads(path.read_text())
     assert recorded["host"] and recorded["started_utc"].endswith("Z")
 
-    same = run_gpudoc(*QUICK_CPU, "--golden", str(path), "--json")
+    tampered = tmp_path / "tampered.json"
+    tampered.write_text(json.dumps(_with(recorded, fingerprint="0" * 64)))
+    other = tmp_path / "seed1.json"
+    other.write_text(json.dumps(_with(recorded, seed=1)))
+    # The runs against those files do not depend on each other: side by side.
+    gpudoc, limit = ("-m", "gpudoc"), stretch(600)
+    done = together(
+        {
+            "same": Run((*gpudoc, *QUICK_CPU, "--golden", str(path), "--json"), limit),
+            "differs": Run((*gpudoc, *QUICK_CPU, "--golden", str(tampered)), limit),
+            "skipped": Run((*gpudoc, *QUICK_CPU, "--golden", str(other), "--json"), limit),
+            "flipped": Run(
+                (*gpudoc, *CPU, "--golden", str(path), "--json"),
+                limit,
+                BITFLIP,
+            ),
+            "quick": Run((*gpudoc, *QUICK_CPU, "--golden", str(path), "--json"), limit, BITFLIP),
+        }
+    )
+
+    same = done["same"]
     assert same.returncode == 0, same.stderr
     report = json.loads(same.stdout)
     assert _cross_device(report)["verdict"] == "pass"
@@ -39,19 +63,13 @@ def test_golden_report_pass_tampered_other_seed_and_bitflip(
     assert report["notes"] == [f"golden {path} ({recorded['host']}, {recorded['started_utc']}): "
                                "compared cpu"]  # fmt: skip
 
-    tampered = tmp_path / "tampered.json"
-    recorded["results"][0]["fingerprint"] = "0" * 64
-    tampered.write_text(json.dumps(recorded))
-    differs = run_gpudoc(*QUICK_CPU, "--golden", str(tampered))
+    differs = done["differs"]
     assert differs.returncode == 1, differs.stdout + differs.stderr
     assert (
         "FAIL: cross_device: SDC suspect: differs from the golden run's cpu (on " in differs.stdout
     )
 
-    other = tmp_path / "seed1.json"
-    recorded["config"]["seed"] = 1
-    other.write_text(json.dumps(recorded))
-    skipped = run_gpudoc(*QUICK_CPU, "--golden", str(other), "--json")
+    skipped = done["skipped"]
     assert skipped.returncode == 0, skipped.stderr
     check = _cross_device(json.loads(skipped.stdout))
     assert (check["verdict"], check["detail"]) == (
@@ -61,10 +79,7 @@ def test_golden_report_pass_tampered_other_seed_and_bitflip(
 
     # A bit flipped in run A only: B and the re-run C agree with the golden run, so the one-off
     # WARN of self_consistency becomes a FAIL: the stack is deterministic, run A was wrong.
-    flipped = run_gpudoc(
-        "smoke", "--device", "cpu", "--golden", str(path), "--json",
-        env={"GPUDOC_SMOKE_INJECT": "bitflip:0"},
-    )  # fmt: skip
+    flipped = done["flipped"]
     assert flipped.returncode == 1, flipped.stderr
     (result,) = json.loads(flipped.stdout)["results"]
     assert len(result["run_fingerprints"]) == 3 and result["agreement"] == "run A ≠ golden"
@@ -73,12 +88,20 @@ def test_golden_report_pass_tampered_other_seed_and_bitflip(
     assert result["reason"].endswith("[injected fault: bitflip]")
 
     # --quick trains once: the flipped run itself is what differs from the golden run.
-    quick = run_gpudoc(
-        *QUICK_CPU, "--golden", str(path), "--json", env={"GPUDOC_SMOKE_INJECT": "bitflip:0"}
-    )
+    quick = done["quick"]
     assert quick.returncode == 1, quick.stderr
     (result,) = json.loads(quick.stdout)["results"]
     assert result["status"] == "FAIL" and "differs from the golden run's cpu" in result["reason"]
+
+
+def _with(report: dict[str, Any], **changes: object) -> dict[str, Any]:
+    """``report`` (a golden file) with its first result's fingerprint or its seed changed."""
+    changed = json.loads(json.dumps(report))
+    if "fingerprint" in changes:
+        changed["results"][0]["fingerprint"] = changes["fingerprint"]
+    if "seed" in changes:
+        changed["config"]["seed"] = changes["seed"]
+    return changed
 
 
 def test_unusable_golden_files_exit_2_before_any_training(

@@ -7,10 +7,21 @@ causes are listed.
 
 from __future__ import annotations
 
-from gpudoc.info.checks import env, gpu, health, host, pcie, software, summary
+from gpudoc.info.checks import (
+    env,
+    fabric,
+    gpu,
+    gpu_state,
+    health,
+    host,
+    interconnect,
+    pcie,
+    software,
+    summary,
+)
 from gpudoc.info.checks.base import Check, checks_of
 
-GROUPS = (software, host, env, gpu, health, pcie, summary)
+GROUPS = (software, host, env, gpu, gpu_state, health, pcie, interconnect, fabric, summary)
 
 
 def all_checks() -> tuple[Check, ...]:

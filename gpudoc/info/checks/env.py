@@ -29,6 +29,9 @@ DEBUG_EFFECTS = {
 # These two are read as switches: "0" (or empty) leaves them off. DCGM warns about the others
 # whenever they are set, whatever the value.
 _SWITCHES = ("CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING")
+TORCH_MESSAGES = pre.reported(
+    "torch's CUDA error messages", "torch.unavailable_reason", "torch.init_warnings"
+)
 
 
 @check("CUDA_VISIBLE_DEVICES is not empty", "fail", pre.cvd_set)
@@ -57,7 +60,11 @@ def cvd_invalid(report: InfoReport) -> Iterator[Finding]:
     )
 
 
-@check("torch and nvidia-smi number GPUs alike", "warn", pre.two_gpus)
+@check(
+    "torch and nvidia-smi number GPUs alike",
+    "warn",
+    pre.all_of(pre.two_gpus, pre.reported("CUDA_DEVICE_ORDER", "host.env.CUDA_DEVICE_ORDER")),
+)
 def device_order(report: InfoReport) -> Iterator[Finding]:
     order = report.host.env.get("CUDA_DEVICE_ORDER")
     names = {g.name for g in report.gpus if g.name}
@@ -91,7 +98,7 @@ def _torch_messages(report: InfoReport) -> list[str]:
 @check(
     "no NVSwitch fabric-manager error",
     "fail",
-    pre.all_of(pre.driver_libraries, pre.torch_cuda_build),
+    pre.all_of(pre.driver_libraries, pre.torch_cuda_build, TORCH_MESSAGES),
 )
 def fabric_manager(report: InfoReport) -> Iterator[Finding]:
     for message in _torch_messages(report):
@@ -108,7 +115,7 @@ def fabric_manager(report: InfoReport) -> Iterator[Finding]:
 @check(
     "no CUDA forward-compat mismatch",
     "fail",
-    pre.all_of(pre.driver_libraries, pre.torch_cuda_build),
+    pre.all_of(pre.driver_libraries, pre.torch_cuda_build, TORCH_MESSAGES),
 )
 def forward_compat(report: InfoReport) -> Iterator[Finding]:
     for message in _torch_messages(report):
@@ -122,7 +129,11 @@ def forward_compat(report: InfoReport) -> Iterator[Finding]:
             return
 
 
-@check("no debugging or profiling variables set", "warn")
+@check(
+    "no debugging or profiling variables set",
+    "warn",
+    pre.reported("the environment variables", "host.env", "host.debug_env"),
+)
 def bad_cuda_env(report: InfoReport) -> Iterator[Finding]:
     host = report.host
     found = {"CUDA_LAUNCH_BLOCKING": host.env.get("CUDA_LAUNCH_BLOCKING"), **host.debug_env}
@@ -154,9 +165,9 @@ def nvcc_mismatch(report: InfoReport) -> Iterator[Finding]:
     build = "only warns" if same_major else "fails ('The detected CUDA version mismatches')"
     yield finding(
         "info",
-        f"nvcc ({report.host.nvcc_path}) is CUDA {nvcc}, torch was built with CUDA "
-        f"{torch_cuda}: irrelevant for running torch (the wheel ships its own CUDA runtime); it "
-        f"matters only when building CUDA extensions, where this difference {build}.",
+        f"nvcc ({report.host.nvcc_path or 'path unknown'}) is CUDA {nvcc}, torch was built with "
+        f"CUDA {torch_cuda}: irrelevant for running torch (the wheel ships its own CUDA runtime); "
+        f"it matters only when building CUDA extensions, where this difference {build}.",
         f"nothing to do unless you build extensions; then install the CUDA {torch_cuda} toolkit "
         "and point CUDA_HOME at it",
     )

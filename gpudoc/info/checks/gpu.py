@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from gpudoc.info import preconditions as pre
 from gpudoc.info.checks.base import check, finding
 from gpudoc.info.checks.shared import INDEX, label
-from gpudoc.info.model import Finding, InfoReport
+from gpudoc.info.model import Finding, GpuInfo, InfoReport
 
 GIB = 1024**3
 # Other processes holding this share of a GPU's memory leave too little for training.
@@ -22,15 +22,35 @@ MIG_ENABLED = pre.gpu_reporting(
 
 @check("every GPU answers", "fail", pre.gpu)
 def gpu_lost(report: InfoReport) -> Iterator[Finding]:
+    fix = "reset it (sudo nvidia-smi -r -i {}) or reboot; check power, cooling and PCIe seating, "
     for gpu in report.gpus:
+        unopened = _unopened(gpu)
         if gpu.lost:
             yield finding(
                 "fail",
                 f"{label(gpu)} has fallen off the bus (NVML: GPU is lost).",
-                f"reset it (sudo nvidia-smi -r -i {gpu.nvml_index}) or reboot; check power and "
-                "PCIe seating, and the kernel log for Xid 79",
+                fix.format(gpu.nvml_index) + "and the kernel log for Xid 79",
                 gpu.nvml_index,
             )
+        elif unopened:
+            yield finding(
+                "fail",
+                f"{label(gpu)} does not answer: NVML cannot open it ({unopened}), as happens to a "
+                "GPU that fell off the bus, overheated or lost power.",
+                fix.format(gpu.nvml_index) + "and the kernel log for Xid 79 or PCIe errors",
+                gpu.nvml_index,
+            )
+
+
+# Handle errors other checks explain: permissions (dev-permission), a pending reset
+# (gpu-needs-reset).
+_EXPLAINED = ("NoPermission", "ResetRequired", "GpuIsLost")
+
+
+def _unopened(gpu: GpuInfo) -> str | None:
+    """The error NVML answered for this GPU's handle, unless another check explains it."""
+    errors = [e.error for e in gpu.field_errors if e.field == "handle"]
+    return next((e for e in errors if e not in _EXPLAINED), None)
 
 
 @check("MIG GPUs have instances", "fail", MIG_ENABLED)
@@ -60,7 +80,11 @@ def mig_pending(report: InfoReport) -> Iterator[Finding]:
             )
 
 
-@check("MIG instances per process", "info", MIG_ENABLED)
+@check(
+    "MIG instances per process",
+    "info",
+    pre.all_of(MIG_ENABLED, pre.reported("CUDA_VISIBLE_DEVICES", "visible.raw")),
+)
 def mig_single_visible(report: InfoReport) -> Iterator[Finding]:
     visible = report.visible.raw or ""
     for gpu in report.gpus:
@@ -77,7 +101,7 @@ def mig_single_visible(report: InfoReport) -> Iterator[Finding]:
 
 @check(
     "no GPU exclusively owned by another process",
-    "fail",
+    "fail/warn",
     pre.gpu_reporting("compute_mode", "no GPU reports its compute mode"),
 )
 def exclusive_busy(report: InfoReport) -> Iterator[Finding]:
@@ -92,6 +116,27 @@ def exclusive_busy(report: InfoReport) -> Iterator[Finding]:
                 f"sudo nvidia-smi -i {gpu.nvml_index} -c DEFAULT",
                 gpu.nvml_index,
             )
+        elif gpu.compute_mode == "exclusive_process" and _probably_held(gpu):
+            used = (gpu.memory_used_bytes or 0) // 2**20
+            yield finding(
+                "warn",
+                f"{label(gpu)} is in Exclusive_Process mode with {used} MiB in use and its "
+                "processes unlisted: a CUDA context probably holds it, and a new process would "
+                "get 'all CUDA-capable devices are busy or unavailable'.",
+                f"list its processes (nvidia-smi -i {gpu.nvml_index}; sudo fuser -v /dev/nvidia*), "
+                f"use another GPU, or (admin) sudo nvidia-smi -i {gpu.nvml_index} -c DEFAULT",
+                gpu.nvml_index,
+            )
+
+
+# A GPU without a context uses a few MiB at most; a CUDA context takes tens to hundreds.
+CONTEXT_BYTES = 32 * 2**20
+
+
+def _probably_held(gpu: GpuInfo) -> bool:
+    """Processes unknown, memory in use, and no display whose memory that could be."""
+    used = gpu.memory_used_bytes or 0
+    return gpu.processes is None and used >= CONTEXT_BYTES and gpu.display_active is not True
 
 
 @check(
@@ -110,7 +155,17 @@ def compute_prohibited(report: InfoReport) -> Iterator[Finding]:
             )
 
 
-@check("torch has kernels for every GPU", "fail", pre.all_of(pre.gpu, pre.torch_cuda_build))
+@check(
+    "torch has kernels for every GPU",
+    "fail",
+    pre.all_of(
+        pre.gpu,
+        pre.torch_cuda_build,
+        pre.on_reports(
+            pre.gpu_reporting("arch_supported_by_torch", "no GPU's compute capability known")
+        ),
+    ),
+)
 def arch_unsupported(report: InfoReport) -> Iterator[Finding]:
     arch = ", ".join(report.torch.arch_list or ()) if report.torch else ""
     for gpu in report.gpus:

@@ -3,12 +3,14 @@ with errors in the kernel log, or slow to start."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
 
 from gpudoc.info import preconditions as pre
 from gpudoc.info.checks.base import check, finding
-from gpudoc.info.checks.shared import label
+from gpudoc.info.checks.shared import age, label
+from gpudoc.info.checks.xid_catalogue import XID_DOCS, fix_for, meaning, program_only
 from gpudoc.info.model import Finding, GpuInfo, InfoReport, XidEvent
 
 # Clock-event reasons that mean heat or the power supply slows the GPU down now. Left out on
@@ -23,28 +25,6 @@ SLOWDOWNS = {
 }
 # An enforced power limit below this share of the board's default was lowered by someone.
 LOWERED_LIMIT_SHARE = 0.95
-XID_DOCS = "https://docs.nvidia.com/deploy/xid-errors/"
-# Xids a program causes (a bad memory access, a killed process), not a sick GPU.
-PROGRAM_XIDS = frozenset({13, 31, 43, 45})
-XID_MEANINGS = {
-    13: "graphics engine exception",
-    31: "GPU memory page fault",
-    43: "GPU stopped processing",
-    45: "preemptive cleanup",
-    48: "uncorrectable ECC error",
-    61: "internal micro-controller breakpoint",
-    62: "internal micro-controller halt",
-    63: "row remapping / page retirement event",
-    64: "row remapping / page retirement failure",
-    74: "NVLink error",
-    79: "GPU has fallen off the bus",
-    92: "high single-bit ECC error rate",
-    94: "contained ECC error",
-    95: "uncontained ECC error",
-    119: "GSP RPC timeout",
-    120: "GSP error",
-    154: "GPU recovery action changed",
-}
 
 
 def _power_capped(gpu: GpuInfo, reasons: tuple[str, ...]) -> bool:
@@ -158,23 +138,46 @@ def xid_recent(report: InfoReport) -> Iterator[Finding]:
         counts = Counter(e.xid for e in events)
         codes = ", ".join(f"{xid}{f' ×{n}' if n > 1 else ''}" for xid, n in sorted(counts.items()))
         latest = events[-1]
-        program_only = set(counts) <= PROGRAM_XIDS
+        # "45 ... caused by previous Xid 149": judge the event by what caused it.
+        judged = set(counts) | {int(c) for e in events for c in _CAUSED_BY.findall(e.message)}
+        repeated = _repeated_across_processes(events) if program_only(judged) else None
+        harmless = program_only(judged) and repeated is None
         yield finding(
-            "info" if program_only else "warn",
+            "info" if harmless else "warn",
             f"{where}: the driver logged Xid {codes} since boot; the latest, "
-            f"{_describe(latest)}{_age(latest, log.uptime_seconds)}: "
-            f"{latest.message.rstrip('. ') or 'no text'}.",
-            _xid_fix(program_only, gpu),
+            f"{_describe(latest)}{age(latest.seconds_since_boot, log.uptime_seconds)}: "
+            f"{latest.message.rstrip('. ') or 'no text'}." + (f" {repeated}" if repeated else ""),
+            (REPEATED_FIX if repeated else _xid_fix(judged, gpu)),
             gpu.nvml_index if gpu else None,
         )
 
 
+_CAUSED_BY = re.compile(r"caused by previous Xid (\d+)")
+# Program faults (Xid 13, 31, 43, ...) from this many different processes on one GPU: NVIDIA's
+# catalogue sends repeated faults on the same GPU to hardware diagnostics.
+REPEATED_PROCESSES = 3
+REPEATED_FIX = (
+    "run the GPU's diagnostics (dcgmi diag -r 3, or NVIDIA's field diagnostic) with the GPU "
+    "drained, and move the jobs to another GPU meanwhile; if they pass, look for a common kernel"
+)
+
+
+def _repeated_across_processes(events: list[XidEvent]) -> str | None:
+    pids = {e.pid for e in events if e.pid}
+    if len(pids) < REPEATED_PROCESSES:
+        return None
+    return (
+        f"{len(pids)} different processes hit such faults on this GPU: repeated faults on one "
+        "GPU point at the GPU, not at one program."
+    )
+
+
 def _describe(event: XidEvent) -> str:
     """`Xid 43 (GPU stopped processing)`: the meaning, unless the driver's text says it."""
-    meaning = XID_MEANINGS.get(event.xid)
-    if meaning is None or meaning.lower() in event.message.lower():
+    said = meaning(event.xid)
+    if said is None or said.lower() in event.message.lower():
         return f"Xid {event.xid}"
-    return f"Xid {event.xid} ({meaning})"
+    return f"Xid {event.xid} ({said})"
 
 
 def _gpu_on_bus(report: InfoReport, bus: str) -> GpuInfo | None:
@@ -186,30 +189,10 @@ def _gpu_on_bus(report: InfoReport, bus: str) -> GpuInfo | None:
     return next((g for g in report.gpus if (g.pci_bus_id or "").startswith(wanted)), None)
 
 
-def _age(event: XidEvent, uptime_s: float | None) -> str:
-    if event.seconds_since_boot is None or uptime_s is None:
-        return ""
-    seconds = max(0.0, uptime_s - event.seconds_since_boot)
-    if seconds < 120:
-        return f" {seconds:.0f} s ago"
-    if seconds < 3600:
-        return f" {seconds / 60:.0f} min ago"
-    if seconds < 172800:
-        return f" {seconds / 3600:.1f} h ago"
-    return f" {seconds / 86400:.1f} days ago"
-
-
-def _xid_fix(program_only: bool, gpu: GpuInfo | None) -> str:
-    if program_only:
-        return (
-            "these codes usually mean a program's bad memory access, not a broken GPU: rerun it "
-            f"with CUDA_LAUNCH_BLOCKING=1 or compute-sanitizer to find the kernel; {XID_DOCS}"
-        )
+def _xid_fix(codes: set[int], gpu: GpuInfo | None) -> str:
+    """The fix of the code that needs the most (catalogue in checks/xid_catalogue.py)."""
     reset = f"sudo nvidia-smi -r -i {gpu.nvml_index}" if gpu else "sudo nvidia-smi -r"
-    return (
-        f"look up each code at {XID_DOCS}; drain the GPU and reset it ({reset}) or reboot, and "
-        "attach the output of sudo nvidia-bug-report.sh to a support case if it returns"
-    )
+    return f"{fix_for(codes, reset)}; every code: {XID_DOCS}"
 
 
 @check(

@@ -13,8 +13,15 @@ from gpudoc.info.nvml_reader import NOT_IN_BINDING, NOT_IN_DRIVER
 
 # The oldest driver branch for each CUDA major (NVIDIA minor-version compatibility floors).
 DRIVER_FLOORS = {13: 580, 12: 525, 11: 450}
+# Before CUDA 11 there was no minor-version compatibility: each release needs its own driver.
+MINOR_FLOORS = {(10, 2): 440, (10, 1): 418, (10, 0): 410, (9, 2): 396, (9, 1): 390, (9, 0): 384}
 # The Linux driver each CUDA toolkit release ships with (CUDA release notes, table 3).
 FULL_SUPPORT = {
+    (9, 0): "384.81",
+    (9, 2): "396.26",
+    (10, 0): "410.48",
+    (10, 1): "418.39",
+    (10, 2): "440.33",
     (11, 8): "520.61.05",
     (12, 0): "525.60.13",
     (12, 1): "530.30.02",
@@ -38,10 +45,10 @@ def _bus_summary(report: InfoReport) -> str:
 def _no_gpu_access_in_container(report: InfoReport) -> bool:
     """In a container whose host has GPUs (the PCI bus shows them, or cannot be read)."""
     host = report.host
-    return host.container is not None and not host.dev_nodes and host.pci_gpus != ()
+    return host.container is not None and host.dev_nodes == () and host.pci_gpus != ()
 
 
-@check("NVIDIA driver installed", "fail/warn")
+@check("NVIDIA driver installed", "fail/warn", pre.driver_answered)
 def driver_missing(report: InfoReport) -> Iterator[Finding]:
     driver = report.driver
     if driver.nvml_error != "LibraryNotFound" or _no_gpu_access_in_container(report):
@@ -70,7 +77,7 @@ def driver_missing(report: InfoReport) -> Iterator[Finding]:
     )
 
 
-@check("NVIDIA kernel module loaded", "fail", pre.driver_libraries)
+@check("NVIDIA kernel module loaded", "fail", pre.all_of(pre.driver_libraries, pre.driver_answered))
 def driver_not_loaded(report: InfoReport) -> Iterator[Finding]:
     if report.driver.nvml_error == "DriverNotLoaded":
         yield finding(
@@ -109,7 +116,11 @@ def driver_lib_mismatch(report: InfoReport) -> Iterator[Finding]:
 @check(
     "driver supports torch's CUDA",
     "fail/warn",
-    pre.all_of(pre.driver_libraries, pre.torch_cuda_build),
+    pre.all_of(
+        pre.driver_libraries,
+        pre.torch_cuda_build,
+        pre.reported("the driver version", "driver.driver_version", "driver.cuda_driver_version"),
+    ),
 )
 def driver_too_old(report: InfoReport) -> Iterator[Finding]:
     torch, driver = report.torch, report.driver
@@ -118,7 +129,7 @@ def driver_too_old(report: InfoReport) -> Iterator[Finding]:
     warned = [w for w in torch.init_warnings if "too old" in w]
     needed = _major_minor(torch.cuda_version)
     have = _major_minor(driver.cuda_driver_version) if driver.cuda_driver_version else None
-    floor = DRIVER_FLOORS.get(needed[0])
+    floor = MINOR_FLOORS.get(needed) or DRIVER_FLOORS.get(needed[0])
     branch = int(driver.driver_version.split(".")[0]) if driver.driver_version else None
     severity: Severity
     if (have is not None and have[0] < needed[0]) or (floor and branch and branch < floor):
@@ -137,7 +148,11 @@ def driver_too_old(report: InfoReport) -> Iterator[Finding]:
     yield finding(
         severity,
         f"torch is built for CUDA {torch.cuda_version}; driver {driver.driver_version or '?'} "
-        f"supports CUDA {driver.cuda_driver_version or '?'}."
+        + (
+            f"supports CUDA {driver.cuda_driver_version}."
+            if driver.cuda_driver_version or not (floor and branch and branch < floor)
+            else f"is older than the {floor} branch CUDA {torch.cuda_version} needs."
+        )
         + (f" torch says: {warned[0]}" if warned else ""),
         fix,
     )
@@ -202,7 +217,7 @@ def container_capabilities(report: InfoReport) -> Iterator[Finding]:
 
 @check("device nodes are accessible", "fail", pre.device_nodes)
 def dev_permission(report: InfoReport) -> Iterator[Finding]:
-    denied = [n.path for n in report.host.dev_nodes if not (n.readable and n.writable)]
+    denied = [n.path for n in report.host.dev_nodes or () if not (n.readable and n.writable)]
     nvml_denied = report.driver.nvml_error == "NoPermission" or any(
         e.error == "NoPermission" and e.field == "handle"
         for g in report.gpus
@@ -222,7 +237,7 @@ def dev_permission(report: InfoReport) -> Iterator[Finding]:
 
 @check("nvidia_uvm works", "fail", pre.uvm)
 def uvm_missing(report: InfoReport) -> Iterator[Finding]:
-    nodes = {n.path for n in report.host.dev_nodes}
+    nodes = {n.path for n in report.host.dev_nodes or ()}
     warnings = report.torch.init_warnings if report.torch else ()
     unknown = [w for w in warnings if "CUDA unknown error" in w]
     if ("/dev/nvidiactl" in nodes and "/dev/nvidia-uvm" not in nodes) or unknown:
@@ -235,7 +250,9 @@ def uvm_missing(report: InfoReport) -> Iterator[Finding]:
         )
 
 
-@check("NVML binding is nvidia-ml-py", "warn")
+@check(
+    "NVML binding is nvidia-ml-py", "warn", pre.reported("the NVML binding", "driver.nvml_binding")
+)
 def nvml_binding(report: InfoReport) -> Iterator[Finding]:
     driver = report.driver
     upgrade = "pip uninstall -y pynvml nvidia-ml-py3 && pip install -U nvidia-ml-py"

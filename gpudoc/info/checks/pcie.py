@@ -40,12 +40,14 @@ def pcie_degraded(report: InfoReport) -> Iterator[Finding]:
         slow = _busy(gpu) and gen < fastest
         if not narrow and not slow:
             continue
-        now, best = f"x{width}", f"x{widest}"
+        # The width may be unknown (0) while the generation is known: compare generations only.
+        lanes = (width, widest) if widest else (1, 1)
+        now, best = (f"x{width}", f"x{widest}") if widest else ("", "")
         rates = (1.0, 1.0)
         if slow:
-            now, best = f"Gen{gen} {now}", f"Gen{fastest} {best}"
+            now, best = f"Gen{gen} {now}".strip(), f"Gen{fastest} {best}".strip()
             rates = (LANE_RATES[gen], LANE_RATES[fastest])
-        share = width * rates[0] / (widest * rates[1])
+        share = lanes[0] * rates[0] / (lanes[1] * rates[1])
         busy = f" while {gpu.utilization_gpu_percent}% busy" if slow else ""
         yield finding(
             "warn",

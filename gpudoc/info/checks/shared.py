@@ -32,3 +32,17 @@ def torch_of(report: InfoReport) -> TorchInfo:
 
 def label(gpu: GpuInfo) -> str:
     return f"GPU {gpu.nvml_index} ({gpu.name or gpu.pci_bus_id or 'unknown'})"
+
+
+def age(seconds_since_boot: float | None, uptime_s: float | None) -> str:
+    """' 10 min ago': how long ago a kernel log line was written; '' when unknown."""
+    if seconds_since_boot is None or uptime_s is None:
+        return ""
+    seconds = max(0.0, uptime_s - seconds_since_boot)
+    if seconds < 120:
+        return f" {seconds:.0f} s ago"
+    if seconds < 3600:
+        return f" {seconds / 60:.0f} min ago"
+    if seconds < 172800:
+        return f" {seconds / 3600:.1f} h ago"
+    return f" {seconds / 86400:.1f} days ago"

@@ -25,12 +25,16 @@ def torch_missing(report: InfoReport) -> Iterator[Finding]:
     tag = wheel_tag_for(report.driver.cuda_driver_version) or "cu130"
     yield finding(
         "fail",
-        f"PyTorch is not installed for this Python ({report.host.python}).",
+        f"PyTorch is not installed for this Python ({report.host.python or 'version unknown'}).",
         f"pip install torch torchvision --index-url {INDEX}/{tag}  (or pick yours at {SELECTOR})",
     )
 
 
-@check("PyTorch imports", "fail", pre.torch_installed)
+@check(
+    "PyTorch imports",
+    "fail",
+    pre.all_of(pre.torch_installed, pre.reported("whether PyTorch imports", "torch.import_error")),
+)
 def torch_import_error(report: InfoReport) -> Iterator[Finding]:
     torch = torch_of(report)
     if torch.probe_error:
@@ -50,7 +54,7 @@ def torch_import_error(report: InfoReport) -> Iterator[Finding]:
         )
 
 
-@check("PyTorch is a CUDA build", "fail/warn", pre.torch_imported)
+@check("PyTorch is a CUDA build", "fail/warn", pre.torch_built)
 def torch_cpu_build(report: InfoReport) -> Iterator[Finding]:
     torch = torch_of(report)
     if torch.build != "cpu":
@@ -62,18 +66,21 @@ def torch_cpu_build(report: InfoReport) -> Iterator[Finding]:
     if tag is None:  # no driver to ask: name the newest wheel and where to pick another
         where = "install the NVIDIA driver, then" if gpu else "on the GPU machine:"
         fix = f"{where} {command} {INDEX}/cu130 (or the CUDA tag its driver supports: {SELECTOR})"
+    if gpu:
+        tail = "."
+    elif report.sources is not None:  # a report that names no GPU may simply not list them
+        tail = "; the report does not show whether the machine has an NVIDIA GPU."
+    else:
+        tail = ", and this machine has no NVIDIA GPU to use either."
     yield finding(
         "fail" if gpu else "warn",
         f"PyTorch {torch.version} is a CPU-only build (torch.version.cuda is None): "
-        "it can never use a GPU"
-        + ("." if gpu else ", and this machine has no NVIDIA GPU to use either."),
+        "it can never use a GPU" + tail,
         fix,
     )
 
 
-@check(
-    "PyTorch build matches the GPU vendor", "fail", pre.all_of(pre.nvidia_gpu, pre.torch_imported)
-)
+@check("PyTorch build matches the GPU vendor", "fail", pre.all_of(pre.nvidia_gpu, pre.torch_built))
 def torch_rocm_on_nvidia(report: InfoReport) -> Iterator[Finding]:
     torch = torch_of(report)
     if torch.build == "rocm" and nvidia_gpu_present(report):
@@ -115,11 +122,17 @@ def torchvision_mismatch(report: InfoReport) -> Iterator[Finding]:
 
 
 def _paired_torchvision(torch_version: str) -> str | None:
-    """torch 2.X pairs with torchvision 0.(X+15) since torch 2.0 / torchvision 0.15."""
+    """torch 2.X pairs with torchvision 0.(X+15) since torch 2.0 / torchvision 0.15; torch 1.X
+    with 0.(X+1) from 1.4 / 0.5 on, and 1.1 to 1.3 with 0.3, 0.4, 0.4 (pytorch/vision's table)."""
     match = _RELEASE.match(torch_version)
-    if match is None or match.group(1) != "2":
+    if match is None:
         return None
-    return f"0.{int(match.group(2)) + 15}"
+    major, minor = int(match.group(1)), int(match.group(2))
+    if major == 2:
+        return f"0.{minor + 15}"
+    if major == 1:
+        return f"0.{minor + 1}" if minor >= 4 else {1: "0.3", 2: "0.4", 3: "0.4"}.get(minor)
+    return None
 
 
 def _reinstall_pair(torch: TorchInfo, vision_version: str | None, release: str | None) -> str:

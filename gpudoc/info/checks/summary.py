@@ -10,7 +10,13 @@ from gpudoc.info.checks.shared import nvidia_gpu_present, torch_of
 from gpudoc.info.model import Finding, InfoReport
 
 
-@check("torch.cuda.is_available() on a CUDA build", "fail/warn", pre.torch_cuda_build)
+@check(
+    "torch.cuda.is_available() on a CUDA build",
+    "fail/warn",
+    pre.all_of(
+        pre.torch_cuda_build, pre.reported("whether CUDA is available", "torch.cuda_available")
+    ),
+)
 def cuda_unavailable(report: InfoReport) -> Iterator[Finding]:
     torch = torch_of(report)
     if torch.build != "cuda" or torch.cuda_available is not False:

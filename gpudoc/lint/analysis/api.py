@@ -154,6 +154,14 @@ PLACE_KEEPING_METHODS = frozenset(
 )
 """Tensor methods whose result lives where the receiver lives."""
 
+IN_PLACE_MODULE_METHODS = frozenset(
+    [
+        *("to", "cuda", "cpu", "to_empty", "train", "eval", "requires_grad_", "apply"),
+        *("half", "float", "double", "bfloat16", "share_memory"),
+    ]
+)
+"""Module methods that change the module in place and return it (``model.eval().to(d)``)."""
+
 DISCARDABLE_MOVES = frozenset(
     [
         *("to", "cuda", "cpu", "to_empty"),

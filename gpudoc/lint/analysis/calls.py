@@ -286,8 +286,10 @@ class CallEvaluator(Evaluator):
         self, node: cst.Call, func: cst.Attribute, module: Value, method: str, args: list[Value]
     ) -> Value:
         if method in ("parameters", "named_parameters"):
-            return Value(Kind.PARAMS, source=dotted(func.value) or "")
-        if method == "forward":
+            # named_parameters yields (name, parameter) pairs: `items` is one element's shape
+            pair = (UNKNOWN, Value(Kind.TENSOR)) if method == "named_parameters" else None
+            return Value(Kind.PARAMS, source=dotted(func.value) or "", items=pair)
+        if method in ("forward", "generate"):  # HF `generate` runs forward on its inputs
             return self.module_call(node, dotted(func.value) or "", module, args)
         if method in ("eval", "train", "half", "float", "double", "requires_grad_", "bfloat16"):
             return module

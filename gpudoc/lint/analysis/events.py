@@ -36,6 +36,7 @@ EventKind = Literal[
     "cuda",
     "class",
     "member",
+    "walked",
 ]
 
 
@@ -66,6 +67,10 @@ class Semantic(Protocol):
     @property
     def module_class(self) -> ModuleClass | None:
         """The nn.Module subclass whose method is being walked."""
+
+    @property
+    def default_device_context(self) -> cst.BaseExpression | None:
+        """The device of the innermost enclosing ``with torch.device(...):`` block, if any."""
 
     @property
     def under_guard(self) -> bool:
@@ -121,6 +126,16 @@ class Semantic(Protocol):
 
     def is_module_class(self, node: cst.BaseExpression) -> bool:
         """``node`` names an nn.Module subclass of this file or of the project's own modules."""
+
+    def returns_module(self, node: cst.BaseExpression) -> bool:
+        """``node`` names one of the file's functions (not a class) whose walked returns
+        include a module (``make_head(dim, n)``)."""
+
+    def is_local_function(self, node: cst.BaseExpression) -> bool:
+        """``node`` is the plain name of one of the file's (or its home file's) functions."""
+
+    def calls_named(self, name: str) -> int:
+        """How many calls in the file name ``name`` (``name(...)`` or ``x.name(...)``)."""
 
     @property
     def dataset(self) -> str | None:
@@ -240,6 +255,20 @@ class ClassEvent:
     node: cst.ClassDef
     module_class: ModuleClass | None
     """What the walk knows of it when it is an nn.Module subclass."""
+
+
+@dataclass(frozen=True)
+class WalkedCallEvent:
+    """A function's body walked for one of its calls, once the walk is over: the events whose
+    ``Semantic.step`` is above ``start`` came from that walk (or the calls it walked)."""
+
+    function: cst.FunctionDef
+    call: cst.Call
+    is_method: bool
+    foreign: bool
+    """The function lives in another file of the project."""
+    start: int
+    """``Semantic.step`` when the walk began."""
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from gpudoc.lint.analysis.events import (
 from gpudoc.lint.analysis.flow import Polarity, guard_polarity, join_of, join_values
 from gpudoc.lint.analysis.functions import FunctionSyntax
 from gpudoc.lint.analysis.homes import Home
-from gpudoc.lint.analysis.names import ImportTable, dotted
+from gpudoc.lint.analysis.names import ImportTable, call_counts, dotted
 from gpudoc.lint.analysis.scope import Scope
 from gpudoc.lint.analysis.semantic import FileFlags, ModuleClass
 from gpudoc.lint.analysis.values import (
@@ -90,6 +90,8 @@ class Evaluator:
         self.device_context = 0
         """Inside ``with torch.device(...):``: new tensors and modules are not on the host."""
         """Inside the CPU path of a device guard: there, ``device`` is the CPU too."""
+        self.device_contexts: list[cst.BaseExpression] = []
+        """The devices of the enclosing ``with torch.device(...):`` blocks, innermost last."""
         self.terminated = False
         """The path being walked has returned, raised, broken out or continued."""
         self.loop_depth = 0
@@ -102,6 +104,9 @@ class Evaluator:
         """Tests of the enclosing ``if`` statements, innermost last."""
         self.local_classes: dict[str, ModuleClass | str] = {}
         """Class name -> its ModuleClass, or ``"dataset"``."""
+        self.module: cst.Module | None = None
+        self.call_counts: dict[str, int] | None = None
+        """Calls in the file by the name called, counted the first time it matters."""
 
     # -- the semantic view rules get with events (analysis/events.py) ----------------------
     def lookup(self, name: str) -> Value | None:
@@ -129,6 +134,10 @@ class Evaluator:
     def in_init(self) -> bool:
         """In a module's ``__init__``, or a helper method it calls."""
         return self.scope.module_class is not None and "__init__" in self.context_stack
+
+    @property
+    def default_device_context(self) -> cst.BaseExpression | None:
+        return self.device_contexts[-1] if self.device_contexts else None
 
     @property
     def under_guard(self) -> bool:
@@ -186,6 +195,22 @@ class Evaluator:
 
     def is_module_class(self, node: cst.BaseExpression) -> bool:
         return isinstance(self.local_class(dotted(node) or ""), ModuleClass)
+
+    def returns_module(self, node: cst.BaseExpression) -> bool:
+        name = dotted(node) or ""
+        function = self.local_functions.get(name)
+        if function is None or self.local_class(name) is not None:
+            return False
+        # `make_head(dim, n)`: walked by the time its result is assigned
+        return any(v.kind is Kind.MODULE for v in self.summaries.get(function, {}).values())
+
+    def calls_named(self, name: str) -> int:
+        if self.call_counts is None:
+            self.call_counts = call_counts(self.module) if self.module is not None else {}
+        return self.call_counts.get(name, 0)
+
+    def is_local_function(self, node: cst.BaseExpression) -> bool:
+        return isinstance(node, cst.Name) and node.value in self.local_functions
 
     def local_class(self, name: str) -> ModuleClass | str | None:
         if name in self.project_imports:

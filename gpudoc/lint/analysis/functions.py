@@ -51,6 +51,25 @@ def bind_arguments(
     return bound
 
 
+def argument_for(
+    function: cst.FunctionDef, call: cst.Call, param: str, is_method: bool
+) -> cst.Arg | None:
+    """The argument of ``call`` that binds ``param`` (None after a ``*args``)."""
+    positional = _positional_params(function.params, is_method)
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if arg.keyword.value == param:
+                return arg
+        elif index < len(positional):
+            if positional[index].name.value == param:
+                return arg
+            index += 1
+    return None
+
+
 def argument_names(function: cst.FunctionDef | None, call: cst.Call) -> dict[str, str]:
     """Parameter name -> the caller's plain (dotted) name passed for it."""
     if function is None:

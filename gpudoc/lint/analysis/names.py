@@ -7,6 +7,8 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
+from gpudoc.lint.analysis import api
+
 
 def dotted(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` as text, or None for anything that is not a plain dotted name."""
@@ -201,3 +203,34 @@ def bound_names(function: cst.FunctionDef) -> frozenset[str]:
     every = [*params.posonly_params, *params.params, *params.kwonly_params]
     every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
     return frozenset((bound | {p.name.value for p in every}) - declared)
+
+
+class _CallCounter(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        name = func.value if isinstance(func, cst.Name) else None
+        if isinstance(func, cst.Attribute):
+            name = func.attr.value
+        if name is not None:
+            self.counts[name] = self.counts.get(name, 0) + 1
+
+
+def call_counts(module: cst.Module) -> dict[str, int]:
+    """Calls in ``module`` by the name called (``name(...)`` or ``x.name(...)``)."""
+    counter = _CallCounter()
+    module.visit(counter)
+    return counter.counts
+
+
+def module_chain_root(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``model.eval().to(device)``: ``eval()`` returns the module itself, so ``model`` moves."""
+    while (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in api.IN_PLACE_MODULE_METHODS
+    ):
+        node = node.func.value
+    return node

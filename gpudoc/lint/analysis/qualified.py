@@ -9,6 +9,7 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.calls import CallEvaluator, keyword_value
 from gpudoc.lint.analysis.expressions import string_value
+from gpudoc.lint.analysis.functions import moves_anything
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import SCALAR, UNKNOWN, Kind, Place, Value, join_places
 
@@ -172,8 +173,12 @@ class QualifiedCalls(CallEvaluator):
     def data_loader(self, node: cst.Call, args: list[Value]) -> Value:
         dataset = keyword_value(node, args, "dataset")
         first = dataset[1] if dataset is not None else (args[0] if args else None)
-        if keyword(node, "collate_fn") is not None:
-            return Value(Kind.LOADER)
+        collate = keyword(node, "collate_fn")
+        if collate is not None:
+            # the project's own collate_fn that moves nothing (pads, stacks) keeps batches home
+            function = self.local_functions.get(dotted(collate.value) or "")
+            if function is None or moves_anything(function):
+                return Value(Kind.LOADER)
         if first is not None and first.kind is Kind.LOADER:
             return Value(Kind.LOADER, first.place)
         return Value(Kind.LOADER, Place.HOST)

@@ -74,6 +74,9 @@ class Value:
     moved_at: cst.CSTNode | None = None
     items: tuple[Value, ...] | None = None
     """For tuples of known shape: the value of each element."""
+    row: bool = False
+    """An element of an iterated tensor (``for t in labels``): one dimension less, a 0-dim
+    tensor for a vector, which indexes like a Python int on any device."""
 
     def with_place(self, place: Place) -> Value:
         stale = False if place is Place.DEVICE else self.stale
@@ -101,7 +104,12 @@ def element_of(value: Value) -> Value:
     if value.kind is Kind.LOADER:
         return Value(Kind.BATCH, value.place, by_name=value.by_name)
     if value.kind in (Kind.TENSOR, Kind.BATCH):
-        return Value(Kind.TENSOR, value.place, by_name=value.by_name)
+        row = value.kind is Kind.TENSOR
+        return Value(Kind.TENSOR, value.place, by_name=value.by_name, row=row)
+    if value.kind is Kind.PARAMS:
+        # `next(model.parameters())`: a parameter, wherever it is; `named_parameters()` gives
+        # the shape of its (name, parameter) pairs in `items`
+        return Value(items=value.items) if value.items is not None else Value(Kind.TENSOR)
     return UNKNOWN
 
 

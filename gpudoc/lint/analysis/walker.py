@@ -18,6 +18,7 @@ from gpudoc.lint.analysis.events import (
     ItemEvent,
     ReturnEvent,
     StatementEvent,
+    WalkedCallEvent,
 )
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.flow import Env, Join, join_envs, join_of, terminates
@@ -30,7 +31,13 @@ from gpudoc.lint.analysis.functions import (
     returns_moved,
 )
 from gpudoc.lint.analysis.homes import Home, load_name, project_names
-from gpudoc.lint.analysis.names import ImportTable, bound_names, bound_names_of, dotted
+from gpudoc.lint.analysis.names import (
+    ImportTable,
+    bound_names,
+    bound_names_of,
+    dotted,
+    module_chain_root,
+)
 from gpudoc.lint.analysis.scope import Scope, parameter_values
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, element_of
@@ -50,7 +57,21 @@ MAX_SECOND_ITERATION_DEPTH = 2
 """Loops nested deeper than this are walked once: each level would double the work."""
 
 
+INSTANCE = "instance:"
+"""``Value.source`` of an instance of one of the file's plain classes: ``instance:Trainer``."""
+
+
 class Analyzer(ClassFacts):
+    def __init__(self, imports: ImportTable, bus: EventBus | None = None) -> None:
+        super().__init__(imports, bus)
+        self.cpu_path_returns: list[list[bool]] = []
+        """For each function being walked: whether each of its returns is on the CPU path of
+        a device guard of its own body."""
+        self.cpu_path_at_entry: list[int] = []
+        self.plain_classes: dict[str, Scope] = {}
+        """The file's classes that are neither modules nor datasets, with their class scope:
+        their methods are walked where an instance calls them, with the call's values."""
+
     def walk_block(self, statements: Sequence[cst.BaseStatement | cst.BaseSmallStatement]) -> None:
         for statement in statements:
             self.walk_statement(statement)
@@ -77,12 +98,16 @@ class Analyzer(ClassFacts):
             default_device = False
             for item in node.items:
                 value = self.eval(item.item)
-                default_device |= value.kind is Kind.DEVICE  # `with torch.device("meta"):`
+                if value.kind is Kind.DEVICE and not default_device:  # `with torch.device(d):`
+                    default_device = True
+                    self.device_contexts.append(item.item)
                 if item.asname is not None:
                     self.bind(item.asname.name, value, node)
             self.device_context += default_device
             self.walk_body(node.body)
             self.device_context -= default_device
+            if default_device:
+                self.device_contexts.pop()
         elif isinstance(node, cst.While):
             self.eval(node.test)
             self.walk_loop_body(lambda: self.walk_body(node.body), frozenset())
@@ -205,6 +230,8 @@ class Analyzer(ClassFacts):
                 self.bind(node.target, self.eval(node.value), line)
         elif isinstance(node, cst.AugAssign):
             self.eval(node.value)
+            if isinstance(node.target, cst.Subscript):
+                self.eval(node.target)  # `cm[t, p] += 1` reads and writes at those indices
         elif isinstance(node, cst.Import | cst.ImportFrom):
             self.imports.add(node)
             if isinstance(node, cst.ImportFrom) and self.path is not None:
@@ -213,6 +240,8 @@ class Analyzer(ClassFacts):
             value = self.eval(node.value) if node.value is not None else UNKNOWN
             if self.returns:
                 self.returns[-1].append(value)
+                on_cpu_path = self.cpu_path > self.cpu_path_at_entry[-1]
+                self.cpu_path_returns[-1].append(on_cpu_path)
             if self.bus.wants("return"):
                 self.emit("return", ReturnEvent(node, value))
 
@@ -246,7 +275,7 @@ class Analyzer(ClassFacts):
         receiver_node = call.func.value
         receiver = self.eval(receiver_node)
         result = self.eval(call)
-        name = dotted(receiver_node)
+        name = dotted(module_chain_root(receiver_node))
         tensor = receiver.is_tensorish and not receiver.inplace_to
         if tensor or _tensor_subscript(receiver_node):
             pass  # a tensor's move, discarded: it changes no name
@@ -272,6 +301,8 @@ class Analyzer(ClassFacts):
                 self.bind_name(name, None, part, statement)
             return
         if isinstance(target, cst.Subscript):
+            if self.bus.wants("subscript"):
+                self.eval(target)  # `x[mask] = 0`: a store at the indices, seen as a subscript
             self.bind_subscript(target, statement)
 
     def bind_subscript(self, target: cst.Subscript, statement: cst.CSTNode) -> None:
@@ -337,6 +368,7 @@ class Analyzer(ClassFacts):
         saved = self.imports, self.local_functions
         if home is not None:  # another file's function: its own imports and siblings
             self.imports, self.local_functions, parent = home.imports, home.functions, home.scope
+        start = self.step
         try:
             result, scope = self.walk_function(node, parent, arguments)
         finally:
@@ -344,6 +376,8 @@ class Analyzer(ClassFacts):
             self.moved_results.pop()
             self.imports, self.local_functions = saved
         summaries[shapes] = result
+        if self.bus.wants("walked"):
+            self.emit("walked", WalkedCallEvent(node, call, is_method, home is not None, start))
         self.moved_in_place(call, arguments, scope)
         return result
 
@@ -370,8 +404,9 @@ class Analyzer(ClassFacts):
         scope.local_names = self.facts_of(node).local_names
         scope.env.update(parameter_values(node.params, self.imports))
         for name, value in (arguments or {}).items():
-            if value.kind is Kind.MODULE:
-                scope.env[name] = value  # its binding: where the caller created it
+            if value.kind in (Kind.MODULE, Kind.DEVICE):
+                # its binding: where the caller created it (a device the file chose, say)
+                scope.env[name] = value
             elif value.kind is not Kind.UNKNOWN:
                 scope.env[name] = replace(value, binding=None)  # a move fix stays in the body
         if any(v.kind is Kind.MODULE and v.place is Place.DEVICE for v in scope.env.values()):
@@ -387,12 +422,19 @@ class Analyzer(ClassFacts):
             self.guard_depth = self.cpu_path = 0  # no call site: no guard around it
         self.context_stack.append(node.name.value)
         self.returns.append([])
+        self.cpu_path_returns.append([])
+        self.cpu_path_at_entry.append(self.cpu_path)
         try:
             self.walk_body(node.body)
         finally:
             returned = self.returns.pop()
+            on_cpu_path = self.cpu_path_returns.pop()
+            self.cpu_path_at_entry.pop()
             self.context_stack.pop()
             self.scope, self.guard_depth, self.terminated, self.loop_depth, self.cpu_path = saved
+        # `if device.type == "cpu": return batch`: on a GPU the other returns are the ones taken
+        gpu_returns = [value for value, cpu in zip(returned, on_cpu_path, strict=True) if not cpu]
+        returned = gpu_returns or returned
         result = join_envs([{"": value} for value in returned], "unrelated").get("", UNKNOWN)
         return result, scope
 
@@ -453,11 +495,61 @@ class Analyzer(ClassFacts):
         is_dataset = self.local_classes.get(node.name.value) == "dataset"
         try:
             self.walk_body(node.body)
-            self.walk_methods(node, scope)
+            if module_class is None and not is_dataset:
+                # a plain class (a trainer, a metric, a noise schedule): its methods wait for
+                # the calls of its instances, like the file's functions wait for theirs
+                self.plain_classes[node.name.value] = scope
+            else:
+                self.walk_methods(node, scope)
         finally:
             self.scope = saved
             if is_dataset:
                 self.dataset_stack.pop()
+
+    # -- instances of the file's plain classes ------------------------------------------------
+    def eval_named_call(self, node: cst.Call, name: str) -> Value:
+        """``Trainer(model)`` runs ``__init__`` with the call's values; ``predictor(images)``
+        runs the instance's ``__call__``."""
+        held = self.scope.lookup(name)
+        scope = self.plain_classes.get(name) if held is None else None
+        if scope is not None:
+            if self.call_method(scope, "__init__", node) is None:
+                self.eval_args(node)
+            return Value(source=INSTANCE + name)
+        if held is not None and held.source.startswith(INSTANCE):
+            result = self.call_method(self.instance_scope(held), "__call__", node)
+            if result is not None:
+                return result
+        return super().eval_named_call(node, name)
+
+    def eval_method(self, node: cst.Call, func: cst.Attribute) -> Value:
+        """``trainer.step(batch)`` (or ``Trainer(model).fit(loader)``) walks the method with
+        the call's values."""
+        name = dotted(func.value)
+        held = self.scope.lookup(name) if name is not None else None
+        constructor = func.value
+        if isinstance(constructor, cst.Call) and isinstance(constructor.func, cst.Name):
+            scope = self.plain_classes.get(constructor.func.value)
+            if scope is not None and func.attr.value in scope.methods:
+                held = self.eval(constructor)
+        if held is not None and held.source.startswith(INSTANCE):
+            result = self.call_method(self.instance_scope(held), func.attr.value, node, held)
+            if result is not None:
+                return result
+        return super().eval_method(node, func)
+
+    def instance_scope(self, instance: Value) -> Scope | None:
+        return self.plain_classes.get(instance.source[len(INSTANCE) :])
+
+    def call_method(
+        self, scope: Scope | None, method: str, node: cst.Call, receiver: Value | None = None
+    ) -> Value | None:
+        """The value a method of a plain class returns for this call, None when the class has
+        no such method (then nothing is evaluated)."""
+        function = scope.methods.get(method) if scope is not None else None
+        if scope is None or function is None:
+            return None
+        return self.call_function(function, node, self.eval_args(node, receiver), scope)
 
     def walk_methods(self, node: cst.ClassDef, scope: Scope) -> None:
         """``__init__`` first (it sets ``self.*``), then the methods that drive the others
@@ -492,6 +584,7 @@ def analyze(module: cst.Module, bus: EventBus | None = None, path: str | None = 
 
     analyzer = Analyzer(ImportTable(), bus)
     analyzer.path = path
+    analyzer.module = module
     analyzer.walk_block(module.body)
     analyzer.terminated = False
     analyzer.walk_pending()

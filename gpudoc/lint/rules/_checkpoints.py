@@ -17,6 +17,12 @@ from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import ImportTable, dotted
 from gpudoc.lint.rules._device_names import Binding, device_text
 
+TEMPORARY = re.compile(r"expr:(tmp_path|tmpdir|tmp_path_factory)\b")
+"""pytest's temporary-directory fixtures: a test writes there what it loads back."""
+
+ROOT_NAME = re.compile(r"expr:([A-Za-z_]\w*)\b(?!\()")
+"""The name a path expression starts from (``out_dir`` in ``out_dir / "m.pt"``), not a call."""
+
 CPU_SWITCH = re.compile(r"cuda|gpu|accel|cpu|device", re.I)
 """An option about these (``--no-cuda``, ``--accel``, ``--device``) offers a CPU path."""
 
@@ -137,6 +143,8 @@ class CheckpointScan(cst.CSTVisitor):
         qualified = self.imports.qualify(node.func)
         if qualified == "torch.save":
             self._save(node)
+        elif name.endswith("fabric.save"):  # Lightning Fabric: save(path, state)
+            self._save_to(_argument(node, 0, "path"), _argument(node, 1, "state"))
         elif qualified == "torch.load":
             self._load(node)
 
@@ -189,8 +197,10 @@ class CheckpointScan(cst.CSTVisitor):
         return "expr:" + re.sub(r"\s+", "", self.module.code_for_node(expr))
 
     def _save(self, node: cst.Call) -> None:
-        obj = _argument(node, 0, "obj")
-        key = self.path_key(_argument(node, 1, "f"))
+        self._save_to(_argument(node, 1, "f"), _argument(node, 0, "obj"))
+
+    def _save_to(self, path: cst.BaseExpression | None, obj: cst.BaseExpression | None) -> None:
+        key = self.path_key(path)
         if key is None:
             return
         cpu = obj is not None and self._on_cpu(obj)
@@ -220,8 +230,27 @@ class CheckpointScan(cst.CSTVisitor):
 
     # -- questions the rule asks -----------------------------------------------------------
     def saved_here(self, site: LoadSite) -> bool:
-        """The file writes this path itself (before, or in an earlier run of the same script)."""
-        return site.path_key is not None and site.path_key in self.saved
+        """The file writes this path itself (before, or in an earlier run of the same script),
+        or the path lies in a temporary directory, which only this run can have written."""
+        if site.path_key is None:
+            return False
+        return site.path_key in self.saved or self._temporary(site.path_key, site.function)
+
+    def _temporary(self, key: str, function: cst.FunctionDef | None, depth: int = 0) -> bool:
+        """``tmp_path / "m.pt"``, also through ``out = tmp_path / "out"`` in the same function."""
+        if TEMPORARY.match(key):
+            return True
+        root = ROOT_NAME.match(key)
+        if root is None or depth > 3:
+            return False
+        values = [
+            b.value
+            for b in self.bindings
+            if b.name == root.group(1) and b.function is function and b.value is not None
+        ]
+        return bool(values) and all(
+            self._temporary(self.path_key(value) or "", function, depth + 1) for value in values
+        )
 
     def saves_cpu_state(self) -> bool:
         """Everything the file saves is on the CPU: its own checkpoints load anywhere."""

@@ -9,8 +9,9 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, Semantic
+from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.semantic import ModuleClass
-from gpudoc.lint.analysis.values import Kind, Value
+from gpudoc.lint.analysis.values import Kind, Place, Value
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,19 @@ def attribute_shape(statement: cst.CSTNode, value: Value, semantic: Semantic) ->
         return "module-dict"
     if value.kind is Kind.TENSOR and _is_new_tensor(expr, semantic):
         return "tensor"
+    if value.kind is Kind.TENSOR and value.place is Place.HOST and _is_own_call(expr, semantic):
+        return "tensor"  # `self.create_positional_encoding()`, walked: a host tensor
     return None
+
+
+def _is_own_call(expr: cst.BaseExpression, semantic: Semantic) -> bool:
+    """A call of one of the file's functions or of the class's own methods."""
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    if isinstance(func, cst.Name):
+        return semantic.is_local_function(func)
+    return isinstance(func, cst.Attribute) and dotted(func.value) == "self"
 
 
 def _holds_modules(expr: cst.BaseExpression, semantic: Semantic) -> bool:
@@ -100,7 +113,7 @@ def is_module_constructor(expr: cst.BaseExpression, semantic: Semantic) -> bool:
     qualified = semantic.qualify(expr.func) or ""
     if qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1][:1].isupper():
         return True
-    return semantic.is_module_class(expr.func)
+    return semantic.is_module_class(expr.func) or semantic.returns_module(expr.func)
 
 
 def _is_new_tensor(expr: cst.BaseExpression, semantic: Semantic) -> bool:
@@ -109,6 +122,8 @@ def _is_new_tensor(expr: cst.BaseExpression, semantic: Semantic) -> bool:
     if not isinstance(expr, cst.Call):
         return False
     qualified = semantic.qualify(expr.func) or ""
+    if qualified.startswith("torch.nn.functional.") and expr.args:
+        return _is_new_tensor(expr.args[0].value, semantic)  # `F.normalize(torch.randn(n, d))`
     if qualified.startswith("torch.") and not qualified.startswith("torch.nn."):
         return qualified[6:] in api.TENSOR_FACTORIES or "." not in qualified[6:]
     if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in (api.PLACE_KEEPING_METHODS):

@@ -44,6 +44,9 @@ class NumpyOnDeviceLists(Rule):
         if event.method in APPENDS and event.qualified is None:
             self.note_append(event, semantic)
             return
+        if event.method in AXES_PLOTS and event.qualified is None and _on_axes(event.node):
+            self.check_axes_plot(event)
+            return
         function = _converter(event.qualified or "")
         if function is None:
             return
@@ -62,6 +65,22 @@ class NumpyOnDeviceLists(Rule):
             return
         if _on_device(event.args[-1]):
             self.lists[key] = event.node
+
+    def check_axes_plot(self, event: CallEvent) -> None:
+        """``ax.imshow(frames[0])``: matplotlib turns its data into NumPy arrays."""
+        for arg, value in zip(event.node.args, event.args, strict=True):
+            if arg.keyword is None and _on_device(value):
+                shown = self.code(arg.value)
+                message = (
+                    f"`{_method(event.node)}()` converts `{shown}`, which is on the device, to a "
+                    f"NumPy array: it fails with `can't convert cuda:0 device type tensor to "
+                    f"numpy`; pass `{shown}.cpu()`"
+                )
+                self.report(event.node, message)
+                return
+
+    def code(self, node: cst.BaseExpression) -> str:
+        return dotted(node) or cst.Module([]).code_for_node(node)
 
     def key(self, semantic: Semantic, name: str) -> Key:
         """This function's list ``name``, else the module's (a list filled by a function)."""
@@ -91,6 +110,27 @@ def _converter(qualified: str) -> str | None:
     if qualified.startswith(("matplotlib.", "sklearn.")):
         return qualified.rsplit(".", 1)[-1]
     return None
+
+
+AXES_PLOTS = frozenset(
+    [
+        *("imshow", "matshow", "plot", "scatter", "hist", "hist2d", "bar", "barh", "step"),
+        *("errorbar", "fill_between", "pcolormesh", "contour", "contourf", "boxplot"),
+        *("violinplot", "stem", "semilogx", "semilogy", "loglog", "quiver", "hexbin"),
+    ]
+)
+"""Methods of matplotlib Axes that turn their data arguments into NumPy arrays."""
+
+
+def _on_axes(call: cst.Call) -> bool:
+    """``ax.imshow(...)``, ``axs[i].plot(...)``, ``axes[0, 1].scatter(...)``: a method called on
+    what is named like matplotlib Axes (``plt.imshow`` is resolved by its import)."""
+    node = call.func.value if isinstance(call.func, cst.Attribute) else None
+    while isinstance(node, cst.Subscript | cst.Attribute):
+        if isinstance(node, cst.Attribute) and node.attr.value.lower().startswith("ax"):
+            return True
+        node = node.value
+    return isinstance(node, cst.Name) and node.value.lower().startswith("ax")
 
 
 def _method(call: cst.Call) -> str:

@@ -82,6 +82,15 @@ class UnmovedInput(Rule):
     NAME = "unmoved-input"
     SUMMARY = "a module on the device is called on a batch or tensor left on the host"
     VALID = (
+        # lengths stay on the host for pack_padded_sequence, whatever their suffix
+        """\
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.LSTM(4, 4).to(device)
+tensor = torch.LongTensor(indexed).to(device)
+length_tensor = torch.LongTensor([len(indexed)])
+prediction = model(tensor, length_tensor)
+""",
         """\
 import torch
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -266,7 +275,7 @@ def test(model, device, test_loader):
 HOST_PLACES = (Place.HOST, Place.MIXED)
 
 
-LENGTHS = re.compile(r"(^|_)(lens?|lengths?|seq_lens?|seq_lengths?|sizes)$")
+LENGTHS = re.compile(r"(^|_)(lens?|lengths?|seq_lens?|seq_lengths?|sizes)(_tensors?|_t)?$")
 """Sequence lengths stay on the host on purpose: ``pack_padded_sequence`` wants them there."""
 
 

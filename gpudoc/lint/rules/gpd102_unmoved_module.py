@@ -93,6 +93,15 @@ class UnmovedModule(Rule):
     NAME = "unmoved-module"
     SUMMARY = "a module re-created, reloaded or fed device tensors is never moved to the device"
     VALID = (
+        # eval() returns the module itself: the chain moves `model`
+        """\
+import torch
+import torchvision
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torchvision.models.resnet18()
+model.eval().to(device)
+out = model(torch.randn(1, 3, 8, 8).to(device))
+""",
         """\
 import torch
 model = torch.nn.Linear(4, 2).to("cuda")

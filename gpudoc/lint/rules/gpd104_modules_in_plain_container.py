@@ -23,7 +23,9 @@ class ModulesInPlainContainer(Rule):
 
     ## What it does
     Finds `self.layers = [nn.Linear(...), ...]` (or a list comprehension, a dict, or an empty list
-    filled with `.append(nn.Conv2d(...))`) in the `__init__` of an `nn.Module` subclass.
+    filled with `.append(nn.Conv2d(...))`) in the `__init__` of an `nn.Module` subclass. Unlike
+    the placement rules it also runs in files that place nothing (a model library, a CPU
+    script): the modules are never trained or saved there either.
 
     ## Why is this bad?
     PyTorch only registers submodules assigned as attributes or held in `nn.ModuleList` /
@@ -54,6 +56,7 @@ class ModulesInPlainContainer(Rule):
     """
 
     CODE = "GPD104"
+    PLACEMENT = False  # never trained nor saved, on any device
     NAME = "modules-in-plain-container"
     SUMMARY = "submodules in a plain list/dict are not moved, trained or saved with the model"
     VALID = (

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic, StatementEvent
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import dotted, module_chain_root
 from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 
@@ -126,7 +126,7 @@ criterion = nn.CrossEntropyLoss(weight=weights)
         func = call.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in MOVES:
             return
-        name = dotted(func.value)
+        name = dotted(module_chain_root(func.value))  # `model.eval().to(device)`
         if name is not None and event.value.place is Place.DEVICE:
             self.moved_names.add(name)
 

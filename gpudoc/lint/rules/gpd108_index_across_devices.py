@@ -49,7 +49,8 @@ class IndexAcrossDevices(Rule):
     Finds `table[idx]` where `table` is known to live on the CPU and `idx` on the device: a
     noise schedule or lookup table built on the CPU in `__init__` (a plain attribute, not a
     buffer) and indexed by a timestep tensor drawn on the GPU, `torch.eye(n)[labels]` one-hot
-    encodings of device labels, memory banks. Also `index_select`, `gather`, `scatter_`,
+    encodings of device labels, memory banks, and stores (`cm[t, p] += 1`, `x[mask] = 0`) at
+    device indices into a host tensor. Also `index_select`, `gather`, `scatter_`,
     `index_add_`, `index_put_` on a host tensor with device indices, and `index_select` /
     `gather` on a device tensor with host indices.
 
@@ -80,8 +81,7 @@ class IndexAcrossDevices(Rule):
 
     ## Known problems
     Only tensors whose place the analysis knows are checked: a table or an index that comes
-    from a parameter, a helper of another file or a container is not. Item assignments
-    (`cm[t, p] += 1`) are not seen: the walk evaluates no assignment target. An attribute set
+    from a parameter, a helper of another file or a container is not. An attribute set
     anywhere but `__init__`, moved where it is used, or kept in a class with its own `_apply`
     is not reported.
 
@@ -159,7 +159,9 @@ model = Diffusion().cuda()
             self.classes[event.module_class.name] = event.module_class
 
     def on_subscript(self, event: SubscriptEvent, semantic: Semantic) -> None:
-        if not _on_host(event.base) or not any(_on_device(index) for index in event.indices):
+        # a row of an iterated vector is a 0-dim tensor: PyTorch indexes with its value
+        indices = [index for index in event.indices if not index.row]
+        if not _on_host(event.base) or not any(_on_device(index) for index in indices):
             return
         shown = _shown(event.node.value)
         message = (

@@ -124,8 +124,8 @@ loader = DataLoader(dataset, batch_size=8, shuffle=True, generator=g)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         generator = _keyword(event.node, "generator")
-        if generator is None:
-            return
+        if generator is None or semantic.default_device_context is not None:
+            return  # under `with torch.device(...):` samplers draw on that device
         held = self.generator_place(generator, semantic)
         if held is None or held is Place.UNKNOWN:
             return

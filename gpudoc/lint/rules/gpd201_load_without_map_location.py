@@ -25,9 +25,10 @@ class LoadWithoutMapLocation(Rule):
 
     A checkpoint the same file (or notebook) writes is not reported: `torch.save(x, path)` then
     `torch.load(path)` with the same path expression or string, also through
-    `with open(path) as f`, restores what the run itself saved. A save after the load counts
-    too: a cache the script writes on its first run and reads on the next (`if
-    os.path.isfile(cache): torch.load(cache) else: ...; torch.save(x, cache)`). Nor is a load
+    `with open(path) as f`, restores what the run itself saved; so does a load from pytest's
+    `tmp_path`/`tmpdir`, and a path that Lightning's `fabric.save(path, state)` wrote. A save
+    after the load counts too: a cache the script writes on its first run and reads on the next
+    (`if os.path.isfile(cache): torch.load(cache) else: ...; torch.save(x, cache)`). Nor is a load
     in a file whose saves are all on the CPU (`.cpu()` before saving, FSDP `offload_to_cpu=True`
     or `cpu_offload=`), or in a script that never offers a CPU path (it hard-codes CUDA).
 
@@ -86,6 +87,14 @@ with open(args.save, "wb") as f:
     torch.save(model, f)
 with open(args.save, "rb") as f:
     model = torch.load(f)
+""",
+        # a test loads back what it wrote into pytest's temporary directory
+        """\
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+def test_roundtrip(tmp_path, fabric):
+    fabric.save(tmp_path / "m.pth", {"model": model})
+    assert torch.load(tmp_path / "out" / "m.pth")
 """,
         # saved on the CPU
         """\

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.events import CallEvent, Semantic
+from gpudoc.lint.analysis.events import CallEvent, EventKind, Semantic, WalkedCallEvent
+from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report
 from gpudoc.lint.rules._numpy_lists import NumpyOnDeviceLists
@@ -16,7 +18,7 @@ from gpudoc.lint.rules._numpy_lists import NumpyOnDeviceLists
 SIMPLE = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
 
-@dataclass(frozen=True)
+@dataclass
 class NumpyUse:
     node: cst.Call
     receiver: cst.BaseExpression
@@ -25,6 +27,13 @@ class NumpyUse:
     """None for ``t.numpy()``; the qualified function for ``np.mean(t)``."""
     from_call: bool
     """Seen while walking a function for one of its calls: other calls may pass other values."""
+    step: int
+    """``Semantic.step`` where it was seen (which walk of a helper saw it)."""
+    site: cst.Call | None = None
+    """The call (in the linted file) that hands the converting helper the device tensor through
+    one of its parameters, when the helper is also called elsewhere or lives in another file:
+    the finding belongs there (``imshow(images[i])``, not ``np.transpose(img)`` in imshow)."""
+    site_argument: cst.Arg | None = None
 
 
 class NumpyOnDeviceTensor(NumpyOnDeviceLists):
@@ -34,7 +43,12 @@ class NumpyOnDeviceTensor(NumpyOnDeviceLists):
     Finds `.numpy()` on a tensor known to be on the device (a placed model's output, a moved
     tensor) with no `.cpu()` in between, and NumPy, scikit-learn, SciPy or matplotlib functions
     called on such a tensor, or on a list that `append` filled with device tensors
-    (`losses.append(loss)`, then `np.mean(losses)`).
+    (`losses.append(loss)`, then `np.mean(losses)`). A helper that converts its parameter
+    (`def imshow(img): plt.imshow(np.transpose(img, (1, 2, 0)))`) and is also called with NumPy
+    arrays, or lives in another file of the project, is reported at the call that hands it a
+    device tensor (`imshow(images[idx])`): that call is the bug, not the helper.
+    Plotting methods of matplotlib Axes (`ax.imshow(t)`, `axs[0, i].plot(t)`) convert their
+    data too, and are checked on what is named like Axes (`ax`, `axs`, `axes`, `self.ax`).
 
     ## Why is this bad?
     It fails with `TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu()
@@ -62,8 +76,9 @@ class NumpyOnDeviceTensor(NumpyOnDeviceLists):
     Inserting `.cpu()` is safe where the value is known to be a device tensor (bound from a
     placed model's output, a moved tensor): `.cpu()` is a no-op on the CPU. It is unsafe where
     the value is typed only by its parameter name (`x`, `images`): if it is not a tensor,
-    `.cpu()` raises; and inside a helper found through one of its calls (`imshow(images[i])`
-    with `images` on the device), since other calls may hand it NumPy arrays. For NumPy
+    `.cpu()` raises; inside a helper found through its only call, since later code may hand
+    it NumPy arrays; and at a call that hands a converting helper a device tensor
+    (`imshow(images[i].cpu())`), since the helper may need that tensor on the device too. For NumPy
     reductions that call the tensor's method (`np.mean(t)` calls
     `t.mean(axis=None, out=None)`, which fails on any device) the fix inserts `.cpu().numpy()`
     and is unsafe: it turns a crash on the CPU into a NumPy result.
@@ -157,6 +172,8 @@ print(np.mean(losses))
         ),
     )
 
+    EVENTS: ClassVar[tuple[EventKind, ...]] = ("binding", "call", "walked")
+
     def __init__(self) -> None:
         super().__init__()
         self.uses: list[NumpyUse] = []
@@ -170,18 +187,35 @@ print(np.mean(losses))
             func = node.func
             converted = event.result.kind is Kind.NDARRAY  # not a method of the file's own
             if converted and receiver.place is Place.DEVICE and isinstance(func, cst.Attribute):
-                self.uses.append(
-                    NumpyUse(node, func.value, receiver, None, bool(semantic.walked_for_call))
-                )
+                from_call = semantic.walked_for_call
+                use = NumpyUse(node, func.value, receiver, None, from_call, semantic.step)
+                self.uses.append(use)
             return
         qualified = event.qualified or ""
         if not qualified.startswith(api.DATAFRAME_ROOTS):
             return
         for arg, value in zip(node.args, event.args, strict=True):
             if value.is_tensorish and value.place is Place.DEVICE:
-                use = NumpyUse(node, arg.value, value, qualified, semantic.walked_for_call)
+                from_call = semantic.walked_for_call
+                use = NumpyUse(node, arg.value, value, qualified, from_call, semantic.step)
                 self.uses.append(use)
                 return
+
+    def on_walked(self, event: WalkedCallEvent, semantic: Semantic) -> None:
+        """A helper that converts a parameter to NumPy (``def imshow(img): np.transpose(img)``)
+        is right for the NumPy arrays its other calls pass: the call that hands it a device
+        tensor is the bug. So when it has other calls here, or lives in another file, its
+        conversions of that parameter are reported at this call."""
+        uses = [use for use in self.uses if use.step > event.start and use.site is None]
+        name = event.function.name.value
+        if not uses or not (event.foreign or semantic.calls_named(name) > 1):
+            return
+        for use in uses:
+            root = _root_name(use.receiver)
+            function, call = event.function, event.call
+            argument = argument_for(function, call, root, event.is_method) if root else None
+            if argument is not None:
+                use.site, use.site_argument = call, argument
 
     def finish(self, context: Context) -> Iterator[Report]:
         for use in self.uses:
@@ -193,6 +227,8 @@ print(np.mean(losses))
             yield self._report(use, function, numpy and first, context)
 
     def _report(self, use: NumpyUse, function: str, first: bool, context: Context) -> Report:
+        if use.site is not None and use.site_argument is not None:
+            return _site_report(use, use.site, use.site_argument, function, context)
         shown = context.code(use.receiver)
         # `.cpu()` on what only its name calls a tensor may fail, and so may one in a helper
         # that other calls hand NumPy arrays
@@ -224,6 +260,38 @@ NUMPY_TENSOR_METHOD_REDUCTIONS = frozenset(
 )
 """``np.mean(t)`` calls ``t.mean(axis=None, dtype=None, out=None)``: a TypeError on any
 device, so ``.cpu()`` alone does not repair it; ``.cpu().numpy()`` does."""
+
+
+def _site_report(
+    use: NumpyUse, site: cst.Call, argument: cst.Arg, function: str, context: Context
+) -> Report:
+    """At the call that hands a converting helper a device tensor (``imshow(images[i])``)."""
+    given = context.code(argument.value)
+    callee = context.code(site.func)
+    converts = f"`{function}()`" if function else "`.numpy()`"
+    message = (
+        f"`{given}` is on the device and `{callee}()` converts it to NumPy ({converts} on "
+        f"`{context.code(use.receiver)}`): pass `{given}.cpu()`"
+    )
+    if not isinstance(argument.value, SIMPLE):
+        return Report(site, message)
+    # unsafe: the helper may also use the tensor with device tensors
+    edit = NodeEdit(argument.value, ".cpu()", "after")
+    return Report(site, message, FixSpec((edit,), safe=False, description="insert .cpu()"))
+
+
+def _root_name(node: cst.BaseExpression) -> str | None:
+    """``logits`` for ``logits.argmax(1)[0]``: the name a chain of calls, attributes and
+    subscripts starts from."""
+    while True:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Call):
+            node = node.func
+        elif isinstance(node, cst.Attribute | cst.Subscript):
+            node = node.value
+        else:
+            return None
 
 
 def _first_argument(call: cst.Call) -> cst.BaseExpression | None:

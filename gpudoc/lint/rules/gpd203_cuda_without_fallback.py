@@ -45,8 +45,10 @@ class CudaWithoutFallback(Rule):
     Scripts written for GPUs only are not reported: nothing in them offers a CPU path, or they
     use NCCL, a per-rank `set_device` or `torch.set_default_device("cuda")`, or they declare
     that they need a GPU (`@pytest.mark.skipif(not torch.cuda.is_available(), ...)`,
-    `@unittest.skipIf`, an `assert` or `raise` on unavailability, a required `--device` option
-    or one whose only choice is CUDA, a notebook whose metadata asks for a GPU accelerator:
+    `@unittest.skipIf`, a gating decorator about GPUs such as Lightning's
+    `@RunIf(min_cuda_gpus=1)` or `@requires_cuda`, an `assert` or `raise` on unavailability, a
+    required `--device` option or one whose only choice is CUDA, a notebook whose metadata asks
+    for a GPU accelerator:
     Colab's `"accelerator": "GPU"`, Kaggle's). `torch.device("cuda:N")` objects that never
     allocate (dict keys, comparison operands) are not reported. A guard in a caller counts
     only where the walk reaches the helper through that call.
@@ -75,6 +77,15 @@ import torch
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
 def test_on_gpu():
     assert torch.ones(3).cuda().sum().item() == 3
+""",
+        # a test that Lightning's RunIf skips without a GPU
+        """\
+import torch
+from tests.helpers import RunIf
+device = torch.device("cpu")
+@RunIf(min_cuda_gpus=1)
+def test_on_gpu():
+    assert torch.ones(3, device="cuda").sum().item() == 3
 """,
         # the script says it needs a GPU
         """\
@@ -180,6 +191,8 @@ class _Declared(cst.CSTVisitor):
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
         self.declaring += 1
+        if _gates_on_gpu(node):
+            self.needs_gpu = True
 
     def leave_Decorator(self, original_node: cst.Decorator) -> None:
         self.declaring -= 1
@@ -216,6 +229,27 @@ class _Declared(cst.CSTVisitor):
 
 AVAILABILITY = ("cuda.is_available", "cuda.device_count", "accelerator.is_available")
 DEVICE_OPTION = re.compile(r"^--?(device|cuda|gpu|accelerator)s?$", re.I)
+
+
+GATE = re.compile(r"skip|require|run_?if|only|mark", re.I)
+GPU_WORD = re.compile(r"cuda|gpu", re.I)
+
+
+def _gates_on_gpu(node: cst.Decorator) -> bool:
+    """A test-gating decorator about GPUs: ``@RunIf(min_cuda_gpus=1)``, ``@requires_cuda``,
+    ``@pytest.mark.gpu``, ``@skip_if_no_gpu``. A decorator that merely uses CUDA
+    (``@torch.cuda.amp.custom_fwd``) gates nothing."""
+    target = node.decorator
+    callee = target.func if isinstance(target, cst.Call) else target
+    name = dotted(callee) or ""
+    if not GATE.search(name):
+        return False
+    if GPU_WORD.search(name):
+        return True
+    if isinstance(target, cst.Call):
+        keywords = [arg.keyword.value for arg in target.args if arg.keyword is not None]
+        return any(GPU_WORD.search(keyword) for keyword in keywords)
+    return False
 
 
 def _requires_cuda(node: cst.Call) -> bool:

@@ -6,18 +6,12 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._helpers import Optimizers
-
-IN_PLACE_MODULE_METHODS = frozenset(
-    [
-        *("to", "cuda", "cpu", "to_empty", "train", "eval", "requires_grad_", "apply"),
-        *("half", "float", "double", "bfloat16", "share_memory"),
-    ]
-)
 
 
 class OptimizerOfReplacedModel(Rule):
@@ -135,7 +129,7 @@ def _moves_itself(name: str, statement: cst.CSTNode) -> bool:
     small = statement.body[0]
     value = small.value if isinstance(small, cst.Assign) else None
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-        if value.func.attr.value not in IN_PLACE_MODULE_METHODS:
+        if value.func.attr.value not in api.IN_PLACE_MODULE_METHODS:
             return False
         value = value.func.value
     return value is not None and dotted(value) == name

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic, StatementEvent
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import dotted, module_chain_root
 from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._helpers import Optimizers
@@ -148,7 +148,7 @@ def resume(path):
         func = call.func if isinstance(call, cst.Call) else None
         if not isinstance(func, cst.Attribute) or func.attr.value not in MOVES:
             return
-        name = dotted(func.value)
+        name = dotted(module_chain_root(func.value))  # `model.eval().to(device)`
         if name is not None and event.value.place is Place.DEVICE:
             self.placed(name, event.line, semantic)
 

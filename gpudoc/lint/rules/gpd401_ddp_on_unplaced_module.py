@@ -9,7 +9,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CallEvent, ClassEvent, Semantic, StatementEvent
-from gpudoc.lint.analysis.names import dotted, keyword
+from gpudoc.lint.analysis.names import dotted, keyword, module_chain_root
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 
@@ -142,7 +142,7 @@ model = DDP(model, device_ids=[local_rank])
         func = call.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in MOVES:
             return
-        name = dotted(func.value)
+        name = dotted(module_chain_root(func.value))  # `model.eval().to(device)`
         if name is not None and event.value.place is Place.DEVICE:
             self.moved_names.add(name)
 

@@ -8,10 +8,12 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.events import CompareEvent, Semantic
+from gpudoc.lint.analysis.events import CompareEvent, FunctionEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.values import Kind
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+from gpudoc.lint.rules._helpers import assigned_value
 
 
 class DeviceCompareWithoutIndex(Rule):
@@ -19,7 +21,8 @@ class DeviceCompareWithoutIndex(Rule):
 
     ## What it does
     Finds `==` / `!=` between a tensor's `.device` and a string, or a `torch.device("cuda")`
-    without an index.
+    without an index; and a name that holds a `torch.device` (bound from `torch.device(...)`, or
+    a parameter annotated `torch.device` or `Union[str, torch.device]`) compared with a string.
 
     ## Why is this bad?
     A `torch.device` never equals a string, and `torch.device("cuda")` (index None) is not equal
@@ -40,12 +43,14 @@ class DeviceCompareWithoutIndex(Rule):
 
     ## Known problems
     Only tensors the analysis knows are checked (`args.device` is often a plain string, where the
-    comparison is right).
+    comparison is right), and only names whose binding or annotation says `torch.device`.
 
     ## Fix safety
     Safe: `x.device == "cuda"` is always False (a `torch.device` never equals a string), so
     comparing `x.device.type == "cuda"` only turns on the branch the author meant. Offered only
-    when the string has no index; `"cuda:0"` is left to the user (`x.device.index` is needed).
+    when the string has no index; `"cuda:0"` is left to the user (`x.device.index` is needed),
+    and not for a parameter that may also be a string (`Union[str, torch.device]`), whose `.type`
+    a string lacks.
     """
 
     CODE = "GPD501"
@@ -58,6 +63,13 @@ import torch
 x = torch.randn(3)
 on_gpu = x.device.type == "cuda"
 same = x.device == torch.device("cuda:0")
+""",
+        """\
+import torch
+def load(name, device="cuda" if torch.cuda.is_available() else "cpu"):
+    if device == "cpu":
+        return torch.load(name, map_location="cpu")
+    return torch.load(name)
 """,
     )
     INVALID = (
@@ -86,13 +98,40 @@ on_gpu = x.device != torch.device("cuda")
             line=3,
             col=10,
         ),
+        Invalid(
+            """\
+import torch
+from typing import Union
+def load(path: str, device: Union[str, torch.device] = "cpu"):
+    model = torch.jit.load(path, map_location=device)
+    if device == "cpu":
+        model.float()
+    return model
+""",
+            line=5,
+            col=8,
+        ),
     )
 
-    EVENTS = ("compare",)
+    EVENTS = ("compare", "function")
 
     def __init__(self) -> None:
         super().__init__()
         self.compares: list[DeviceCompare] = []
+        self.device_params: dict[str, dict[str, bool]] = {}
+        """Function -> its parameters annotated with torch.device -> whether only with it."""
+
+    def on_function(self, event: FunctionEvent, semantic: Semantic) -> None:
+        params = event.node.params
+        annotated: dict[str, bool] = {}
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            if param.annotation is None:
+                continue
+            names = _Qualified(semantic)
+            param.annotation.annotation.visit(names)
+            if names.device:
+                annotated[param.name.value] = names.exact
+        self.device_params[event.node.name.value] = annotated
 
     def on_compare(self, event: CompareEvent, semantic: Semantic) -> None:
         node = event.node
@@ -110,6 +149,26 @@ on_gpu = x.device != torch.device("cuda")
                     if compare is not None:
                         self.compares.append(compare)
                 return
+            if isinstance(device_side, cst.Name):
+                exact = self.holds_torch_device(device_side.value, semantic)
+                text = string_value(other)
+                if exact is None or text is None:
+                    continue
+                if api.DEVICE_LITERAL.match(text) or api.CPU_LITERAL.match(text):
+                    self.compares.append(DeviceCompare(node, device_side, text, True, exact))
+                return
+
+    def holds_torch_device(self, name: str, semantic: Semantic) -> bool | None:
+        """Whether ``name`` holds a torch.device here (True), may hold one or a string (False),
+        or is not known to hold one (None)."""
+        held = semantic.lookup(name)
+        if held is None or held.kind is not Kind.DEVICE:
+            return None
+        if held.binding is None:  # a parameter, not rebound since
+            return self.device_params.get(semantic.function or "", {}).get(name)
+        value = assigned_value(held.binding, name)
+        is_call = isinstance(value, cst.Call) and semantic.qualify(value.func) == "torch.device"
+        return True if is_call else None
 
     def finish(self, context: Context) -> Iterator[Report]:
         for compare in self.compares:
@@ -118,10 +177,21 @@ on_gpu = x.device != torch.device("cuda")
                 why = "a torch.device never equals a string"
             else:
                 why = f'torch.device("{compare.text}") has no index, unlike every tensor\'s device'
+            kind = compare.text.split(":")[0]
+            not_equal = isinstance(compare.node.comparisons[0].operator, cst.NotEqual)
+            operator = "!=" if not_equal else "=="
+            if not compare.fixable:  # a parameter that may be a string or a torch.device
+                message = (
+                    f"`{context.code(compare.node)}` is always the same answer when `{shown}` is "
+                    f"a torch.device (its annotation allows one): {why}; compare "
+                    f'`torch.device({shown}).type {operator} "{kind}"`'
+                )
+                yield Report(compare.node, message)
+                continue
             message = f"`{context.code(compare.node)}` is always the same answer: {why}; compare "
-            message += f'`{shown}.type == "{compare.text.split(":")[0]}"`'
+            message += f'`{shown}.type {operator} "{kind}"`'
             fix = None
-            if compare.is_string and ":" not in compare.text:
+            if compare.is_string and ":" not in compare.text and compare.fixable:
                 edit = NodeEdit(compare.device_side, ".type", "after")
                 fix = FixSpec((edit,), safe=True, description="compare .device.type")
             yield Report(compare.node, message, fix)
@@ -132,10 +202,33 @@ class DeviceCompare:
     """``x.device == "cuda"`` / ``x.device == torch.device("cuda")``: never true as intended."""
 
     node: cst.Comparison
-    device_side: cst.Attribute
+    device_side: cst.BaseExpression
     text: str
     """The compared device text, ``cuda``."""
     is_string: bool
+    fixable: bool = True
+    """``.type`` works on it: a torch.device, never a string."""
+
+
+class _Qualified(cst.CSTVisitor):
+    """Whether an annotation names torch.device, and whether it is only that."""
+
+    def __init__(self, semantic: Semantic) -> None:
+        self.semantic = semantic
+        self.device = self.exact = False
+        self.root: cst.CSTNode | None = None
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.root is None:
+            self.root = node
+        qualified = (
+            self.semantic.qualify(node) if isinstance(node, cst.Name | cst.Attribute) else None
+        )
+        if qualified == "torch.device":
+            self.device = True
+            self.exact |= node is self.root
+            return False
+        return True
 
 
 def _device_compare(

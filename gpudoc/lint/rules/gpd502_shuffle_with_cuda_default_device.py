@@ -8,7 +8,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis.events import CallEvent, Semantic
 from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.analysis.values import Kind, Value
+from gpudoc.lint.analysis.values import UNKNOWN, Kind, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 
 
@@ -18,7 +18,8 @@ class ShuffleWithCudaDefaultDevice(Rule):
     ## What it does
     Finds a `DataLoader` with `shuffle=True` and no `generator=` (nor a sampler of its own) in a
     file that calls `torch.set_default_device("cuda")` or
-    `torch.set_default_tensor_type(torch.cuda.FloatTensor)`.
+    `torch.set_default_tensor_type(torch.cuda.FloatTensor)`, or inside a
+    `with torch.device("cuda"):` block (or the script's device).
 
     ## Why is this bad?
     The loader's `RandomSampler` makes a CPU `torch.Generator()` and calls `torch.randperm`,
@@ -96,6 +97,8 @@ torch.set_default_tensor_type(torch.cuda.FloatTensor)
         """``torch.set_default_device("cuda")`` / ``set_default_tensor_type(torch.cuda.*)``."""
         self.loaders: list[cst.Call] = []
         """``DataLoader(..., shuffle=True)`` with neither ``generator=`` nor a sampler."""
+        self.in_context: list[tuple[cst.Call, cst.BaseExpression]] = []
+        """Such loaders inside ``with torch.device(<CUDA or the script's device>):``."""
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         qualified = event.qualified or ""
@@ -106,9 +109,21 @@ torch.set_default_tensor_type(torch.cuda.FloatTensor)
             if _names_cuda(node.args[0].value, event.args[0]):
                 self.defaults.append(node)
         elif qualified.rsplit(".", 1)[-1].endswith("DataLoader") and _shuffles_unseeded(node):
-            self.loaders.append(node)
+            context = semantic.default_device_context
+            if context is not None and _context_names_cuda(context, semantic):
+                self.in_context.append((node, context))
+            else:
+                self.loaders.append(node)
 
     def finish(self, context: Context) -> Iterator[Report]:
+        for loader, device in self.in_context:
+            message = (
+                f"shuffle=True without generator= inside `with {context.code(device)}:`, which "
+                "makes CUDA the default device on a GPU machine: the sampler's CPU generator "
+                "fails the first batch ('Expected a 'cuda' device type for generator'); pass "
+                "generator=torch.Generator(device=...) or build the loader outside the block"
+            )
+            yield Report(loader, message)
         if not self.defaults:
             return
         where = f"`{context.code(self.defaults[0])}`"
@@ -131,6 +146,18 @@ def _shuffles_unseeded(node: cst.Call) -> bool:
     if not (isinstance(shuffle, cst.Name) and shuffle.value == "True"):
         return False
     return not any(name in keywords for name in ("generator", "sampler", "batch_sampler"))
+
+
+def _context_names_cuda(context: cst.BaseExpression, semantic: Semantic) -> bool:
+    """``with torch.device("cuda"):`` or ``with torch.device(device):`` for the script's
+    (non-CPU) device; ``"meta"`` or ``"cpu"`` make nothing draw on the GPU."""
+    if isinstance(context, cst.Call) and semantic.qualify(context.func) == "torch.device":
+        if not context.args:
+            return False
+        context = context.args[0].value
+    name = dotted(context)
+    value = semantic.lookup(name) if name is not None else None
+    return _names_cuda(context, value if value is not None else UNKNOWN)
 
 
 def _names_cuda(argument: cst.BaseExpression, value: Value) -> bool:

@@ -1,0 +1,43 @@
+"""Calls that PyTorch routes one way for plain CUDA tensors and another for tensor subclasses.
+
+Some composites take a "composite compliant" path when an operand is a tensor subclass, and that
+path treats devices differently from the one a GPU takes. ``ctc_loss`` with Tensor lengths is
+the case met in real scripts: for plain tensors it reads the lengths on the host (so they may
+be on the CPU or the GPU), for a subclass it divides by them on the device, which would make
+host lengths a device error under emulation only. Such calls are rewritten here into the form
+the GPU's path takes, before torch sees them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+Call = tuple[tuple[Any, ...], dict[str, Any]]
+
+
+def _host_lengths(value: Any) -> Any:
+    """Integral length tensors as the GPU's path reads them: ``.to(cpu, long)``, on the host."""
+    dtype = value.dtype if isinstance(value, torch.Tensor) else None
+    if dtype is not None and not (
+        dtype.is_floating_point or dtype.is_complex or dtype is torch.bool
+    ):
+        return tuple(value.reshape(-1).tolist())
+    return value  # not integral: torch raises its own error about it
+
+
+def _ctc_lengths(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
+    args = tuple(_host_lengths(value) if 2 <= i <= 3 else value for i, value in enumerate(args))
+    for name in ("input_lengths", "target_lengths"):
+        if name in kwargs:
+            kwargs = dict(kwargs, **{name: _host_lengths(kwargs[name])})
+    return args, kwargs
+
+
+REROUTES: dict[Any, Callable[[tuple[Any, ...], dict[str, Any]], Call]] = {
+    F.ctc_loss: _ctc_lengths,
+    torch.ctc_loss: _ctc_lengths,
+}
