@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import warnings
 from collections.abc import Iterable, Mapping
 
@@ -51,22 +52,35 @@ def _shifted(where: CodeRange, lines: int) -> CodeRange:
 def _statement_lines(source: str, count: int) -> list[int] | None:
     """The line where each top-level statement starts, or None when ``ast`` and libcst do not
     see the same ``count`` statements."""
+    lines = statement_lines(source)
+    if lines is None or len(lines) != count:
+        return None
+    return [own for _first, own in lines]
+
+
+@functools.lru_cache(maxsize=2)
+def statement_lines(source: str) -> tuple[tuple[int, int], ...] | None:
+    """For each top-level statement as libcst counts them: (the line of its first decorator,
+    else its own line; its own line, as libcst's position starts), by ``ast``; None when ``ast``
+    cannot parse the text. Remembered for two texts: --fix asks about the text it has just linted
+    and the one it is about to lint."""
     try:
         with warnings.catch_warnings():  # "invalid escape sequence" and the like: not ours to say
             warnings.simplefilter("ignore")
             body = ast.parse(source).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    starts: list[int] = []
+    lines: list[tuple[int, int]] = []
     last_end = 0
     for statement in body:
         first = statement.lineno  # a def's or class's own line, as libcst's start: no decorators
-        if starts and first <= last_end:  # ``a = 1; b = 2``: one libcst statement line
+        if lines and first <= last_end:  # ``a = 1; b = 2``: one libcst statement line
             last_end = max(last_end, statement.end_lineno or first)
             continue
-        starts.append(first)
+        decorators = getattr(statement, "decorator_list", None) or ()
+        lines.append((min([first, *(d.lineno for d in decorators)]), first))
         last_end = statement.end_lineno or first
-    return starts if len(starts) == count else None
+    return tuple(lines)
 
 
 def _owners(
