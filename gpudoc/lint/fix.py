@@ -29,6 +29,7 @@ import libcst
 
 from gpudoc.lint.model import Edit, Finding, Fix
 from gpudoc.lint.parse import parse_module
+from gpudoc.lint.reparse import apply_by_statement
 
 MAX_ROUNDS = 10
 """Fix rounds before giving up: a rule whose fix keeps re-firing must not loop for ever."""
@@ -144,6 +145,11 @@ def _apply_parsing(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix], l
     """Apply ``fixes`` together; when that does not parse, keep the ones that do, one by one."""
     if not fixes:
         return source, [], []
+    starts = line_starts(source)
+    spans = [[(*_span(starts, source, edit), edit.text) for edit in fix.edits] for fix in fixes]
+    by_statement = apply_by_statement(source, spans)
+    if by_statement is not None:  # only the statements the fixes touch were parsed again
+        return by_statement, list(fixes), []
     fixed = apply_edits(source, (edit for fix in fixes for edit in fix.edits))
     if parses(fixed):
         return fixed, list(fixes), []
