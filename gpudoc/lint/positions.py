@@ -20,7 +20,11 @@ from typing import cast
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
-from libcst.metadata.position_provider import PositionProvidingCodegenState
+
+try:  # libcst's own code generation state: faster than its MetadataWrapper (see _ranges)
+    from libcst.metadata.position_provider import PositionProvidingCodegenState
+except ImportError:  # another libcst's internals: _ranges takes the public way
+    PositionProvidingCodegenState = None  # type: ignore[assignment,misc]
 
 _FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
 
@@ -49,6 +53,8 @@ def _ranges(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
     around it also visits the whole tree (rebuilding every node) for batched providers that
     are not there: that visit costs more than the code generation."""
     provider = PositionProvider()
+    if PositionProvidingCodegenState is None:
+        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     try:
         state = PositionProvidingCodegenState(
             default_indent=module.default_indent,
