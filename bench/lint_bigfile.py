@@ -7,7 +7,10 @@ per-finding work. Each measurement runs in a fresh process, which prints its own
 (user + sys) and peak RSS. Prints, for each of bare parse, `gpudoc lint`, `gpudoc lint --fix
 --unsafe-fixes`: CPU s, peak MB, and the ratio to the bare parse (target: lint within 1.5x).
 
-    python bench/lint_bigfile.py [--lines N] [--keep DIR]
+    python bench/lint_bigfile.py [--lines N] [--keep DIR] [--baseline CHECKOUT]
+
+``--baseline``: also measure another checkout's gpudoc (``git worktree add /tmp/base main``) on
+the same file, row by row, for a before/after in one run.
 """
 
 from __future__ import annotations
@@ -57,8 +60,8 @@ def big_source(lines: int) -> str:
     return "".join(out)
 
 
-def measure(kind: str, path: Path) -> dict[str, float]:
-    code = MEASURE.format(repo=str(REPO))
+def measure(kind: str, path: Path, repo: Path = REPO) -> dict[str, float]:
+    code = MEASURE.format(repo=str(repo))
     done = subprocess.run(
         [sys.executable, "-c", code, kind, str(path)], capture_output=True, text=True, check=False
     )
@@ -72,6 +75,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=50_000)
     parser.add_argument("--keep", type=Path, help="write the generated file here")
+    parser.add_argument("--baseline", type=Path, help="another checkout to measure beside this")
     args = parser.parse_args()
     source = big_source(args.lines)
     with tempfile.TemporaryDirectory() as directory:
@@ -81,16 +85,18 @@ def main() -> int:
             shutil.copy(original, args.keep)
         print(f"{source.count(chr(10))} lines, {len(source) / 1e6:.1f} MB")
         base = measure("parse", original)
-        print(f"{'bare libcst parse':<28} {base['cpu']:7.1f} CPU-s {base['mb']:7.0f} MB")
+        print(f"{'bare libcst parse':<37} {base['cpu']:7.1f} CPU-s {base['mb']:7.0f} MB")
+        checkouts = [("", REPO)] + ([("baseline ", args.baseline)] if args.baseline else [])
         for kind, label in (("lint", "gpudoc lint"), ("fix", "gpudoc lint --fix --unsafe")):
-            target = Path(directory) / f"{kind}.py"
-            shutil.copy(original, target)
-            found = measure(kind, target)
-            ratio = found["cpu"] / base["cpu"]
-            print(
-                f"{label:<28} {found['cpu']:7.1f} CPU-s {found['mb']:7.0f} MB   "
-                f"{ratio:.2f}x the parse's CPU, {found['mb'] / base['mb']:.2f}x its memory"
-            )
+            for name, repo in checkouts:
+                target = Path(directory) / f"{kind}.py"
+                shutil.copy(original, target)
+                found = measure(kind, target, repo)
+                ratio = found["cpu"] / base["cpu"]
+                print(
+                    f"{name + label:<37} {found['cpu']:7.1f} CPU-s {found['mb']:7.0f} MB   "
+                    f"{ratio:.2f}x the parse's CPU, {found['mb'] / base['mb']:.2f}x its memory"
+                )
     return 0
 
 

@@ -38,7 +38,15 @@ def start(*args: str, cwd: Path | None = None) -> subprocess.Popen[str]:
         text=True,
         env=gpudoc_env(),
         cwd=cwd,
+        preexec_fn=_default_interrupt,
     )
+
+
+def _default_interrupt() -> None:
+    """A shell starts background jobs with Ctrl-C ignored, and children inherit that: the
+    suite run as `pytest &` would see gpudoc ignore SIGINT, as it should there. Give the child
+    the handler a terminal's foreground job has."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_until(ready: Callable[[], bool], process: subprocess.Popen[str]) -> None:

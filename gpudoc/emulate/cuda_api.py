@@ -75,7 +75,9 @@ def memory_allocated(device: Any = None) -> int:
     index = index_of(device)
     storages: dict[int, int] = {}
     for obj in gc.get_objects():  # emulated tensors (tensor.py) are those with an _inner
-        if isinstance(obj, torch.Tensor) and hasattr(obj, "_inner") and obj._index == index:
+        # type(), not isinstance(): isinstance reads __class__, which deprecated proxies such
+        # as torch.distributed.reduce_op answer with a FutureWarning in the user's output
+        if issubclass(type(obj), torch.Tensor) and hasattr(obj, "_inner") and obj._index == index:
             storage = obj._inner.untyped_storage()
             storages[storage.data_ptr()] = storage.nbytes()
     total = sum(storages.values())

@@ -87,9 +87,14 @@ def _neutralise(source: str, magics: list[str]) -> str | None:
         return None
     lines = source.splitlines(keepends=True)
     indent: str | None = None  # set while inside a backslash-continued magic
+    python = _PythonState()
     for number, line in enumerate(lines):
         body = line.rstrip("\r\n")
-        if indent is None and not (number == 0 and cell_magic) and not _LINE_MAGIC.match(body):
+        continued = python.continues()  # `print("..."` then `% (a, b))`: Python, not a magic
+        if indent is None and (
+            continued or not ((number == 0 and cell_magic) or _LINE_MAGIC.match(body))
+        ):
+            python.read(body)
             continue
         if indent is None:
             indent = body[: len(body) - len(body.lstrip(" \t"))]
@@ -98,6 +103,46 @@ def _neutralise(source: str, magics: list[str]) -> str | None:
         if not body.endswith("\\"):
             indent = None
     return "".join(lines)
+
+
+class _PythonState:
+    """Whether the Python read so far leaves a bracket, a triple-quoted string or a backslash
+    continuation open: IPython reads a ``%`` or ``!`` line there as Python, and so must we."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.string: str | None = None  # the open string's quotes
+        self.backslash = False
+
+    def continues(self) -> bool:
+        return self.depth > 0 or self.string is not None or self.backslash
+
+    def read(self, line: str) -> None:
+        index, self.backslash = 0, False
+        while index < len(line):
+            char = line[index]
+            if self.string is not None:
+                if char == "\\":
+                    index += 2
+                    continue
+                if line.startswith(self.string, index):
+                    index += len(self.string)
+                    self.string = None
+                    continue
+            elif char == "#":
+                break
+            elif char in "\"'":
+                self.string = char * 3 if line.startswith(char * 3, index) else char
+                index += len(self.string)
+                continue
+            elif char in "([{":
+                self.depth += 1
+            elif char in ")]}":
+                self.depth = max(0, self.depth - 1)
+            index += 1
+        if self.string is not None and len(self.string) == 1 and not line.endswith("\\"):
+            self.string = None  # an unclosed one-line string: Python's own error, not ours
+        self.backslash = line.endswith("\\") and self.string is None
 
 
 def _syntax_error(source: str) -> str | None:

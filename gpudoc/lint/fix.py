@@ -29,6 +29,7 @@ import libcst
 
 from gpudoc.lint.model import Edit, Finding, Fix
 from gpudoc.lint.parse import parse_module
+from gpudoc.lint.reparse import apply_by_statement
 
 MAX_ROUNDS = 10
 """Fix rounds before giving up: a rule whose fix keeps re-firing must not loop for ever."""
@@ -144,6 +145,11 @@ def _apply_parsing(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix], l
     """Apply ``fixes`` together; when that does not parse, keep the ones that do, one by one."""
     if not fixes:
         return source, [], []
+    starts = line_starts(source)
+    spans = [[(*_span(starts, source, edit), edit.text) for edit in fix.edits] for fix in fixes]
+    by_statement = apply_by_statement(source, spans)
+    if by_statement is not None:  # only the statements the fixes touch were parsed again
+        return by_statement, list(fixes), []
     fixed = apply_edits(source, (edit for fix in fixes for edit in fix.edits))
     if parses(fixed):
         return fixed, list(fixes), []
@@ -161,22 +167,68 @@ def fix_source(
     """Lint, fix, re-lint until no chosen fix is left (at most MAX_ROUNDS rounds).
 
     ``findings``: what ``lint(source)`` gives, when the caller has it already (the lint run
-    that found the fixes): the first round then costs no analysis."""
+    that found the fixes): the first round then costs no analysis.
+
+    A fix that comes back unchanged after it was applied did not remove its finding: applying
+    it again would add the same code again, here and in every later ``--fix`` run. The fixing
+    then starts over from ``source`` without it, so a second run changes nothing."""
+    banned: set[Signature] = set()
+    while True:
+        result, refired = _fix_rounds(source, lint, unsafe, findings, banned)
+        if not refired or refired <= banned:
+            return result
+        banned |= refired
+
+
+Signature = tuple[str, str, tuple[str, ...]]
+"""A fix by content: its finding's code, the stripped line it is on, the texts it writes."""
+
+
+def _signatures(source: str, findings: Sequence[Finding]) -> dict[int, Signature]:
+    lines = source.splitlines()
+    return {
+        id(finding.fix): (
+            finding.code,
+            lines[finding.line - 1].strip() if 0 < finding.line <= len(lines) else "",
+            tuple(edit.text for edit in finding.fix.edits),
+        )
+        for finding in findings
+        if finding.fix is not None
+    }
+
+
+def _fix_rounds(
+    source: str,
+    lint: Lint,
+    unsafe: bool,
+    findings: Sequence[Finding] | None,
+    banned: set[Signature],
+) -> tuple[FixResult, set[Signature]]:
+    """The fix loop; also the signatures of fixes that came back after being applied."""
     current = source
     findings = tuple(lint(current) if findings is None else findings)
     applied: list[Fix] = []
     rejected: list[Fix] = []
+    done: set[Signature] = set()
     for _round in range(MAX_ROUNDS):
         chosen, deleting = choose_fixes(current, findings, unsafe=unsafe)
         rejected += deleting
+        signatures = _signatures(current, findings)
+        refired = {signatures[id(fix)] for fix in chosen if signatures[id(fix)] in done}
+        if refired - banned:
+            return FixResult(source, current, tuple(applied), findings, False), refired
+        rejected += [fix for fix in chosen if signatures[id(fix)] in banned]
+        chosen = [fix for fix in chosen if signatures[id(fix)] not in banned]
         fixed, kept, broken = _apply_parsing(current, chosen)
         rejected += broken
         if fixed == current:
-            return FixResult(source, current, tuple(applied), findings, True, tuple(rejected))
+            result = FixResult(source, current, tuple(applied), findings, True, tuple(rejected))
+            return result, set()
         applied += kept
+        done.update(signatures[id(fix)] for fix in kept)
         current = fixed
         findings = tuple(lint(current))
-    return FixResult(source, current, tuple(applied), findings, False, tuple(rejected))
+    return FixResult(source, current, tuple(applied), findings, False, tuple(rejected)), set()
 
 
 def unified_diff(before: str, after: str, path: str) -> str:

@@ -1,17 +1,29 @@
 """libcst's parser, remembering the last text it parsed.
 
-``--fix`` parses the text it is about to write (it must parse), then lints that very text: the
-second parse is free. One tree is kept, no more: memory stays one tree above a plain parse.
+``--fix`` builds the tree of the text it is about to write (it must parse), then lints that very
+text: the second parse is free. One tree is kept, no more: memory stays one tree above a plain
+parse.
 """
 
 from __future__ import annotations
 
-import functools
-
 import libcst as cst
 
+_last: list[tuple[str, cst.Module]] = []
 
-@functools.lru_cache(maxsize=1)
+
 def parse_module(source: str) -> cst.Module:
     """``libcst.parse_module``; raises what it raises (failures are not remembered)."""
-    return cst.parse_module(source)
+    if _last and _last[0][0] is source:
+        return _last[0][1]
+    if _last and _last[0][0] == source:
+        return _last[0][1]
+    module = cst.parse_module(source)
+    remember(source, module)
+    return module
+
+
+def remember(source: str, module: cst.Module) -> None:
+    """Let the next ``parse_module(source)`` answer ``module``: a tree that --fix assembled for
+    ``source`` (reparse.py), equal to what the parser would give."""
+    _last[:] = [(source, module)]

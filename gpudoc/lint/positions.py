@@ -13,11 +13,18 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import warnings
 from collections.abc import Iterable, Mapping
+from typing import cast
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+
+try:  # libcst's own code generation state: faster than its MetadataWrapper (see _ranges)
+    from libcst.metadata.position_provider import PositionProvidingCodegenState
+except ImportError:  # another libcst's internals: _ranges takes the public way
+    PositionProvidingCodegenState = None  # type: ignore[assignment,misc]
 
 _FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
 
@@ -35,10 +42,30 @@ def positions(
     for index, members in owners.items():
         statement = module.body[index]
         alone = module.with_changes(header=(), body=(statement,), footer=())
-        ranges = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+        ranges = _ranges(alone)
         shift = starts[index] - ranges[statement].start.line
         found.update((node, _shifted(ranges[node], shift)) for node in members)
     return found
+
+
+def _ranges(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
+    """PositionProvider's ranges: its own code generation, run directly. The MetadataWrapper
+    around it also visits the whole tree (rebuilding every node) for batched providers that
+    are not there: that visit costs more than the code generation."""
+    provider = PositionProvider()
+    if PositionProvidingCodegenState is None:
+        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    try:
+        state = PositionProvidingCodegenState(
+            default_indent=module.default_indent,
+            default_newline=module.default_newline,
+            provider=provider,
+        )
+        module._codegen(state)
+        computed = provider._computed
+    except (AttributeError, TypeError):  # another libcst's internals: the public way
+        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    return cast("Mapping[cst.CSTNode, CodeRange]", computed)
 
 
 def _shifted(where: CodeRange, lines: int) -> CodeRange:
@@ -51,22 +78,35 @@ def _shifted(where: CodeRange, lines: int) -> CodeRange:
 def _statement_lines(source: str, count: int) -> list[int] | None:
     """The line where each top-level statement starts, or None when ``ast`` and libcst do not
     see the same ``count`` statements."""
+    lines = statement_lines(source)
+    if lines is None or len(lines) != count:
+        return None
+    return [own for _first, own in lines]
+
+
+@functools.lru_cache(maxsize=2)
+def statement_lines(source: str) -> tuple[tuple[int, int], ...] | None:
+    """For each top-level statement as libcst counts them: (the line of its first decorator,
+    else its own line; its own line, as libcst's position starts), by ``ast``; None when ``ast``
+    cannot parse the text. Remembered for two texts: --fix asks about the text it has just linted
+    and the one it is about to lint."""
     try:
         with warnings.catch_warnings():  # "invalid escape sequence" and the like: not ours to say
             warnings.simplefilter("ignore")
             body = ast.parse(source).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    starts: list[int] = []
+    lines: list[tuple[int, int]] = []
     last_end = 0
     for statement in body:
         first = statement.lineno  # a def's or class's own line, as libcst's start: no decorators
-        if starts and first <= last_end:  # ``a = 1; b = 2``: one libcst statement line
+        if lines and first <= last_end:  # ``a = 1; b = 2``: one libcst statement line
             last_end = max(last_end, statement.end_lineno or first)
             continue
-        starts.append(first)
+        decorators = getattr(statement, "decorator_list", None) or ()
+        lines.append((min([first, *(d.lineno for d in decorators)]), first))
         last_end = statement.end_lineno or first
-    return starts if len(starts) == count else None
+    return tuple(lines)
 
 
 def _owners(

@@ -125,6 +125,21 @@ def test_a_fix_that_never_converges_stops() -> None:
     assert result.fixed.count("pass; ") == fixmod.MAX_ROUNDS
 
 
+def test_a_fix_that_does_not_remove_its_finding_is_not_applied_at_all() -> None:
+    """A rule whose inserted move does not silence it (the same finding, on the same statement,
+    with the same fix) would add its line again in every round and every later run."""
+
+    def refiring(text: str) -> list[Finding]:
+        line = text.splitlines().index("model = Net()") + 1
+        return [finding(line, 0, Fix((insert(line + 1, 0, "model.to(device)\n"),)))]
+
+    source = "import torch\nmodel = Net()\nout = model(x)\n"
+    first = fix_source(source, refiring)
+    assert first.fixed == source and first.applied == ()
+    assert first.remaining and first.remaining[0].line == 2  # still reported, never hidden
+    assert fix_source(first.fixed, refiring).fixed == first.fixed  # a second run changes nothing
+
+
 def test_diff_applies_with_patch(tmp_path: Path) -> None:
     fixed = fix_source(SCRIPT, toy_lint, unsafe=True).fixed
     diff = unified_diff(SCRIPT, fixed, "train.py")

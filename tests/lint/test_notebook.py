@@ -40,6 +40,29 @@ def tutorial_notebook() -> str:
     return nbformat.writes(notebook)
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        # d2l-style: a `%`-formatted print continued on the next line (ShusenTang/Dive-into-DL)
+        "print('epoch %d, loss %.4f'\n      % (epoch + 1, loss))",
+        'msg = """report:\n% done\n"""',  # inside a triple-quoted string
+        "total = 1 + \\\n    2 % 3",  # after a backslash continuation
+    ],
+)
+def test_a_percent_line_inside_open_python_is_python(source: str) -> None:
+    notebook = load(nbformat.writes(new_notebook(cells=[new_code_cell(source)])))
+    virtual = build(notebook)
+    assert virtual.magics == () and virtual.errors == ()
+    assert source in virtual.text
+
+
+def test_a_bang_inside_brackets_is_python_s_syntax_error_not_a_magic() -> None:
+    notebook = load(nbformat.writes(new_notebook(cells=[new_code_cell("x = [1,\n     !2]")])))
+    virtual = build(notebook)
+    assert virtual.magics == ()
+    assert virtual.errors == ((1, "syntax error at line 2: invalid syntax"),)
+
+
 def test_code_cells_are_numbered_as_the_editor_shows_them() -> None:
     notebook = load(tutorial_notebook())
     assert [cell.index for cell in notebook.cells] == [2, 3, 4, 5, 6]

@@ -72,3 +72,18 @@ def _nodes(root: cst.CSTNode) -> list[cst.CSTNode]:
             out.append(node)
             stack.extend(node.children)
     return out
+
+
+@pytest.mark.parametrize("name", sorted(TRICKY))
+def test_without_libcst_internals_the_public_way_gives_the_same_positions(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A libcst whose code generation state moved: positions still come, the public way."""
+    import gpudoc.lint.positions as module_positions
+
+    source = TRICKY[name]
+    module = cst.parse_module(source)
+    nodes = [node for statement in module.body for node in _nodes(statement)]
+    fast = positions(module, source, nodes)
+    monkeypatch.setattr(module_positions, "PositionProvidingCodegenState", None)
+    assert positions(module, source, nodes) == {n: fast[n] for n in nodes}
