@@ -456,3 +456,20 @@ def test_a_module_moved_through_a_chain_of_its_in_place_methods_is_placed_there(
             opt.step()
         """
     ) == {(3, "GPD302")}
+
+
+def test_a_one_line_if_body_is_walked_like_a_block() -> None:
+    """spro/practical-pytorch's `if USE_CUDA: var = var.cuda()`: the move on the GPU path counts."""
+    body = """\
+        USE_CUDA = True
+        encoder = nn.Embedding(10, 4)
+        if USE_CUDA:
+            encoder.cuda()
+        def variable_from_sentence(indexes):
+            var = torch.LongTensor(indexes).view(-1, 1)
+            SUITE
+            return var
+        encoder(variable_from_sentence([1, 2]))
+        """
+    assert findings(body.replace("SUITE", "if USE_CUDA: var = var.cuda()")) == set()
+    assert findings(body.replace("SUITE", "pass")) == {(9, "GPD101")}

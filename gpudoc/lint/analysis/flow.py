@@ -156,7 +156,7 @@ def join_envs(envs: list[Env], join: Join) -> Env:
 
 def terminates(statement: cst.CSTNode) -> bool:
     """A statement after which the rest of its block does not run."""
-    if isinstance(statement, cst.SimpleStatementLine):
+    if isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite):
         return any(_terminal_small(small) for small in statement.body)
     return False
 

@@ -79,6 +79,11 @@ class Analyzer(ClassFacts):
                 return  # the rest of the block does not run on this path
 
     def walk_body(self, body: cst.BaseSuite) -> None:
+        if isinstance(body, cst.SimpleStatementSuite):  # `if use_cuda: x = x.cuda()`
+            for small in body.body:
+                self.walk_small(small, body)
+            self.terminated = terminates(body)
+            return
         self.walk_block(body.body)
 
     def walk_statement(self, node: cst.CSTNode) -> None:
@@ -217,7 +222,9 @@ class Analyzer(ClassFacts):
             self.walk_body(node.finalbody.body)
             self.terminated = terminated or self.terminated
 
-    def walk_small(self, node: cst.BaseSmallStatement, line: cst.SimpleStatementLine) -> None:
+    def walk_small(
+        self, node: cst.BaseSmallStatement, line: cst.SimpleStatementLine | cst.SimpleStatementSuite
+    ) -> None:
         if isinstance(node, cst.Assign):
             value = self.eval(node.value)
             self.note_cuda_assignment(node.value)
@@ -257,13 +264,16 @@ class Analyzer(ClassFacts):
             self.flags.per_rank_device = True  # f"cuda:{local_rank}"
             self.flags.device_notion = True
 
-    def walk_expression_statement(self, node: cst.Expr, line: cst.SimpleStatementLine) -> None:
+    def walk_expression_statement(
+        self, node: cst.Expr, line: cst.SimpleStatementLine | cst.SimpleStatementSuite
+    ) -> None:
         value, receiver = self.expression_statement_value(node, line)
         if self.bus.wants("statement"):
-            self.emit("statement", StatementEvent(node, value, receiver, line))
+            whole_line = line if isinstance(line, cst.SimpleStatementLine) else None
+            self.emit("statement", StatementEvent(node, value, receiver, whole_line))
 
     def expression_statement_value(
-        self, node: cst.Expr, line: cst.SimpleStatementLine
+        self, node: cst.Expr, line: cst.SimpleStatementLine | cst.SimpleStatementSuite
     ) -> tuple[Value, Value | None]:
         """The statement's value, and for a move or conversion, its receiver's before it."""
         call = node.value
