@@ -4,11 +4,30 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpudoc.lint.analysis.events import BindingEvent, CompareEvent, Semantic
+from gpudoc.lint.analysis.events import BindingEvent, CompareEvent, Semantic, StatementEvent
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.names import dotted, keyword
-from gpudoc.lint.analysis.values import Kind
+from gpudoc.lint.analysis.names import dotted, keyword, module_chain_root
+from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import FixSpec, NodeEdit, Rule
+
+MOVES = frozenset({"to", "cuda", "cpu", "to_empty"})
+"""The methods that move a module in place."""
+
+
+def moved_by_statement(event: StatementEvent) -> str | None:
+    """``model.to(device)`` (also ``model.eval().to(device)``) as a statement: the name of the
+    module it places on the device, else None. A tensor's discarded move is GPD103's."""
+    receiver, call = event.receiver, event.node.value
+    if receiver is None or not isinstance(call, cst.Call):
+        return None
+    if receiver.is_tensorish and not receiver.inplace_to:
+        return None
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in MOVES:
+        return None
+    if event.value.place is not Place.DEVICE:
+        return None
+    return dotted(module_chain_root(func.value))
 
 
 def sibling_names(target: cst.BaseExpression, name: str) -> list[str] | None:

@@ -8,12 +8,11 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic, StatementEvent
-from gpudoc.lint.analysis.names import dotted, module_chain_root
 from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.rules._helpers import moved_by_statement
 
 WEIGHTS = ("weight", "pos_weight")
-MOVES = frozenset({"to", "cuda", "cpu", "to_empty"})
 
 
 @dataclass
@@ -118,16 +117,8 @@ criterion = nn.CrossEntropyLoss(weight=weights)
 
     def on_statement(self, event: StatementEvent, semantic: Semantic) -> None:
         """``criterion.to(device)`` as a statement: a module moves in place."""
-        receiver, call = event.receiver, event.node.value
-        if receiver is None or not isinstance(call, cst.Call):
-            return
-        if receiver.is_tensorish and not receiver.inplace_to:
-            return  # a tensor's discarded move (GPD103's)
-        func = call.func
-        if not isinstance(func, cst.Attribute) or func.attr.value not in MOVES:
-            return
-        name = dotted(module_chain_root(func.value))  # `model.eval().to(device)`
-        if name is not None and event.value.place is Place.DEVICE:
+        name = moved_by_statement(event)
+        if name is not None:
             self.moved_names.add(name)
 
     def finish(self, context: Context) -> Iterator[Report]:

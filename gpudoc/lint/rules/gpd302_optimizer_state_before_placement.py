@@ -7,12 +7,10 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic, StatementEvent
-from gpudoc.lint.analysis.names import dotted, module_chain_root
+from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
-from gpudoc.lint.rules._helpers import Optimizers
-
-MOVES = frozenset({"to", "cuda", "cpu", "to_empty"})
+from gpudoc.lint.rules._helpers import MOVES, Optimizers, moved_by_statement
 
 
 class OptimizerStateBeforePlacement(Rule):
@@ -142,14 +140,11 @@ def resume(path):
 
     def on_statement(self, event: StatementEvent, semantic: Semantic) -> None:
         """``model.to(device)`` as a statement."""
-        receiver, call = event.receiver, event.node.value
+        receiver = event.receiver
         if receiver is None or receiver.kind is not Kind.MODULE or event.line is None:
             return
-        func = call.func if isinstance(call, cst.Call) else None
-        if not isinstance(func, cst.Attribute) or func.attr.value not in MOVES:
-            return
-        name = dotted(module_chain_root(func.value))  # `model.eval().to(device)`
-        if name is not None and event.value.place is Place.DEVICE:
+        name = moved_by_statement(event)
+        if name is not None:
             self.placed(name, event.line, semantic)
 
     def placed(self, module: str, statement: cst.CSTNode, semantic: Semantic) -> None:

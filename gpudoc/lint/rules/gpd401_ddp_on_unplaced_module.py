@@ -9,11 +9,10 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CallEvent, ClassEvent, Semantic, StatementEvent
-from gpudoc.lint.analysis.names import dotted, keyword, module_chain_root
+from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
-
-MOVES = frozenset({"to", "cuda", "cpu", "to_empty"})
+from gpudoc.lint.rules._helpers import moved_by_statement
 
 
 class DdpOnUnplacedModule(Rule):
@@ -134,16 +133,8 @@ model = DDP(model, device_ids=[local_rank])
 
     def on_statement(self, event: StatementEvent, semantic: Semantic) -> None:
         """``model.to(device)`` as a statement: a module moves in place."""
-        receiver, call = event.receiver, event.node.value
-        if receiver is None or not isinstance(call, cst.Call):
-            return
-        if receiver.is_tensorish and not receiver.inplace_to:
-            return  # a tensor's discarded move (GPD103's)
-        func = call.func
-        if not isinstance(func, cst.Attribute) or func.attr.value not in MOVES:
-            return
-        name = dotted(module_chain_root(func.value))  # `model.eval().to(device)`
-        if name is not None and event.value.place is Place.DEVICE:
+        name = moved_by_statement(event)
+        if name is not None:
             self.moved_names.add(name)
 
     def on_class(self, event: ClassEvent, semantic: Semantic) -> None:
