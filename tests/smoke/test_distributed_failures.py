@@ -57,8 +57,10 @@ def _ranks(torchrun: int) -> dict[int, int]:
     for pid in _children(torchrun):
         with contextlib.suppress(OSError):
             environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-            rank = next(v[5:] for v in environ if v.startswith(b"RANK="))
-            ranks[int(rank)] = pid
+            # a child seen between fork and exec has no RANK yet: the caller asks again
+            rank = next((v[5:] for v in environ if v.startswith(b"RANK=")), None)
+            if rank is not None:
+                ranks[int(rank)] = pid
     return ranks
 
 
