@@ -224,7 +224,7 @@ class Job:
             self.gate_errors["launcher"] = STOPPED
             return
         if self.store.stopped_beating(0):  # rank 0 is gone: no one else will say anything
-            self._say(f"rank 0 is lost ({self.store.describe_beat(0)}): no job report")
+            self._say(f"{self.store.rank_0_state(self._hung(0))}: no job report")
             kill_children()
             os._exit(FINDINGS)
         with contextlib.suppress(Exception):
@@ -232,6 +232,11 @@ class Job:
         kill_children()  # a device smoke still running would outlive this rank
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
+
+    def _hung(self, rank: int) -> str | None:
+        """How ``rank``, whose heartbeat stopped, is known to be alive (frozen), else None."""
+        posted = self.store.posted
+        return alive_though_silent(posted("info", rank), posted("lifeline", rank), self.node)
 
     def _store_lost(self, error: BaseException) -> None:
         """The job store is gone (torchrun killed, or rank 0 that hosted it): the job is over.
@@ -315,7 +320,7 @@ class Job:
             self.store.publish({"overall": report.overall, "failed": failed}, readers)
             verdict: dict[str, Any] = {"overall": report.overall, "failed": failed}
         else:
-            verdict = self.store.verdict(self.timeout * 3)
+            verdict = self.store.verdict(self.timeout * 3, self._hung)
             self.store.stop_beating()
         if dist.is_initialized() and not self.gate_errors:  # with a peer lost it could block
             dist.destroy_process_group()

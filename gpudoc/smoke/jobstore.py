@@ -76,6 +76,16 @@ class JobStore:
             if self.store.check([key])
         }
 
+    def posted(self, phase: str, rank: int) -> dict[str, Any] | None:
+        """What ``rank`` posted for ``phase``, if it did, on a connection of its own: safe from a
+        signal handler that interrupted this rank's main connection."""
+        with contextlib.suppress(Exception):
+            store, key = self._connect(host=False), f"{phase}/{rank}"
+            if store.check([key]):
+                found: dict[str, Any] = json.loads(store.get(key))
+                return found
+        return None
+
     def has(self, key: str) -> bool:
         return bool(self.store.check([key]))
 
@@ -143,9 +153,10 @@ class JobStore:
         while self.store.add("acks", 0) < readers and time.monotonic() < deadline:
             time.sleep(0.1)
 
-    def verdict(self, timeout: timedelta) -> dict[str, Any]:
+    def verdict(self, timeout: timedelta, hung: Callable[[int], str | None]) -> dict[str, Any]:
         """Other ranks: what rank 0 published (``overall``, ``failed`` ranks); a FAIL that blames
-        this rank if nothing comes within ``timeout``."""
+        this rank if nothing comes within ``timeout``. ``hung(rank)``: how a rank whose heartbeat
+        stopped is known to be alive (liveness.py), else None."""
         deadline = time.monotonic() + timeout.total_seconds()
         try:
             beats, looked = self.beats(0), time.monotonic()
@@ -156,7 +167,7 @@ class JobStore:
                 if time.monotonic() - looked < VERDICT_POLL_S:
                     continue
                 if self.beats(0) == beats and not self.store.check(["verdict"]):
-                    return self._rank_0_lost()
+                    return self._rank_0_lost(hung(0))
                 beats, looked = self.beats(0), time.monotonic()
             verdict: dict[str, Any] = json.loads(self.store.get("verdict"))
             self.store.add("acks", 1)
@@ -165,9 +176,17 @@ class JobStore:
             return {"overall": "FAIL", "failed": [self.rank]}
         return verdict
 
-    def _rank_0_lost(self) -> dict[str, Any]:
+    def _rank_0_lost(self, alive: str | None) -> dict[str, Any]:
         sys.stderr.write(
-            f"gpudoc: rank {self.rank}: rank 0 is lost ({self.describe_beat(0)}): "
-            "no job report; failing\n"
+            f"gpudoc: rank {self.rank}: {self.rank_0_state(alive)}: no job report; failing\n"
         )
         return {"overall": "FAIL", "failed": [0], "lost": [0]}
+
+    def rank_0_state(self, alive: str | None) -> str:
+        """Rank 0, whose heartbeat stopped, as rank 0's report names any such rank: HUNG when
+        its process is known to be alive (``alive`` says how), else lost."""
+        if alive is None:
+            return f"rank 0 is lost ({self.describe_beat(0)})"
+        age = self.since_beat(0)
+        beat = f"no heartbeat for {age:.0f} s" if age is not None else "its heartbeat stopped"
+        return f"rank 0 is HUNG ({alive}, {beat})"

@@ -159,6 +159,18 @@ def _frozen_elsewhere(out: Path) -> dict[str, Any]:
         node_0.close()
 
 
+def _rank_0_stopped() -> tuple[int | None, str]:
+    """Rank 0 of two SIGSTOPped in its device smoke: rank 1 waits for a verdict that never comes.
+    Rank 1 then fails and torchrun stops the job (SIGKILL for the frozen rank 0 in the end)."""
+    job = Job(*STALL)
+    try:
+        os.kill(job.smoking()[0], signal.SIGSTOP)
+        _, err = job.end()
+        return job.process.returncode, err
+    finally:
+        job.close()
+
+
 def _torchrun_killed() -> str:
     """torchrun SIGKILLed while its two ranks run their device smokes: their stderr, once every
     process it led to is gone."""
@@ -191,6 +203,7 @@ def scenes(
         "test_a_rank_frozen_on_another_node_is_hung_not_dead": lambda: _frozen_elsewhere(
             out / "b.json"
         ),
+        "test_rank_0_stopped_is_named_hung_by_the_other_rank": _rank_0_stopped,
         "test_torchrun_killed_each_rank_says_so_and_nothing_is_left": _torchrun_killed,
         "test_rank_0_lost_the_other_rank_names_it_with_its_own_result": _rank_0_lost,
     }
@@ -217,6 +230,18 @@ def test_a_rank_frozen_on_another_node_is_hung_not_dead(scenes: Runs) -> None:
     assert "its process is frozen (alive: its port on 127.0.0.1 still answers)" in row["reason"]
     assert "died" not in row["reason"] and "SIGSTOP" not in row["reason"]
     assert report["overall"] == "HUNG"
+
+
+def test_rank_0_stopped_is_named_hung_by_the_other_rank(scenes: Runs) -> None:
+    """Rank 0 frozen: no job report, and rank 1 names it as rank 0 names any frozen rank, HUNG
+    with how it is known to be alive and its last heartbeat, not "lost"."""
+    code, err = scenes["test_rank_0_stopped_is_named_hung_by_the_other_rank"]
+    assert code != 0
+    line = next((x for x in err.splitlines() if x.startswith("gpudoc: rank 1: rank 0 ")), err)
+    assert "rank 0 is HUNG (its process is stopped (SIGSTOP?), no heartbeat for " in line, line
+    assert "no job report" in line and "lost" not in line, line
+    # torchrun prints its own traceback (ChildFailedError); none passes through gpudoc's code
+    assert not [x for x in err.splitlines() if x.lstrip().startswith("File ") and "gpudoc" in x]
 
 
 def test_torchrun_killed_each_rank_says_so_and_nothing_is_left(scenes: Runs) -> None:
