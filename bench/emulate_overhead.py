@@ -8,9 +8,12 @@ Two measurements, both printed as ratios (emulated / plain; the issue's budget i
 2. steady state: one training step of the tutorial's Net (forward, backward, SGD with momentum)
    at batch sizes 4 (the tutorial's) and 64, in-process, one thread; plain and emulated rounds
    alternate, and the fastest round of each counts (on a shared machine, other jobs only ever
-   make a round slower), so the per-operation figure holds still under load.
+   make a round slower), so the per-operation figure holds still under load. A third kind of
+   round runs the same step on the cheapest wrapper tensor subclass (subclass_floor.py, nothing
+   of gpudoc in it): what any tensor subclass costs in PyTorch, so the emulator's figure minus
+   the floor's is gpudoc's own work.
 
-Usage: python bench/emulate_overhead.py [--runs 3] [--steps 5] [--rounds 60]
+Usage: python bench/emulate_overhead.py [--runs 3 (0: steady state only)] [--steps 5] [--rounds 60]
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import sys
 import time
 from collections.abc import Callable
 
+import subclass_floor
 from timing import REPO, timed
 
 SCRIPT = REPO / "fixtures" / "emulate" / "tutorial_fixed.py"
@@ -72,12 +76,15 @@ def steady_state(steps: int, rounds: int) -> None:
 
     def training_step(device: str, batch: int) -> Callable[[], None]:
         inputs, labels = torch.randn(batch, 3, 32, 32), torch.randint(0, 10, (batch,))
-        net = Net().to(device)
+        net = subclass_floor.wrap_module(Net()) if device == "floor" else Net().to(device)
         optimizer = torch.optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
         criterion = nn.CrossEntropyLoss()
 
+        def to(tensor: torch.Tensor) -> torch.Tensor:
+            return subclass_floor.wrap(tensor.clone()) if device == "floor" else tensor.to(device)
+
         def step() -> None:
-            x, y = inputs.to(device), labels.to(device)
+            x, y = to(inputs), to(labels)
             optimizer.zero_grad()
             criterion(net(x), y).backward()
             optimizer.step()
@@ -94,19 +101,25 @@ def steady_state(steps: int, rounds: int) -> None:
     print(f"steady state (one training step of the tutorial Net; {rounds} alternating rounds of")
     print(f"{steps} steps, CPU time; the fastest round of each counts)")
     for batch in (4, 64):
-        plain_step = training_step("cpu", batch)
+        plain_step, floor_step = training_step("cpu", batch), training_step("floor", batch)
         with emulated_cuda(1):
             emulated_step = training_step("cuda", batch)
-        plain, emulated = 1e9, 1e9
+        plain, emulated, floor = 1e9, 1e9, 1e9
         for _ in range(rounds):
             plain = min(plain, round_ms(plain_step))
             with emulated_cuda(1):
                 emulated = min(emulated, round_ms(emulated_step))
                 ops = STATE.ops_on_device // (steps + 1)  # ATen operations per step
+            floor = min(floor, round_ms(floor_step))
         per_op_us = (emulated - plain) * 1000 / ops
         print(
             f"  batch {batch:3d}   plain {plain:7.2f} ms   emulated {emulated:7.2f} ms"
             f"   ratio {emulated / plain:5.2f}x   {ops} ops/step, {per_op_us:5.1f} us/op added"
+        )
+        floor_us = (floor - plain) * 1000 / ops
+        print(
+            f"             floor {floor:7.2f} ms (any wrapper subclass, {floor_us:5.1f} us/op):"
+            f" gpudoc's own work {per_op_us - floor_us:5.1f} us/op"
         )
 
 
@@ -117,7 +130,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=60)
     options = parser.parse_args()
     sys.path.insert(0, str(REPO))
-    whole_script(options.runs)
+    if options.runs > 0:  # --runs 0: the steady state only
+        whole_script(options.runs)
     steady_state(options.steps, options.rounds)
 
 
