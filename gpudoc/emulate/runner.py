@@ -20,6 +20,7 @@ from gpudoc.emulate.diagnose import diagnose, source_location, user_frames
 from gpudoc.emulate.model import DeviceError, EmulationReport, PhaseCount, Target
 from gpudoc.emulate.patches import emulated_cuda
 from gpudoc.emulate.state import STATE
+from gpudoc.emulate.warning_origin import warnings_from_user_code
 from gpudoc.exit_codes import UsageError
 
 _GPUDOC_DIR = str(Path(__file__).resolve().parent.parent)  # gpudoc/, whose frames are ours
@@ -49,6 +50,7 @@ def run_emulated(target: Target, device_count: int, batch_limit: int | None) -> 
         with (
             children.inherited(device_count, batch_limit),
             emulated_cuda(device_count, batch_limit),
+            warnings_from_user_code(),
         ):
             outcome = _execute(target)
     finally:
