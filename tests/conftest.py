@@ -77,7 +77,32 @@ def _gpu_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
+SIDE_BY_SIDE = "side-by-side"
+side_by_side = pytest.mark.xdist_group(SIDE_BY_SIDE)
+"""For a module whose tests start several processes at once (background.py, torchrun jobs,
+several smoke workers): under pytest-xdist, one worker runs all such modules, one after the
+other, so their hang guards never see two of them side by side (see ``_schedule``)."""
+
+
+def _schedule(items: list[pytest.Item]) -> None:
+    """pytest-xdist runs the suite in one process per core (pyproject.toml's addopts). A module's tests stay together in one worker, so a module-scoped fixture (a run that serves
+    several tests) runs once; the side-by-side modules form one group and start first: their own
+    runs keep the cores busy while the other worker goes through the in-process tests."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # the same order in every worker
+        items.sort(key=lambda item: _group(item) != SIDE_BY_SIDE)
+
+
+def _group(item: pytest.Item) -> str:
+    mark = item.get_closest_marker("xdist_group")
+    return str(mark.args[0]) if mark is not None and mark.args else ""
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _schedule(items)
     if not any(item.get_closest_marker("gpu") for item in items):
         return
     if _gpu_available():
