@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -77,32 +78,43 @@ def _gpu_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-SIDE_BY_SIDE = "side-by-side"
-side_by_side = pytest.mark.xdist_group(SIDE_BY_SIDE)
-"""For a module whose tests start several processes at once (background.py, torchrun jobs,
-several smoke workers): under pytest-xdist, one worker runs all such modules, one after the
-other, so their hang guards never see two of them side by side (see ``_schedule``)."""
+SIDE_BY_SIDE = (
+    "tests/emulate/test_gpudoc_paths.py",
+    "tests/smoke/test_cli_golden.py",
+    "tests/smoke/test_cli_runs.py",
+    "tests/smoke/test_distributed_failures.py",
+    "tests/smoke/test_distributed_runs.py",
+)
+"""The modules whose tests start several processes at once (background.py, torchrun jobs, several
+smoke workers). pytest-xdist (pyproject.toml's addopts: one worker per core) gives them all to one
+worker, one module after the other, so their hang guards never see two of them side by side."""
 
 
-def _schedule(items: list[pytest.Item]) -> None:
-    """pytest-xdist runs the suite in one process per core (pyproject.toml's addopts). A module's tests stay together in one worker, so a module-scoped fixture (a run that serves
-    several tests) runs once; the side-by-side modules form one group and start first: their own
-    runs keep the cores busy while the other worker goes through the in-process tests."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
-    if os.environ.get("PYTEST_XDIST_WORKER"):  # the same order in every worker
-        items.sort(key=lambda item: _group(item) != SIDE_BY_SIDE)
+def _module(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
 
 
-def _group(item: pytest.Item) -> str:
-    mark = item.get_closest_marker("xdist_group")
-    return str(mark.args[0]) if mark is not None and mark.args else ""
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """A module's tests stay in one worker, so a module-scoped fixture (a run that serves several
+    tests) runs once; the side-by-side modules are one unit of work, handed out first (workers
+    order them first, below): their own runs keep the cores busy while the other worker goes
+    through the in-process tests, and it takes the rest of the modules as it frees up."""
+    if config.getvalue("dist") != "load":  # another --dist was asked for
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByModule(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = _module(nodeid)
+            return "side-by-side" if module in SIDE_BY_SIDE else module
+
+    return ByModule(config, log)
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    _schedule(items)
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # the same order in every worker
+        items.sort(key=lambda item: _module(item.nodeid) not in SIDE_BY_SIDE)
     if not any(item.get_closest_marker("gpu") for item in items):
         return
     if _gpu_available():

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, RunGpudoc, side_by_side
+from conftest import REPO, RunGpudoc
 
 from gpudoc.emulate.patches import emulated_cuda
 from gpudoc.info import torch_probe
@@ -22,7 +22,6 @@ UUIDS = [f"GPU-00000000-0000-0000-0000-{index:012d}" for index in range(2)]
 
 
 @pytest.mark.slow
-@side_by_side  # three smoke workers at once
 def test_smoke_all_devices_on_two_emulated_gpus_fails_only_the_flipped_one(
     run_gpudoc: RunGpudoc, tmp_path: Path
 ) -> None:

@@ -9,13 +9,12 @@ from typing import Any
 import jsonschema
 import pytest
 from background import Run, together
-from conftest import RunGpudoc, side_by_side, stretch
+from conftest import RunGpudoc, stretch
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "gpudoc/smoke/schema.json").read_text())
 # --timeout: a hang guard for runs side by side on a loaded machine (not compared with a golden).
 CPU = ("smoke", "--device", "cpu", "--timeout", str(round(stretch(200))))
 QUICK_CPU = (*CPU, "--quick")
-pytestmark = side_by_side
 BITFLIP = {"GPUDOC_SMOKE_INJECT": "bitflip:0"}
 
 

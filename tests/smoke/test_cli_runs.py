@@ -18,10 +18,10 @@ from typing import Any
 import jsonschema
 import pytest
 from background import Run, Runs, started
-from conftest import side_by_side, stretch
+from conftest import stretch
 from smoke_helpers import write_cifar
 
-pytestmark = [pytest.mark.slow, side_by_side]
+pytestmark = pytest.mark.slow
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "gpudoc/smoke/schema.json").read_text())
 SMOKE = ("-m", "gpudoc", "smoke")

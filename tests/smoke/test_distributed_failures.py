@@ -21,12 +21,11 @@ from typing import Any
 
 import pytest
 from background import Runs, Scene, started
-from conftest import gpudoc_env, side_by_side, stretch
+from conftest import gpudoc_env, stretch
 from test_distributed_runs import SMOKE, TORCHRUN, free_port
 
 pytestmark = [
     pytest.mark.slow,
-    side_by_side,
     pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc"),
 ]
 PATIENCE_S = 400.0

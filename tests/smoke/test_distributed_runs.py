@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from background import Done, Run, Runs, started
-from conftest import side_by_side, stretch
+from conftest import stretch
 from test_distributed_report import validate
 
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
@@ -32,7 +32,7 @@ SRUN_TIMEOUT_S = max(30, round(stretch(15)))
 MODES = ("quick", "full")
 DEVICE_TIMEOUT_S = round(stretch(200))
 
-pytestmark = [pytest.mark.slow, side_by_side]
+pytestmark = pytest.mark.slow
 
 
 def _torchrun(
