@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -77,7 +78,43 @@ def _gpu_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
+SIDE_BY_SIDE = (
+    "tests/emulate/test_gpudoc_paths.py",
+    "tests/smoke/test_cli_golden.py",
+    "tests/smoke/test_cli_runs.py",
+    "tests/smoke/test_distributed_failures.py",
+    "tests/smoke/test_distributed_runs.py",
+)
+"""The modules whose tests start several processes at once (background.py, torchrun jobs, several
+smoke workers). pytest-xdist (pyproject.toml's addopts: one worker per core) gives them all to one
+worker, one module after the other, so their hang guards never see two of them side by side."""
+
+
+def _module(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """A module's tests stay in one worker, so a module-scoped fixture (a run that serves several
+    tests) runs once; the side-by-side modules are one unit of work, handed out first (workers
+    order them first, below): their own runs keep the cores busy while the other worker goes
+    through the in-process tests, and it takes the rest of the modules as it frees up."""
+    if config.getvalue("dist") != "load":  # another --dist was asked for
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByModule(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = _module(nodeid)
+            return "side-by-side" if module in SIDE_BY_SIDE else module
+
+    return ByModule(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # the same order in every worker
+        items.sort(key=lambda item: _module(item.nodeid) not in SIDE_BY_SIDE)
     if not any(item.get_closest_marker("gpu") for item in items):
         return
     if _gpu_available():

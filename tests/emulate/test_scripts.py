@@ -99,8 +99,39 @@ TUTORIALS = (
     ("--batches", "2", "fixtures/emulate/tutorial_as_printed.py"),
     ("--batches", "2", "fixtures/emulate/tutorial_reloaded_net.py"),
 )
-BATCH = TUTORIALS + tuple(
-    (*args, "--batches", "2", f"fixtures/emulate/{script}") for script, args, *_ in BUGS
+CORRECT_REAL_SHAPED = (
+    "transformer_causal.py",
+    "lstm_lm_reload.py",
+    "gan_legacy_tensor.py",
+    "lbfgs_closure.py",
+)
+BUGGY_REAL_SHAPED = [
+    (
+        "transformer_mask_on_host.py",
+        "found at least two devices, cuda:0 and cpu!",
+        "x = self.encoder(self.embed(tokens), mask=mask, src_key_padding_mask=padding)",
+        "pattern  ",
+    ),
+    (
+        "lbfgs_closure_target_on_host.py",
+        "found at least two devices, cuda:0 and cpu!",
+        "loss = criterion(model(inputs), target)",
+        "pattern  a tensor created on the host (no device=)",
+    ),
+    (
+        "head_replaced.py",
+        "but got mat1 is on cuda:0, different from other tensors on cpu",
+        "return self.fc(torch.flatten(self.features(x), 1))",
+        "pattern  a submodule assigned after model.to()",
+    ),
+]
+BATCH = (
+    TUTORIALS
+    + tuple((*args, "--batches", "2", f"fixtures/emulate/{script}") for script, args, *_ in BUGS)
+    + tuple(
+        (f"fixtures/emulate/{script}",)
+        for script in (*CORRECT_REAL_SHAPED, *(script for script, *_ in BUGGY_REAL_SHAPED))
+    )
 )
 
 
@@ -358,14 +389,12 @@ def _emulate_alone(run_gpudoc: RunGpudoc, *args: str) -> tuple[int, str, str]:
     return result.returncode, result.stdout, result.stderr
 
 
-@pytest.mark.parametrize(
-    "script",
-    ["transformer_causal.py", "lstm_lm_reload.py", "gan_legacy_tensor.py", "lbfgs_closure.py"],
-)
-def test_correct_real_shaped_scripts_run_clean(run_gpudoc: RunGpudoc, script: str) -> None:
+@pytest.mark.slow
+@pytest.mark.parametrize("script", CORRECT_REAL_SHAPED)
+def test_correct_real_shaped_scripts_run_clean(emulated: Emulated, script: str) -> None:
     """Causal masks and dropout in composites, an LSTM reloaded whole, legacy constructors,
     LBFGS closures: correct on a GPU, so clean here (issue 13, items 1 to 3)."""
-    code, _out, err = _emulate_alone(run_gpudoc, f"fixtures/emulate/{script}")
+    code, _out, err = _emulate(emulated, f"fixtures/emulate/{script}")
     assert code == 0, err
     assert "no device errors" in err and "Traceback" not in err
     assert "cuDNN" not in err  # the CPU build's warning on an RNN's CUDA weights is not shown
@@ -376,33 +405,12 @@ def test_correct_real_shaped_scripts_run_clean(run_gpudoc: RunGpudoc, script: st
     assert 0 < counts["backward"] <= counts["forward (training)"]  # each backward() counted once
 
 
-@pytest.mark.parametrize(
-    ("script", "message", "line_text", "pattern"),
-    [
-        (
-            "transformer_mask_on_host.py",
-            "found at least two devices, cuda:0 and cpu!",
-            "x = self.encoder(self.embed(tokens), mask=mask, src_key_padding_mask=padding)",
-            "pattern  ",
-        ),
-        (
-            "lbfgs_closure_target_on_host.py",
-            "found at least two devices, cuda:0 and cpu!",
-            "loss = criterion(model(inputs), target)",
-            "pattern  a tensor created on the host (no device=)",
-        ),
-        (
-            "head_replaced.py",
-            "but got mat1 is on cuda:0, different from other tensors on cpu",
-            "return self.fc(torch.flatten(self.features(x), 1))",
-            "pattern  a submodule assigned after model.to()",
-        ),
-    ],
-)
+@pytest.mark.slow
+@pytest.mark.parametrize(("script", "message", "line_text", "pattern"), BUGGY_REAL_SHAPED)
 def test_buggy_real_shaped_scripts_fail_at_their_line(
-    run_gpudoc: RunGpudoc, script: str, message: str, line_text: str, pattern: str
+    emulated: Emulated, script: str, message: str, line_text: str, pattern: str
 ) -> None:
-    code, _out, err = _emulate_alone(run_gpudoc, f"fixtures/emulate/{script}")
+    code, _out, err = _emulate(emulated, f"fixtures/emulate/{script}")
     assert code == 1, err
     assert message in err and pattern in err
     assert f"at fixtures/emulate/{script}:{_line_of(script, line_text)} in " in err

@@ -2,7 +2,8 @@
 
 The slowest tests of the area (each starts ranks, each rank a device smoke): every run uses
 --quick but the matrix's full cells. The module's runs start together in the background
-(background.py) and each test reads its own; times are printed (pytest -s), never asserted.
+(background.py) and each test reads its own; times are printed (pytest -n 0 -s), never
+asserted.
 
 The fault-injection matrix's distributed cells, all of them: quick, one torchrun job of five
 ranks with crash, nan and flaky in their device smokes (two clean ranks make a majority), one of
