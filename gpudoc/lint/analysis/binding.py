@@ -32,9 +32,9 @@ class Binder:
                 self.bind_name(name, None, part, statement)
             return
         if isinstance(target, cst.Subscript):
-            if self.model.bus.wants("subscript"):
-                # `x[mask] = 0`: a store at the indices, seen as a subscript
-                self.evaluator.eval(target)
+            # `x[mask] = 0`: a store at the indices, seen as a subscript. Evaluated whoever
+            # listens: what it evaluates (a call walked, say) must not depend on the rules run
+            self.evaluator.eval(target)
             self.bind_subscript(target, statement)
 
     def bind_subscript(self, target: cst.Subscript, statement: cst.CSTNode) -> None:
