@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 import libcst as cst
 
 from gpudoc.lint.analysis import api
+from gpudoc.lint.visit import walk
 
 
 def dotted(node: cst.BaseExpression) -> str | None:
@@ -124,14 +125,14 @@ def iter_statements(
         if isinstance(node, cst.FunctionDef | cst.ClassDef):
             continue
         inner: list[cst.CSTNode] = []
-        for part in _blocks_of(node):
+        for part in blocks_of(node):
             inner.extend(part.body)
         if isinstance(node, cst.If) and isinstance(node.orelse, cst.If):
             inner.append(node.orelse)  # an `elif`: walked as the `if` it is
         stack.extend(reversed(inner))
 
 
-def _blocks_of(node: cst.CSTNode) -> list[cst.BaseSuite]:
+def blocks_of(node: cst.CSTNode) -> list[cst.BaseSuite]:
     blocks: list[cst.BaseSuite] = []
     body = getattr(node, "body", None)
     if isinstance(body, cst.BaseSuite):
@@ -221,7 +222,7 @@ class _CallCounter(cst.CSTVisitor):
 def call_counts(module: cst.Module) -> dict[str, int]:
     """Calls in ``module`` by the name called (``name(...)`` or ``x.name(...)``)."""
     counter = _CallCounter()
-    module.visit(counter)
+    walk(module, counter)
     return counter.counts
 
 
