@@ -186,8 +186,7 @@ def fix_source(
 
 
 class _Memo:
-    """``lint``, asked once per text: starting over from the source (and any text a round
-    produced before) costs no second analysis."""
+    """``lint``, once per text: starting over from the source costs no second analysis."""
 
     def __init__(self, lint: Lint) -> None:
         self.lint = lint

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import libcst as cst
 
@@ -28,9 +28,6 @@ from gpudoc.lint.analysis.values import (
     unpack,
 )
 
-if TYPE_CHECKING:
-    from gpudoc.lint.analysis.calls import CallEvaluator
-
 TENSOR_ATTRS = frozenset(
     ["data", "T", "mT", "H", "real", "imag", "grad", "logits", "loss", "last_hidden_state"]
 )
@@ -49,6 +46,13 @@ def string_value(node: cst.BaseExpression) -> str | None:
     return text if isinstance(text, str) else None
 
 
+class CallResolver(Protocol):
+    """What evaluating a call needs (calls.CallEvaluator): declared here, so that the
+    evaluator does not depend on call resolution, which depends on it."""
+
+    def eval_call(self, node: cst.Call) -> Value: ...
+
+
 class Evaluator:
     """The value of an expression where the walk stands, with the events it emits on the way.
     A call's value may need a function's body walked: ``calls`` (set once the walk's
@@ -56,7 +60,7 @@ class Evaluator:
 
     def __init__(self, model: SemanticModel) -> None:
         self.model = model
-        self.calls: CallEvaluator
+        self.calls: CallResolver
 
     def eval(self, node: cst.BaseExpression) -> Value:
         self.model.step += 1

@@ -4,11 +4,15 @@ and the names a function binds."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.visit import walk
+
+if TYPE_CHECKING:
+    from gpudoc.lint.analysis.values import Value
 
 
 def dotted(node: cst.BaseExpression) -> str | None:
@@ -26,6 +30,14 @@ def keyword(call: cst.Call, name: str) -> cst.Arg | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
             return arg
+    return None
+
+
+def keyword_value(call: cst.Call, values: list[Value], name: str) -> tuple[cst.Arg, Value] | None:
+    """The keyword argument ``name`` and its already evaluated value."""
+    for arg, value in zip(call.args, values, strict=True):
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg, value
     return None
 
 
