@@ -30,6 +30,7 @@ RULE_NAMES: dict[str, str] = {
     "GPD406": "host-tensor-in-nccl-collective",
     "GPD501": "device-compare-without-index",
     "GPD502": "shuffle-with-cuda-default-device",
+    "GPD503": "bool-device-flag",
     "GPD901": "host-factory-then-transfer",
     "GPD902": "unused-noqa",
 }

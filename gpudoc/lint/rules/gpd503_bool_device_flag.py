@@ -1,0 +1,133 @@
+"""GPD503: a device flag parsed with argparse's `type=bool`, which cannot be turned off."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from gpudoc.lint.analysis.events import CallEvent, Semantic
+from gpudoc.lint.analysis.expressions import string_value
+from gpudoc.lint.rule import Invalid, Rule
+
+# Flags that choose where the script runs: --cuda, --use_gpu, --gpu-mode, --no_cuda, --cpu,
+# --device_ids, --mps, --cudnn_benchmark. Other booleans parsed this way are broken too, but
+# they are not a placement bug, and gpudoc stays on its subject.
+DEVICE_WORD = re.compile(r"cuda|gpu|cpu|device|mps|cudnn", re.IGNORECASE)
+
+
+class BoolDeviceFlag(Rule):
+    """`parser.add_argument("--cuda", type=bool, ...)`: `--cuda False` still means True.
+
+    ## What it does
+    Finds an argparse option whose name (or `dest=`) is about the device (`cuda`, `gpu`, `cpu`,
+    `device`, `mps`, `cudnn`) and whose `type=` is `bool`.
+
+    ## Why is this bad?
+    argparse calls `type` on the text given: `bool("False")` and `bool("0")` are `True`, since
+    any non-empty string is. A user on a CPU-only machine who passes `--gpu_mode False` still
+    gets the GPU path and `Torch not compiled with CUDA enabled`; `--no_cuda False` forces the
+    CPU on a GPU machine. The bug was fixed this way in znxlwm/pytorch-generative-model-collections
+    (commit 1427611); the argparse documentation warns that `bool()` "is not recommended as a
+    type converter".
+
+    ## Example
+    ```python
+    parser.add_argument("--gpu_mode", type=bool, default=True)
+    ```
+
+    ## Use instead
+    ```python
+    parser.add_argument("--gpu_mode", action=argparse.BooleanOptionalAction, default=True)
+    ```
+
+    ## Known problems
+    No fix is offered: `action="store_true"` or `BooleanOptionalAction` change how the flag is
+    spelled on the command line (`--gpu_mode False` becomes `--no-gpu_mode`), which breaks the
+    scripts and READMEs that call it. Like every rule, it reads only files that mention
+    `torch`, so an options module that never does is not checked.
+    """
+
+    CODE = "GPD503"
+    NAME = "bool-device-flag"
+    SUMMARY = "a device flag parsed with type=bool: `--cuda False` is still True"
+    PLACEMENT = False
+    VALID = (
+        """\
+import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument("--cuda", action=argparse.BooleanOptionalAction, default=True)
+parser.add_argument("--no_cuda", action="store_true")
+parser.add_argument("--shuffle", type=bool, default=True)
+""",
+    )
+    INVALID = (
+        Invalid(
+            """\
+import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument("--gpu_mode", type=bool, default=True)
+""",
+            line=4,
+            col=35,
+        ),
+        Invalid(
+            """\
+import torch
+def add_options(group):
+    group.add_argument(
+        "-c",
+        dest="use_cuda",
+        type=bool,
+        default=False,
+    )
+""",
+            line=6,
+            col=9,
+        ),
+    )
+
+    EVENTS = ("call",)
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        if event.method != "add_argument":
+            return
+        bool_type = _bool_type_argument(event.node)
+        if bool_type is None:
+            return
+        flag = _device_flag(event.node)
+        if flag is not None:
+            self.report(bool_type, _message(flag))
+
+
+def _bool_type_argument(call: cst.Call) -> cst.Arg | None:
+    for arg in call.args:
+        named_type = arg.keyword is not None and arg.keyword.value == "type"
+        if named_type and isinstance(arg.value, cst.Name) and arg.value.value == "bool":
+            return arg
+    return None
+
+
+def _device_flag(call: cst.Call) -> str | None:
+    """The option as the user types it (its first option string, else ``dest``), when one of
+    its names is about the device."""
+    names: list[str] = []
+    for arg in call.args:
+        if arg.keyword is None or arg.keyword.value == "dest":
+            text = string_value(arg.value)
+            if text is not None:
+                names.append(text)
+    if not any(DEVICE_WORD.search(name) for name in names):
+        return None
+    options = [name for name in names if name.startswith("-")]
+    return (options or names)[0]
+
+
+def _message(flag: str) -> str:
+    spelled = flag if flag.startswith("-") else f"--{flag}"
+    return (
+        f"`{flag}` is parsed with type=bool: bool('False') is True, so `{spelled} False` still "
+        "turns it on; use action=argparse.BooleanOptionalAction (or action='store_true')"
+    )
