@@ -8,9 +8,13 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.events import CallEvent, Semantic
-from gpudoc.lint.analysis.names import keyword
+from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
+from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+from gpudoc.lint.rules._helpers import assigned_value
+
+LATER_MOVES = frozenset({"to", "cuda", "type_as"})
+"""A later ``h = h.cuda()`` (under ``if USE_CUDA:``) places what the factory made."""
 
 STEP_METHODS = frozenset(
     {
@@ -74,6 +78,9 @@ class FactoryWithoutDevice(Rule):
 
     ## Known problems
     `torch.zeros_like`, `x.new_zeros` and 0-dim `torch.tensor(1.0)` are correct and not reported.
+    A tensor the same function moves later on some path (`h = torch.zeros(...)` then
+    `if USE_CUDA: h = h.cuda()`) is placed by its author and not reported, even when the
+    condition is a flag the linter cannot relate to the input's device.
     A CPU tensor used only as an index is reported although PyTorch accepts it.
 
     ## Fix safety
@@ -125,14 +132,38 @@ model = RNN().cuda()
         ),
     )
 
-    EVENTS = ("call",)
+    EVENTS = ("call", "binding")
 
     def __init__(self) -> None:
         super().__init__()
         self.factories: list[FactoryCall] = []
         """Sized factories without ``device=`` inside functions."""
+        self.held: dict[tuple[int, str], cst.Call] = {}
+        """(scope, name) -> the factory call whose tensor the name holds."""
+        self.calls: set[cst.Call] = set()
+        """The calls in ``factories``."""
+        self.moved_later: set[cst.Call] = set()
+        """Factory calls whose tensor a later statement of the same function moves."""
+
+    def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
+        """``h = torch.zeros(...)`` (also ``Variable(torch.zeros(...))``): ``h`` holds it."""
+        key = (semantic.scope_id, event.name)
+        self.held.pop(key, None)
+        value = assigned_value(event.statement, event.name)
+        factory = _factory_inside(value, self.calls)
+        if factory is not None:
+            self.held[key] = factory
+
+    def note_move(self, event: CallEvent, semantic: Semantic) -> None:
+        """``h.cuda()`` / ``h.to(device)`` of a name holding a factory's tensor."""
+        if event.method in LATER_MOVES and isinstance(event.node.func, cst.Attribute):
+            name = dotted(event.node.func.value)
+            created = self.held.get((semantic.scope_id, name or ""))
+            if created is not None:
+                self.moved_later.add(created)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        self.note_move(event, semantic)
         qualified = event.qualified or ""
         function = qualified[6:] if qualified.startswith("torch.") else ""
         if not (function in api.SHAPE_FACTORIES or function == "tensor"):
@@ -156,6 +187,7 @@ model = RNN().cuda()
             held is not None and held.is_tensorish,
         )
         self.factories.append(factory)
+        self.calls.add(node)
 
     def finish(self, context: Context) -> Iterator[Report]:
         flags = context.flags
@@ -163,7 +195,7 @@ model = RNN().cuda()
             return
         for factory in self.factories:
             step = _step_method(factory)
-            if step is None or factory.moved_after:
+            if step is None or factory.moved_after or factory.call in self.moved_later:
                 continue
             if step == "forward" and not factory.in_module_class:
                 continue
@@ -183,6 +215,21 @@ model = RNN().cuda()
                 edit = NodeEdit(factory.call.args[-1].value, f", {hint}", "after")
                 fix = FixSpec((edit,), safe=False, description=hint)
             yield Report(factory.call, message, fix)
+
+
+def _factory_inside(value: cst.BaseExpression | None, factories: set[cst.Call]) -> cst.Call | None:
+    """The factory call ``value`` is, or wraps as a first argument or a method chain's
+    receiver (``Variable(torch.zeros(n))``, ``torch.zeros(n).float()``)."""
+    while isinstance(value, cst.Call):
+        if value in factories:
+            return value
+        if isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call):
+            value = value.func.value
+        elif value.args and value.args[0].keyword is None:
+            value = value.args[0].value
+        else:
+            return None
+    return None
 
 
 def _first_parameter(function: cst.FunctionDef | None) -> str | None:
