@@ -4,10 +4,12 @@ code each rule must leave alone, next to the bug it must still report."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gpudoc.lint.config import LintConfig
-from gpudoc.lint.engine import lint_source
+from gpudoc.lint.engine import lint_paths, lint_source
 
 
 def lines(source: str, code: str) -> list[int]:
@@ -98,3 +100,89 @@ def test_a_move_of_another_binding_of_the_name_does_not_count() -> None:
         return out + h
 """
     assert lines(RNN_HEAD + body + RNN_TAIL, "GPD106") == [12]
+
+
+# training.py of a video-classification project: main.py (elsewhere) wraps the model with a
+# helper that returns nn.DataParallel(model).cuda(), so only the targets are moved here.
+TRAIN_EPOCH = """\
+import torch
+def train_epoch(epoch, data_loader, model, criterion, optimizer, device):
+    model.train()
+    for i, (inputs, targets) in enumerate(data_loader):
+        targets = targets.to(device, non_blocking=True)
+{extra}        outputs = model(inputs)
+        loss = criterion(outputs, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_targets_moved_inputs_left_for_a_wrapper_the_callers_build() -> None:
+    assert lines(TRAIN_EPOCH.format(extra=""), "GPD101") == []
+
+
+def test_a_batch_left_whole_on_the_host_stays_a_finding() -> None:
+    source = TRAIN_EPOCH.format(extra="").replace(
+        "        targets = targets.to(device, non_blocking=True)\n", ""
+    )
+    assert lines(source, "GPD101") == [5]
+
+
+def test_a_model_the_function_moves_itself_is_no_wrapper() -> None:
+    source = TRAIN_EPOCH.format(extra="").replace(
+        "    model.train()\n", "    model.to(device)\n    model.train()\n"
+    )
+    assert lines(source, "GPD101") == [7]
+
+
+def test_a_caller_in_the_file_decides_what_the_model_is() -> None:
+    caller = """\
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = torch.nn.Linear(4, 2).to(device)
+loader = torch.utils.data.DataLoader(dataset, batch_size=8)
+train_epoch(0, loader, net, torch.nn.CrossEntropyLoss(), optimizer, device)
+"""
+    assert lines(TRAIN_EPOCH.format(extra="") + caller, "GPD101") == [6]
+    wrapped = caller.replace(".to(device)", ").to(device").replace(
+        "torch.nn.Linear(", "torch.nn.DataParallel(torch.nn.Linear("
+    )
+    assert lines(TRAIN_EPOCH.format(extra="") + wrapped, "GPD101") == []
+
+
+HELPERS = """\
+import torch.nn as nn
+def make_data_parallel(model, is_distributed, device):
+    if is_distributed:
+        model.to(device)
+        model = nn.parallel.DistributedDataParallel(model, device_ids=[device])
+    elif device.type == "cuda":
+        model = nn.DataParallel(model, device_ids=None).cuda()
+    return model
+"""
+MAIN = """\
+import torch
+from helpers import make_data_parallel
+from training import train_epoch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = make_data_parallel(torch.nn.Linear(4, 2), False, device)
+loader = torch.utils.data.DataLoader(dataset, batch_size=8)
+train_epoch(0, loader, model, torch.nn.CrossEntropyLoss(), optimizer, device)
+for inputs, targets in loader:
+    outputs = model(inputs)
+"""
+
+
+def test_a_wrapper_returned_by_another_files_helper_takes_host_inputs(tmp_path: Path) -> None:
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    (tmp_path / "training.py").write_text(TRAIN_EPOCH.format(extra=""))
+    (tmp_path / "main.py").write_text(MAIN)
+    result = lint_paths([str(tmp_path)], LintConfig(select=("GPD101",)), jobs=1, use_cache=False)
+    assert [(Path(f.path).name, f.line) for f in result.findings] == []
+    plain = HELPERS.replace(
+        "nn.parallel.DistributedDataParallel(model, device_ids=[device])", "model"
+    )
+    plain = plain.replace("nn.DataParallel(model, device_ids=None)", "model")
+    (tmp_path / "helpers.py").write_text(plain)
+    result = lint_paths([str(tmp_path)], LintConfig(select=("GPD101",)), jobs=1, use_cache=False)
+    assert [(Path(f.path).name, f.line) for f in result.findings] == [("main.py", 9)]
