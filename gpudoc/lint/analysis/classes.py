@@ -6,6 +6,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.parameterless import holds_nothing
 from gpudoc.lint.analysis.qualified import QualifiedCalls
 from gpudoc.lint.analysis.semantic import ModuleClass
 
@@ -21,6 +22,7 @@ class ClassFacts(QualifiedCalls):
         if kind is None:
             return None
         module_class = ModuleClass(name, node, lightning=kind == "lightning")
+        module_class.weighted = not holds_nothing(node, self.imports)
         self.local_classes[name] = module_class
         if module_class.lightning:
             self.flags.frameworks.add("lightning")

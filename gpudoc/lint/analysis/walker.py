@@ -38,6 +38,7 @@ from gpudoc.lint.analysis.names import (
     dotted,
     module_chain_root,
 )
+from gpudoc.lint.analysis.parameterless import holds_nothing
 from gpudoc.lint.analysis.scope import Scope, parameter_values
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, element_of
@@ -473,12 +474,15 @@ class Analyzer(ClassFacts):
             kind = self.class_kind(definition)
         finally:
             self.imports = saved
+        weighted = not holds_nothing(definition, context)
         if kind == "dataset":
             self.local_classes[local] = "dataset"
             if moves_anything(definition):  # its batches' place is not known then
                 self.device_datasets.add(local)
         elif kind is not None:
-            self.local_classes[local] = ModuleClass(local, definition, kind == "lightning")
+            module_class = ModuleClass(local, definition, kind == "lightning")
+            module_class.weighted = weighted
+            self.local_classes[local] = module_class
 
     def facts_of(self, node: cst.FunctionDef) -> FunctionSyntax:
         """What a function's text says (its local names, whether it returns moved tensors):
