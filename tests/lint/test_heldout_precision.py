@@ -186,3 +186,108 @@ def test_a_wrapper_returned_by_another_files_helper_takes_host_inputs(tmp_path: 
     (tmp_path / "helpers.py").write_text(plain)
     result = lint_paths([str(tmp_path)], LintConfig(select=("GPD101",)), jobs=1, use_cache=False)
     assert [(Path(f.path).name, f.line) for f in result.findings] == [("main.py", 9)]
+
+
+# a textbook notebook: a loss written as an nn.Module subclass, used on device tensors
+LOSS_CLASS = """\
+import torch
+import torch.nn as nn
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+class SigmoidBCELoss(nn.Module):
+    \"\"\"Masked binary cross-entropy.\"\"\"
+    def __init__(self, reduction="mean"):
+        super().__init__()
+{store}
+    def forward(self, inputs, targets, mask=None):
+        res = nn.functional.binary_cross_entropy_with_logits(inputs, targets, weight=mask)
+        return res.mean(dim=1)
+loss = SigmoidBCELoss()
+pred = torch.randn(2, 4, device=device)
+label = torch.ones(2, 4, device=device)
+print(loss(pred, label))
+"""
+
+
+@pytest.mark.parametrize(
+    "store", ["        pass", "        self.reduction = reduction", "        self.eps = 1e-6"]
+)
+def test_a_module_class_that_stores_nothing_needs_no_move(store: str) -> None:
+    assert lines(LOSS_CLASS.format(store=store), "GPD102") == []
+
+
+@pytest.mark.parametrize(
+    "store",
+    [
+        "        self.fc = nn.Linear(4, 4)",
+        "        self.register_buffer('w', torch.ones(4))",
+        "        self.reduction = reduction\n        self.weight = nn.Parameter(torch.ones(4))",
+    ],
+)
+def test_a_module_class_with_parameters_stays_a_finding(store: str) -> None:
+    assert lines(LOSS_CLASS.format(store=store), "GPD102") == [12 + store.count("\n")]
+
+
+# the same notebooks train through a helper package found by sys.path.append(".."), which
+# the linter cannot read: given the net and the device, it moves the net itself
+HANDED_OFF = """\
+import sys
+import torch
+import torch.nn as nn
+sys.path.append("..")
+import d2lzh_pytorch as d2l
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+d2l.{call}
+x = torch.randn(3, 4, device=device)
+print(net(x))
+"""
+
+
+def test_a_module_handed_with_the_device_to_an_unreadable_function_may_be_moved() -> None:
+    source = HANDED_OFF.format(call="train(train_iter, test_iter, net, loss, opt, device, 5)")
+    assert lines(source, "GPD102") == []
+
+
+def test_a_module_handed_without_a_device_stays_a_finding() -> None:
+    assert lines(HANDED_OFF.format(call="describe(net)"), "GPD102") == [7]
+
+
+# a pre-0.4 tutorial: `loss.data[0]` was the loss as a Python number; on today's PyTorch it is
+# an IndexError (a 0-dim tensor has no element 0), never a list of device tensors
+LOSS_HISTORY = """\
+import torch
+import torch.nn as nn
+import matplotlib.pyplot as plt
+cnn = nn.Linear(4, 2).cuda()
+loss_func = nn.CrossEntropyLoss()
+losses_his = []
+for step, (x, y) in enumerate(loader):
+    output = cnn(x.cuda())
+    loss = loss_func(output, y.cuda())
+    losses_his.append({item})
+plt.plot(losses_his)
+"""
+
+
+@pytest.mark.parametrize("item", ["loss.data[0]", "loss[0]"])
+def test_an_indexed_loss_is_not_a_device_tensor_in_a_list(item: str) -> None:
+    assert lines(LOSS_HISTORY.format(item=item), "GPD202") == []
+
+
+@pytest.mark.parametrize("item", ["loss.data", "output[0]", "loss"])
+def test_a_device_tensor_in_a_list_stays_a_finding(item: str) -> None:
+    assert lines(LOSS_HISTORY.format(item=item), "GPD202") == [11]
+
+
+def test_an_unreduced_loss_indexed_is_still_a_device_tensor() -> None:
+    source = LOSS_HISTORY.format(item="loss[0]").replace(
+        "nn.CrossEntropyLoss()", "nn.CrossEntropyLoss(reduction='none')"
+    )
+    assert lines(source, "GPD202") == [11]
+
+
+def test_a_stub_module_class_stands_for_a_real_model() -> None:
+    source = LOSS_CLASS.format(store="        pass").replace(
+        "    def forward(self, inputs, targets, mask=None):", "    def loss(self, inputs, targets):"
+    )
+    assert lines(source, "GPD102") == [12]
