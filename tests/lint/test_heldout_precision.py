@@ -291,3 +291,45 @@ def test_a_stub_module_class_stands_for_a_real_model() -> None:
         "    def forward(self, inputs, targets, mask=None):", "    def loss(self, inputs, targets):"
     )
     assert lines(source, "GPD102") == [12]
+
+
+# a detection trainer: the head is built in another file and handed to __init__; its forward
+# moves the index tensor itself (`totensor(roi_indices)` calls `.cuda()`)
+TRAINER = """\
+import torch
+import torch.nn as nn
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, features, rois, index):
+        return self.fc(features) + index
+class Trainer(nn.Module):
+    def __init__(self, faster_rcnn):
+        super().__init__()
+        self.faster_rcnn = faster_rcnn
+        self.local_head = Head()
+    def forward(self, imgs, rois):
+        features = self.faster_rcnn.extractor(imgs)
+        sample_roi_index = torch.zeros(len(rois))
+        {use}
+        return out
+trainer = Trainer(detector).cuda()
+"""
+
+
+def test_a_factory_handed_only_to_an_unknown_objects_method_may_be_placed_there() -> None:
+    use = "out = self.faster_rcnn.head(features, rois, sample_roi_index)"
+    assert lines(TRAINER.format(use=use), "GPD106") == []
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        "out = self.local_head(features, rois, sample_roi_index)",
+        "out = self.faster_rcnn.head(features, rois, sample_roi_index) + sample_roi_index",
+        "out = torch.cat([features, sample_roi_index[:, None]], dim=1)",
+    ],
+)
+def test_a_factory_used_where_the_linter_sees_stays_a_finding(use: str) -> None:
+    assert lines(TRAINER.format(use=use), "GPD106") == [16]

@@ -10,6 +10,7 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
 from gpudoc.lint.analysis.names import dotted, keyword
+from gpudoc.lint.analysis.values import Kind
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._helpers import assigned_value
 
@@ -81,6 +82,9 @@ class FactoryWithoutDevice(Rule):
     A tensor the same function moves later on some path (`h = torch.zeros(...)` then
     `if USE_CUDA: h = h.cuda()`) is placed by its author and not reported, even when the
     condition is a flag the linter cannot relate to the input's device.
+    A tensor whose name is only ever handed to a method of an object the linter cannot see
+    (`self.detector.head(features, rois, index)`, the detector built in another file and passed
+    to `__init__`) is not reported: that method may move it.
     A CPU tensor used only as an index is reported although PyTorch accepts it.
 
     ## Fix safety
@@ -144,6 +148,10 @@ model = RNN().cuda()
         """The calls in ``factories``."""
         self.moved_later: set[cst.Call] = set()
         """Factory calls whose tensor a later statement of the same function moves."""
+        self.bound: dict[cst.Call, tuple[cst.FunctionDef, str]] = {}
+        """Factory call -> the function and the plain name it is bound to."""
+        self.handed: set[cst.Name] = set()
+        """Names passed to a method of an object the linter knows nothing about."""
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         """``h = torch.zeros(...)`` (also ``Variable(torch.zeros(...))``): ``h`` holds it."""
@@ -151,8 +159,11 @@ model = RNN().cuda()
         self.held.pop(key, None)
         value = assigned_value(event.statement, event.name)
         factory = _factory_inside(value, self.calls)
+        function = semantic.function_node
         if factory is not None:
             self.held[key] = factory
+            if function is not None and "." not in event.name:
+                self.bound.setdefault(factory, (function, event.name))
 
     def note_move(self, event: CallEvent, semantic: Semantic) -> None:
         """``h.cuda()`` / ``h.to(device)`` of a name holding a factory's tensor."""
@@ -162,8 +173,27 @@ model = RNN().cuda()
             if created is not None:
                 self.moved_later.add(created)
 
+    def note_handed(self, event: CallEvent, semantic: Semantic) -> None:
+        """``self.head(features, rois, roi_index)`` with ``self.head`` an object of another
+        file the linter cannot see (a parameter of ``__init__``): its method may place what it
+        is given (``at.totensor(roi_index)``)."""
+        func = event.node.func
+        if event.qualified is not None or event.module is not None:
+            return
+        if not isinstance(func, cst.Attribute) or dotted(func.value) == "self":
+            return
+        if event.receiver is not None and event.receiver.kind is not Kind.UNKNOWN:
+            return
+        for arg in event.node.args:
+            if (
+                isinstance(arg.value, cst.Name)
+                and (semantic.scope_id, arg.value.value) in self.held
+            ):
+                self.handed.add(arg.value)
+
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         self.note_move(event, semantic)
+        self.note_handed(event, semantic)
         qualified = event.qualified or ""
         function = qualified[6:] if qualified.startswith("torch.") else ""
         if not (function in api.SHAPE_FACTORIES or function == "tensor"):
@@ -197,6 +227,8 @@ model = RNN().cuda()
             step = _step_method(factory)
             if step is None or factory.moved_after or factory.call in self.moved_later:
                 continue
+            if self.only_handed_over(factory.call):
+                continue
             if step == "forward" and not factory.in_module_class:
                 continue
             source = "self" if step.endswith("_step") else factory.first_param
@@ -215,6 +247,42 @@ model = RNN().cuda()
                 edit = NodeEdit(factory.call.args[-1].value, f", {hint}", "after")
                 fix = FixSpec((edit,), safe=False, description=hint)
             yield Report(factory.call, message, fix)
+
+    def only_handed_over(self, call: cst.Call) -> bool:
+        """The tensor's name is bound once and only ever passed to unknown objects' methods."""
+        bound = self.bound.get(call)
+        if bound is None:
+            return False
+        uses = _Uses(bound[1])
+        bound[0].body.visit(uses)
+        return uses.bindings == 1 and bool(uses.loads) and all(n in self.handed for n in uses.loads)
+
+
+class _Uses(cst.CSTVisitor):
+    """Where a function binds and reads ``name``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.bindings = 0
+        self.targets: set[cst.Name] = set()
+        self.loads: list[cst.Name] = []
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        for target in _names(node.target):
+            self.targets.add(target)
+            self.bindings += target.value == self.name
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name and node not in self.targets:
+            self.loads.append(node)
+
+
+def _names(target: cst.BaseExpression) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, cst.Tuple | cst.List):
+        return [n for element in target.elements for n in _names(element.value)]
+    return []
 
 
 def _factory_inside(value: cst.BaseExpression | None, factories: set[cst.Call]) -> cst.Call | None:
