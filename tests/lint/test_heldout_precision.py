@@ -333,3 +333,70 @@ def test_a_factory_handed_only_to_an_unknown_objects_method_may_be_placed_there(
 )
 def test_a_factory_used_where_the_linter_sees_stays_a_finding(use: str) -> None:
     assert lines(TRAINER.format(use=use), "GPD106") == [16]
+
+
+def _lint_project(root: Path, files: dict[str, str], code: str) -> list[tuple[str, int]]:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    result = lint_paths([str(root)], LintConfig(select=(code,)), jobs=1, use_cache=False)
+    return [(Path(f.path).relative_to(root).as_posix(), f.line) for f in result.findings]
+
+
+PACKAGE = {
+    "models/__init__.py": "from .base import *\nfrom .nets import *\n",
+    "models/base.py": "import torch.nn as nn\nclass BaseNet(nn.Module):\n    pass\n",
+    "models/nets.py": """\
+import torch
+import torch.nn as nn
+from models import BaseNet
+def make_head(n):
+    return nn.Linear(n, 2)
+class Net(BaseNet):
+    def __init__(self, n):
+        super().__init__()
+        self.n = n
+        self.head = make_head(n)
+    def sample(self, count, current_device):
+        z = torch.randn(count, self.n).to(current_device)
+        return self.head(z)
+""",
+}
+
+
+def test_a_base_class_reexported_by_a_package_init_is_followed(tmp_path: Path) -> None:
+    """``from models import BaseNet`` reads models/__init__.py's ``from .base import *``: the
+    class is an nn.Module and its submodules move with it."""
+    assert _lint_project(tmp_path, PACKAGE, "GPD102") == []
+
+
+def test_a_base_class_the_package_does_not_export_stays_unknown(tmp_path: Path) -> None:
+    files = {**PACKAGE, "models/__init__.py": "from .nets import *\n"}
+    assert _lint_project(tmp_path, files, "GPD102") == [("models/nets.py", 10)]
+
+
+UNSEEN_BASE = """\
+import torch
+import torch.nn as nn
+from somewhere_else import {base}
+class VAE({base}):
+    def __init__(self, latent_dim):
+        super().__init__()
+        self.latent_dim = latent_dim
+        self.decoder_input = nn.Linear(latent_dim, 64)
+    def decode(self, z):
+        return self.decoder_input(z)
+    def sample(self, num_samples, current_device):
+        z = torch.randn(num_samples, self.latent_dim)
+        z = z.to(current_device)
+        return self.decode(z)
+"""
+
+
+def test_a_class_that_builds_layers_on_self_is_a_module_whatever_its_base() -> None:
+    assert lines(UNSEEN_BASE.format(base="BaseVAE"), "GPD102") == []
+
+
+def test_a_plain_class_holding_a_layer_it_never_moves_stays_a_finding() -> None:
+    source = UNSEEN_BASE.replace("from somewhere_else import {base}\n", "").format(base="object")
+    assert lines(source, "GPD102") == [7]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.module_like import builds_layers
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.parameterless import holds_nothing
 from gpudoc.lint.analysis.qualified import QualifiedCalls
@@ -42,4 +43,4 @@ class ClassFacts(QualifiedCalls):
                 return "dataset"
             if local is not None:
                 return "lightning" if not isinstance(local, str) and local.lightning else "module"
-        return None
+        return "module" if builds_layers(node, self.imports) else None

@@ -60,10 +60,15 @@ def project_names(node: cst.ImportFrom, importer: str) -> dict[str, tuple[Path, 
     return names
 
 
+MAX_REEXPORTS = 3
+"""How many ``from .base import *`` steps a name is followed through (a package's __init__)."""
+
+
 def load_name(
-    path: Path, name: str
+    path: Path, name: str, hops: int = 0
 ) -> tuple[cst.FunctionDef, Home] | tuple[cst.ClassDef, ImportTable] | None:
-    """The function (with its home) or class (with its module's imports) ``name`` in ``path``."""
+    """The function (with its home) or class (with its module's imports) ``name`` in ``path``,
+    also when ``path`` only re-exports it (``from .base import *`` in ``models/__init__.py``)."""
     parsed = project.load(path)
     if parsed is None:
         return None
@@ -71,4 +76,33 @@ def load_name(
         return parsed.functions[name], _home(parsed)
     if name in parsed.classes:
         return parsed.classes[name], _home(parsed).imports
+    if hops >= MAX_REEXPORTS:
+        return None
+    for statement in parsed.imports:
+        found = _reexported(statement, str(path), name)
+        if found is not None:
+            loaded = load_name(found[0], found[1], hops + 1)
+            if loaded is not None:
+                return loaded
     return None
+
+
+def _reexported(
+    statement: cst.Import | cst.ImportFrom, importer: str, name: str
+) -> tuple[Path, str] | None:
+    """Where ``from <module> import name`` (or ``*``) in ``importer`` takes ``name`` from."""
+    if not isinstance(statement, cst.ImportFrom):
+        return None
+    if isinstance(statement.names, cst.ImportStar):
+        source = name
+    else:
+        source = ""
+        for alias in statement.names:
+            local = alias.asname.name if alias.asname is not None else alias.name
+            if isinstance(local, cst.Name) and local.value == name:
+                source = dotted(alias.name) or ""
+        if not source:
+            return None
+    module = (dotted(statement.module) or "") if statement.module is not None else ""
+    found = project.resolve(importer, module, len(statement.relative))
+    return (found, source) if found is not None and str(found) != importer else None
