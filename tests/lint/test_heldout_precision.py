@@ -400,3 +400,56 @@ def test_a_class_that_builds_layers_on_self_is_a_module_whatever_its_base() -> N
 def test_a_plain_class_holding_a_layer_it_never_moves_stays_a_finding() -> None:
     source = UNSEEN_BASE.replace("from somewhere_else import {base}\n", "").format(base="object")
     assert lines(source, "GPD102") == [7]
+
+
+# 2017-era RNN tutorials: hidden states go through a helper that moves them when CUDA is there
+HELPER_HIDDEN = """\
+import torch
+from torch import nn
+from torch.autograd import Variable
+def create_variable(tensor):
+    if torch.cuda.is_available():
+        return Variable(tensor.cuda())
+    else:
+        return Variable(tensor)
+def plain_variable(tensor):
+    return Variable(tensor)
+class RNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(8, 16)
+    def forward(self, x):
+        return self.gru(x, self._init_hidden(x.size(1)))[0]
+    def _init_hidden(self, batch_size):
+{body}
+model = RNN()
+if torch.cuda.is_available():
+    model.cuda()
+"""
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "        hidden = torch.zeros(1, batch_size, 16)\n        return create_variable(hidden)",
+        "        return create_variable(torch.zeros(1, batch_size, 16))",
+    ],
+)
+def test_a_factory_returned_through_a_helper_that_moves_it_is_placed(body: str) -> None:
+    assert lines(HELPER_HIDDEN.format(body=body), "GPD106") == []
+
+
+def test_a_factory_returned_through_a_helper_that_does_not_move_stays_a_finding() -> None:
+    body = "        return plain_variable(torch.zeros(1, batch_size, 16))"
+    assert lines(HELPER_HIDDEN.format(body=body), "GPD106") == [18]
+
+
+def test_a_factory_on_the_cpu_arm_of_an_availability_test_needs_no_device() -> None:
+    body = """\
+        if torch.cuda.is_available():
+            hidden = torch.zeros(1, batch_size, 16){move}
+        else:
+            hidden = torch.zeros(1, batch_size, 16)
+        return hidden"""
+    assert lines(HELPER_HIDDEN.format(body=body.format(move=".cuda()")), "GPD106") == []
+    assert lines(HELPER_HIDDEN.format(body=body.format(move="")), "GPD106") == [19]

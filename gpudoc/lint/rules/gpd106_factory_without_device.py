@@ -10,7 +10,7 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
 from gpudoc.lint.analysis.names import dotted, keyword
-from gpudoc.lint.analysis.values import Kind
+from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._helpers import assigned_value
 
@@ -85,6 +85,9 @@ class FactoryWithoutDevice(Rule):
     A tensor whose name is only ever handed to a method of an object the linter cannot see
     (`self.detector.head(features, rois, index)`, the detector built in another file and passed
     to `__init__`) is not reported: that method may move it.
+    Neither is one handed to a function of the file that returns it moved
+    (`return create_variable(hidden)`, where `create_variable` calls `.cuda()` when CUDA is
+    available), nor one on the CPU arm of an availability test.
     A CPU tensor used only as an index is reported although PyTorch accepts it.
 
     ## Fix safety
@@ -173,6 +176,24 @@ model = RNN().cuda()
             if created is not None:
                 self.moved_later.add(created)
 
+    def note_placing_helper(self, event: CallEvent, semantic: Semantic) -> None:
+        """``create_variable(torch.zeros(...))`` / ``return cuda_variable(hidden)``: one of the
+        file's functions returns what it is given moved (``tensor.cuda()`` when CUDA is
+        available), so the factory's tensor is placed by it."""
+        result = event.result
+        if not (result.is_tensorish and result.place in (Place.DEVICE, Place.MIXED)):
+            return
+        if not semantic.is_local_function(event.node.func):
+            return
+        for arg in event.node.args:
+            value = arg.value
+            if isinstance(value, cst.Call) and value in self.calls:
+                self.moved_later.add(value)
+            elif isinstance(value, cst.Name):
+                created = self.held.get((semantic.scope_id, value.value))
+                if created is not None:
+                    self.moved_later.add(created)
+
     def note_handed(self, event: CallEvent, semantic: Semantic) -> None:
         """``self.head(features, rois, roi_index)`` with ``self.head`` an object of another
         file the linter cannot see (a parameter of ``__init__``): its method may place what it
@@ -193,6 +214,7 @@ model = RNN().cuda()
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         self.note_move(event, semantic)
+        self.note_placing_helper(event, semantic)
         self.note_handed(event, semantic)
         qualified = event.qualified or ""
         function = qualified[6:] if qualified.startswith("torch.") else ""
@@ -201,6 +223,8 @@ model = RNN().cuda()
         node, method = event.node, semantic.function
         if method is None or keyword(node, "device") is not None:
             return
+        if semantic.on_cpu_path:
+            return  # `else:` of `if torch.cuda.is_available():`: the CPU is the device there
         first = node.args[0].value if node.args else None
         if function == "tensor" and isinstance(first, cst.Integer | cst.Float):
             return  # a 0-dim tensor: combined with tensors on any device
