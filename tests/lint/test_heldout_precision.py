@@ -453,3 +453,47 @@ def test_a_factory_on_the_cpu_arm_of_an_availability_test_needs_no_device() -> N
         return hidden"""
     assert lines(HELPER_HIDDEN.format(body=body.format(move=".cuda()")), "GPD106") == []
     assert lines(HELPER_HIDDEN.format(body=body.format(move="")), "GPD106") == [19]
+
+
+# a textbook notebook: the data-loading chapter's loaders are built and drawn from long before
+# a later cell makes CUDA the default tensor type
+DEFAULT_LATER = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+dataset = TensorDataset(torch.randn(10, 3))
+{first}
+for (batch,) in loader:
+    print(batch.shape)
+torch.set_default_tensor_type("torch.cuda.FloatTensor")
+{second}
+"""
+SHUFFLED = "loader = DataLoader(dataset, batch_size=2, shuffle=True)"
+
+
+def test_a_loader_built_before_cuda_becomes_the_default_is_not_reported() -> None:
+    assert lines(DEFAULT_LATER.format(first=SHUFFLED, second=""), "GPD502") == []
+
+
+def test_a_loader_built_after_the_switch_stays_a_finding() -> None:
+    source = DEFAULT_LATER.format(first=SHUFFLED, second=SHUFFLED)
+    assert lines(source, "GPD502") == [8]
+
+
+def test_a_loader_built_in_a_function_called_after_the_switch_stays_a_finding() -> None:
+    source = """\
+import torch
+from torch.utils.data import DataLoader
+def make(dataset):
+    return DataLoader(dataset, batch_size=2, shuffle=True)
+torch.set_default_device("cuda")
+loader = make(dataset)
+"""
+    assert lines(source, "GPD502") == [4]
+
+
+@pytest.mark.parametrize(
+    "draw", ["for (batch,) in loader:\n    pass", "batch = next(iter(loader))"]
+)
+def test_a_loader_built_before_the_switch_and_drawn_after_it_stays_a_finding(draw: str) -> None:
+    source = DEFAULT_LATER.format(first=SHUFFLED, second=draw)
+    assert lines(source, "GPD502") == [4]
