@@ -497,3 +497,32 @@ loader = make(dataset)
 def test_a_loader_built_before_the_switch_and_drawn_after_it_stays_a_finding(draw: str) -> None:
     source = DEFAULT_LATER.format(first=SHUFFLED, second=draw)
     assert lines(source, "GPD502") == [4]
+
+
+# GAN collections: fixed samples made in __init__ and moved with one tuple assignment
+TUPLE_MOVE = """\
+import torch
+from torch import nn
+class Trainer:
+    def __init__(self, gpu_mode):
+        self.gpu_mode = gpu_mode
+        self.G = nn.Linear(4, 4)
+        if self.gpu_mode:
+            self.G.cuda()
+        self.sample_a = torch.zeros(8, 4)
+        self.sample_b = torch.rand(1, 4).expand(8, 4)
+        if self.gpu_mode:
+            self.sample_a, self.sample_b = {values}
+    def visualize(self):
+        return self.G(self.sample_a), self.G(self.sample_b)
+"""
+
+
+def test_attributes_moved_by_one_tuple_assignment_are_moved() -> None:
+    values = "self.sample_a.cuda(), self.sample_b.cuda()"
+    assert lines(TUPLE_MOVE.format(values=values), "GPD101") == []
+
+
+def test_an_attribute_the_tuple_assignment_leaves_behind_stays_a_finding() -> None:
+    values = "self.sample_a.cuda(), self.sample_b"
+    assert lines(TUPLE_MOVE.format(values=values), "GPD101") == [14]
