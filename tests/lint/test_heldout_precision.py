@@ -526,3 +526,40 @@ def test_attributes_moved_by_one_tuple_assignment_are_moved() -> None:
 def test_an_attribute_the_tuple_assignment_leaves_behind_stays_a_finding() -> None:
     values = "self.sample_a.cuda(), self.sample_b"
     assert lines(TUPLE_MOVE.format(values=values), "GPD101") == [14]
+
+
+# vision transformers: random patch picks made on the host index device tokens
+INDEXING = """\
+import torch
+from torch import nn
+class Sampler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+    def forward(self, tokens):
+        device = tokens.device
+{body}
+model = Sampler().cuda()
+"""
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "        indices = torch.randn(tokens.shape[:2]).argsort(dim=-1)[..., :4]\n"
+        "        batch = torch.arange(tokens.shape[0], device=device)[:, None]\n"
+        "        return self.proj(tokens[batch, indices])",
+        "        picks = torch.randint(0, 4, tokens.shape[:2], device=device)\n"
+        "        return self.proj(tokens[torch.arange(tokens.shape[0]).unsqueeze(-1), picks])",
+    ],
+)
+def test_a_host_factory_used_only_as_an_index_is_not_reported(body: str) -> None:
+    assert lines(INDEXING.format(body=body), "GPD106") == []
+
+
+def test_a_host_factory_also_used_in_arithmetic_stays_a_finding() -> None:
+    body = (
+        "        indices = torch.randn(tokens.shape[:2]).argsort(dim=-1)[..., :4]\n"
+        "        return self.proj(tokens[:, indices]) + indices.float().mean()"
+    )
+    assert lines(INDEXING.format(body=body), "GPD106") == [9]

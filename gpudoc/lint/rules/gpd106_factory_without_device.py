@@ -12,6 +12,7 @@ from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+from gpudoc.lint.rules._factory_uses import Uses, factory_inside
 from gpudoc.lint.rules._helpers import assigned_value
 
 LATER_MOVES = frozenset({"to", "cuda", "type_as"})
@@ -40,6 +41,8 @@ class FactoryCall:
     callers: tuple[str, ...]
     """The functions whose calls led here, outermost first (``forward`` for its helper)."""
     first_param_is_tensor: bool
+    definition: cst.FunctionDef | None = None
+    """The enclosing function itself."""
 
 
 def _step_method(factory: FactoryCall) -> str | None:
@@ -87,8 +90,9 @@ class FactoryWithoutDevice(Rule):
     to `__init__`) is not reported: that method may move it.
     Neither is one handed to a function of the file that returns it moved
     (`return create_variable(hidden)`, where `create_variable` calls `.cuda()` when CUDA is
-    available), nor one on the CPU arm of an availability test.
-    A CPU tensor used only as an index is reported although PyTorch accepts it.
+    available), nor one on the CPU arm of an availability test, nor one used only as an index
+    of other tensors (`tokens[batch, torch.randn(n).argsort()]`: PyTorch copies a CPU index to
+    the indexed tensor's device).
 
     ## Fix safety
     Unsafe: it adds `device=<first input>.device` (`self.device` in a Lightning `*_step`). For
@@ -161,7 +165,7 @@ model = RNN().cuda()
         key = (semantic.scope_id, event.name)
         self.held.pop(key, None)
         value = assigned_value(event.statement, event.name)
-        factory = _factory_inside(value, self.calls)
+        factory = factory_inside(value, self.calls)
         function = semantic.function_node
         if factory is not None:
             self.held[key] = factory
@@ -239,6 +243,7 @@ model = RNN().cuda()
             first_param,
             semantic.call_chain[:-1],
             held is not None and held.is_tensorish,
+            semantic.function_node,
         )
         self.factories.append(factory)
         self.calls.add(node)
@@ -251,7 +256,7 @@ model = RNN().cuda()
             step = _step_method(factory)
             if step is None or factory.moved_after or factory.call in self.moved_later:
                 continue
-            if self.only_handed_over(factory.call):
+            if self.only_handed_over(factory.call) or self.only_an_index(factory):
                 continue
             if step == "forward" and not factory.in_module_class:
                 continue
@@ -277,51 +282,27 @@ model = RNN().cuda()
         bound = self.bound.get(call)
         if bound is None:
             return False
-        uses = _Uses(bound[1])
+        uses = Uses(bound[1], call)
         bound[0].body.visit(uses)
         return uses.bindings == 1 and bool(uses.loads) and all(n in self.handed for n in uses.loads)
 
-
-class _Uses(cst.CSTVisitor):
-    """Where a function binds and reads ``name``."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.bindings = 0
-        self.targets: set[cst.Name] = set()
-        self.loads: list[cst.Name] = []
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        for target in _names(node.target):
-            self.targets.add(target)
-            self.bindings += target.value == self.name
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value == self.name and node not in self.targets:
-            self.loads.append(node)
-
-
-def _names(target: cst.BaseExpression) -> list[cst.Name]:
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, cst.Tuple | cst.List):
-        return [n for element in target.elements for n in _names(element.value)]
-    return []
-
-
-def _factory_inside(value: cst.BaseExpression | None, factories: set[cst.Call]) -> cst.Call | None:
-    """The factory call ``value`` is, or wraps as a first argument or a method chain's
-    receiver (``Variable(torch.zeros(n))``, ``torch.zeros(n).float()``)."""
-    while isinstance(value, cst.Call):
-        if value in factories:
-            return value
-        if isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call):
-            value = value.func.value
-        elif value.args and value.args[0].keyword is None:
-            value = value.args[0].value
-        else:
-            return None
-    return None
+    def only_an_index(self, factory: FactoryCall) -> bool:
+        """The tensor only indexes other tensors (``x[torch.arange(b)[:, None], idx]``, or a
+        name bound to it and read only in indices): PyTorch copies a CPU index to the indexed
+        tensor's device, so nothing fails (at most a copy: GPD901's business)."""
+        bound = self.bound.get(factory.call)
+        function = bound[0] if bound is not None else factory.definition
+        if function is None:
+            return False
+        uses = Uses(bound[1] if bound is not None else None, factory.call)
+        function.body.visit(uses)
+        if bound is None:
+            return uses.call_in_index
+        return (
+            uses.bindings == 1
+            and bool(uses.loads)
+            and all(n in uses.index_loads for n in uses.loads)
+        )
 
 
 def _first_parameter(function: cst.FunctionDef | None) -> str | None:
