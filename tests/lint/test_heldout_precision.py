@@ -563,3 +563,20 @@ def test_a_host_factory_also_used_in_arithmetic_stays_a_finding() -> None:
         "        return self.proj(tokens[:, indices]) + indices.float().mean()"
     )
     assert lines(INDEXING.format(body=body), "GPD106") == [9]
+
+
+LOAD_WRAPPER = """\
+import io
+import torch
+import torch.distributed as dist
+def load_state_dict(data, **kwargs):
+    return torch.load(io.BytesIO(data){extra})
+def setup():
+    dist.init_process_group(backend="nccl")
+    torch.cuda.set_device(dist.get_rank())
+"""
+
+
+def test_a_load_wrapper_forwarding_its_keywords_leaves_map_location_to_callers() -> None:
+    assert lines(LOAD_WRAPPER.format(extra=", **kwargs"), "GPD201") == []
+    assert lines(LOAD_WRAPPER.format(extra=""), "GPD201") == [5]
