@@ -580,3 +580,37 @@ def setup():
 def test_a_load_wrapper_forwarding_its_keywords_leaves_map_location_to_callers() -> None:
     assert lines(LOAD_WRAPPER.format(extra=", **kwargs"), "GPD201") == []
     assert lines(LOAD_WRAPPER.format(extra=""), "GPD201") == [5]
+
+
+# unittest files of a model zoo: torchsummary is told to run on the CPU, nothing else is
+SUMMARY_CPU = """\
+import torch
+import unittest
+from models import BetaVAE
+from torchsummary import summary
+class TestVAE(unittest.TestCase):
+    def setUp(self):
+        self.model = {build}
+    def test_summary(self):
+        print(summary(self.model, (3, 64, 64), device="cpu"))
+    def test_sample(self):
+        self.model.cuda()
+        print(self.model.sample(4, 0).shape)
+"""
+
+
+def test_a_libraries_cpu_option_is_no_cpu_path_of_a_file_that_builds_on_cuda() -> None:
+    source = SUMMARY_CPU.format(build="BetaVAE(3, 10).cuda()")
+    assert lines(source, "GPD203") == []
+
+
+def test_a_model_built_on_the_host_and_moved_in_one_test_stays_a_finding() -> None:
+    assert lines(SUMMARY_CPU.format(build="BetaVAE(3, 10)"), "GPD203") == [11]
+
+
+def test_a_file_that_checks_availability_keeps_its_cpu_path() -> None:
+    source = SUMMARY_CPU.format(build="BetaVAE(3, 10).cuda()").replace(
+        '        print(summary(self.model, (3, 64, 64), device="cpu"))',
+        "        print(torch.cuda.is_available())",
+    )
+    assert lines(source, "GPD203") == [7, 11]
