@@ -6,7 +6,7 @@ import ast
 import io
 import re
 import tokenize
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate
 
@@ -15,6 +15,7 @@ from libcst.metadata import CodeRange
 
 from gpudoc.lint.analysis import analyze
 from gpudoc.lint.analysis.events import EventBus
+from gpudoc.lint.gc_pause import gc_paused
 from gpudoc.lint.model import Edit, Finding, Fix
 from gpudoc.lint.parse import parse_module
 from gpudoc.lint.positions import positions
@@ -37,10 +38,22 @@ class SourceError(Exception):
     """The source cannot be analysed; the message is one line for the user."""
 
 
-def check_source(source: str, path: str = "<stdin>") -> list[Finding]:
-    """All rules' findings for ``source``, ``# noqa`` applied, sorted. Raises SourceError."""
+Enabled = Callable[[str], bool]
+"""Whether the findings of a rule code are wanted (the configuration's --select / --ignore)."""
+
+
+def check_source(
+    source: str, path: str = "<stdin>", enabled: Enabled | None = None
+) -> list[Finding]:
+    """The findings of the ``enabled`` rules (all when None) for ``source``, ``# noqa``
+    applied, sorted. Only those rules are built and listen to the walk. Raises SourceError."""
     if PREFILTER not in source:
         return []
+    with gc_paused():
+        return _check(source, path, enabled)
+
+
+def _check(source: str, path: str, enabled: Enabled | None) -> list[Finding]:
     longest = max((len(line) for line in source.split("\n")), default=0)
     if longest > MAX_LINE_CHARS:
         raise SourceError(f"a line of {longest} characters is too long to analyse")
@@ -61,7 +74,7 @@ def check_source(source: str, path: str = "<stdin>") -> list[Finding]:
     except Exception as error:  # the parser is not ours: any failure there is unparseable input
         raise SourceError(f"cannot parse ({type(error).__name__}: {error})") from None
     try:
-        return _run_rules(module, source, path)
+        return _run_rules(module, source, path, enabled)
     except RecursionError:
         raise SourceError("too deeply nested to analyse") from None
 
@@ -88,8 +101,18 @@ def _bracket_depth(source: str) -> int:
     return max(accumulate(map(BRACKET_STEP.__getitem__, brackets)), default=0)
 
 
-def _run_rules(module: cst.Module, source: str, path: str) -> list[Finding]:
-    rules = [rule() for rule in all_rules()]
+def rules_to_run(enabled: Enabled | None) -> list[type[Rule]]:
+    """The rules whose findings are wanted. GPD902 (a ``# noqa`` that silenced nothing) needs
+    every rule's findings: wanting it runs them all."""
+    if enabled is None or enabled(UNUSED_NOQA):
+        return list(all_rules())
+    return [rule for rule in all_rules() if enabled(rule.CODE)]
+
+
+def _run_rules(
+    module: cst.Module, source: str, path: str, enabled: Enabled | None
+) -> list[Finding]:
+    rules = [rule() for rule in rules_to_run(enabled)]
     bus = EventBus()
     for rule in rules:
         rule.subscribe(bus)
@@ -118,7 +141,8 @@ def _run_rules(module: cst.Module, source: str, path: str) -> list[Finding]:
     lines = source.split("\n")
     findings = [_finding(path, rule, report, where, lines) for rule, report in reports]
     kept = [f for f in findings if not _suppressed(f, directives)]
-    return sorted(kept + _unused(directives, path))
+    unused = _unused(directives, path) if enabled is None or enabled(UNUSED_NOQA) else []
+    return sorted(kept + unused)
 
 
 def _in_file(report: Report, positions: Mapping[cst.CSTNode, CodeRange]) -> bool:
