@@ -133,7 +133,10 @@ class CallEvaluator:
             placed_parts = any(a.kind is Kind.MODULE and a.place is Place.DEVICE for a in args)
             unplaced = local.places_itself or self.model.device_context or placed_parts
             place = Place.UNKNOWN if unplaced else Place.HOST
-            return Value(Kind.MODULE, place, weighted=True, managed=local.lightning, origin=node)
+            weighted = local.weighted
+            return Value(
+                Kind.MODULE, place, weighted=weighted, managed=local.lightning, origin=node
+            )
         if callee is not None and callee.kind is Kind.MODULE:
             return self.module_call(node, name, callee, args)
         if callee is not None and callee.source in ("transform", "tokenizer"):

@@ -6,7 +6,9 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.model import SemanticModel
+from gpudoc.lint.analysis.module_like import builds_layers
 from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.parameterless import holds_nothing
 from gpudoc.lint.analysis.semantic import ModuleClass
 
 
@@ -27,6 +29,7 @@ class ClassFacts:
         if kind is None:
             return None
         module_class = ModuleClass(name, node, lightning=kind == "lightning")
+        module_class.weighted = not holds_nothing(node, self.model.imports)
         self.model.local_classes[name] = module_class
         if module_class.lightning:
             self.model.flags.frameworks.add("lightning")
@@ -46,4 +49,4 @@ class ClassFacts:
                 return "dataset"
             if local is not None:
                 return "lightning" if not isinstance(local, str) and local.lightning else "module"
-        return None
+        return "module" if builds_layers(node, self.model.imports) else None

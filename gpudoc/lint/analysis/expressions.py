@@ -228,9 +228,11 @@ class Evaluator:
         return UNKNOWN
 
     def target_values(self, target: cst.BaseExpression, value: Value) -> list[tuple[str, Value]]:
-        """The (name, value) pairs that binding ``value`` to ``target`` produces."""
-        if isinstance(target, cst.Name):
-            return [(target.value, value)]
+        """The (name, value) pairs that binding ``value`` to ``target`` produces (attributes
+        too: ``self.a, self.b = self.a.cuda(), self.b.cuda()``)."""
+        if isinstance(target, cst.Name | cst.Attribute):
+            name = dotted(target)
+            return [(name, value)] if name is not None else []
         if isinstance(target, cst.Tuple | cst.List):
             pairs: list[tuple[str, Value]] = []
             parts = unpack(value, len(target.elements))

@@ -8,7 +8,9 @@ values they return and the modules they move are what this file gets.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import libcst as cst
@@ -60,10 +62,17 @@ def project_names(node: cst.ImportFrom, importer: str) -> dict[str, tuple[Path, 
     return names
 
 
+MAX_REEXPORTS = 3
+"""How many ``from .base import *`` steps a name is followed through (a package's __init__)."""
+
+
 def load_name(
-    path: Path, name: str
+    path: Path, name: str, hops: int = 0
 ) -> tuple[cst.FunctionDef, Home] | tuple[cst.ClassDef, ImportTable] | None:
-    """The function (with its home) or class (with its module's imports) ``name`` in ``path``."""
+    """The function (with its home) or class (with its module's imports) ``name`` in ``path``;
+    a class also when ``path`` only re-exports it (``from .base import *`` in a package's
+    ``__init__.py``). Re-exported functions are not followed: walking them at every call costs
+    more than it tells."""
     parsed = project.load(path)
     if parsed is None:
         return None
@@ -71,4 +80,67 @@ def load_name(
         return parsed.functions[name], _home(parsed)
     if name in parsed.classes:
         return parsed.classes[name], _home(parsed).imports
+    if hops >= MAX_REEXPORTS:
+        return None
+    key = (path, name)
+    if key not in _reexports:  # a package __init__ is asked for the same names again and again
+        _reexports[key] = _find_reexport(parsed, path, name, hops)
+    return _reexports[key]
+
+
+_reexports: dict[
+    tuple[Path, str], tuple[cst.FunctionDef, Home] | tuple[cst.ClassDef, ImportTable] | None
+] = {}
+
+
+def _find_reexport(
+    parsed: project.ProjectModule, path: Path, name: str, hops: int
+) -> tuple[cst.FunctionDef, Home] | tuple[cst.ClassDef, ImportTable] | None:
+    for statement in parsed.imports:
+        found = _reexported(statement, str(path), name)
+        if found is not None and _may_define(found[0], found[1]):
+            loaded = load_name(found[0], found[1], hops + 1)
+            if loaded is not None and isinstance(loaded[0], cst.ClassDef):
+                return loaded  # a class: what it is (a module, a dataset) is cheap to know
     return None
+
+
+def _may_define(path: Path, name: str) -> bool:
+    """A cheap look at the text before parsing: ``path`` defines ``name`` at top level or
+    imports something that may be it (a package ``__init__`` re-exports dozens of modules with
+    ``from .x import *``; only the one holding the name is parsed)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    pattern = _definition_pattern(name)
+    return pattern.search(text) is not None
+
+
+@lru_cache(maxsize=512)
+def _definition_pattern(name: str) -> re.Pattern[str]:
+    word = re.escape(name)
+    return re.compile(
+        rf"^(?:class|def)[ \t]+{word}\b|^from[ \t].*\bimport\b.*(?:\*|\b{word}\b)", re.M
+    )
+
+
+def _reexported(
+    statement: cst.Import | cst.ImportFrom, importer: str, name: str
+) -> tuple[Path, str] | None:
+    """Where ``from <module> import name`` (or ``*``) in ``importer`` takes ``name`` from."""
+    if not isinstance(statement, cst.ImportFrom):
+        return None
+    if isinstance(statement.names, cst.ImportStar):
+        source = name
+    else:
+        source = ""
+        for alias in statement.names:
+            local = alias.asname.name if alias.asname is not None else alias.name
+            if isinstance(local, cst.Name) and local.value == name:
+                source = dotted(alias.name) or ""
+        if not source:
+            return None
+    module = (dotted(statement.module) or "") if statement.module is not None else ""
+    found = project.resolve(importer, module, len(statement.relative))
+    return (found, source) if found is not None and str(found) != importer else None

@@ -19,6 +19,13 @@ class Placement:
     def __init__(self, model: SemanticModel) -> None:
         self.model = model
 
+    def forget(self, node: cst.Call, args: list[Value]) -> None:
+        """A callee we cannot read may move the host modules it is given in place."""
+        for arg, value in zip(node.args, args, strict=True):
+            name = dotted(arg.value)
+            if name is not None and value.kind is Kind.MODULE and value.place is Place.HOST:
+                self.model.scope.env[name] = value.with_place(Place.UNKNOWN)
+
     def note_self_placing(self) -> None:
         """``self.to(device)`` / ``self.cuda()`` in ``__init__``: the class places itself."""
         cls = self.model.scope.module_class

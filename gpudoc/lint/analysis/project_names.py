@@ -10,6 +10,7 @@ from gpudoc.lint.analysis.functions import moves_anything
 from gpudoc.lint.analysis.homes import Home, load_name, project_names
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import ImportTable
+from gpudoc.lint.analysis.parameterless import holds_nothing
 from gpudoc.lint.analysis.semantic import ModuleClass
 
 
@@ -48,4 +49,6 @@ class ProjectNames:
             if moves_anything(definition):  # its batches' place is not known then
                 self.model.device_datasets.add(local)
         elif kind is not None:
-            self.model.local_classes[local] = ModuleClass(local, definition, kind == "lightning")
+            module_class = ModuleClass(local, definition, kind == "lightning")
+            module_class.weighted = not holds_nothing(definition, context)
+            self.model.local_classes[local] = module_class

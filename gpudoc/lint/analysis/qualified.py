@@ -45,6 +45,10 @@ class QualifiedCalls:
             return Value(Kind.LOADER, Place.HOST)
         if root == "tqdm":
             return builtin_value("tqdm", args)
+        if any(arg.kind is Kind.DEVICE and not arg.cpu_device for arg in args):
+            # `d2l.train(net, loader, device)`: a function we cannot read, given a module and a
+            # device, may move the module in place
+            self.placement.forget(node, args)
         return UNKNOWN
 
     def eval_torch(self, node: cst.Call, qualified: str, rest: str, args: list[Value]) -> Value:

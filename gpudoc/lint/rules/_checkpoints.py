@@ -39,6 +39,11 @@ class LoadSite:
     """The text of every ``if``/``while`` test around the load."""
 
 
+DEVICE_LIBRARIES = frozenset({"torch", "lightning", "pytorch_lightning", "accelerate"})
+"""Libraries whose ``"cpu"`` keyword arguments choose the script's own device."""
+WEAK = 9
+
+
 class CheckpointScan(cst.CSTVisitor):
     def __init__(self, module: cst.Module) -> None:
         super().__init__()
@@ -62,6 +67,9 @@ class CheckpointScan(cst.CSTVisitor):
         self._opened: list[dict[str, cst.BaseExpression]] = []
         self._tests: list[str] = []
         self._order = 0
+        self._foreign_cpu: set[int] = set()
+        """ids of ``"cpu"`` strings given to a library's own keyword (``summary(...,
+        device="cpu")``): where that library runs, weak evidence of the script's CPU path."""
 
     # -- structure -------------------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:
@@ -122,7 +130,8 @@ class CheckpointScan(cst.CSTVisitor):
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         text = string_value(node)
         if text is not None and api.CPU_LITERAL.match(text):
-            self._evidence(1, f'a `"{text}"` device')
+            strength = WEAK if id(node) in self._foreign_cpu else 1
+            self._evidence(strength, f'a `"{text}"` device')
 
     def visit_Arg(self, node: cst.Arg) -> None:
         name = node.keyword.value if node.keyword is not None else ""
@@ -135,6 +144,9 @@ class CheckpointScan(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         name = dotted(node.func) or ""
         last = name.rsplit(".", 1)[-1]
+        library = self.imports.qualify(node.func) or ""
+        if library and library.partition(".")[0] not in DEVICE_LIBRARIES:
+            self._foreign_cpu.update(id(arg.value) for arg in node.args if arg.keyword is not None)
         if last in ("is_available", "device_count") and name != last:
             self._evidence(0, f"`{name}()`")
         if last == "add_argument":
@@ -164,6 +176,12 @@ class CheckpointScan(cst.CSTVisitor):
     def cpu_path(self) -> str | None:
         """The best evidence that the script runs on the CPU too (``torch.cuda.is_available()``)."""
         return self.evidence[min(self.evidence)] if self.evidence else None
+
+    @property
+    def cpu_path_is_weak(self) -> bool:
+        """The only evidence is a ``"cpu"`` keyword of a library call (``summary(model, shape,
+        device="cpu")``), which says where that library runs, not where the script does."""
+        return bool(self.evidence) and min(self.evidence) == WEAK
 
     def _option(self, node: cst.Call) -> None:
         flags = [string_value(arg.value) or "" for arg in node.args if arg.keyword is None]

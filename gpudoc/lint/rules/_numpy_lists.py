@@ -10,7 +10,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, EventKind, Semantic
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Rule
 from gpudoc.lint.rules._helpers import assigned_value
@@ -32,15 +32,25 @@ class NumpyOnDeviceLists(Rule):
         super().__init__()
         self.lists: dict[Key, cst.Call | None] = {}
         """Lists bound to ``[]`` -> the first append of a device tensor, if any yet."""
+        self.loss_calls: set[cst.Call] = set()
+        self.losses: set[Key] = set()
+        """Names bound to what a loss returned: a 0-dim tensor."""
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         key = (semantic.function, event.name)
+        value = assigned_value(event.statement, event.name)
+        if value in self.loss_calls:
+            self.losses.add(key)
+        else:
+            self.losses.discard(key)
         if _is_empty_list(event):
             self.lists[key] = None
         else:
             self.lists.pop(key, None)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        if _is_loss(event):
+            self.loss_calls.add(event.node)
         if event.method in APPENDS and event.qualified is None:
             self.note_append(event, semantic)
             return
@@ -63,8 +73,23 @@ class NumpyOnDeviceLists(Rule):
         key = self.key(semantic, name or "")
         if key not in self.lists or self.lists[key] is not None or not event.args:
             return
+        if self.indexes_a_loss(event.node.args[-1].value, semantic):
+            return  # `loss.data[0]`: a number before PyTorch 0.4, an IndexError since
         if _on_device(event.args[-1]):
             self.lists[key] = event.node
+
+    def indexes_a_loss(self, item: cst.BaseExpression, semantic: Semantic) -> bool:
+        """``loss.data[0]`` or ``loss[0]``, ``loss`` bound to what a loss returned."""
+        if not isinstance(item, cst.Subscript) or len(item.slice) != 1:
+            return False
+        index = item.slice[0].slice
+        if not (isinstance(index, cst.Index) and isinstance(index.value, cst.Integer)):
+            return False
+        base = item.value
+        if isinstance(base, cst.Attribute) and base.attr.value == "data":
+            base = base.value
+        name = dotted(base) or ""
+        return (semantic.function, name) in self.losses or (None, name) in self.losses
 
     def check_axes_plot(self, event: CallEvent) -> None:
         """``ax.imshow(frames[0])``: matplotlib turns its data into NumPy arrays."""
@@ -99,6 +124,27 @@ class NumpyOnDeviceLists(Rule):
             f"`can't convert cuda:0 device type tensor to numpy`; {hint}"
         )
         self.report(node, message)
+
+
+LOSS_FUNCTIONS = frozenset(
+    {"cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"}
+)
+
+
+def _is_loss(event: CallEvent) -> bool:
+    """A loss module (one without weights: ``nn.CrossEntropyLoss()``) or function
+    (``F.mse_loss``): it returns a 0-dim tensor unless told not to reduce."""
+    module = event.module
+    if module is not None:
+        built = module.origin if isinstance(module.origin, cst.Call) else None
+        return not module.weighted and (built is None or keyword(built, "reduction") is None)
+    qualified = event.qualified or ""
+    last = qualified.rsplit(".", 1)[-1]
+    if not qualified.startswith("torch.nn.functional."):
+        return False
+    return (last.endswith("_loss") or last in LOSS_FUNCTIONS) and (
+        keyword(event.node, "reduction") is None
+    )
 
 
 def _converter(qualified: str) -> str | None:

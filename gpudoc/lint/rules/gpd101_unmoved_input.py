@@ -8,11 +8,17 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gpudoc.lint.analysis.events import CallEvent, Semantic, StatementEvent
+from gpudoc.lint.analysis.events import (
+    BindingEvent,
+    CallEvent,
+    FunctionEvent,
+    Semantic,
+    StatementEvent,
+)
 from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.analysis.values import Place, Value
+from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, Report, Rule
-from gpudoc.lint.rules._helpers import move_after_binding
+from gpudoc.lint.rules._helpers import move_after_binding, moved_by_statement
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,9 @@ class Call:
     args: list[Argument]
     device_name: str | None
     """A name that holds the script's device in this scope, for fixes."""
+    typed_by_name: bool = False
+    """The module is a parameter of a function no call in the file reached, placed only
+    because its name and a ``device`` parameter say so (``def train(model, loader, device)``)."""
 
 
 class UnmovedInput(Rule):
@@ -69,7 +78,11 @@ class UnmovedInput(Rule):
     ## Known problems
     Batches moved by a helper function, a custom `collate_fn`, or a framework (Lightning,
     accelerate's `prepare`) are recognised as moved or unknown, never as host tensors. A module
-    wrapped in `nn.DataParallel` scatters host inputs itself and is not reported.
+    wrapped in `nn.DataParallel` scatters host inputs itself and is not reported. A function
+    whose callers are in other files (`def train_epoch(loader, model, device)`) cannot know
+    whether its `model` is wrapped: when it moves the targets of a batch but hands the inputs
+    to the model unmoved, that is the DataParallel idiom (pytorch/examples' imagenet) and it is
+    not reported there.
 
     ## Fix safety
     Unsafe: it changes where the batch lives. The fix moves every tensor the loop (or the
@@ -165,7 +178,7 @@ def test(model, device, test_loader):
         ),
     )
 
-    EVENTS = ("call", "statement")
+    EVENTS = ("call", "statement", "function", "binding")
 
     def __init__(self) -> None:
         super().__init__()
@@ -173,6 +186,27 @@ def test(model, device, test_loader):
         self.mixed_calls: list[Call] = []
         self.discarded: set[str] = set()
         """Names whose move a statement discarded (GPD103 reports them)."""
+        self.conventional: dict[cst.FunctionDef, dict[str, Value]] = {}
+        """Functions walked without a call: their module parameters, typed by name."""
+        self.rebound: set[tuple[cst.FunctionDef | None, str]] = set()
+        """(function, name) of modules the function itself moves or rebinds."""
+        self.half_moved: set[cst.CSTNode] = set()
+        """Loops and assignments that unpack a batch one of whose tensors is moved later
+        (``targets = targets.to(device)``)."""
+
+    def on_function(self, event: FunctionEvent, semantic: Semantic) -> None:
+        if not semantic.walked_for_call:
+            modules = {n: v for n, v in event.params.items() if v.kind is Kind.MODULE}
+            self.conventional[event.node] = modules
+
+    def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
+        before, after = event.previous, event.value
+        if after.kind is Kind.MODULE:
+            self.rebound.add((semantic.function_node, event.name))
+        if before is None or before.binding is None or not before.is_tensorish:
+            return
+        if after.is_tensorish and after.place is Place.DEVICE and before.place is Place.HOST:
+            self.half_moved.add(before.binding)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         module, node = event.module, event.node
@@ -184,13 +218,18 @@ def test(model, device, test_loader):
             for arg, value in zip(node.args, event.args, strict=True)
         ]
         name = event.module_name if module is not None else event.qualified
-        call = Call(node, name or "", module, args, semantic.device_name())
+        by_name = _typed_by_name(self.conventional, semantic, name, module)
+        by_name = by_name and (semantic.function_node, name) not in self.rebound
+        call = Call(node, name or "", module, args, semantic.device_name(), by_name)
         if module is not None:
             self.module_calls.append(call)
         if combines:
             self.mixed_calls.append(call)
 
     def on_statement(self, event: StatementEvent, semantic: Semantic) -> None:
+        moved = moved_by_statement(event)
+        if moved is not None:
+            self.rebound.add((semantic.function_node, moved))
         receiver, call = event.receiver, event.node.value
         if receiver is None or not receiver.is_tensorish or receiver.inplace_to:
             return
@@ -259,6 +298,8 @@ def test(model, device, test_loader):
                     continue
                 if arg.name is not None and LENGTHS.search(arg.name.rsplit(".", 1)[-1]):
                     continue
+                if call.typed_by_name and value.binding in self.half_moved:
+                    continue  # targets moved, inputs left for a DataParallel to scatter
                 shown = arg.name or context.code(arg.node)
                 device = call.device_name or "device"
                 why = "was on the device before" if module.stale else "is on the device"
@@ -273,6 +314,21 @@ def test(model, device, test_loader):
 
 
 HOST_PLACES = (Place.HOST, Place.MIXED)
+
+
+def _typed_by_name(
+    conventional: dict[cst.FunctionDef, dict[str, Value]],
+    semantic: Semantic,
+    name: str | None,
+    module: Value | None,
+) -> bool:
+    """``module`` is still what the parameter ``name`` held on entry to a function walked
+    without a call (nothing in the body moved or rebound it)."""
+    function = semantic.function_node
+    if module is None or name is None or function is None or semantic.walked_for_call:
+        return False
+    entry = conventional.get(function, {}).get(name)
+    return entry is not None and entry == module
 
 
 LENGTHS = re.compile(r"(^|_)(lens?|lengths?|seq_lens?|seq_lengths?|sizes)(_tensors?|_t)?$")

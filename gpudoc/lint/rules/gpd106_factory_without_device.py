@@ -8,9 +8,15 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.events import CallEvent, Semantic
-from gpudoc.lint.analysis.names import keyword
+from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
+from gpudoc.lint.analysis.names import dotted, keyword
+from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+from gpudoc.lint.rules._factory_uses import Uses, factory_inside
+from gpudoc.lint.rules._helpers import assigned_value
+
+LATER_MOVES = frozenset({"to", "cuda", "type_as"})
+"""A later ``h = h.cuda()`` (under ``if USE_CUDA:``) places what the factory made."""
 
 STEP_METHODS = frozenset(
     {
@@ -35,6 +41,8 @@ class FactoryCall:
     callers: tuple[str, ...]
     """The functions whose calls led here, outermost first (``forward`` for its helper)."""
     first_param_is_tensor: bool
+    definition: cst.FunctionDef | None = None
+    """The enclosing function itself."""
 
 
 def _step_method(factory: FactoryCall) -> str | None:
@@ -74,7 +82,17 @@ class FactoryWithoutDevice(Rule):
 
     ## Known problems
     `torch.zeros_like`, `x.new_zeros` and 0-dim `torch.tensor(1.0)` are correct and not reported.
-    A CPU tensor used only as an index is reported although PyTorch accepts it.
+    A tensor the same function moves later on some path (`h = torch.zeros(...)` then
+    `if USE_CUDA: h = h.cuda()`) is placed by its author and not reported, even when the
+    condition is a flag the linter cannot relate to the input's device.
+    A tensor whose name is only ever handed to a method of an object the linter cannot see
+    (`self.detector.head(features, rois, index)`, the detector built in another file and passed
+    to `__init__`) is not reported: that method may move it.
+    Neither is one handed to a function of the file that returns it moved
+    (`return create_variable(hidden)`, where `create_variable` calls `.cuda()` when CUDA is
+    available), nor one on the CPU arm of an availability test, nor one used only as an index
+    of other tensors (`tokens[batch, torch.randn(n).argsort()]`: PyTorch copies a CPU index to
+    the indexed tensor's device).
 
     ## Fix safety
     Unsafe: it adds `device=<first input>.device` (`self.device` in a Lightning `*_step`). For
@@ -125,14 +143,83 @@ model = RNN().cuda()
         ),
     )
 
-    EVENTS = ("call",)
+    EVENTS = ("call", "binding")
 
     def __init__(self) -> None:
         super().__init__()
         self.factories: list[FactoryCall] = []
         """Sized factories without ``device=`` inside functions."""
+        self.held: dict[tuple[int, str], cst.Call] = {}
+        """(scope, name) -> the factory call whose tensor the name holds."""
+        self.calls: set[cst.Call] = set()
+        """The calls in ``factories``."""
+        self.moved_later: set[cst.Call] = set()
+        """Factory calls whose tensor a later statement of the same function moves."""
+        self.bound: dict[cst.Call, tuple[cst.FunctionDef, str]] = {}
+        """Factory call -> the function and the plain name it is bound to."""
+        self.handed: set[cst.Name] = set()
+        """Names passed to a method of an object the linter knows nothing about."""
+
+    def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
+        """``h = torch.zeros(...)`` (also ``Variable(torch.zeros(...))``): ``h`` holds it."""
+        key = (semantic.scope_id, event.name)
+        self.held.pop(key, None)
+        value = assigned_value(event.statement, event.name)
+        factory = factory_inside(value, self.calls)
+        function = semantic.function_node
+        if factory is not None:
+            self.held[key] = factory
+            if function is not None and "." not in event.name:
+                self.bound.setdefault(factory, (function, event.name))
+
+    def note_move(self, event: CallEvent, semantic: Semantic) -> None:
+        """``h.cuda()`` / ``h.to(device)`` of a name holding a factory's tensor."""
+        if event.method in LATER_MOVES and isinstance(event.node.func, cst.Attribute):
+            name = dotted(event.node.func.value)
+            created = self.held.get((semantic.scope_id, name or ""))
+            if created is not None:
+                self.moved_later.add(created)
+
+    def note_placing_helper(self, event: CallEvent, semantic: Semantic) -> None:
+        """``create_variable(torch.zeros(...))`` / ``return cuda_variable(hidden)``: one of the
+        file's functions returns what it is given moved (``tensor.cuda()`` when CUDA is
+        available), so the factory's tensor is placed by it."""
+        result = event.result
+        if not (result.is_tensorish and result.place in (Place.DEVICE, Place.MIXED)):
+            return
+        if not semantic.is_local_function(event.node.func):
+            return
+        for arg in event.node.args:
+            value = arg.value
+            if isinstance(value, cst.Call) and value in self.calls:
+                self.moved_later.add(value)
+            elif isinstance(value, cst.Name):
+                created = self.held.get((semantic.scope_id, value.value))
+                if created is not None:
+                    self.moved_later.add(created)
+
+    def note_handed(self, event: CallEvent, semantic: Semantic) -> None:
+        """``self.head(features, rois, roi_index)`` with ``self.head`` an object of another
+        file the linter cannot see (a parameter of ``__init__``): its method may place what it
+        is given (``at.totensor(roi_index)``)."""
+        func = event.node.func
+        if event.qualified is not None or event.module is not None:
+            return
+        if not isinstance(func, cst.Attribute) or dotted(func.value) == "self":
+            return
+        if event.receiver is not None and event.receiver.kind is not Kind.UNKNOWN:
+            return
+        for arg in event.node.args:
+            if (
+                isinstance(arg.value, cst.Name)
+                and (semantic.scope_id, arg.value.value) in self.held
+            ):
+                self.handed.add(arg.value)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        self.note_move(event, semantic)
+        self.note_placing_helper(event, semantic)
+        self.note_handed(event, semantic)
         qualified = event.qualified or ""
         function = qualified[6:] if qualified.startswith("torch.") else ""
         if not (function in api.SHAPE_FACTORIES or function == "tensor"):
@@ -140,6 +227,8 @@ model = RNN().cuda()
         node, method = event.node, semantic.function
         if method is None or keyword(node, "device") is not None:
             return
+        if semantic.on_cpu_path:
+            return  # `else:` of `if torch.cuda.is_available():`: the CPU is the device there
         first = node.args[0].value if node.args else None
         if function == "tensor" and isinstance(first, cst.Integer | cst.Float):
             return  # a 0-dim tensor: combined with tensors on any device
@@ -154,8 +243,10 @@ model = RNN().cuda()
             first_param,
             semantic.call_chain[:-1],
             held is not None and held.is_tensorish,
+            semantic.function_node,
         )
         self.factories.append(factory)
+        self.calls.add(node)
 
     def finish(self, context: Context) -> Iterator[Report]:
         flags = context.flags
@@ -163,7 +254,9 @@ model = RNN().cuda()
             return
         for factory in self.factories:
             step = _step_method(factory)
-            if step is None or factory.moved_after:
+            if step is None or factory.moved_after or factory.call in self.moved_later:
+                continue
+            if self.only_handed_over(factory.call) or self.only_an_index(factory):
                 continue
             if step == "forward" and not factory.in_module_class:
                 continue
@@ -183,6 +276,33 @@ model = RNN().cuda()
                 edit = NodeEdit(factory.call.args[-1].value, f", {hint}", "after")
                 fix = FixSpec((edit,), safe=False, description=hint)
             yield Report(factory.call, message, fix)
+
+    def only_handed_over(self, call: cst.Call) -> bool:
+        """The tensor's name is bound once and only ever passed to unknown objects' methods."""
+        bound = self.bound.get(call)
+        if bound is None:
+            return False
+        uses = Uses(bound[1], call)
+        bound[0].body.visit(uses)
+        return uses.bindings == 1 and bool(uses.loads) and all(n in self.handed for n in uses.loads)
+
+    def only_an_index(self, factory: FactoryCall) -> bool:
+        """The tensor only indexes other tensors (``x[torch.arange(b)[:, None], idx]``, or a
+        name bound to it and read only in indices): PyTorch copies a CPU index to the indexed
+        tensor's device, so nothing fails (at most a copy: GPD901's business)."""
+        bound = self.bound.get(factory.call)
+        function = bound[0] if bound is not None else factory.definition
+        if function is None:
+            return False
+        uses = Uses(bound[1] if bound is not None else None, factory.call)
+        function.body.visit(uses)
+        if bound is None:
+            return uses.call_in_index
+        return (
+            uses.bindings == 1
+            and bool(uses.loads)
+            and all(n in uses.index_loads for n in uses.loads)
+        )
 
 
 def _first_parameter(function: cst.FunctionDef | None) -> str | None:

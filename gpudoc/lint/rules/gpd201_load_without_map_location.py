@@ -54,6 +54,8 @@ class LoadWithoutMapLocation(Rule):
     A checkpoint known to hold CPU tensors but written elsewhere is still reported; add
     `# noqa: GPD201`. The saved and loaded paths are compared as text: a path rebuilt differently
     (`os.path.join(d, "m.pt")` against `d + "/m.pt"`) counts as an outside checkpoint.
+    A wrapper that forwards its keyword arguments (`torch.load(f, **kwargs)`) is not reported: its
+    callers choose the map location.
 
     ## Fix safety
     Unsafe: it changes where the loaded tensors live. The fix passes the script's own device
@@ -211,6 +213,8 @@ torch.save(model.state_dict(), "snapshot.pt")
         node = event.node
         if event.qualified == "torch.load":
             positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+            if any(arg.star == "**" for arg in node.args):
+                return  # `torch.load(f, **kwargs)`: the wrapper's callers choose map_location
             if len(positional) < 2 and keyword(node, "map_location") is None:
                 self.unmapped[id(node)] = semantic.device_name()  # the last walk's, as before
         elif is_process_group_init(event.qualified):

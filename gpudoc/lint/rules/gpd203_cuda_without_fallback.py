@@ -52,7 +52,9 @@ class CudaWithoutFallback(Rule):
     for a GPU accelerator:
     Colab's `"accelerator": "GPU"`, Kaggle's). `torch.device("cuda:N")` objects that never
     allocate (dict keys, comparison operands) are not reported. A guard in a caller counts
-    only where the walk reaches the helper through that call.
+    only where the walk reaches the helper through that call. A `"cpu"` keyword of another
+    library's call (`summary(model, shape, device="cpu")`) is no CPU path of a file that builds
+    its model on CUDA (`Net(...).cuda()`).
     """
 
     CODE = "GPD203"
@@ -164,9 +166,12 @@ def nopeak_mask(size):
         walk(context.module, declared)
         if declared.needs_gpu:
             return  # checked in a decorator or an assert, or a required --device cuda
-        evidence = scan(context.module).cpu_path
+        found = scan(context.module)
+        evidence = found.cpu_path
         if evidence is None:
             return  # a script for GPUs only: it offers no CPU path to break
+        if found.cpu_path_is_weak and any(_born_on_cuda(m.node) for m in unguarded):
+            return  # `Net(...).cuda()`: built on the GPU; the "cpu" was a library's option
         for mention in unguarded:
             if id(mention.node) in declared.inert:
                 continue
@@ -226,6 +231,17 @@ class _Declared(cst.CSTVisitor):
     def visit_Comparison(self, node: cst.Comparison) -> None:
         self.inert.add(id(node.left))
         self.inert.update(id(target.comparator) for target in node.comparisons)
+
+
+def _born_on_cuda(node: cst.CSTNode) -> bool:
+    """``BetaVAE(3, 10).cuda()``: an object moved to CUDA as it is constructed."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+        return False
+    built = node.func.value
+    if node.func.attr.value not in ("cuda", "to") or not isinstance(built, cst.Call):
+        return False
+    name = (dotted(built.func) or "").rsplit(".", 1)[-1]
+    return name[:1].isupper()
 
 
 AVAILABILITY = ("cuda.is_available", "cuda.device_count", "accelerator.is_available")

@@ -6,10 +6,11 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpudoc.lint.analysis.events import CallEvent, Semantic
+from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.rules._helpers import assigned_value
 
 
 class ShuffleWithCudaDefaultDevice(Rule):
@@ -43,8 +44,9 @@ class ShuffleWithCudaDefaultDevice(Rule):
     ```
 
     ## Known problems
-    The whole file counts: a default device set in one function and a loader built in another
-    are reported together. A `with torch.device("cuda"):` block is not recognised.
+    Only loaders built or iterated (`for ... in loader`, `iter(loader)`) after the switch, in the
+    order the script runs (functions where they are called, notebook cells in order), are
+    reported.
     """
 
     CODE = "GPD502"
@@ -83,13 +85,15 @@ import torch
 import torch.utils.data
 loader = torch.utils.data.DataLoader(list(range(8)), shuffle=True)
 torch.set_default_tensor_type(torch.cuda.FloatTensor)
+for batch in loader:
+    print(batch)
 """,
             line=3,
             col=10,
         ),
     )
 
-    EVENTS = ("call",)
+    EVENTS = ("call", "binding")
 
     def __init__(self) -> None:
         super().__init__()
@@ -99,9 +103,34 @@ torch.set_default_tensor_type(torch.cuda.FloatTensor)
         """``DataLoader(..., shuffle=True)`` with neither ``generator=`` nor a sampler."""
         self.in_context: list[tuple[cst.Call, cst.BaseExpression]] = []
         """Such loaders inside ``with torch.device(<CUDA or the script's device>):``."""
+        self.early: dict[str, cst.Call] = {}
+        """Such loaders built before any switch, by the name bound to them."""
+        self.built_early: set[cst.Call] = set()
+
+    def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
+        """``loader = DataLoader(...)`` before the switch; ``for batch in loader`` after it."""
+        statement = event.statement
+        if isinstance(statement, cst.For):
+            self.drawn(statement.iter)
+            return
+        value = assigned_value(statement, event.name)
+        if isinstance(value, cst.Call) and value in self.built_early:
+            self.early[event.name] = value
+
+    def drawn(self, iterated: cst.BaseExpression) -> None:
+        """A loader built before the switch draws its batches after it: the sampler runs now."""
+        if not self.defaults:
+            return
+        while isinstance(iterated, cst.Call) and iterated.args:
+            iterated = iterated.args[0].value  # enumerate(loader), iter(loader), tqdm(loader)
+        loader = self.early.pop(dotted(iterated) or "", None)
+        if loader is not None:
+            self.loaders.append(loader)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         qualified = event.qualified or ""
+        if dotted(event.node.func) == "iter":
+            self.drawn(event.node)
         if not qualified.startswith("torch."):
             return
         node = event.node
@@ -112,8 +141,10 @@ torch.set_default_tensor_type(torch.cuda.FloatTensor)
             context = semantic.default_device_context
             if context is not None and _context_names_cuda(context, semantic):
                 self.in_context.append((node, context))
-            else:
+            elif self.defaults:
                 self.loaders.append(node)
+            else:  # a notebook cell above `set_default_tensor_type`: drawn from before it
+                self.built_early.add(node)
 
     def finish(self, context: Context) -> Iterator[Report]:
         for loader, device in self.in_context:

@@ -1,0 +1,127 @@
+"""nn.Module subclasses that hold no parameters, buffers or submodules: a loss written as a
+module (``class DiceLoss(nn.Module)`` with only a ``forward``) runs wherever its inputs are, so
+it never needs moving. Read from the class's text alone, and only when that text is certain:
+any attribute the class stores that could be a module or a tensor makes it count as weighted."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+import libcst as cst
+
+from gpudoc.lint.analysis.names import ImportTable, dotted
+
+PLAIN_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+REGISTERS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
+SETATTR = frozenset({"setattr", "self.__setattr__", "object.__setattr__"})
+
+
+def holds_nothing(node: cst.ClassDef, imports: ImportTable) -> bool:
+    """``node`` derives from ``nn.Module`` alone, defines ``forward``, and none of its methods
+    stores anything but literals (``self.reduction = "mean"``, or a parameter whose default is
+    one)."""
+    if not node.bases or any(
+        (imports.qualify(base.value) or "") not in PLAIN_BASES for base in node.bases
+    ):
+        return False
+    return _body_holds_nothing(node)
+
+
+@lru_cache(maxsize=256)
+def _body_holds_nothing(node: cst.ClassDef) -> bool:
+    """Its own ``forward`` and nothing stored: a stub (``class Net(nn.Module): pass``) stands
+    for a real model and counts as weighted."""
+    methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
+    if not any(method.name.value == "forward" for method in methods):
+        return False
+    for statement in node.body.body:
+        if isinstance(statement, cst.FunctionDef):
+            if not _method_holds_nothing(statement):
+                return False
+        elif not _harmless_class_statement(statement):
+            return False
+    return True
+
+
+def _harmless_class_statement(statement: cst.BaseStatement | cst.BaseSmallStatement) -> bool:
+    """A docstring, ``pass`` or a literal constant at class level."""
+    if isinstance(statement, cst.BaseSmallStatement):
+        smalls: Sequence[cst.BaseSmallStatement] = [statement]  # `class L(nn.Module): pass`
+    elif isinstance(statement, cst.SimpleStatementLine):
+        smalls = statement.body
+    else:
+        return False
+    for small in smalls:
+        if isinstance(small, cst.Pass):
+            continue
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.BaseString):
+            continue
+        if isinstance(small, cst.Assign) and _literal(small.value):
+            continue
+        return False
+    return True
+
+
+def _method_holds_nothing(method: cst.FunctionDef) -> bool:
+    literal_params = {
+        param.name.value
+        for param in [*method.params.params, *method.params.kwonly_params]
+        if param.default is not None and _literal(param.default)
+    }
+    visitor = _Stores(literal_params)
+    method.body.visit(visitor)
+    return not visitor.stores
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.BaseString | cst.Integer | cst.Float):
+        return True
+    if isinstance(node, cst.UnaryOperation):
+        return _literal(node.expression)
+    return isinstance(node, cst.Name) and node.value in ("True", "False")
+
+
+class _Stores(cst.CSTVisitor):
+    """Finds what could give the module a parameter, buffer or submodule."""
+
+    def __init__(self, literal_params: set[str]) -> None:
+        self.literal_params = literal_params
+        self.stores = False
+
+    def _stored(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        if not _on_self(target):
+            return
+        harmless = value is not None and (
+            _literal(value) or (isinstance(value, cst.Name) and value.value in self.literal_params)
+        )
+        self.stores |= not harmless
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._stored(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._stored(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._stored(node.target, node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        registers = isinstance(func, cst.Attribute) and func.attr.value in REGISTERS
+        self.stores |= registers or dotted(func) in SETATTR
+
+
+def _on_self(target: cst.BaseExpression) -> bool:
+    """``self.x`` (also ``self.x[i]``, and inside tuple targets)."""
+    if isinstance(target, cst.Tuple | cst.List):
+        return any(_on_self(element.value) for element in target.elements)
+    if isinstance(target, cst.Subscript):
+        return _on_self(target.value)
+    if isinstance(target, cst.Attribute):
+        root: cst.BaseExpression = target
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        return isinstance(root, cst.Name) and root.value == "self"
+    return False

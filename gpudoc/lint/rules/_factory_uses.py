@@ -1,0 +1,77 @@
+"""Where GPD106's factory tensors go inside their function: read from the function's text."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+class Uses(cst.CSTVisitor):
+    """Where a function binds and reads ``name``, and which reads (or the ``call`` itself) are
+    indices of a subscript (``x[batch, idx]``, ``x[torch.arange(b)[:, None]]``)."""
+
+    def __init__(self, name: str | None, call: cst.Call) -> None:
+        self.name = name
+        self.call = call
+        self.bindings = 0
+        self.targets: set[cst.Name] = set()
+        self.loads: list[cst.Name] = []
+        self.index_loads: set[cst.Name] = set()
+        self.call_in_index = False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        for target in _names(node.target):
+            self.targets.add(target)
+            self.bindings += target.value == self.name
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name and node not in self.targets:
+            self.loads.append(node)
+
+    def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
+        if not isinstance(node.slice, cst.Index):
+            return
+        root = _chain_root(node.slice.value, self.call)
+        if root is self.call:
+            self.call_in_index = True
+        elif isinstance(root, cst.Name) and root.value == self.name:
+            self.index_loads.add(root)
+
+
+def _chain_root(expr: cst.BaseExpression, call: cst.Call) -> cst.BaseExpression:
+    """What a chain of methods and subscripts starts from (``idx`` in ``idx.long()[:, None]``),
+    stopping at ``call``."""
+    while expr is not call:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
+        elif isinstance(expr, cst.Subscript):
+            expr = expr.value
+        else:
+            break
+    return expr
+
+
+def _names(target: cst.BaseExpression) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, cst.Tuple | cst.List):
+        return [n for element in target.elements for n in _names(element.value)]
+    return []
+
+
+def factory_inside(value: cst.BaseExpression | None, factories: set[cst.Call]) -> cst.Call | None:
+    """The factory call ``value`` is, or wraps as a first argument, a method chain's receiver or
+    a subscript's base (``Variable(torch.zeros(n))``, ``torch.randn(s).argsort()[..., :k]``)."""
+    while isinstance(value, cst.Call | cst.Subscript):
+        if isinstance(value, cst.Subscript):
+            value = value.value
+        elif value in factories:
+            return value
+        elif isinstance(value.func, cst.Attribute) and isinstance(
+            value.func.value, cst.Call | cst.Subscript
+        ):
+            value = value.func.value
+        elif value.args and value.args[0].keyword is None:
+            value = value.args[0].value
+        else:
+            return None
+    return None
