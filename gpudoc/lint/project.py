@@ -22,7 +22,9 @@ MAX_MODULE_BYTES = 200_000
 MAX_LEVELS_UP = 4
 INSTALLED = frozenset({"site-packages", "dist-packages"})
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
-FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import\b", re.M)
+FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\(?([\w, \t]*)", re.M)
+IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w., \t]+)", re.M)
+AS_NAME = re.compile(r"[ \t]+as[ \t]+\w+")
 
 
 @dataclass
@@ -88,12 +90,24 @@ def _module_file(base: Path, parts: list[str]) -> Path | None:
 
 def dependencies(source: str, importer: str) -> list[Path]:
     """The project files ``source`` imports from, found by a text scan (for cache keys)."""
-    found: list[Path] = []
+    wanted: list[tuple[str, int]] = []
     for match in FROM_IMPORT.finditer(source):
-        path = resolve(importer, match.group(2), len(match.group(1)))
+        dots, module, names = match.groups()
+        wanted.append((module, len(dots)))
+        # `from . import utils`: the names may be modules themselves
+        wanted += [(f"{module}.{name}", len(dots)) for name in _names(names)]
+    for match in IMPORT.finditer(source):
+        wanted += [(name, 0) for name in _names(match.group(1))]
+    found: list[Path] = []
+    for module, level in wanted:
+        path = resolve(importer, module, level)
         if path is not None and path not in found:
             found.append(path)
     return found
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in AS_NAME.sub("", text).split(",") if name.strip()]
 
 
 @lru_cache(maxsize=64)

@@ -109,3 +109,61 @@ def test_installed_packages_are_never_the_project(tmp_path: Path) -> None:
     script.write_text("from torch import load\nfrom .utils import helper\n")
     assert resolve(str(script), "torch", 0) is None
     assert resolve(str(script), "utils", 1) == package / "utils.py"
+
+
+HELPERS = """\
+import torch
+
+
+def normalize(batch):
+    mean = batch.new_tensor([0.5, 0.5, 0.5]).view(-1, 1, 1)
+    return (batch - mean) / 0.25
+"""
+
+STYLE = """\
+import torch
+{import_line}
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+vgg = torch.nn.Conv2d(3, 8, 3).to(device)
+loader = torch.utils.data.DataLoader(dataset, batch_size=4)
+for x, _ in loader:
+    y = vgg(x.to(device))
+    x = {name}.normalize(x)
+    vgg(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("import_line", "name"),
+    [
+        ("import helpers", "helpers"),
+        ("import helpers as H", "H"),
+        ("from . import helpers", "helpers"),
+    ],
+)
+def test_a_module_of_the_project_imported_whole_is_followed(
+    tmp_path: Path, import_line: str, name: str
+) -> None:
+    """``import utils`` then ``utils.normalize(x)``: the helper keeps x on the host (the
+    fast_neural_style bug of pytorch/examples)."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helpers.py").write_text(HELPERS)
+    script = package / "train.py"
+    script.write_text(STYLE.format(import_line=import_line, name=name))
+    result = lint_paths([str(script)], jobs=1, use_cache=False)
+    assert {(f.line, f.code) for f in result.findings} == {(10, "GPD101")}
+    assert package / "helpers.py" in dependencies(script.read_text(), str(script))
+
+
+def test_a_module_name_rebound_locally_is_not_the_module(tmp_path: Path) -> None:
+    """``helpers = Normalizer()`` hides the module: its ``normalize`` is not the project's."""
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    script = tmp_path / "train.py"
+    source = STYLE.format(import_line="import helpers", name="helpers")
+    source = source.replace("for x, _", "helpers = Normalizer()\nfor x, _")
+    script.write_text(source)
+    result = lint_paths([str(script)], jobs=1, use_cache=False)
+    assert (11, "GPD101") not in {(f.line, f.code) for f in result.findings}

@@ -60,15 +60,40 @@ def project_names(node: cst.ImportFrom, importer: str) -> dict[str, tuple[Path, 
     return names
 
 
-def load_name(
-    path: Path, name: str
-) -> tuple[cst.FunctionDef, Home] | tuple[cst.ClassDef, ImportTable] | None:
-    """The function (with its home) or class (with its module's imports) ``name`` in ``path``."""
+def project_modules(node: cst.Import | cst.ImportFrom, importer: str) -> dict[str, Path]:
+    """The project's own modules an import binds as names: ``import utils`` (``utils``),
+    ``import utils as U`` (``U``), ``from . import utils`` (``utils``): local name -> file.
+    ``import a.b`` binds ``a``, a package: its submodules are not followed."""
+    found: dict[str, Path] = {}
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            name = dotted(alias.name) or ""
+            asname = alias.asname.name if alias.asname is not None else None
+            if "." in name and not isinstance(asname, cst.Name):
+                continue
+            path = project.resolve(importer, name, 0)
+            if path is not None:
+                found[asname.value if isinstance(asname, cst.Name) else name] = path
+        return found
+    if isinstance(node.names, cst.ImportStar):
+        return found
+    package = (dotted(node.module) or "") if node.module is not None else ""
+    for alias in node.names:
+        name = dotted(alias.name) or ""
+        path = project.resolve(importer, f"{package}.{name}", len(node.relative))
+        if path is not None:
+            asname = alias.asname.name if alias.asname is not None else None
+            found[asname.value if isinstance(asname, cst.Name) else name] = path
+    return found
+
+
+def load_name(path: Path, name: str) -> tuple[cst.FunctionDef | cst.ClassDef, Home] | None:
+    """The function or class ``name`` in ``path``, with its home module."""
     parsed = project.load(path)
     if parsed is None:
         return None
     if name in parsed.functions:
         return parsed.functions[name], _home(parsed)
     if name in parsed.classes:
-        return parsed.classes[name], _home(parsed).imports
+        return parsed.classes[name], _home(parsed)
     return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 
 import libcst as cst
 
@@ -30,7 +31,7 @@ from gpudoc.lint.analysis.functions import (
     moves_anything,
     returns_moved,
 )
-from gpudoc.lint.analysis.homes import Home, load_name, project_names
+from gpudoc.lint.analysis.homes import Home, load_name, project_modules, project_names
 from gpudoc.lint.analysis.names import (
     ImportTable,
     bound_names,
@@ -68,6 +69,8 @@ class Analyzer(ClassFacts):
         """For each function being walked: whether each of its returns is on the CPU path of
         a device guard of its own body."""
         self.cpu_path_at_entry: list[int] = []
+        self.project_module_names: dict[str, Path] = {}
+        """Names bound to the project's own modules (``import utils``)."""
         self.plain_classes: dict[str, Scope] = {}
         """The file's classes that are neither modules nor datasets, with their class scope:
         their methods are walked where an instance calls them, with the call's values."""
@@ -241,7 +244,7 @@ class Analyzer(ClassFacts):
                 self.eval(node.target)  # `cm[t, p] += 1` reads and writes at those indices
         elif isinstance(node, cst.Import | cst.ImportFrom):
             self.imports.add(node)
-            if isinstance(node, cst.ImportFrom) and self.path is not None:
+            if self.path is not None:
                 self.import_project_names(node)
         elif isinstance(node, cst.Return):
             value = self.eval(node.value) if node.value is not None else UNKNOWN
@@ -377,7 +380,8 @@ class Analyzer(ClassFacts):
         home = self.homes.get(node)
         saved = self.imports, self.local_functions
         if home is not None:  # another file's function: its own imports and siblings
-            self.imports, self.local_functions, parent = home.imports, home.functions, home.scope
+            self.imports, self.local_functions = home.imports, home.functions
+            parent = parent if is_method else home.scope
         start = self.step
         try:
             result, scope = self.walk_function(node, parent, arguments)
@@ -448,12 +452,30 @@ class Analyzer(ClassFacts):
         result = join_envs([{"": value} for value in returned], "unrelated").get("", UNKNOWN)
         return result, scope
 
-    def import_project_names(self, node: cst.ImportFrom) -> None:
-        """``from model import Net``: the project's own function or class, not a library's."""
+    def import_project_names(self, node: cst.Import | cst.ImportFrom) -> None:
+        """``from model import Net``, ``import utils``: the project's own function, class or
+        module, not a library's."""
         assert self.path is not None
-        for local, where in project_names(node, self.path).items():
+        if isinstance(node, cst.ImportFrom):
+            for local, where in project_names(node, self.path).items():
+                self.imports.aliases.pop(local, None)
+                self.project_imports[local] = where
+        for local, path in project_modules(node, self.path).items():
             self.imports.aliases.pop(local, None)
-            self.project_imports[local] = where
+            self.project_imports.pop(local, None)
+            self.project_module_names[local] = path
+
+    def project_member(self, func: cst.Attribute) -> str | None:
+        """``utils.normalize_batch`` of ``import utils``, a project module: its name as the
+        walk knows it (read the first time it is called)."""
+        base = dotted(func.value)
+        path = self.project_module_names.get(base or "")
+        if base is None or path is None or self.scope.lookup(base) is not None:
+            return None
+        name = f"{base}.{func.attr.value}"
+        if name not in self.local_functions and name not in self.plain_classes:
+            self.project_imports.setdefault(name, (path, func.attr.value))
+        return name
 
     def resolve_project_name(self, local: str) -> None:
         """Read what an imported project name stands for, the first time it matters."""
@@ -461,24 +483,34 @@ class Analyzer(ClassFacts):
         found = load_name(*where) if where is not None else None
         if found is None:
             return
-        definition, context = found
-        if isinstance(definition, cst.FunctionDef) and isinstance(context, Home):
+        definition, home = found
+        if isinstance(definition, cst.FunctionDef):
             self.local_functions[local] = definition
-            self.homes[definition] = context
+            self.homes[definition] = home
             return
-        if not isinstance(definition, cst.ClassDef) or not isinstance(context, ImportTable):
-            return
-        saved, self.imports = self.imports, context
+        saved, self.imports = self.imports, home.imports
         try:
             kind = self.class_kind(definition)
         finally:
             self.imports = saved
-        if kind == "dataset":
+        if kind is None:  # a plain class (a trainer, a schedule): walked where it is used
+            self.plain_classes[local] = self.foreign_class_scope(definition, home)
+        elif kind == "dataset":
             self.local_classes[local] = "dataset"
             if moves_anything(definition):  # its batches' place is not known then
                 self.device_datasets.add(local)
         elif kind is not None:
             self.local_classes[local] = ModuleClass(local, definition, kind == "lightning")
+
+    def foreign_class_scope(self, node: cst.ClassDef, home: Home) -> Scope:
+        """The scope of a plain class of another project module: its methods, walked with
+        their home's imports where this file's instances call them."""
+        scope = Scope(parent=home.scope, function="")
+        for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+            if isinstance(statement, cst.FunctionDef):
+                scope.methods[statement.name.value] = statement
+                self.homes[statement] = home
+        return scope
 
     def facts_of(self, node: cst.FunctionDef) -> FunctionSyntax:
         """What a function's text says (its local names, whether it returns moved tensors):
@@ -520,6 +552,8 @@ class Analyzer(ClassFacts):
     def eval_named_call(self, node: cst.Call, name: str) -> Value:
         """``Trainer(model)`` runs ``__init__`` with the call's values; ``predictor(images)``
         runs the instance's ``__call__``."""
+        if name in self.project_imports:
+            self.resolve_project_name(name)
         held = self.scope.lookup(name)
         scope = self.plain_classes.get(name) if held is None else None
         if scope is not None:
@@ -534,7 +568,10 @@ class Analyzer(ClassFacts):
 
     def eval_method(self, node: cst.Call, func: cst.Attribute) -> Value:
         """``trainer.step(batch)`` (or ``Trainer(model).fit(loader)``) walks the method with
-        the call's values."""
+        the call's values; ``utils.helper(x)`` calls a project module's function."""
+        member = self.project_member(func)
+        if member is not None:
+            return self.eval_named_call(node, member)
         name = dotted(func.value)
         held = self.scope.lookup(name) if name is not None else None
         constructor = func.value
