@@ -57,7 +57,14 @@ def _check(source: str, path: str) -> tuple[list[Finding], str | None]:
 
 
 def _selected(findings: list[Finding], config: LintConfig, path: str) -> list[Finding]:
-    return [f for f in findings if config.enabled(f.code, not f.code.startswith("GPD9"), path)]
+    """The enabled findings; one in another project file (found through this file's calls)
+    follows that file's per-file-ignores and exclusion."""
+    return [
+        f
+        for f in findings
+        if config.enabled(f.code, not f.code.startswith("GPD9"), f.path)
+        and (f.path == path or not config.excluded(f.path))
+    ]
 
 
 def decode(data: bytes) -> str:

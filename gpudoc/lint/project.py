@@ -33,6 +33,7 @@ class ProjectModule:
 
     path: Path
     module: cst.Module
+    source: str
     imports: list[cst.Import | cst.ImportFrom] = field(default_factory=list)
     functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
     classes: dict[str, cst.ClassDef] = field(default_factory=dict)
@@ -54,6 +55,23 @@ def resolve(importer: str, module: str, level: int) -> Path | None:
         found = _module_file(directory, parts)
         if found is not None:
             return found
+    return _from_ancestor(here, parts)
+
+
+def _from_ancestor(start: Path, parts: list[str]) -> Path | None:
+    """``from pipeline.trainer import Trainer`` in ``pipeline/mnist/run.py`` with no root
+    marker: the script is run from the directory that holds ``pipeline/`` (``python -m
+    pipeline.mnist.run``), a few levels up. Only a dotted import is looked for there: a plain
+    ``import utils`` in a parent directory is too likely someone else's."""
+    if len(parts) < 2:
+        return None
+    for parent in list(start.parents)[:MAX_LEVELS_UP]:
+        if parent.name in INSTALLED:
+            return None
+        if (parent / parts[0]).is_dir():
+            return _module_file(parent, parts)
+        if any((parent / marker).exists() for marker in ROOT_MARKERS):
+            return None
     return None
 
 
@@ -119,7 +137,7 @@ def _parsed(path: Path, mtime_ns: int) -> ProjectModule | None:
         return None
     except Exception:  # the parser is not ours: an unparseable helper is just not followed
         return None
-    parsed = ProjectModule(path, module)
+    parsed = ProjectModule(path, module, text)
     for statement in module.body:
         if isinstance(statement, cst.FunctionDef):
             parsed.functions[statement.name.value] = statement

@@ -24,6 +24,7 @@ class Home:
 
     imports: ImportTable
     functions: dict[str, cst.FunctionDef]
+    parsed: project.ProjectModule
     scope: Scope = field(default_factory=Scope)
 
 
@@ -34,7 +35,7 @@ def _home(parsed: project.ProjectModule) -> Home:
         imports = ImportTable()
         for statement in parsed.imports:
             imports.add(statement)
-        home = _homes[key] = Home(imports, parsed.functions)
+        home = _homes[key] = Home(imports, parsed.functions, parsed)
     return home
 
 

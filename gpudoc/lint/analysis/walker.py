@@ -42,6 +42,7 @@ from gpudoc.lint.analysis.names import (
 from gpudoc.lint.analysis.scope import Scope, parameter_values
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, element_of
+from gpudoc.lint.project import ProjectModule
 
 ENTRY_METHODS = frozenset(
     [
@@ -392,17 +393,28 @@ class Analyzer(ClassFacts):
         summaries[shapes] = result
         if self.bus.wants("walked"):
             self.emit("walked", WalkedCallEvent(node, call, is_method, home is not None, start))
-        self.moved_in_place(call, arguments, scope)
+        self.moved_in_place(call, arguments, scope, is_method)
         return result
 
-    def moved_in_place(self, call: cst.Call, arguments: dict[str, Value], scope: Scope) -> None:
-        """``def place(model, device): model.to(device)``: the caller's module moved too."""
-        for param, name in argument_names(scope.function_node, call).items():
+    def moved_in_place(
+        self, call: cst.Call, arguments: dict[str, Value], scope: Scope, is_method: bool
+    ) -> None:
+        """``def place(model, device): model.to(device)``, or a trainer's ``self.model =
+        model.to(device)``: the caller's module moved too (a module moves in place)."""
+        owner = scope.parent if scope.parent is not None and scope.parent.function == "" else None
+        placed = [
+            value.origin
+            for env in (scope.env, owner.env if owner is not None else {})
+            for value in env.values()
+            if value.kind is Kind.MODULE and value.place is Place.DEVICE and value.origin
+        ]
+        for param, name in argument_names(scope.function_node, call, is_method).items():
             given, final = arguments.get(param), scope.env.get(param)
-            if given is None or final is None or given.kind is not Kind.MODULE:
+            if given is None or given.kind is not Kind.MODULE or given.place is Place.DEVICE:
                 continue
-            placed_here = final.kind is Kind.MODULE and final.place is Place.DEVICE
-            if placed_here and given.place is not Place.DEVICE:
+            placed_here = final is not None and final.kind is Kind.MODULE
+            placed_here = placed_here and final is not None and final.place is Place.DEVICE
+            if placed_here or (given.origin is not None and given.origin in placed):
                 self.assign_name(name, given.with_place(Place.DEVICE))
 
     def walk_function(
@@ -511,6 +523,13 @@ class Analyzer(ClassFacts):
                 scope.methods[statement.name.value] = statement
                 self.homes[statement] = home
         return scope
+
+    def project_files(self) -> list[ProjectModule]:
+        """The project modules whose functions or methods the walk went through."""
+        found: dict[int, ProjectModule] = {}
+        for home in self.homes.values():
+            found.setdefault(id(home.parsed), home.parsed)
+        return list(found.values())
 
     def facts_of(self, node: cst.FunctionDef) -> FunctionSyntax:
         """What a function's text says (its local names, whether it returns moved tensors):
