@@ -85,7 +85,11 @@ class CallEvaluator(Evaluator):
             return self.call_value(node)
         result = self.call_value(node)
         func = node.func
-        args, receiver = self.call_operands.pop(node, ((), None))
+        pending = self.call_operands.get(node)
+        # a recursive method's call is evaluated again inside its own walk: innermost first
+        args, receiver = pending.pop() if pending else ((), None)
+        if len(args) != len(node.args):
+            args = tuple(UNKNOWN for _ in node.args)
         method = func.attr.value if isinstance(func, cst.Attribute) else None
         name, module, combines = self.call_roles.pop(node, (None, None, False))
         qualified = self.imports.qualify(func)
@@ -167,7 +171,7 @@ class CallEvaluator(Evaluator):
     def eval_args(self, node: cst.Call, receiver: Value | None = None) -> list[Value]:
         values = [self.eval(arg.value) for arg in node.args]
         if self.bus.wants("call"):  # for the call event, without evaluating anything twice
-            self.call_operands[node] = (tuple(values), receiver)
+            self.call_operands.setdefault(node, []).append((tuple(values), receiver))
         return values
 
     # -- calls of plain names: local classes, modules held in variables, builtins ------------
@@ -186,6 +190,10 @@ class CallEvaluator(Evaluator):
             unplaced = local.places_itself or self.device_context or placed_parts
             place = Place.UNKNOWN if unplaced else Place.HOST
             return Value(Kind.MODULE, place, weighted=True, managed=local.lightning, origin=node)
+        if callee is not None and callee.kind is Kind.UNKNOWN and callee.place is Place.DEVICE:
+            # `decoder = Decoder(...)` from a file not read, then `decoder.cuda()`: only a
+            # module is both moved and called
+            callee = replace(callee, kind=Kind.MODULE, weighted=True)
         if callee is not None and callee.kind is Kind.MODULE:
             return self.module_call(node, name, callee, args)
         if callee is not None and callee.source in ("transform", "tokenizer"):

@@ -56,7 +56,7 @@ class Evaluator:
         self.flags = FileFlags()
         """What the walk found about the whole file (complete once it is over)."""
         self.bus = bus if bus is not None else EventBus()
-        self.call_operands: dict[cst.Call, tuple[tuple[Value, ...], Value | None]] = {}
+        self.call_operands: dict[cst.Call, list[tuple[tuple[Value, ...], Value | None]]] = {}
         self.call_roles: dict[cst.Call, tuple[str | None, Value | None, bool]] = {}
         """For the call event: the module a call calls (its name and value), and whether the
         call combines its tensor arguments."""
