@@ -10,6 +10,7 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CallEvent, Semantic
 from gpudoc.lint.analysis.names import keyword
+from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 
 STEP_METHODS = frozenset(
@@ -50,7 +51,9 @@ class FactoryWithoutDevice(Rule):
     ## What it does
     Finds `torch.zeros(...)`, `torch.ones`, `torch.randn`, `torch.arange`, `torch.tensor([...])`
     and similar calls inside `forward`, `init_hidden` or a Lightning `*_step` method with no
-    `device=` argument and no `.to(...)` / `.type_as(...)` on the result.
+    `device=` argument and no `.to(...)` / `.type_as(...)` on the result; and anywhere, such a
+    factory handed as the gradient of outputs on the device (`grad_outputs=` of
+    `torch.autograd.grad`, the argument of `out.backward(...)`: a WGAN gradient penalty).
 
     ## Why is this bad?
     The new tensor is created on the CPU whatever device the input is on; as soon as the model
@@ -99,6 +102,15 @@ class RNN(nn.Module):
         return x.new_ones(3) + h + c + scale
 model = RNN().cuda()
 """,
+        # the gradient penalty's grad_outputs made where the critic's outputs are
+        """\
+import torch
+critic = torch.nn.Linear(8, 1).cuda()
+x = torch.randn(4, 8, device="cuda", requires_grad=True)
+out = critic(x)
+grad = torch.autograd.grad(out, x, torch.ones_like(out), create_graph=True)[0]
+out.backward(torch.ones(4, 1, device=out.device))
+""",
     )
     INVALID = (
         Invalid(
@@ -123,6 +135,18 @@ class RNN(nn.Module):
 model = RNN().cuda()
 """,
         ),
+        # PyTorch-GAN's wgan_div: grad_outputs on the CPU, the critic's outputs on the GPU
+        Invalid(
+            """\
+import torch
+critic = torch.nn.Linear(8, 1).cuda()
+x = torch.randn(4, 8, device="cuda", requires_grad=True)
+out = critic(x)
+grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=True)[0]
+""",
+            line=5,
+            col=49,
+        ),
     )
 
     EVENTS = ("call",)
@@ -131,8 +155,11 @@ model = RNN().cuda()
         super().__init__()
         self.factories: list[FactoryCall] = []
         """Sized factories without ``device=`` inside functions."""
+        self.gradients: list[tuple[cst.Call, str]] = []
+        """Factories handed as the gradient of device outputs, with the call that takes them."""
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        self.note_gradient(event, semantic)
         qualified = event.qualified or ""
         function = qualified[6:] if qualified.startswith("torch.") else ""
         if not (function in api.SHAPE_FACTORIES or function == "tensor"):
@@ -157,9 +184,37 @@ model = RNN().cuda()
         )
         self.factories.append(factory)
 
+    def note_gradient(self, event: CallEvent, semantic: Semantic) -> None:
+        """``autograd.grad(out, x, torch.ones(n, 1))`` or ``out.backward(torch.ones(n))``
+        with ``out`` on the device: the gradient must be on the outputs' device, anywhere in
+        the script (a module-level training loop too)."""
+        outputs, gradient = gradient_arguments(event)
+        if outputs is None or gradient is None or not isinstance(gradient.value, cst.Call):
+            return
+        if not (outputs.is_tensorish and outputs.place is Place.DEVICE):
+            return
+        factory = gradient.value
+        qualified = semantic.qualify(factory.func) or ""
+        function = qualified[6:] if qualified.startswith("torch.") else ""
+        if function not in api.SHAPE_FACTORIES or keyword(factory, "device") is not None:
+            return
+        if not semantic.result_moved(factory):
+            taker = "autograd.grad" if event.qualified == "torch.autograd.grad" else "backward"
+            self.gradients.append((factory, taker))
+
     def finish(self, context: Context) -> Iterator[Report]:
         flags = context.flags
-        if flags.default_device or not (flags.places or "lightning" in flags.frameworks):
+        if flags.default_device:
+            return
+        for gradient, taker in self.gradients:
+            message = (
+                f"`{context.code(gradient)}` is created on the CPU but is the gradient of outputs "
+                f"on the device: `{taker}` fails with `invalid gradient at index 0 - expected "
+                "device cuda:0 but got cpu`; create it on the outputs' device "
+                "(`device=out.device`, or `torch.ones_like(out)`)"
+            )
+            yield Report(gradient, message)
+        if not (flags.places or "lightning" in flags.frameworks):
             return
         for factory in self.factories:
             step = _step_method(factory)
@@ -183,6 +238,34 @@ model = RNN().cuda()
                 edit = NodeEdit(factory.call.args[-1].value, f", {hint}", "after")
                 fix = FixSpec((edit,), safe=False, description=hint)
             yield Report(factory.call, message, fix)
+
+
+def gradient_arguments(event: CallEvent) -> tuple[Value | None, cst.Arg | None]:
+    """The outputs' value and the gradient argument of ``torch.autograd.grad(outputs, inputs,
+    grad_outputs)`` or ``outputs.backward(gradient)``."""
+    args = list(zip(event.node.args, event.args, strict=True))
+    if event.qualified == "torch.autograd.grad":
+        positions = {0: "outputs", 2: "grad_outputs"}
+    elif event.method == "backward" and event.receiver is not None:
+        gradient = _argument(args, 0, "gradient")
+        return event.receiver, gradient[0] if gradient is not None else None
+    else:
+        return None, None
+    outputs = _argument(args, 0, positions[0])
+    gradient = _argument(args, 2, positions[2])
+    if outputs is None or gradient is None:
+        return None, None
+    return outputs[1], gradient[0]
+
+
+def _argument(
+    args: list[tuple[cst.Arg, Value]], position: int, name: str
+) -> tuple[cst.Arg, Value] | None:
+    for arg, value in args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg, value
+    positional = [(arg, value) for arg, value in args if arg.keyword is None and not arg.star]
+    return positional[position] if position < len(positional) else None
 
 
 def _first_parameter(function: cst.FunctionDef | None) -> str | None:

@@ -83,8 +83,9 @@ class DerivedBeforeMove(Rule):
     Only a derivation, a move and a use in one function are followed, and the use must be a
     call (`outputs - targets` is not seen). A batch from a loader defined in a file the linter
     does not read counts as on the host once the script moves it itself (`captions =
-    captions.cuda()`); a script that moves a batch already on the device draws a report. Arguments of `torch.nn.utils.rnn` functions (the
-    lengths of `pack_padded_sequence` must stay on the CPU) are never uses.
+    captions.cuda()`); a script that moves a batch already on the device draws a report.
+    Arguments of `torch.nn.utils.rnn` functions (the lengths of `pack_padded_sequence` must
+    stay on the CPU) are never uses.
 
     ## Fix safety
     No fix: moving the derivation below the move can change what it computes from.
