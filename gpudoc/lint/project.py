@@ -65,21 +65,33 @@ def _from_ancestor(start: Path, parts: list[str]) -> Path | None:
     ``import utils`` in a parent directory is too likely someone else's."""
     if len(parts) < 2:
         return None
-    for parent in list(start.parents)[:MAX_LEVELS_UP]:
+    parent = _ancestor_holding(str(start), parts[0])
+    return _module_file(parent, parts) if parent is not None else None
+
+
+@lru_cache(maxsize=1024)
+def _ancestor_holding(start: str, package: str) -> Path | None:
+    for parent in list(Path(start).parents)[:MAX_LEVELS_UP]:
         if parent.name in INSTALLED:
             return None
-        if (parent / parts[0]).is_dir():
-            return _module_file(parent, parts)
+        if (parent / package).is_dir():
+            return parent
         if any((parent / marker).exists() for marker in ROOT_MARKERS):
             return None
     return None
 
 
 def _search_path(start: Path) -> list[Path]:
+    return _search_path_of(str(start))
+
+
+@lru_cache(maxsize=256)
+def _search_path_of(directory: str) -> list[Path]:
     """Where an absolute import is looked for, as Python does for a script or a package: the
     file's directory and, inside a package, the directory that holds the top package; then the
     project's root (a directory with a root marker) above them. Never an installed-packages
-    directory: a library is not the project."""
+    directory: a library is not the project. Read once per directory and process."""
+    start = Path(directory)
     directories = [start]
     top = start
     while (top / "__init__.py").is_file() and top.parent != top:
@@ -108,17 +120,19 @@ def _module_file(base: Path, parts: list[str]) -> Path | None:
 
 def dependencies(source: str, importer: str) -> list[Path]:
     """The project files ``source`` imports from, found by a text scan (for cache keys)."""
-    wanted: list[tuple[str, int]] = []
+    wanted: list[Path | None] = []
+    found: list[Path] = []
     for match in FROM_IMPORT.finditer(source):
         dots, module, names = match.groups()
-        wanted.append((module, len(dots)))
-        # `from . import utils`: the names may be modules themselves
-        wanted += [(f"{module}.{name}", len(dots)) for name in _names(names)]
+        package = resolve(importer, module, len(dots))
+        wanted.append(package)
+        if module == "" or (package is not None and package.name == "__init__.py"):
+            # `from . import utils`, `from pkg import utils`: the names may be modules
+            names_at = [f"{module}.{name}" for name in _names(names)]
+            wanted += [resolve(importer, name, len(dots)) for name in names_at]
     for match in IMPORT.finditer(source):
-        wanted += [(name, 0) for name in _names(match.group(1))]
-    found: list[Path] = []
-    for module, level in wanted:
-        path = resolve(importer, module, level)
+        wanted += [resolve(importer, name, 0) for name in _names(match.group(1))]
+    for path in wanted:
         if path is not None and path not in found:
             found.append(path)
     return found

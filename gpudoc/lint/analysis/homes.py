@@ -79,6 +79,9 @@ def project_modules(node: cst.Import | cst.ImportFrom, importer: str) -> dict[st
     if isinstance(node.names, cst.ImportStar):
         return found
     package = (dotted(node.module) or "") if node.module is not None else ""
+    where = project.resolve(importer, package, len(node.relative)) if package else None
+    if package and (where is None or where.name != "__init__.py"):
+        return found  # `from torch.nn import functional`, `from utils import f`: no submodules
     for alias in node.names:
         name = dotted(alias.name) or ""
         path = project.resolve(importer, f"{package}.{name}", len(node.relative))
