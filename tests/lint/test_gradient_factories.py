@@ -39,3 +39,33 @@ def test_gradients_made_on_the_outputs_device_are_fine() -> None:
     assert codes("torch.ones(real.size(0), 1, device=real.device)") == set()
     assert codes("torch.ones(real.size(0), 1).to(score.device)") == set()
     assert codes("torch.ones_like(score)") == set()
+
+
+TYPED = """\
+import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, q, k):
+        scores = torch.matmul(q, k.transpose(1, 2))
+        return scores / torch.sqrt(torch.tensor(self.dim).{follow})
+"""
+
+
+def test_a_factory_typed_by_the_input_type_lands_on_the_current_device() -> None:
+    """linformer-pytorch#22: ``.type(q.type())`` makes a ``torch.cuda.FloatTensor`` on the
+    current device, not q's: under DDP on cuda:1 it meets q there. Reported in a library file
+    that places nothing itself."""
+    result = lint_source(TYPED.format(follow="type(q.type())"), "attention.py")
+    assert {(f.line, f.code) for f in result.findings} == {(12, "GPD106")}
+    assert "current CUDA device" in result.findings[0].message
+
+
+def test_a_factory_moved_to_the_input_device_is_fine() -> None:
+    result = lint_source(TYPED.format(follow="to(q.device)"), "attention.py")
+    assert result.findings == ()

@@ -51,7 +51,8 @@ class FactoryWithoutDevice(Rule):
     ## What it does
     Finds `torch.zeros(...)`, `torch.ones`, `torch.randn`, `torch.arange`, `torch.tensor([...])`
     and similar calls inside `forward`, `init_hidden` or a Lightning `*_step` method with no
-    `device=` argument and no `.to(...)` / `.type_as(...)` on the result; and anywhere, such a
+    `device=` argument and no `.to(...)` / `.type_as(...)` on the result; one converted with
+    `.type(x.type())` (a CUDA type, on the current device rather than x's); and anywhere, such a
     factory handed as the gradient of outputs on the device (`grad_outputs=` of
     `torch.autograd.grad`, the argument of `out.backward(...)`: a WGAN gradient penalty).
 
@@ -157,9 +158,12 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         """Sized factories without ``device=`` inside functions."""
         self.gradients: list[tuple[cst.Call, str]] = []
         """Factories handed as the gradient of device outputs, with the call that takes them."""
+        self.typed: list[tuple[cst.Call, cst.BaseExpression]] = []
+        """Factories converted to another tensor's type (``.type(q.type())``), with that tensor."""
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         self.note_gradient(event, semantic)
+        self.note_typed(event, semantic)
         qualified = event.qualified or ""
         function = qualified[6:] if qualified.startswith("torch.") else ""
         if not (function in api.SHAPE_FACTORIES or function == "tensor"):
@@ -183,6 +187,26 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
             held is not None and held.is_tensorish,
         )
         self.factories.append(factory)
+
+    def note_typed(self, event: CallEvent, semantic: Semantic) -> None:
+        """``torch.tensor(d).type(q.type())`` in a function: ``q.type()`` names the tensor type
+        (``torch.cuda.FloatTensor``), not q's GPU, so the result is made on the current
+        device; under DDP without ``set_device`` that is cuda:0 on every rank."""
+        func, node = event.node.func, event.node
+        if event.method != "type" or semantic.function is None or len(node.args) != 1:
+            return
+        factory = func.value if isinstance(func, cst.Attribute) else None
+        typed = node.args[0].value
+        if not isinstance(factory, cst.Call) or not isinstance(typed, cst.Call):
+            return
+        if not isinstance(typed.func, cst.Attribute) or typed.func.attr.value != "type":
+            return
+        if typed.args or keyword(factory, "device") is not None:
+            return
+        qualified = semantic.qualify(factory.func) or ""
+        function = qualified[6:] if qualified.startswith("torch.") else ""
+        if function in api.SHAPE_FACTORIES or function == "tensor":
+            self.typed.append((factory, typed.func.value))
 
     def note_gradient(self, event: CallEvent, semantic: Semantic) -> None:
         """``autograd.grad(out, x, torch.ones(n, 1))`` or ``out.backward(torch.ones(n))``
@@ -214,9 +238,21 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
                 "(`device=out.device`, or `torch.ones_like(out)`)"
             )
             yield Report(gradient, message)
+        typed = {id(call) for call, _ in self.typed}
+        for call, tensor in self.typed:
+            shown = context.code(tensor)
+            message = (
+                f"`{context.code(call)}.type({shown}.type())` is made on the current CUDA "
+                f"device, not `{shown}`'s: when `{shown}` is on another GPU (a DDP rank that "
+                "never called `torch.cuda.set_device`, a model on cuda:1) they meet with "
+                f"`Expected all tensors to be on the same device`; pass `device={shown}.device`"
+            )
+            yield Report(call, message)
         if not (flags.places or "lightning" in flags.frameworks):
             return
         for factory in self.factories:
+            if id(factory.call) in typed:
+                continue
             step = _step_method(factory)
             if step is None or factory.moved_after:
                 continue
