@@ -7,7 +7,7 @@ import io
 import os
 import re
 import tokenize
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
@@ -40,8 +40,15 @@ class SourceError(Exception):
     """The source cannot be analysed; the message is one line for the user."""
 
 
-def check_source(source: str, path: str = "<stdin>") -> list[Finding]:
-    """All rules' findings for ``source``, ``# noqa`` applied, sorted. Raises SourceError."""
+Enabled = Callable[[str], bool]
+"""Whether the findings of a rule code are wanted (the configuration's --select / --ignore)."""
+
+
+def check_source(
+    source: str, path: str = "<stdin>", enabled: Enabled | None = None
+) -> list[Finding]:
+    """The findings of the ``enabled`` rules (all when None) for ``source``, ``# noqa``
+    applied, sorted. Only those rules are built and listen to the walk. Raises SourceError."""
     if PREFILTER not in source:
         return []
     longest = max((len(line) for line in source.split("\n")), default=0)
@@ -64,7 +71,7 @@ def check_source(source: str, path: str = "<stdin>") -> list[Finding]:
     except Exception as error:  # the parser is not ours: any failure there is unparseable input
         raise SourceError(f"cannot parse ({type(error).__name__}: {error})") from None
     try:
-        return _run_rules(module, source, path)
+        return _run_rules(module, source, path, enabled)
     except RecursionError:
         raise SourceError("too deeply nested to analyse") from None
 
@@ -91,8 +98,18 @@ def _bracket_depth(source: str) -> int:
     return max(accumulate(map(BRACKET_STEP.__getitem__, brackets)), default=0)
 
 
-def _run_rules(module: cst.Module, source: str, path: str) -> list[Finding]:
-    rules = [rule() for rule in all_rules()]
+def rules_to_run(enabled: Enabled | None) -> list[type[Rule]]:
+    """The rules whose findings are wanted. GPD902 (a ``# noqa`` that silenced nothing) needs
+    every rule's findings: wanting it runs them all."""
+    if enabled is None or enabled(UNUSED_NOQA):
+        return list(all_rules())
+    return [rule for rule in all_rules() if enabled(rule.CODE)]
+
+
+def _run_rules(
+    module: cst.Module, source: str, path: str, enabled: Enabled | None
+) -> list[Finding]:
+    rules = [rule() for rule in rules_to_run(enabled)]
     bus = EventBus()
     for rule in rules:
         rule.subscribe(bus)
@@ -126,7 +143,8 @@ def _run_rules(module: cst.Module, source: str, path: str) -> list[Finding]:
     kept = [f for f in findings if not _suppressed(f, directives)]
     if elsewhere and not path.endswith(".ipynb"):
         kept += _project_findings(elsewhere, analyzer.project_files(), path)
-    return sorted(kept + _unused(directives, path))
+    unused = _unused(directives, path) if enabled is None or enabled(UNUSED_NOQA) else []
+    return sorted(kept + unused)
 
 
 def _project_findings(

@@ -11,7 +11,7 @@ import multiprocessing
 import os
 import sys
 import tokenize
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -26,8 +26,9 @@ PARALLEL_MIN_FILES = 8
 
 def lint_source(source: str, path: str = "<stdin>", config: LintConfig | None = None) -> FileResult:
     """Lint one source text as the file ``path`` (a notebook's JSON when it ends in .ipynb)."""
-    findings, error = _check(source, path)
-    return _result(path, findings, error, config or LintConfig())
+    config = config or LintConfig()
+    findings, error = _check(source, path, config)
+    return _result(path, findings, error, config)
 
 
 def python_findings(source: str, path: str, config: LintConfig) -> list[Finding]:
@@ -35,21 +36,28 @@ def python_findings(source: str, path: str, config: LintConfig) -> list[Finding]
     from gpudoc.lint.checker import SourceError, check_source
 
     try:
-        return _selected(check_source(source, path), config, path)
+        return _selected(check_source(source, path, _wanted(config, path)), config, path)
     except SourceError:
         return []
 
 
-def _check(source: str, path: str) -> tuple[list[Finding], str | None]:
-    """All rules' findings, and the one-line reason for what was not checked. Never raises."""
+def _wanted(config: LintConfig, path: str) -> Callable[[str], bool]:
+    """Whether ``config`` keeps a rule code's findings on ``path``: only those rules run."""
+    return lambda code: config.enabled(code, not code.startswith("GPD9"), path)
+
+
+def _check(source: str, path: str, config: LintConfig) -> tuple[list[Finding], str | None]:
+    """The selected rules' findings, and the one-line reason for what was not checked. Never
+    raises."""
     from gpudoc.lint.checker import SourceError, check_source
 
+    wanted = _wanted(config, path)
     try:
         if path.endswith(".ipynb"):
             from gpudoc.lint.cells import check_notebook
 
-            return check_notebook(source, path, lambda text: check_source(text, path))
-        return check_source(source, path), None
+            return check_notebook(source, path, lambda text: check_source(text, path, wanted))
+        return check_source(source, path, wanted), None
     except SourceError as error:
         return [], str(error)
     except Exception as error:
@@ -87,10 +95,11 @@ class _Job:
     display: str
     source: str
     key: str
+    config: LintConfig
 
 
 def _run_job(job: _Job) -> tuple[int, list[Finding], str | None]:
-    findings, error = _check(job.source, job.display)
+    findings, error = _check(job.source, job.display, job.config)
     return job.index, findings, error
 
 
@@ -113,16 +122,18 @@ def lint_paths(
             results[index] = read
             continue
         key = content_key(_with_dependencies(read, target.display))
-        hit = cache.get(key, target.display) if cache is not None else None
+        stored = _cache_key(key, config, target.display)
+        hit = cache.get(stored, target.display) if cache is not None else None
         if hit is not None:
             results[index] = _result(target.display, hit[0], hit[1], config, True, key)
         else:
-            pending.append(_Job(index, target.display, read, key))
+            pending.append(_Job(index, target.display, read, key, config))
     keys = {job.index: job.key for job in pending}
     for index, findings, error in _run_all(pending, jobs):
-        results[index] = _result(targets[index].display, findings, error, config, key=keys[index])
+        display = targets[index].display
+        results[index] = _result(display, findings, error, config, key=keys[index])
         if cache is not None:
-            cache.put(keys[index], findings, error)
+            cache.put(_cache_key(keys[index], config, display), findings, error, display)
     if cache is not None:
         cache.save()
     return LintResult(tuple(results[index] for index in sorted(results)))
@@ -140,6 +151,14 @@ def _with_dependencies(source: str, path: str) -> bytes:
         except OSError:
             data.append(b"?")
     return b"\0".join(data)
+
+
+def _cache_key(key: str, config: LintConfig, path: str) -> str:
+    """A file's results are those of the rules that ran on it: the key names them."""
+    from gpudoc.lint.rule_names import RULE_NAMES
+
+    wanted = _wanted(config, path)
+    return content_key(b"\0".join([key.encode(), *(c.encode() for c in RULE_NAMES if wanted(c))]))
 
 
 def _excluded(target: Target, config: LintConfig) -> bool:

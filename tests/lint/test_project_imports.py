@@ -243,3 +243,19 @@ def test_a_project_trainer_that_moves_the_model_it_is_given_places_it(tmp_path: 
         "model(x)\n"
     )
     assert lint_paths([str(script)], jobs=1, use_cache=False).findings == ()
+
+
+def test_a_cached_project_finding_keeps_its_own_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache stores findings without their path (a file's content may move): one found
+    in a project module is stored relative to the file whose run found it."""
+    monkeypatch.setenv("GPUDOC_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "proj").mkdir()
+    root = schedule_project(tmp_path / "proj")
+    script = str(root / "tools" / "train.py")
+    first = lint_paths([script], jobs=1)
+    again = lint_paths([script], jobs=1)
+    assert again.files[0].cached
+    assert [(f.path, f.line) for f in again.findings] == [(f.path, f.line) for f in first.findings]
+    assert Path(again.findings[0].path).resolve() == root / "schedules" / "linear.py"

@@ -72,7 +72,7 @@ def test_permission_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 def test_crashing_checker_is_reported_not_raised(monkeypatch: pytest.MonkeyPatch) -> None:
     from gpudoc.lint import checker
 
-    def explode(source: str, path: str) -> list[object]:
+    def explode(source: str, path: str, enabled: object = None) -> list[object]:
         raise ValueError("boom")
 
     monkeypatch.setattr(checker, "check_source", explode)

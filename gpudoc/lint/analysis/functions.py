@@ -1,6 +1,6 @@
 """Calls of the file's own functions: arguments bound to parameters, and what a walk is for.
 
-The walk (walker.py) walks a function's body where it is called, with the arguments' values,
+The walk (bodies.py) walks a function's body where it is called, with the arguments' values,
 so a batch handed to ``evaluate(model, loader)`` or a model built by ``build_model()`` keeps its
 place across the call. These helpers are the syntax half of that: which parameter each argument
 binds, which caller names they were, and which methods a class's own methods call.

@@ -7,19 +7,30 @@ from dataclasses import replace
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.calls import CallEvaluator, keyword_value
-from gpudoc.lint.analysis.expressions import string_value
+from gpudoc.lint.analysis.builtin_calls import builtin_value
+from gpudoc.lint.analysis.calls import keyword_value
+from gpudoc.lint.analysis.expressions import Evaluator, string_value
 from gpudoc.lint.analysis.functions import moves_anything
+from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted, keyword
+from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.values import SCALAR, UNKNOWN, Kind, Place, Value, join_places
 
 
-class QualifiedCalls(CallEvaluator):
+class QualifiedCalls:
+    """The value of a call of an imported name (``torch.zeros``, ``nn.Linear``, ...), by its
+    qualified name; what the file shows by calling it goes into the file's flags."""
+
+    def __init__(self, model: SemanticModel, evaluator: Evaluator, placement: Placement) -> None:
+        self.model = model
+        self.evaluator = evaluator
+        self.placement = placement
+
     def eval_qualified(self, node: cst.Call, qualified: str) -> Value:
-        args = self.eval_args(node)
+        args = self.evaluator.eval_args(node)
         root, _, rest = qualified.partition(".")
         if root in ("lightning", "pytorch_lightning", "accelerate"):
-            self.flags.frameworks.add(root)
+            self.model.flags.frameworks.add(root)
         if root == "torch":
             return self.eval_torch(node, qualified, rest, args)
         if qualified.startswith(api.DATAFRAME_ROOTS):
@@ -34,10 +45,12 @@ class QualifiedCalls(CallEvaluator):
         if qualified.startswith("torchvision.datasets."):
             return Value(Kind.LOADER, Place.HOST)
         if root == "tqdm":
-            return self.eval_builtin("tqdm", args)
+            return builtin_value("tqdm", args)
         return UNKNOWN
 
     def eval_torch(self, node: cst.Call, qualified: str, rest: str, args: list[Value]) -> Value:
+        """``torch.<rest>(...)``: tensors, CUDA and devices first, then objects (modules,
+        optimizers, loaders), then torch's functions of tensors."""
         last = rest.rsplit(".", 1)[-1]
         if rest in api.TENSOR_FACTORIES:
             return self.factory(node, rest, args)
@@ -50,32 +63,33 @@ class QualifiedCalls(CallEvaluator):
             # first argument is; `lengths` must be on the CPU (not what the result is)
             return Value(Kind.BATCH if "pack" in last else Kind.TENSOR, args[0].place)
         if rest.startswith("cuda.") and last in api.LEGACY_TENSOR_TYPES:
-            self.note_cuda(node, ".cuda()")
-            self.flags.places = True
+            self.placement.note_cuda(node, ".cuda()")
+            self.model.flags.places = True
             return Value(Kind.TENSOR, Place.DEVICE)
         if rest.startswith("cuda.") and not rest.startswith("cuda.amp"):
             return self.cuda_call(node, rest)
         if rest == "device":
             return self.device_constructor(node, args)
         if rest in ("set_default_device", "set_default_tensor_type"):
-            text = string_value(node.args[0].value) if node.args else None
-            if text is None or "cuda" in text or api.DEVICE_LITERAL.match(text):
-                self.flags.default_device = True
-                self.flags.places = True
+            self.default_device(node)
             return UNKNOWN
         if rest == "hub.load":
             return self.zoo_model(node, qualified)
         if rest == "load":
-            self.flags.loads_checkpoints = True
+            self.model.flags.loads_checkpoints = True
             return UNKNOWN
         if last == "init_process_group":
             return self.process_group(node)
+        return self.torch_object(node, qualified, rest, args)
+
+    def torch_object(self, node: cst.Call, qualified: str, rest: str, args: list[Value]) -> Value:
+        last = rest.rsplit(".", 1)[-1]
         if last in api.IN_PLACE_SHARDING and args and args[0].kind is Kind.MODULE:
             name = dotted(node.args[0].value)
             placed = args[0].with_place(Place.DEVICE)
             if name is not None:
-                self.scope.env[name] = placed
-            self.flags.places = True
+                self.model.scope.env[name] = placed
+            self.model.flags.places = True
             return placed
         if qualified in api.DISTRIBUTED_DP or qualified in api.DATAPARALLEL:
             return self.wrap_module(node, qualified, args)
@@ -89,17 +103,24 @@ class QualifiedCalls(CallEvaluator):
         if last == "TensorDataset":
             return Value(Kind.LOADER, join_places([arg.place for arg in args]))
         combines = rest.startswith("nn.functional.") or "." not in rest
-        if combines and self.bus.wants("call"):
-            self.call_roles[node] = (None, None, True)
-        combined = self.combine(args)
+        if combines and self.model.bus.wants("call"):
+            self.model.call_roles[node] = (None, None, True)
+        combined = self.evaluator.combine(args)
         if combined.kind is Kind.UNKNOWN and _returns_tensor(rest, last):
             return Value(Kind.TENSOR)
         return combined
 
+    def default_device(self, node: cst.Call) -> None:
+        """``torch.set_default_device("cuda")``: new tensors are not on the host."""
+        text = string_value(node.args[0].value) if node.args else None
+        if text is None or "cuda" in text or api.DEVICE_LITERAL.match(text):
+            self.model.flags.default_device = True
+            self.model.flags.places = True
+
     def factory(self, node: cst.Call, function: str, args: list[Value]) -> Value:
         device = keyword_value(node, args, "device")
         if device is not None:
-            place = self.place_of_target(device[0].value, device[1])
+            place = self.placement.place_of_target(device[0].value, device[1])
             result = Value(Kind.TENSOR, place or Place.UNKNOWN)
         elif function in api.LIKE_FACTORIES:
             result = Value(Kind.TENSOR, args[0].place if args else Place.UNKNOWN)
@@ -109,16 +130,16 @@ class QualifiedCalls(CallEvaluator):
             and isinstance(node.args[0].value, cst.Integer | cst.Float)
         ):
             result = SCALAR
-        elif self.flags.default_device or self.device_context:
+        elif self.model.flags.default_device or self.model.device_context:
             result = Value(Kind.TENSOR)
         else:
             result = Value(Kind.TENSOR, Place.HOST)
         return result
 
     def cuda_call(self, node: cst.Call, rest: str) -> Value:
-        flags = self.flags
+        flags = self.model.flags
         flags.device_notion = True
-        self.scope.cuda_initialised = True
+        self.model.scope.cuda_initialised = True
         if rest in ("cuda.is_available", "cuda.device_count"):
             flags.availability_check = True
             return SCALAR
@@ -128,17 +149,17 @@ class QualifiedCalls(CallEvaluator):
         return UNKNOWN
 
     def device_constructor(self, node: cst.Call, args: list[Value]) -> Value:
-        self.flags.device_notion = True
+        self.model.flags.device_notion = True
         if not args:
             return Value(Kind.DEVICE)
         if len(args) > 1:
-            self.flags.per_rank_device = True
+            self.model.flags.per_rank_device = True
         first = node.args[0].value
         text = string_value(first)
         if text is not None and not api.CPU_LITERAL.match(text):
-            self.note_cuda(node, text)
+            self.placement.note_cuda(node, text)
         if isinstance(first, cst.FormattedString):
-            self.flags.per_rank_device = True
+            self.model.flags.per_rank_device = True
         cpu = args[0].kind is Kind.DEVICE and args[0].cpu_device
         return Value(Kind.DEVICE, cpu_device=cpu)
 
@@ -148,8 +169,8 @@ class QualifiedCalls(CallEvaluator):
             backend_arg = node.args[0]
         backend = string_value(backend_arg.value) if backend_arg is not None else None
         if backend == "nccl":
-            self.flags.cuda_only = True
-            self.flags.places = True
+            self.model.flags.cuda_only = True
+            self.model.flags.places = True
         return UNKNOWN
 
     def wrap_module(self, node: cst.Call, qualified: str, args: list[Value]) -> Value:
@@ -162,13 +183,13 @@ class QualifiedCalls(CallEvaluator):
 
     def nn_constructor(self, node: cst.Call, name: str, args: list[Value]) -> Value:
         if name == "Parameter":
-            if self.scope.module_class is not None:  # a module's parameter moves with it
+            if self.model.scope.module_class is not None:  # a module's parameter moves with it
                 return Value(Kind.TENSOR, Place.UNKNOWN)
             return Value(Kind.TENSOR, args[0].place if args else Place.UNKNOWN)
         device = keyword_value(node, args, "device")
-        place = Place.UNKNOWN if self.device_context else Place.HOST
+        place = Place.UNKNOWN if self.model.device_context else Place.HOST
         if device is not None:
-            place = self.place_of_target(device[0].value, device[1]) or Place.UNKNOWN
+            place = self.placement.place_of_target(device[0].value, device[1]) or Place.UNKNOWN
         weighted = name in api.WEIGHTED_LAYERS
         if name in ("Sequential", "ModuleList", "ModuleDict") and not all(
             arg.kind is Kind.MODULE and arg.place is Place.HOST for arg in args
@@ -182,7 +203,7 @@ class QualifiedCalls(CallEvaluator):
         collate = keyword(node, "collate_fn")
         if collate is not None:
             # the project's own collate_fn that moves nothing (pads, stacks) keeps batches home
-            function = self.local_functions.get(dotted(collate.value) or "")
+            function = self.model.local_functions.get(dotted(collate.value) or "")
             if function is None or moves_anything(function):
                 return Value(Kind.LOADER)
         if first is not None and first.kind is Kind.LOADER:

@@ -1,0 +1,66 @@
+"""Binding values to names: plain names, ``self.*`` attributes, tuples, items."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import libcst as cst
+
+from gpudoc.lint.analysis.events import BindingEvent, ItemEvent
+from gpudoc.lint.analysis.expressions import Evaluator
+from gpudoc.lint.analysis.model import SemanticModel
+from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.values import Kind, Place, Value
+
+
+class Binder:
+    """Binds the value of an assignment, a ``for`` or a ``with`` to its target, with the
+    binding events rules listen to."""
+
+    def __init__(self, model: SemanticModel, evaluator: Evaluator) -> None:
+        self.model = model
+        self.evaluator = evaluator
+
+    def bind(self, target: cst.BaseExpression, value: Value, statement: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name | cst.Attribute):
+            name = dotted(target)
+            if name is not None:
+                self.bind_name(name, target, value, statement)
+            return
+        if isinstance(target, cst.Tuple | cst.List):
+            for name, part in self.evaluator.target_values(target, value):
+                self.bind_name(name, None, part, statement)
+            return
+        if isinstance(target, cst.Subscript):
+            # `x[mask] = 0`: a store at the indices, seen as a subscript. Evaluated whoever
+            # listens: what it evaluates (a call walked, say) must not depend on the rules run
+            self.evaluator.eval(target)
+            self.bind_subscript(target, statement)
+
+    def bind_subscript(self, target: cst.Subscript, statement: cst.CSTNode) -> None:
+        if self.model.bus.wants("item"):
+            self.model.emit("item", ItemEvent(target, statement))
+        base = dotted(target.value)
+        if base is not None:
+            held = self.model.scope.lookup(base)
+            if held is not None and held.is_tensorish:
+                self.model.assign_name(base, held.with_place(Place.UNKNOWN))
+
+    def bind_name(
+        self, name: str, target: cst.BaseExpression | None, value: Value, statement: cst.CSTNode
+    ) -> None:
+        previous = self.model.scope.lookup(name)
+        if (
+            value.kind is Kind.MODULE
+            and value.place is Place.HOST
+            and previous is not None
+            and previous.is_device_module
+        ):
+            value = replace(value, stale=True)
+        if self.model.bus.wants("binding"):
+            self.model.emit("binding", BindingEvent(name, target, value, previous, statement))
+        cls = self.model.scope.module_class
+        if cls is not None and self.model.in_init and name.startswith("self."):
+            # `self.net1 = nn.Linear(...).to("cuda:0")`: the module places its own parts
+            cls.places_itself |= value.kind is Kind.MODULE and value.place is Place.DEVICE
+        self.model.assign_name(name, value.bound_at(statement))

@@ -1,0 +1,238 @@
+"""Bodies of functions and classes: walked where they are called, with the call's values.
+
+A module-level function waits for its calls and a method for its class's walk; a call walks
+the body once per shape of its arguments (bounded in depth and in contexts) and its summary is
+what it returned. What no call reached is walked on its own at the end (``walk_pending``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from gpudoc.lint.analysis.classes import ClassFacts
+from gpudoc.lint.analysis.events import ClassEvent, FunctionEvent, WalkedCallEvent
+from gpudoc.lint.analysis.flow import join_envs
+from gpudoc.lint.analysis.functions import (
+    FunctionSyntax,
+    argument_names,
+    argument_shapes,
+    bind_arguments,
+    returns_moved,
+)
+from gpudoc.lint.analysis.model import SemanticModel
+from gpudoc.lint.analysis.names import bound_names
+from gpudoc.lint.analysis.scope import Scope, parameter_values
+from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value
+
+if TYPE_CHECKING:
+    from gpudoc.lint.analysis.statements import StatementWalker
+
+ENTRY_METHODS = frozenset(
+    [
+        *("forward", "__call__", "training_step", "validation_step", "test_step"),
+        *("predict_step", "fit", "train", "run", "main", "evaluate", "validate", "test"),
+    ]
+)
+"""Methods that call the others: walked before them, so helpers are judged in their context."""
+MAX_CALL_DEPTH = 4
+"""Calls nested deeper than this return an unknown value instead of walking the callee."""
+MAX_CONTEXTS = 4
+"""Shapes of arguments one function is walked for; further ones return an unknown value."""
+
+
+class Bodies:
+    """Walks the bodies of the file's functions and classes. A body's statements are walked by
+    ``statements`` (set once the walk's collaborators are built, walker.analyze): a call in a
+    statement walks a body, whose statements hold calls."""
+
+    def __init__(self, model: SemanticModel, classes: ClassFacts) -> None:
+        self.model = model
+        self.classes = classes
+        self.statements: StatementWalker
+
+    def define_function(self, node: cst.FunctionDef) -> None:
+        """A module-level function waits for its calls, a method for its class's walk; a nested
+        function is walked where it is defined."""
+        model = self.model
+        if model.scope is model.module_scope:
+            model.local_functions[node.name.value] = node
+            model.pending[node] = model.module_scope
+        elif model.scope.function == "":
+            model.scope.methods[node.name.value] = node
+            model.pending[node] = model.scope
+        else:
+            self.walk_function(node, model.scope)
+
+    def call_function(
+        self, node: cst.FunctionDef, call: cst.Call, values: list[Value], parent: Scope
+    ) -> Value:
+        """The value a call of a function of this file returns, its body walked for this call
+        (once per shape of arguments). A module the body moves is moved for the caller too."""
+        model = self.model
+        shapes = argument_shapes(values)
+        summaries = model.summaries.setdefault(node, {})
+        if shapes in summaries:
+            return summaries[shapes]
+        if node in model.call_stack or len(model.call_stack) >= MAX_CALL_DEPTH:
+            return UNKNOWN
+        if len(summaries) >= MAX_CONTEXTS:
+            return UNKNOWN
+        is_method = parent.function == ""
+        arguments = bind_arguments(node.params, call, values, is_method)
+        model.pending.pop(node, None)
+        model.call_stack.append(node)
+        model.moved_results.append(call in model.moved_receivers or self.facts_of(node).moved)
+        home = model.homes.get(node)
+        saved = model.imports, model.local_functions
+        if home is not None:  # another file's function: its own imports and siblings
+            model.imports, model.local_functions = home.imports, home.functions
+            parent = parent if is_method else home.scope
+        start = model.step
+        try:
+            result, scope = self.walk_function(node, parent, arguments)
+        finally:
+            model.call_stack.pop()
+            model.moved_results.pop()
+            model.imports, model.local_functions = saved
+        summaries[shapes] = result
+        if model.bus.wants("walked"):
+            model.emit("walked", WalkedCallEvent(node, call, is_method, home is not None, start))
+        self.moved_in_place(call, arguments, scope, is_method)
+        return result
+
+    def moved_in_place(
+        self, call: cst.Call, arguments: dict[str, Value], scope: Scope, is_method: bool
+    ) -> None:
+        """``def place(model, device): model.to(device)``, or a trainer's ``self.model =
+        model.to(device)``: the caller's module moved too (a module moves in place)."""
+        owner = scope.parent if scope.parent is not None and scope.parent.function == "" else None
+        placed = [
+            value.origin
+            for env in (scope.env, owner.env if owner is not None else {})
+            for value in env.values()
+            if value.kind is Kind.MODULE and value.place is Place.DEVICE and value.origin
+        ]
+        for param, name in argument_names(scope.function_node, call, is_method).items():
+            given, final = arguments.get(param), scope.env.get(param)
+            if given is None or given.kind is not Kind.MODULE or given.place is Place.DEVICE:
+                continue
+            placed_here = final is not None and final.kind is Kind.MODULE
+            placed_here = placed_here and final is not None and final.place is Place.DEVICE
+            if placed_here or (given.origin is not None and given.origin in placed):
+                self.model.assign_name(name, given.with_place(Place.DEVICE))
+
+    def function_scope(
+        self, node: cst.FunctionDef, parent: Scope, arguments: dict[str, Value] | None
+    ) -> Scope:
+        """A body's scope: parameters typed by the call's values, else by their annotations
+        and names."""
+        scope = Scope(parent=parent, function=node.name.value, module_class=parent.module_class)
+        scope.function_node = node
+        scope.local_names = self.facts_of(node).local_names
+        scope.env.update(parameter_values(node.params, self.model.imports))
+        for name, value in (arguments or {}).items():
+            if value.kind in (Kind.MODULE, Kind.DEVICE):
+                # its binding: where the caller created it (a device the file chose, say)
+                scope.env[name] = value
+            elif value.kind is not Kind.UNKNOWN:
+                scope.env[name] = replace(value, binding=None)  # a move fix stays in the body
+        if any(v.kind is Kind.MODULE and v.place is Place.DEVICE for v in scope.env.values()):
+            self.model.flags.places = True  # `def test(model, device, loader)`: for a device
+        if node.name.value in ("_apply", "to", "cuda") and parent.module_class is not None:
+            parent.module_class.custom_apply = True
+        return scope
+
+    def walk_function(
+        self,
+        node: cst.FunctionDef,
+        parent: Scope,
+        arguments: dict[str, Value] | None = None,
+    ) -> tuple[Value, Scope]:
+        """Walk a body; ``arguments`` are the call's values. Returns the join of what it
+        returns, and its scope."""
+        model = self.model
+        scope = self.function_scope(node, parent, arguments)
+        if model.bus.wants("function"):
+            model.emit("function", FunctionEvent(node, dict(scope.env)))
+        saved = (model.scope, model.guard_depth, model.terminated, model.loop_depth, model.cpu_path)
+        model.scope, model.terminated, model.loop_depth = scope, False, 0
+        if arguments is None:
+            model.guard_depth = model.cpu_path = 0  # no call site: no guard around it
+        model.context_stack.append(node.name.value)
+        model.returns.append([])
+        model.cpu_path_returns.append([])
+        model.cpu_path_at_entry.append(model.cpu_path)
+        try:
+            self.statements.walk_body(node.body)
+        finally:
+            returned = model.returns.pop()
+            on_cpu_path = model.cpu_path_returns.pop()
+            model.cpu_path_at_entry.pop()
+            model.context_stack.pop()
+            model.scope, model.guard_depth, model.terminated, model.loop_depth = saved[:4]
+            model.cpu_path = saved[4]
+        return _joined_returns(returned, on_cpu_path), scope
+
+    def facts_of(self, node: cst.FunctionDef) -> FunctionSyntax:
+        """What a function's text says (its local names, whether it returns moved tensors):
+        read once, however often its body is walked."""
+        known = self.model.syntax.get(node)
+        if known is None:
+            known = FunctionSyntax(bound_names(node), returns_moved(node))
+            self.model.syntax[node] = known
+        return known
+
+    def walk_pending(self) -> None:
+        """Functions and methods no call in this file reached: walked on their own."""
+        pending = self.model.pending
+        while pending:
+            node, parent = next(iter(pending.items()))
+            del pending[node]
+            self.walk_function(node, parent)
+
+    def walk_class(self, node: cst.ClassDef) -> None:
+        model = self.model
+        module_class = self.classes.register_class(node)
+        if model.bus.wants("class"):
+            model.emit("class", ClassEvent(node, module_class))
+        scope = Scope(parent=model.module_scope, function="", module_class=module_class)
+        saved = model.scope
+        model.scope = scope
+        is_dataset = model.local_classes.get(node.name.value) == "dataset"
+        try:
+            self.statements.walk_body(node.body)
+            if module_class is None and not is_dataset:
+                # a plain class (a trainer, a metric, a noise schedule): its methods wait for
+                # the calls of its instances, like the file's functions wait for theirs
+                model.plain_classes[node.name.value] = scope
+            else:
+                self.walk_methods(scope)
+        finally:
+            model.scope = saved
+            if is_dataset:
+                model.dataset_stack.pop()
+
+    def walk_methods(self, scope: Scope) -> None:
+        """``__init__`` first (it sets ``self.*``), then the methods that drive the others
+        (``forward``, ``fit``, ...), then the rest in order: a helper method that one of them
+        calls is walked there, in that caller's context, and not again on its own."""
+
+        def rank(method: cst.FunctionDef) -> int:
+            name = method.name.value
+            return 0 if name == "__init__" else 1 if name in ENTRY_METHODS else 2
+
+        for method in sorted(scope.methods.values(), key=rank):
+            if method in self.model.pending:
+                del self.model.pending[method]
+                self.walk_function(method, scope)
+
+
+def _joined_returns(returned: list[Value], on_cpu_path: list[bool]) -> Value:
+    """What a body returns: the join of its returns. ``if device.type == "cpu": return
+    batch``: on a GPU the other returns are the ones taken."""
+    gpu_returns = [value for value, cpu in zip(returned, on_cpu_path, strict=True) if not cpu]
+    returned = gpu_returns or returned
+    return join_envs([{"": value} for value in returned], "unrelated").get("", UNKNOWN)

@@ -1,0 +1,67 @@
+"""Calls of Python's builtins: what ``enumerate(loader)``, ``next(it)``, ``len(x)`` return."""
+
+from __future__ import annotations
+
+from gpudoc.lint.analysis.values import SCALAR, UNKNOWN, Kind, Value, element_of, join_places
+
+BUILTINS = frozenset(
+    [
+        "print",
+        "len",
+        "isinstance",
+        "issubclass",
+        "str",
+        "repr",
+        "type",
+        "id",
+        "sum",
+        "list",
+        "tuple",
+        "dict",
+        "set",
+        "sorted",
+        "enumerate",
+        "zip",
+        "iter",
+        "next",
+        "range",
+        "hasattr",
+        "getattr",
+        "setattr",
+        "vars",
+        "dir",
+        "hash",
+        "min",
+        "max",
+        "any",
+        "all",
+    ]
+)
+ITERATION_BUILTINS = frozenset({"iter", "tqdm", "list", "tuple", "sorted", "reversed", "trange"})
+
+
+def builtin_value(name: str, args: list[Value]) -> Value:
+    """What a call of a Python builtin (or tqdm) returns, from its arguments' values."""
+    if not args:
+        return UNKNOWN
+    if name == "enumerate":
+        return (
+            Value(Kind.LOADER, args[0].place, source="enumerate", by_name=args[0].by_name)
+            if (args[0].kind is Kind.LOADER)
+            else UNKNOWN
+        )
+    if name == "zip":
+        if any(arg.kind is Kind.LOADER for arg in args):
+            return Value(Kind.LOADER, join_places([a.place for a in args]), source="zip")
+        return UNKNOWN
+    if name == "next":
+        return element_of(args[0])
+    if name in ITERATION_BUILTINS:
+        first = args[0]
+        if first.kind is Kind.LOADER or first.is_tensorish:
+            return first
+    if name in ("len", "int", "float", "range", "round", "bool", "abs"):
+        return SCALAR
+    if name == "dict" and args[0].is_tensorish:
+        return args[0]
+    return UNKNOWN

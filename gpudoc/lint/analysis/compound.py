@@ -1,0 +1,167 @@
+"""Compound statements: ``if``, ``for``, ``while``, ``with``, ``try``. Each path is walked from
+the state before them all and the paths that fall through are joined (flow.py); a loop body is
+walked a second time when its first iteration changed what a name held before the loop."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from gpudoc.lint.analysis.binding import Binder
+from gpudoc.lint.analysis.expressions import Evaluator
+from gpudoc.lint.analysis.flow import Env, Join, join_envs, join_of
+from gpudoc.lint.analysis.model import SemanticModel
+from gpudoc.lint.analysis.names import bound_names_of
+from gpudoc.lint.analysis.values import Kind, element_of
+
+if TYPE_CHECKING:
+    from gpudoc.lint.analysis.statements import StatementWalker
+
+MAX_SECOND_ITERATION_DEPTH = 2
+"""Loops nested deeper than this are walked once: each level would double the work."""
+
+
+class Compound:
+    def __init__(
+        self,
+        model: SemanticModel,
+        evaluator: Evaluator,
+        binder: Binder,
+        statements: StatementWalker,
+    ) -> None:
+        self.model = model
+        self.evaluator = evaluator
+        self.binder = binder
+        self.statements = statements
+
+    def walk(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.If):
+            self.walk_if(node)
+        elif isinstance(node, cst.For):
+            self.walk_for(node)
+        elif isinstance(node, cst.With):
+            self.walk_with(node)
+        elif isinstance(node, cst.While):
+            self.evaluator.eval(node.test)
+            self.walk_loop_body(lambda: self.statements.walk_body(node.body), frozenset())
+        elif isinstance(node, cst.Try | cst.TryStar):
+            self.walk_try(node)
+
+    def walk_with(self, node: cst.With) -> None:
+        model = self.model
+        default_device = False
+        for item in node.items:
+            value = self.evaluator.eval(item.item)
+            if value.kind is Kind.DEVICE and not default_device:  # `with torch.device(d):`
+                default_device = True
+                model.device_contexts.append(item.item)
+            if item.asname is not None:
+                self.binder.bind(item.asname.name, value, node)
+        model.device_context += default_device
+        self.statements.walk_body(node.body)
+        model.device_context -= default_device
+        if default_device:
+            model.device_contexts.pop()
+
+    def writable_envs(self) -> list[Env]:
+        """The environments a path may write: this scope's, and its class's for ``self.*``."""
+        envs = [self.model.scope.env]
+        parent = self.model.scope.parent
+        if parent is not None and parent.function == "":
+            envs.append(parent.env)
+        return envs
+
+    def walk_paths(self, paths: Sequence[Callable[[], None]], join: Join) -> None:
+        """Walk each path from the state before them all, then join the paths that fall
+        through; when none does, the code after them does not run either. For a
+        ``gpu-first`` join the GPU path comes first."""
+        envs = self.writable_envs()
+        before = [dict(env) for env in envs]
+        ends: list[list[Env]] = []
+        for path in paths:
+            for env, saved in zip(envs, before, strict=True):
+                env.clear()
+                env.update(saved)
+            self.model.terminated = False
+            path()
+            if not self.model.terminated:
+                ends.append([dict(env) for env in envs])
+        self.model.terminated = not ends
+        for index, env in enumerate(envs):
+            env.clear()
+            env.update(join_envs([end[index] for end in ends], join) if ends else {})
+
+    def walk_if(self, node: cst.If) -> None:
+        self.evaluator.eval(node.test)
+        polarity = self.model.polarity(node.test)
+        guarded = polarity is not None
+        orelse = node.orelse
+
+        def body() -> None:
+            self.model.guard_depth += guarded
+            self.model.cpu_path += polarity == "cpu"
+            self.model.branch_tests.append(node.test)
+            self.statements.walk_body(node.body)
+            self.model.branch_tests.pop()
+            self.model.cpu_path -= polarity == "cpu"
+            self.model.guard_depth -= guarded
+
+        def other() -> None:
+            self.model.cpu_path += polarity == "gpu"
+            self.model.branch_tests.append(node.test)
+            if isinstance(orelse, cst.If):
+                self.walk_if(orelse)
+            elif orelse is not None:
+                self.statements.walk_body(orelse.body)
+            self.model.branch_tests.pop()
+            self.model.cpu_path -= polarity == "gpu"
+
+        paths = (other, body) if polarity == "cpu" else (body, other)
+        self.walk_paths(paths, join_of(polarity))
+
+    def walk_for(self, node: cst.For) -> None:
+        element = element_of(self.evaluator.eval(node.iter))
+
+        def iteration() -> None:
+            self.binder.bind(node.target, element, node)
+            self.statements.walk_body(node.body)
+
+        self.walk_loop_body(iteration, bound_names_of(node.target))
+        if node.orelse is not None:
+            self.statements.walk_body(node.orelse.body)
+
+    def walk_loop_body(self, iteration: Callable[[], None], rebound: frozenset[str]) -> None:
+        """One iteration; then a second one from the state the first left, when it changed a
+        name that was bound before the loop (``hidden = hidden.cpu()``): the bugs of the
+        second iteration are in that state."""
+        envs = self.writable_envs()
+        before = [dict(env) for env in envs]
+        self.model.loop_depth += 1
+        iteration()
+        self.model.terminated = False
+        changed = any(
+            name not in rebound and env.get(name) != value
+            for env, saved in zip(envs, before, strict=True)
+            for name, value in saved.items()
+        )
+        if changed and self.model.loop_depth <= MAX_SECOND_ITERATION_DEPTH:
+            iteration()
+            self.model.terminated = False
+        self.model.loop_depth -= 1
+
+    def walk_try(self, node: cst.Try | cst.TryStar) -> None:
+        def body() -> None:
+            self.statements.walk_body(node.body)
+            if node.orelse is not None and not self.model.terminated:
+                self.statements.walk_body(node.orelse.body)
+
+        paths: list[Callable[[], None]] = [body]
+        paths += [partial(self.statements.walk_body, handler.body) for handler in node.handlers]
+        self.walk_paths(paths, "unrelated")
+        if node.finalbody is not None:
+            terminated, self.model.terminated = self.model.terminated, False
+            self.statements.walk_body(node.finalbody.body)
+            self.model.terminated = terminated or self.model.terminated

@@ -1,0 +1,67 @@
+"""Instances of the file's plain classes (a trainer, a metric, a predictor): ``Trainer(model)``
+runs ``__init__`` with the call's values, ``trainer.fit(loader)`` and ``predictor(images)``
+walk the method where it is called, as calls of the file's functions do."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpudoc.lint.analysis.bodies import Bodies
+from gpudoc.lint.analysis.expressions import Evaluator
+from gpudoc.lint.analysis.model import SemanticModel
+from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.scope import Scope
+from gpudoc.lint.analysis.values import Value
+
+INSTANCE = "instance:"
+"""``Value.source`` of an instance of one of the file's plain classes: ``instance:Trainer``."""
+
+
+class Instances:
+    def __init__(self, model: SemanticModel, evaluator: Evaluator, bodies: Bodies) -> None:
+        self.model = model
+        self.evaluator = evaluator
+        self.bodies = bodies
+
+    def named_call(self, node: cst.Call, name: str) -> Value | None:
+        """``Trainer(model)`` or ``predictor(images)``; None when ``name`` is neither a plain
+        class nor an instance of one with a ``__call__`` (then nothing is evaluated)."""
+        if name in self.model.project_imports:
+            self.model.resolve_project_name(name)
+        held = self.model.scope.lookup(name)
+        scope = self.model.plain_classes.get(name) if held is None else None
+        if scope is not None:
+            if self.call_method(scope, "__init__", node) is None:
+                self.evaluator.eval_args(node)
+            return Value(source=INSTANCE + name)
+        if held is not None and held.source.startswith(INSTANCE):
+            return self.call_method(self.instance_scope(held), "__call__", node)
+        return None
+
+    def method_call(self, node: cst.Call, func: cst.Attribute) -> Value | None:
+        """``trainer.step(batch)`` (or ``Trainer(model).fit(loader)``); None when the receiver
+        is no instance with such a method."""
+        name = dotted(func.value)
+        held = self.model.scope.lookup(name) if name is not None else None
+        constructor = func.value
+        if isinstance(constructor, cst.Call) and isinstance(constructor.func, cst.Name):
+            scope = self.model.plain_classes.get(constructor.func.value)
+            if scope is not None and func.attr.value in scope.methods:
+                held = self.evaluator.eval(constructor)
+        if held is not None and held.source.startswith(INSTANCE):
+            return self.call_method(self.instance_scope(held), func.attr.value, node, held)
+        return None
+
+    def instance_scope(self, instance: Value) -> Scope | None:
+        return self.model.plain_classes.get(instance.source[len(INSTANCE) :])
+
+    def call_method(
+        self, scope: Scope | None, method: str, node: cst.Call, receiver: Value | None = None
+    ) -> Value | None:
+        """The value a method of a plain class returns for this call, None when the class has
+        no such method (then nothing is evaluated)."""
+        function = scope.methods.get(method) if scope is not None else None
+        if scope is None or function is None:
+            return None
+        args = self.evaluator.eval_args(node, receiver)
+        return self.bodies.call_function(function, node, args, scope)

@@ -1,0 +1,255 @@
+"""The semantic model: what the walk knows at the point it has reached, and nothing else.
+
+Bindings live in scopes (scope.py) and hold values (values.py); the rest is where the walk is
+(the functions being walked for a call, the guards and ``with torch.device`` blocks around it)
+and what it found about the whole file. The collaborators that evaluate expressions, resolve
+calls and walk statements all read and write this one object; rules read it through the
+``Semantic`` protocol (events.py), which this class implements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from gpudoc.lint.analysis.events import EventBus, EventKind
+from gpudoc.lint.analysis.flow import Polarity, guard_polarity
+from gpudoc.lint.analysis.functions import FunctionSyntax
+from gpudoc.lint.analysis.names import ImportTable, call_counts, dotted
+from gpudoc.lint.analysis.scope import Scope
+from gpudoc.lint.analysis.semantic import FileFlags, ModuleClass
+from gpudoc.lint.analysis.values import Kind, Value
+
+if TYPE_CHECKING:
+    from gpudoc.lint.analysis.homes import Home
+    from gpudoc.lint.project import ProjectModule
+
+
+class SemanticModel:
+    def __init__(
+        self,
+        imports: ImportTable,
+        bus: EventBus | None = None,
+        path: str | None = None,
+        module: cst.Module | None = None,
+    ) -> None:
+        self.imports = imports
+        self.bus = bus if bus is not None else EventBus()
+        self.path = path
+        """The file being linted, to find the project modules it imports."""
+        self.module = module
+        self.flags = FileFlags()
+        """What the walk found about the whole file (complete once it is over)."""
+        self._init_definitions()
+        self._init_position()
+        self.call_operands: dict[cst.Call, list[tuple[tuple[Value, ...], Value | None]]] = {}
+        """Each call's argument values (and receiver), kept until its call event is built."""
+        self.call_roles: dict[cst.Call, tuple[str | None, Value | None, bool]] = {}
+        """For the call event: the module a call calls (its name and value), and whether the
+        call combines its tensor arguments."""
+        self.moved_receivers: set[cst.Call] = set()
+        """Calls whose result the expression around them moves (``f(x).to(dev)``)."""
+        self.polarities: dict[cst.BaseExpression, Polarity | None] = {}
+        self.call_counts: dict[str, int] | None = None
+        """Calls in the file by the name called, counted the first time it matters."""
+        self.resolve_project_name: Callable[[str], None] = lambda local: None
+        """Reads an imported project name the first time it matters (homes.ProjectNames)."""
+
+    def _init_definitions(self) -> None:
+        """The file's functions and classes, and what walking them has found."""
+        self.project_imports: dict[str, tuple[Path, str]] = {}
+        """Names imported from the project's own modules, not read yet."""
+        self.homes: dict[cst.FunctionDef, Home] = {}
+        """Functions imported from the project's other modules, with their home module."""
+        self.local_functions: dict[str, cst.FunctionDef] = {}
+        """Module-level functions of this file by name: calls walk their bodies."""
+        self.local_classes: dict[str, ModuleClass | str] = {}
+        """Class name -> its ModuleClass, or ``"dataset"``."""
+        self.project_module_names: dict[str, Path] = {}
+        """Names bound to the project's own modules (``import utils``)."""
+        self.plain_classes: dict[str, Scope] = {}
+        """The file's classes that are neither modules nor datasets, with their class scope:
+        their methods are walked where an instance calls them, with the call's values."""
+        self.device_datasets: set[str] = set()
+        """Dataset classes that move something: their batches' place is not known."""
+        self.pending: dict[cst.FunctionDef, Scope] = {}
+        """Functions and methods not walked yet, with the scope they are defined in."""
+        self.summaries: dict[cst.FunctionDef, dict[tuple[object, ...], Value]] = {}
+        """What a function returned, by the shape of the arguments it was walked for."""
+        self.syntax: dict[cst.FunctionDef, FunctionSyntax] = {}
+        """What each function's text says, read once (bodies.facts_of)."""
+
+    def _init_position(self) -> None:
+        """Where the walk is: scopes, the calls being walked, guards and blocks around it."""
+        self.module_scope = Scope()
+        self.scope = self.module_scope
+        self.call_stack: list[cst.FunctionDef] = []
+        self.moved_results: list[bool] = []
+        """For each call being walked: its caller moves the result (``helper(n).to(dev)``)."""
+        self.returns: list[list[Value]] = []
+        """What each function being walked has returned so far, innermost last."""
+        self.cpu_path_returns: list[list[bool]] = []
+        """For each function being walked: whether each of its returns is on the CPU path of
+        a device guard of its own body."""
+        self.cpu_path_at_entry: list[int] = []
+        self.context_stack: list[str] = []
+        """The functions whose bodies are being walked for a call, outermost first."""
+        self.guard_depth = 0
+        self.cpu_path = 0
+        """Inside the CPU path of a device guard: there, ``device`` is the CPU too."""
+        self.device_context = 0
+        """Inside ``with torch.device(...):``: new tensors and modules are not on the host."""
+        self.device_contexts: list[cst.BaseExpression] = []
+        """The devices of the enclosing ``with torch.device(...):`` blocks, innermost last."""
+        self.branch_tests: list[cst.BaseExpression] = []
+        """Tests of the enclosing ``if`` statements, innermost last."""
+        self.dataset_stack: list[str] = []
+        """Dataset subclasses being walked: a device move inside one makes its batches unknown."""
+        self.terminated = False
+        """The path being walked has returned, raised, broken out or continued."""
+        self.loop_depth = 0
+        self.step = 0
+
+    # -- the semantic view rules get with events (events.Semantic) -------------------------
+    def project_files(self) -> list[ProjectModule]:
+        """The project modules whose functions or methods the walk went through."""
+        found: dict[int, ProjectModule] = {}
+        for home in self.homes.values():
+            found.setdefault(id(home.parsed), home.parsed)
+        return list(found.values())
+
+    def lookup(self, name: str) -> Value | None:
+        return self.scope.lookup(name)
+
+    def qualify(self, node: cst.BaseExpression) -> str | None:
+        return self.imports.qualify(node)
+
+    def device_name(self) -> str | None:
+        return self.scope.device_name()
+
+    @property
+    def function(self) -> str | None:
+        return self.scope.function or None
+
+    @property
+    def context_function(self) -> str | None:
+        return self.context_stack[0] if self.context_stack else self.function
+
+    @property
+    def module_class(self) -> ModuleClass | None:
+        return self.scope.module_class
+
+    @property
+    def in_init(self) -> bool:
+        """In a module's ``__init__``, or a helper method it calls."""
+        return self.scope.module_class is not None and "__init__" in self.context_stack
+
+    @property
+    def default_device_context(self) -> cst.BaseExpression | None:
+        return self.device_contexts[-1] if self.device_contexts else None
+
+    @property
+    def under_guard(self) -> bool:
+        return self.guard_depth > 0
+
+    def result_moved(self, node: cst.Call) -> bool:
+        return node in self.moved_receivers
+
+    @property
+    def result_moved_by_caller(self) -> bool:
+        return any(self.moved_results)
+
+    @property
+    def function_node(self) -> cst.FunctionDef | None:
+        return self.scope.function_node
+
+    def lookup_local(self, name: str) -> Value | None:
+        return self.scope.env.get(name)
+
+    @property
+    def call_chain(self) -> tuple[str, ...]:
+        return tuple(self.context_stack)
+
+    @property
+    def on_cpu_path(self) -> bool:
+        return self.cpu_path > 0
+
+    @property
+    def walked_for_call(self) -> bool:
+        return bool(self.call_stack)
+
+    @property
+    def scope_id(self) -> int:
+        return self.scope.serial
+
+    @property
+    def dataset(self) -> str | None:
+        return self.dataset_stack[-1] if self.dataset_stack else None
+
+    @property
+    def cuda_initialised(self) -> bool:
+        return self.scope.cuda_initialised or self.module_scope.cuda_initialised
+
+    def in_branch_of(self, test: cst.BaseExpression) -> bool:
+        return test in self.branch_tests
+
+    def is_module_class(self, node: cst.BaseExpression) -> bool:
+        return isinstance(self.local_class(dotted(node) or ""), ModuleClass)
+
+    def returns_module(self, node: cst.BaseExpression) -> bool:
+        name = dotted(node) or ""
+        function = self.local_functions.get(name)
+        if function is None or self.local_class(name) is not None:
+            return False
+        # `make_head(dim, n)`: walked by the time its result is assigned
+        return any(v.kind is Kind.MODULE for v in self.summaries.get(function, {}).values())
+
+    def calls_named(self, name: str) -> int:
+        if self.call_counts is None:
+            self.call_counts = call_counts(self.module) if self.module is not None else {}
+        return self.call_counts.get(name, 0)
+
+    def is_local_function(self, node: cst.BaseExpression) -> bool:
+        return isinstance(node, cst.Name) and node.value in self.local_functions
+
+    # -- for the collaborators ----------------------------------------------------------------
+    def assign_name(self, name: str, value: Value) -> None:
+        scope = self.scope
+        if name.startswith("self.") and scope.parent is not None and scope.parent.function == "":
+            scope = scope.parent
+        scope.env[name] = value
+
+    def project_member(self, func: cst.Attribute) -> str | None:
+        """``utils.normalize_batch`` of ``import utils``, a project module: its name as the
+        walk knows it (read the first time it is called)."""
+        base = dotted(func.value)
+        path = self.project_module_names.get(base or "")
+        if base is None or path is None or self.scope.lookup(base) is not None:
+            return None
+        name = f"{base}.{func.attr.value}"
+        if name not in self.local_functions and name not in self.plain_classes:
+            self.project_imports.setdefault(name, (path, func.attr.value))
+        return name
+
+    def local_class(self, name: str) -> ModuleClass | str | None:
+        if name in self.project_imports:
+            self.resolve_project_name(name)
+        return self.local_classes.get(name)
+
+    def class_scope(self) -> Scope | None:
+        scope: Scope | None = self.scope
+        while scope is not None and scope.function != "":
+            scope = scope.parent
+        return scope
+
+    def polarity(self, test: cst.BaseExpression) -> Polarity | None:
+        """Which path a test's truth stands for (flow.guard_polarity), read once per test."""
+        if test not in self.polarities:
+            self.polarities[test] = guard_polarity(test)
+        return self.polarities[test]
+
+    def emit(self, kind: EventKind, event: object) -> None:
+        self.bus.emit(kind, event, self)

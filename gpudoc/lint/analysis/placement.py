@@ -1,0 +1,111 @@
+"""Where a move or a device argument sends things, and the CUDA the file names on the way."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.events import CudaEvent
+from gpudoc.lint.analysis.expressions import string_value
+from gpudoc.lint.analysis.model import SemanticModel
+from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value
+
+
+class Placement:
+    """``x.to(dev)``, ``.cuda()``, ``device=...``: the place they give, noted in the file's
+    flags (it places things, names CUDA, picks a device per rank)."""
+
+    def __init__(self, model: SemanticModel) -> None:
+        self.model = model
+
+    def note_self_placing(self) -> None:
+        """``self.to(device)`` / ``self.cuda()`` in ``__init__``: the class places itself."""
+        cls = self.model.scope.module_class
+        if cls is not None and self.model.in_init:
+            cls.places_itself = True
+
+    def note_cuda(self, node: cst.CSTNode, text: str) -> None:
+        self.model.flags.device_notion = True
+        if api.CUDA_LITERAL.match(text) or text == ".cuda()":
+            self.model.scope.cuda_initialised = True
+            if self.model.bus.wants("cuda"):
+                self.model.emit("cuda", CudaEvent(node, text))
+
+    def moved(self, node: cst.Call, receiver: Value, method: str, args: list[Value]) -> Value:
+        if receiver.kind is Kind.DEVICE:
+            # torch.device has no .to()/.cuda(): whatever this receiver really is, the result is
+            # not a device, and a fix must never move tensors "to" it.
+            return UNKNOWN
+        if method == "cuda":
+            self.note_cuda(node, ".cuda()")
+            self.model.flags.places = True
+            self.model.flags.per_rank_device |= bool(node.args)
+            place = Place.DEVICE
+        elif method == "cpu":
+            place = Place.HOST
+        else:
+            place = self.target_place(node, args)
+        if place is Place.DEVICE and self.model.dataset_stack:
+            self.model.device_datasets.add(self.model.dataset_stack[-1])
+        if place is Place.UNKNOWN:
+            return receiver if receiver.kind is not Kind.UNKNOWN else UNKNOWN
+        if receiver.kind is Kind.UNKNOWN:
+            return Value(place=place)
+        if receiver.kind is Kind.LOADER:
+            return receiver
+        return receiver.with_place(place)
+
+    def target_place(self, node: cst.Call, values: list[Value]) -> Place:
+        """Where ``x.to(...)`` sends x: HOST, DEVICE, or UNKNOWN for a dtype-only conversion."""
+        for arg, value in zip(node.args, values, strict=True):
+            name = arg.keyword.value if arg.keyword is not None else None
+            if name in ("dtype", "non_blocking", "copy", "memory_format"):
+                continue
+            place = self.place_of_target(arg.value, value)
+            if place is not None:
+                return place
+        return Place.UNKNOWN
+
+    def place_of_target(self, expr: cst.BaseExpression, value: Value) -> Place | None:
+        text = string_value(expr)
+        if text is not None:
+            if api.CPU_LITERAL.match(text):
+                return Place.HOST
+            self.model.flags.places = True
+            self.note_cuda(expr, text)
+            return Place.DEVICE
+        if value.kind is Kind.DEVICE:
+            if value.cpu_device:
+                return Place.HOST
+            # `x.to(y.device)` follows a tensor; `x.to(self.device)` names the script's device
+            tensor_device = isinstance(expr, cst.Attribute) and expr.attr.value == "device"
+            if not tensor_device or self.model.scope.lookup(dotted(expr) or "") is not None:
+                self.model.flags.places = True
+            return Place.DEVICE
+        if value.is_tensorish or value.kind is Kind.MODULE:
+            return value.place
+        if isinstance(expr, cst.Integer):
+            self.model.flags.places = True
+            return Place.DEVICE
+        name = dotted(expr) or ""
+        last = name.rsplit(".", 1)[-1]
+        if "dtype" in last.lower() or (self.model.imports.qualify(expr) or "").startswith("torch."):
+            return None
+        if api.DEVICE_NAME.search(last):
+            self.model.flags.places = True
+            self.model.flags.per_rank_device |= "rank" in last or "gpu" in last
+            return Place.DEVICE
+        return None
+
+    def note_cuda_assignment(self, value: cst.BaseExpression) -> None:
+        """``device = "cuda"``: a hard-coded device (an IfExp around it is the fallback)."""
+        text = string_value(value)
+        if text is not None and api.CUDA_LITERAL.match(text):
+            self.note_cuda(value, text)
+        if isinstance(value, cst.FormattedString) and any(
+            isinstance(part, cst.FormattedStringText) and "cuda" in part.value
+            for part in value.parts
+        ):
+            self.model.flags.per_rank_device = True  # f"cuda:{local_rank}"
+            self.model.flags.device_notion = True

@@ -1,0 +1,71 @@
+"""Names imported from the project's own modules (``from model import Net``, ``import utils``):
+noted at the import, read the first time the walk needs one (homes.py loads them, never runs
+them). A plain class of another module (a trainer, a noise schedule) is walked where this file
+uses it, with its home's imports."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpudoc.lint.analysis.classes import ClassFacts
+from gpudoc.lint.analysis.functions import moves_anything
+from gpudoc.lint.analysis.homes import Home, load_name, project_modules, project_names
+from gpudoc.lint.analysis.model import SemanticModel
+from gpudoc.lint.analysis.scope import Scope
+from gpudoc.lint.analysis.semantic import ModuleClass
+
+
+class ProjectNames:
+    def __init__(self, model: SemanticModel, classes: ClassFacts) -> None:
+        self.model = model
+        self.classes = classes
+
+    def import_project_names(self, node: cst.Import | cst.ImportFrom) -> None:
+        """``from model import Net``, ``import utils``: the project's own function, class or
+        module, not a library's."""
+        model = self.model
+        assert model.path is not None
+        if isinstance(node, cst.ImportFrom):
+            for local, where in project_names(node, model.path).items():
+                model.imports.aliases.pop(local, None)
+                model.project_imports[local] = where
+        for local, path in project_modules(node, model.path).items():
+            model.imports.aliases.pop(local, None)
+            model.project_imports.pop(local, None)
+            model.project_module_names[local] = path
+
+    def resolve_project_name(self, local: str) -> None:
+        """Read what an imported project name stands for, the first time it matters."""
+        model = self.model
+        where = model.project_imports.pop(local, None)
+        found = load_name(*where) if where is not None else None
+        if found is None:
+            return
+        definition, home = found
+        if isinstance(definition, cst.FunctionDef):
+            model.local_functions[local] = definition
+            model.homes[definition] = home
+            return
+        saved, model.imports = model.imports, home.imports
+        try:
+            kind = self.classes.class_kind(definition)
+        finally:
+            model.imports = saved
+        if kind is None:  # a plain class: walked where it is used
+            model.plain_classes[local] = self.foreign_class_scope(definition, home)
+        elif kind == "dataset":
+            model.local_classes[local] = "dataset"
+            if moves_anything(definition):  # its batches' place is not known then
+                model.device_datasets.add(local)
+        else:
+            model.local_classes[local] = ModuleClass(local, definition, kind == "lightning")
+
+    def foreign_class_scope(self, node: cst.ClassDef, home: Home) -> Scope:
+        """The scope of a plain class of another project module: its methods, walked with
+        their home's imports where this file's instances call them."""
+        scope = Scope(parent=home.scope, function="")
+        for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+            if isinstance(statement, cst.FunctionDef):
+                scope.methods[statement.name.value] = statement
+                self.model.homes[statement] = home
+        return scope

@@ -1,0 +1,149 @@
+"""Statements in program order: the dispatch to compound statements (compound.py), function
+and class definitions (bodies.py), and the simple statements themselves."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import libcst as cst
+
+from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.binding import Binder
+from gpudoc.lint.analysis.bodies import Bodies
+from gpudoc.lint.analysis.compound import Compound
+from gpudoc.lint.analysis.events import ReturnEvent, StatementEvent
+from gpudoc.lint.analysis.expressions import Evaluator
+from gpudoc.lint.analysis.flow import terminates
+from gpudoc.lint.analysis.model import SemanticModel
+from gpudoc.lint.analysis.names import dotted, module_chain_root
+from gpudoc.lint.analysis.placement import Placement
+from gpudoc.lint.analysis.project_names import ProjectNames
+from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value
+
+Line = cst.SimpleStatementLine | cst.SimpleStatementSuite
+
+
+class StatementWalker:
+    """Walks a block's statements in order, stopping where the path ends (a return, a raise,
+    a break); compound statements go to ``compound``, definitions to ``bodies``."""
+
+    def __init__(
+        self,
+        model: SemanticModel,
+        evaluator: Evaluator,
+        placement: Placement,
+        bodies: Bodies,
+        projects: ProjectNames,
+    ) -> None:
+        self.model = model
+        self.evaluator = evaluator
+        self.placement = placement
+        self.bodies = bodies
+        self.projects = projects
+        self.binder = Binder(model, evaluator)
+        self.compound = Compound(model, evaluator, self.binder, self)
+
+    def walk_block(self, statements: Sequence[cst.BaseStatement | cst.BaseSmallStatement]) -> None:
+        for statement in statements:
+            self.walk_statement(statement)
+            if self.model.terminated:
+                return  # the rest of the block does not run on this path
+
+    def walk_body(self, body: cst.BaseSuite) -> None:
+        if isinstance(body, cst.SimpleStatementSuite):  # `if use_cuda: x = x.cuda()`
+            for small in body.body:
+                self.walk_small(small, body)
+            self.model.terminated = terminates(body)
+            return
+        self.walk_block(body.body)
+
+    def walk_statement(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                self.walk_small(small, node)
+            self.model.terminated = terminates(node)
+        elif isinstance(node, cst.FunctionDef):
+            self.bodies.define_function(node)
+        elif isinstance(node, cst.ClassDef):
+            self.bodies.walk_class(node)
+        elif isinstance(node, cst.SimpleStatementSuite | cst.IndentedBlock):
+            self.walk_block(node.body)
+        else:
+            self.compound.walk(node)
+
+    def walk_small(self, node: cst.BaseSmallStatement, line: Line) -> None:
+        if isinstance(node, cst.Assign):
+            value = self.evaluator.eval(node.value)
+            self.placement.note_cuda_assignment(node.value)
+            for target in node.targets:
+                self.binder.bind(target.target, value, line)
+        elif isinstance(node, cst.Expr):
+            self.walk_expression_statement(node, line)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                self.binder.bind(node.target, self.evaluator.eval(node.value), line)
+        elif isinstance(node, cst.AugAssign):
+            self.evaluator.eval(node.value)
+            if isinstance(node.target, cst.Subscript):
+                # `cm[t, p] += 1` reads and writes at those indices
+                self.evaluator.eval(node.target)
+        elif isinstance(node, cst.Import | cst.ImportFrom):
+            self.model.imports.add(node)
+            if self.model.path is not None:
+                self.projects.import_project_names(node)
+        elif isinstance(node, cst.Return):
+            self.walk_return(node)
+
+    def walk_return(self, node: cst.Return) -> None:
+        model = self.model
+        value = self.evaluator.eval(node.value) if node.value is not None else UNKNOWN
+        if model.returns:
+            model.returns[-1].append(value)
+            model.cpu_path_returns[-1].append(model.cpu_path > model.cpu_path_at_entry[-1])
+        if model.bus.wants("return"):
+            model.emit("return", ReturnEvent(node, value))
+
+    def walk_expression_statement(self, node: cst.Expr, line: Line) -> None:
+        value, receiver = self.expression_statement_value(node, line)
+        if self.model.bus.wants("statement"):
+            whole_line = line if isinstance(line, cst.SimpleStatementLine) else None
+            self.model.emit("statement", StatementEvent(node, value, receiver, whole_line))
+
+    def expression_statement_value(self, node: cst.Expr, line: Line) -> tuple[Value, Value | None]:
+        """The statement's value, and for a move or conversion, its receiver's before it."""
+        call = node.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+            return self.evaluator.eval(call), None
+        method = call.func.attr.value
+        if method not in api.DISCARDABLE_MOVES:
+            return self.evaluator.eval(call), None
+        receiver_node = call.func.value
+        receiver = self.evaluator.eval(receiver_node)
+        result = self.evaluator.eval(call)
+        name = dotted(module_chain_root(receiver_node))
+        tensor = receiver.is_tensorish and not receiver.inplace_to
+        if tensor or _tensor_subscript(receiver_node):
+            pass  # a tensor's move, discarded: it changes no name
+        elif name is not None and method in ("to", "cuda", "cpu", "to_empty"):
+            moved = replace(result, kind=receiver.kind, binding=receiver.binding)
+            test = self.model.branch_tests[-1] if self.model.branch_tests else None
+            guarded = self.model.guard_depth > 0
+            unrelated = test is not None and not guarded and not _is_main_test(test)
+            newly = receiver.place is not Place.DEVICE and result.place is Place.DEVICE
+            if unrelated and receiver.kind is Kind.MODULE and newly:
+                moved = replace(moved, moved_if=test, moved_at=line)
+            self.model.assign_name(name, moved)
+        return result, receiver
+
+
+def _tensor_subscript(node: cst.BaseExpression) -> bool:
+    """``batch["x"].to(device)`` as a statement: an element of a batch, never a module."""
+    if not isinstance(node, cst.Subscript):
+        return False
+    base = (dotted(node.value) or "").rsplit(".", 1)[-1]
+    return base.lower() in ("batch", "data", "inputs", "sample", "samples", "tensors", "x")
+
+
+def _is_main_test(test: cst.BaseExpression) -> bool:
+    return isinstance(test, cst.Comparison) and dotted(test.left) == "__name__"
