@@ -104,6 +104,8 @@ def main() -> int:
           f"{warm:.1f} s / {warm_cpu:.1f} CPU-s ({warm_cpu / cold_cpu:.0%} of cold CPU); "
           f"internal errors: {internal}")  # fmt: skip
 
+    if options.torchfix_files <= 0:
+        return 0
     sample = paths[:: max(1, len(paths) // options.torchfix_files)][: options.torchfix_files]
     torchfix = shutil.which(options.torchfix) or shutil.which("torchfix")
     if torchfix is None:

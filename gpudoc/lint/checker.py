@@ -17,6 +17,7 @@ from libcst.metadata import CodeRange
 
 from gpudoc.lint.analysis import analyze
 from gpudoc.lint.analysis.events import EventBus
+from gpudoc.lint.gc_pause import gc_paused
 from gpudoc.lint.model import Edit, Finding, Fix
 from gpudoc.lint.parse import parse_module
 from gpudoc.lint.positions import positions
@@ -51,6 +52,11 @@ def check_source(
     applied, sorted. Only those rules are built and listen to the walk. Raises SourceError."""
     if PREFILTER not in source:
         return []
+    with gc_paused():
+        return _check(source, path, enabled)
+
+
+def _check(source: str, path: str, enabled: Enabled | None) -> list[Finding]:
     longest = max((len(line) for line in source.split("\n")), default=0)
     if longest > MAX_LINE_CHARS:
         raise SourceError(f"a line of {longest} characters is too long to analyse")

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import libcst
 
+from gpudoc.lint.gc_pause import gc_paused
 from gpudoc.lint.model import Edit, Finding, Fix
 from gpudoc.lint.parse import parse_module
 from gpudoc.lint.reparse import apply_by_statement
@@ -173,11 +174,29 @@ def fix_source(
     it again would add the same code again, here and in every later ``--fix`` run. The fixing
     then starts over from ``source`` without it, so a second run changes nothing."""
     banned: set[Signature] = set()
-    while True:
-        result, refired = _fix_rounds(source, lint, unsafe, findings, banned)
-        if not refired or refired <= banned:
-            return result
-        banned |= refired
+    linted = _Memo(lint)
+    if findings is not None:
+        linted.known[source] = tuple(findings)
+    with gc_paused():
+        while True:
+            result, refired = _fix_rounds(source, linted, unsafe, None, banned)
+            if not refired or refired <= banned:
+                return result
+            banned |= refired
+
+
+class _Memo:
+    """``lint``, once per text: starting over from the source costs no second analysis."""
+
+    def __init__(self, lint: Lint) -> None:
+        self.lint = lint
+        self.known: dict[str, tuple[Finding, ...]] = {}
+
+    def __call__(self, text: str) -> tuple[Finding, ...]:
+        found = self.known.get(text)
+        if found is None:
+            found = self.known[text] = tuple(self.lint(text))
+        return found
 
 
 Signature = tuple[str, str, tuple[str, ...]]

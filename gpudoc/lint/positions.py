@@ -21,6 +21,8 @@ from typing import cast
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
+from gpudoc.lint.visit import code_ids
+
 try:  # libcst's own code generation state: faster than its MetadataWrapper (see _ranges)
     from libcst.metadata.position_provider import PositionProvidingCodegenState
 except ImportError:  # another libcst's internals: _ranges takes the public way
@@ -114,16 +116,18 @@ def _owners(
 ) -> dict[int, list[cst.CSTNode]] | None:
     """Top-level statement index -> the wanted nodes inside it; None if none is found. A node
     of another file (a project module walked for a call here) is in no statement: it is left
-    out, and has no position."""
+    out, and has no position. The nodes that hold code are searched first (whitespace and
+    brackets are most of a tree); whatever is not found there is searched among all."""
     owners: dict[int, list[cst.CSTNode]] = {}
     left = set(wanted)
-    for index, statement in enumerate(module.body):
-        inside = [wanted[key] for key in _ids(statement) if key in left]
-        if inside:
-            owners[index] = inside
-            left.difference_update(id(node) for node in inside)
-        if not left:
-            return owners
+    for ids in (code_ids, _ids):
+        for index, statement in enumerate(module.body):
+            inside = [wanted[key] for key in ids(statement) if key in left]
+            if inside:
+                owners.setdefault(index, []).extend(inside)
+                left.difference_update(id(node) for node in inside)
+            if not left:
+                return owners
     return owners or None
 
 

@@ -8,7 +8,7 @@ what it returned. What no call reached is walked on its own at the end (``walk_p
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import libcst as cst
 
@@ -27,9 +27,6 @@ from gpudoc.lint.analysis.names import bound_names
 from gpudoc.lint.analysis.scope import Scope, parameter_values
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value
 
-if TYPE_CHECKING:
-    from gpudoc.lint.analysis.statements import StatementWalker
-
 ENTRY_METHODS = frozenset(
     [
         *("forward", "__call__", "training_step", "validation_step", "test_step"),
@@ -43,6 +40,13 @@ MAX_CONTEXTS = 4
 """Shapes of arguments one function is walked for; further ones return an unknown value."""
 
 
+class BlockWalker(Protocol):
+    """What walking a body needs (statements.StatementWalker): declared here, so that bodies
+    do not depend on the statements that define them."""
+
+    def walk_body(self, body: cst.BaseSuite) -> None: ...
+
+
 class Bodies:
     """Walks the bodies of the file's functions and classes. A body's statements are walked by
     ``statements`` (set once the walk's collaborators are built, walker.analyze): a call in a
@@ -51,7 +55,7 @@ class Bodies:
     def __init__(self, model: SemanticModel, classes: ClassFacts) -> None:
         self.model = model
         self.classes = classes
-        self.statements: StatementWalker
+        self.statements: BlockWalker
 
     def define_function(self, node: cst.FunctionDef) -> None:
         """A module-level function waits for its calls, a method for its class's walk; a nested

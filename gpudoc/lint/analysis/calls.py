@@ -7,33 +7,22 @@ plain classes to instances.py, and the file's own functions to bodies.py, which 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.bodies import Bodies
 from gpudoc.lint.analysis.builtin_calls import BUILTINS, builtin_value
 from gpudoc.lint.analysis.events import CallEvent
 from gpudoc.lint.analysis.expressions import Evaluator
+from gpudoc.lint.analysis.instances import Instances
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.placement import Placement
+from gpudoc.lint.analysis.qualified import QualifiedCalls
 from gpudoc.lint.analysis.values import SCALAR, UNKNOWN, Kind, Place, Value, element_of
 
-if TYPE_CHECKING:
-    from gpudoc.lint.analysis.bodies import Bodies
-    from gpudoc.lint.analysis.instances import Instances
-    from gpudoc.lint.analysis.qualified import QualifiedCalls
-
 MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
-
-
-def keyword_value(call: cst.Call, values: list[Value], name: str) -> tuple[cst.Arg, Value] | None:
-    """The keyword argument ``name`` and its already evaluated value."""
-    for arg, value in zip(call.args, values, strict=True):
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg, value
-    return None
 
 
 class CallEvaluator:

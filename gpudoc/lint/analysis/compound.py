@@ -6,19 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from gpudoc.lint.analysis.binding import Binder
+from gpudoc.lint.analysis.bodies import BlockWalker
 from gpudoc.lint.analysis.expressions import Evaluator
 from gpudoc.lint.analysis.flow import Env, Join, join_envs, join_of
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import bound_names_of
 from gpudoc.lint.analysis.values import Kind, element_of
-
-if TYPE_CHECKING:
-    from gpudoc.lint.analysis.statements import StatementWalker
 
 MAX_SECOND_ITERATION_DEPTH = 2
 """Loops nested deeper than this are walked once: each level would double the work."""
@@ -30,7 +27,7 @@ class Compound:
         model: SemanticModel,
         evaluator: Evaluator,
         binder: Binder,
-        statements: StatementWalker,
+        statements: BlockWalker,
     ) -> None:
         self.model = model
         self.evaluator = evaluator

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import libcst as cst
 
@@ -27,9 +28,6 @@ from gpudoc.lint.analysis.values import (
     unpack,
 )
 
-if TYPE_CHECKING:
-    from gpudoc.lint.analysis.calls import CallEvaluator
-
 TENSOR_ATTRS = frozenset(
     ["data", "T", "mT", "H", "real", "imag", "grad", "logits", "loss", "last_hidden_state"]
 )
@@ -48,6 +46,13 @@ def string_value(node: cst.BaseExpression) -> str | None:
     return text if isinstance(text, str) else None
 
 
+class CallResolver(Protocol):
+    """What evaluating a call needs (calls.CallEvaluator): declared here, so that the
+    evaluator does not depend on call resolution, which depends on it."""
+
+    def eval_call(self, node: cst.Call) -> Value: ...
+
+
 class Evaluator:
     """The value of an expression where the walk stands, with the events it emits on the way.
     A call's value may need a function's body walked: ``calls`` (set once the walk's
@@ -55,47 +60,38 @@ class Evaluator:
 
     def __init__(self, model: SemanticModel) -> None:
         self.model = model
-        self.calls: CallEvaluator
+        self.calls: CallResolver
 
     def eval(self, node: cst.BaseExpression) -> Value:
         self.model.step += 1
-        if isinstance(node, cst.Name):
-            return self.model.scope.lookup(node.value) or UNKNOWN
-        if isinstance(node, cst.Call):
-            return self.calls.eval_call(node)
-        if isinstance(node, cst.Attribute):
-            return self.eval_attribute(node)
-        if isinstance(node, cst.Subscript):
-            return self.eval_subscript(node)
-        if isinstance(node, cst.BinaryOperation):
-            return self.combine([self.eval(node.left), self.eval(node.right)])
-        if isinstance(node, cst.Comparison):
-            values = [self.eval(node.left)]
-            values += [self.eval(target.comparator) for target in node.comparisons]
-            if self.model.bus.wants("compare"):
-                self.model.emit("compare", CompareEvent(node, tuple(values)))
-            return self.combine(values)
-        if isinstance(node, cst.UnaryOperation):
-            return self.eval(node.expression)
-        if isinstance(node, cst.BooleanOperation):
-            self.eval(node.left)
-            return self.eval(node.right)
-        if isinstance(node, cst.Tuple | cst.List):
-            return self.eval_sequence(node)
-        if isinstance(node, cst.IfExp):
-            return self.eval_ifexp(node)
-        if isinstance(node, cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp):
-            return self.eval_comprehension(node)
-        if isinstance(node, cst.Integer | cst.Float | cst.Imaginary):
-            return SCALAR
-        if isinstance(node, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
-            return self.eval_string(node)
-        if isinstance(node, cst.Dict):
-            return self.eval_dict(node)
-        if isinstance(node, cst.Lambda):
-            return UNKNOWN
+        method = _BY_TYPE.get(type(node))
+        if method is not None:  # by exact type: libcst's classes are abstract, isinstance slow
+            return method(self, node)
         self.eval_children(node)
         return UNKNOWN
+
+    def eval_name(self, node: cst.Name) -> Value:
+        return self.model.scope.lookup(node.value) or UNKNOWN
+
+    def eval_call(self, node: cst.Call) -> Value:
+        return self.calls.eval_call(node)
+
+    def eval_binary(self, node: cst.BinaryOperation) -> Value:
+        return self.combine([self.eval(node.left), self.eval(node.right)])
+
+    def eval_comparison(self, node: cst.Comparison) -> Value:
+        values = [self.eval(node.left)]
+        values += [self.eval(target.comparator) for target in node.comparisons]
+        if self.model.bus.wants("compare"):
+            self.model.emit("compare", CompareEvent(node, tuple(values)))
+        return self.combine(values)
+
+    def eval_unary(self, node: cst.UnaryOperation) -> Value:
+        return self.eval(node.expression)
+
+    def eval_boolean(self, node: cst.BooleanOperation) -> Value:
+        self.eval(node.left)
+        return self.eval(node.right)
 
     def eval_children(self, node: cst.CSTNode) -> None:
         for child in node.children:
@@ -250,3 +246,35 @@ class Evaluator:
         if self.model.bus.wants("call"):  # for the call event, without evaluating anything twice
             self.model.call_operands.setdefault(node, []).append((tuple(values), receiver))
         return values
+
+
+def _scalar(evaluator: Evaluator, node: cst.BaseExpression) -> Value:
+    return SCALAR
+
+
+def _unknown(evaluator: Evaluator, node: cst.BaseExpression) -> Value:
+    return UNKNOWN
+
+
+_BY_TYPE: dict[type[cst.CSTNode], Callable[[Evaluator, Any], Value]] = {
+    cst.Name: Evaluator.eval_name,
+    cst.Call: Evaluator.eval_call,
+    cst.Attribute: Evaluator.eval_attribute,
+    cst.Subscript: Evaluator.eval_subscript,
+    cst.BinaryOperation: Evaluator.eval_binary,
+    cst.Comparison: Evaluator.eval_comparison,
+    cst.UnaryOperation: Evaluator.eval_unary,
+    cst.BooleanOperation: Evaluator.eval_boolean,
+    **dict.fromkeys([cst.Tuple, cst.List], Evaluator.eval_sequence),
+    cst.IfExp: Evaluator.eval_ifexp,
+    **dict.fromkeys(
+        [cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp], Evaluator.eval_comprehension
+    ),
+    **dict.fromkeys([cst.Integer, cst.Float, cst.Imaginary], _scalar),
+    **dict.fromkeys(
+        [cst.SimpleString, cst.ConcatenatedString, cst.FormattedString], Evaluator.eval_string
+    ),
+    cst.Dict: Evaluator.eval_dict,
+    cst.Lambda: _unknown,
+}
+"""What evaluates each kind of expression; any other is evaluated through its children."""

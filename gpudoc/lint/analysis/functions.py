@@ -14,6 +14,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis.names import dotted, iter_statements
 from gpudoc.lint.analysis.values import Value
+from gpudoc.lint.visit import walk
 
 
 class FunctionSyntax(NamedTuple):
@@ -126,5 +127,5 @@ class _Moves(cst.CSTVisitor):
 def moves_anything(node: cst.CSTNode) -> bool:
     """``.to(...)`` or ``.cuda()`` anywhere in ``node`` (a class not walked here)."""
     visitor = _Moves()
-    node.visit(visitor)
+    walk(node, visitor)
     return visitor.found

@@ -4,10 +4,15 @@ and the names a function binds."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from gpudoc.lint.analysis import api
+from gpudoc.lint.visit import walk
+
+if TYPE_CHECKING:
+    from gpudoc.lint.analysis.values import Value
 
 
 def dotted(node: cst.BaseExpression) -> str | None:
@@ -25,6 +30,14 @@ def keyword(call: cst.Call, name: str) -> cst.Arg | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
             return arg
+    return None
+
+
+def keyword_value(call: cst.Call, values: list[Value], name: str) -> tuple[cst.Arg, Value] | None:
+    """The keyword argument ``name`` and its already evaluated value."""
+    for arg, value in zip(call.args, values, strict=True):
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg, value
     return None
 
 
@@ -124,14 +137,14 @@ def iter_statements(
         if isinstance(node, cst.FunctionDef | cst.ClassDef):
             continue
         inner: list[cst.CSTNode] = []
-        for part in _blocks_of(node):
+        for part in blocks_of(node):
             inner.extend(part.body)
         if isinstance(node, cst.If) and isinstance(node.orelse, cst.If):
             inner.append(node.orelse)  # an `elif`: walked as the `if` it is
         stack.extend(reversed(inner))
 
 
-def _blocks_of(node: cst.CSTNode) -> list[cst.BaseSuite]:
+def blocks_of(node: cst.CSTNode) -> list[cst.BaseSuite]:
     blocks: list[cst.BaseSuite] = []
     body = getattr(node, "body", None)
     if isinstance(body, cst.BaseSuite):
@@ -221,7 +234,7 @@ class _CallCounter(cst.CSTVisitor):
 def call_counts(module: cst.Module) -> dict[str, int]:
     """Calls in ``module`` by the name called (``name(...)`` or ``x.name(...)``)."""
     counter = _CallCounter()
-    module.visit(counter)
+    walk(module, counter)
     return counter.counts
 
 

@@ -8,11 +8,10 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.builtin_calls import builtin_value
-from gpudoc.lint.analysis.calls import keyword_value
 from gpudoc.lint.analysis.expressions import Evaluator, string_value
 from gpudoc.lint.analysis.functions import moves_anything
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.names import dotted, keyword
+from gpudoc.lint.analysis.names import dotted, keyword, keyword_value
 from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.values import SCALAR, UNKNOWN, Kind, Place, Value, join_places
 

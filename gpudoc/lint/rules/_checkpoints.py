@@ -16,6 +16,7 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import ImportTable, dotted
 from gpudoc.lint.rules._device_names import Binding, device_text
+from gpudoc.lint.visit import walk
 
 TEMPORARY = re.compile(r"expr:(tmp_path|tmpdir|tmp_path_factory)\b")
 """pytest's temporary-directory fixtures: a test writes there what it loads back."""
@@ -332,6 +333,6 @@ def scan(module: cst.Module) -> CheckpointScan:
     if _last_scan and _last_scan[0].module is module:
         return _last_scan[0]
     scanner = CheckpointScan(module)
-    module.visit(scanner)
+    walk(module, scanner)
     _last_scan[:] = [scanner]
     return scanner

@@ -10,7 +10,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis.events import CallEvent, Semantic, StatementEvent
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import blocks_of, dotted
 from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 
@@ -21,6 +21,8 @@ class DiscardedMove:
     call: cst.Call
     receiver: cst.BaseExpression
     method: str
+    line: cst.SimpleStatementLine | None = None
+    """The line that holds the statement (None in a one-line block: ``if c: x.cuda()``)."""
 
 
 class DiscardedTensorMove(Rule):
@@ -162,7 +164,8 @@ def test_forward():
         if not isinstance(func, cst.Attribute):
             return
         if (receiver.is_tensorish and not receiver.inplace_to) or _tensor_subscript(func.value):
-            self.moves.append(DiscardedMove(event.node, call, func.value, func.attr.value))
+            move = DiscardedMove(event.node, call, func.value, func.attr.value, event.line)
+            self.moves.append(move)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         module, args = event.module, event.args
@@ -228,15 +231,14 @@ class _NextUse:
     it is passed to a placed module, or combined with a device tensor."""
 
     def __init__(self, module: cst.Module, calls: dict[int, list[str | None]]) -> None:
-        self.parents: dict[int, cst.CSTNode] = {}
+        self.blocks = _line_blocks(module)
         self.module = module
-        module.visit(_Parents(self.parents))
         self.calls = calls
 
     def needs_device(self, move: DiscardedMove) -> bool:
         name = dotted(move.receiver)
-        line = self.parents.get(id(move.statement))
-        block = self.parents.get(id(line)) if line is not None else None
+        line = move.line
+        block = self.blocks.get(id(line)) if line is not None else None
         body = getattr(block, "body", None)
         if name is None or line is None or not isinstance(body, Sequence) or line not in body:
             return False
@@ -249,20 +251,24 @@ class _NextUse:
         return False
 
 
-class _Parents(cst.CSTVisitor):
-    def __init__(self, parents: dict[int, cst.CSTNode]) -> None:
-        super().__init__()
-        self.parents = parents
-        self.stack: list[cst.CSTNode] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self.stack:
-            self.parents[id(node)] = self.stack[-1]
-        self.stack.append(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self.stack.pop()
+def _line_blocks(module: cst.Module) -> dict[int, cst.Module | cst.IndentedBlock]:
+    """The block (the module, or an indented block) that holds each statement line, by the
+    line's id: statements only, no expression is visited."""
+    found: dict[int, cst.Module | cst.IndentedBlock] = {}
+    holders: list[cst.Module | cst.IndentedBlock] = [module]
+    while holders:
+        holder = holders.pop()
+        compound: list[cst.CSTNode] = []
+        for statement in holder.body:
+            found[id(statement)] = holder
+            if not isinstance(statement, cst.SimpleStatementLine):
+                compound.append(statement)
+        while compound:
+            node = compound.pop()
+            holders += [part for part in blocks_of(node) if isinstance(part, cst.IndentedBlock)]
+            if isinstance(node, cst.If) and isinstance(node.orelse, cst.If):
+                compound.append(node.orelse)  # an `elif`
+    return found
 
 
 class _Reads(cst.CSTVisitor):

@@ -14,6 +14,7 @@ from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._checkpoints import scan
+from gpudoc.lint.visit import walk
 
 
 class CudaWithoutFallback(Rule):
@@ -177,7 +178,7 @@ def nopeak_mask(size):
         if not unguarded:
             return
         declared = _Declared()
-        context.module.visit(declared)
+        walk(context.module, declared)
         if declared.needs_gpu:
             return  # checked in a decorator or an assert, or a required --device cuda
         evidence = scan(context.module).cpu_path
@@ -229,7 +230,7 @@ class _Declared(cst.CSTVisitor):
         first = body[0] if body else None
         if isinstance(first, cst.SimpleStatementLine) and terminates(first):
             self.declaring += 1
-            node.test.visit(self)
+            walk(node.test, self)
             self.declaring -= 1
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -1,0 +1,145 @@
+"""Read-only visits of a libcst tree at a fraction of ``node.visit(visitor)``'s cost.
+
+libcst's ``visit`` rebuilds every node it passes (``_visit_and_replace_children`` constructs a
+new node from the visited children, validation included), even for a visitor that changes
+nothing: a visit of a whole module costs about as much as parsing it. ``walk`` calls the same
+``visit_<Node>`` / ``leave_<Node>`` methods (or an overridden ``on_visit`` / ``on_leave``) in the
+same order, and skips what carries no code: whitespace, comments, brackets, commas and
+operators. The order of a node's children is read from libcst's own
+``_visit_and_replace_children`` of its class, once per class; a class whose order cannot be read
+is visited by libcst itself. tests/lint/test_visit.py holds ``walk`` to libcst's order on real
+code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+from collections.abc import Callable, Iterator
+
+import libcst as cst
+
+_VISITED_FIELD = re.compile(r"visit_\w+\(\s*self,\s*\"(\w+)\"")
+SKIPPED_FIELDS = frozenset(
+    [
+        *("lpar", "rpar", "lbracket", "rbracket", "lbrace", "rbrace", "comma", "semicolon"),
+        *("colon", "leading_lines", "lines_after_decorators", "header", "footer", "newline"),
+        *("trailing_whitespace", "equal", "dot", "operator", "relative", "asynchronous"),
+        *("footer", "star_tok", "lines_after_decorators"),
+    ]
+)
+"""Fields that hold no code a visitor of ours looks at (tokens, whitespace, comments)."""
+
+_ORDERS: dict[type[cst.CSTNode], tuple[str, ...] | None] = {}
+Visit = Callable[[cst.CSTNode], object]
+
+
+def child_fields(cls: type[cst.CSTNode]) -> tuple[str, ...] | None:
+    """The fields of ``cls`` that hold code, in libcst's visiting order; None when libcst's
+    source does not say (another libcst): then libcst visits that node itself."""
+    if cls in _ORDERS:
+        return _ORDERS[cls]
+    order: tuple[str, ...] | None
+    try:
+        source = inspect.getsource(cls._visit_and_replace_children)
+    except (OSError, TypeError):
+        order = None
+    else:
+        names = tuple(dict.fromkeys(_VISITED_FIELD.findall(source)))
+        fields = {field.name for field in dataclasses.fields(cls)}
+        order = tuple(name for name in names if not _skipped(name))
+        if not set(names) <= fields:
+            order = None
+    _ORDERS[cls] = order
+    return order
+
+
+def _skipped(name: str) -> bool:
+    return name in SKIPPED_FIELDS or name.startswith("whitespace")
+
+
+def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """``node.visit(visitor)`` for a visitor that reads the tree and changes nothing."""
+    kind = type(visitor)
+    if kind.on_visit is cst.CSTVisitor.on_visit and kind.on_leave is cst.CSTVisitor.on_leave:
+        _Dispatch(visitor).walk(node)
+    else:
+        _walk(node, visitor, visitor.on_visit, visitor.on_leave)
+
+
+def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, enter: Visit, leave: Visit) -> None:
+    if enter(node) is False:
+        leave(node)
+        return
+    fields = _ORDERS[type(node)] if type(node) in _ORDERS else child_fields(type(node))
+    if fields is None:
+        node._visit_and_replace_children(visitor)
+        leave(node)
+        return
+    for name in fields:
+        value = getattr(node, name)
+        if type(value) is tuple or type(value) is list:
+            for child in value:
+                if _is_node(child):
+                    _walk(child, visitor, enter, leave)
+        elif _is_node(value):
+            _walk(value, visitor, enter, leave)
+    leave(node)
+
+
+_NODE_TYPES: dict[type, bool] = {}
+
+
+def _is_node(value: object) -> bool:
+    """``isinstance(value, cst.CSTNode)``, once per type: CSTNode is an abstract class, whose
+    isinstance test costs more than the rest of a visit."""
+    known = _NODE_TYPES.get(type(value))
+    if known is None:
+        known = _NODE_TYPES[type(value)] = isinstance(value, cst.CSTNode)
+    return known
+
+
+class _Dispatch:
+    """CSTVisitor's own ``on_visit`` / ``on_leave``, with each class's methods looked up once."""
+
+    def __init__(self, visitor: cst.CSTVisitor) -> None:
+        self.visitor = visitor
+        self.methods: dict[type[cst.CSTNode], tuple[Visit | None, Visit | None]] = {}
+
+    def enter(self, node: cst.CSTNode) -> bool:
+        method = self._methods(type(node))[0]
+        return method is None or method(node) is not False
+
+    def leave(self, node: cst.CSTNode) -> None:
+        method = self._methods(type(node))[1]
+        if method is not None:
+            method(node)
+
+    def _methods(self, cls: type[cst.CSTNode]) -> tuple[Visit | None, Visit | None]:
+        found = self.methods.get(cls)
+        if found is None:
+            name = cls.__name__
+            visit = getattr(self.visitor, f"visit_{name}", None)
+            found = self.methods[cls] = (visit, getattr(self.visitor, f"leave_{name}", None))
+        return found
+
+    def walk(self, node: cst.CSTNode) -> None:
+        _walk(node, self.visitor, self.enter, self.leave)
+
+
+def code_ids(root: cst.CSTNode) -> Iterator[int]:
+    """The id of every node under ``root`` (itself included) that ``walk`` visits."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield id(node)
+        fields = _ORDERS[type(node)] if type(node) in _ORDERS else child_fields(type(node))
+        if fields is None:
+            fields = tuple(field.name for field in dataclasses.fields(node))
+        for name in fields:
+            value = getattr(node, name)
+            if type(value) is tuple or type(value) is list:
+                stack.extend(item for item in value if _is_node(item))
+            elif _is_node(value):
+                stack.append(value)
