@@ -60,10 +60,24 @@ def content_key(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def _finding_to_json(finding: Finding) -> dict[str, Any]:
+def _finding_to_json(finding: Finding, path: str) -> dict[str, Any]:
+    """A finding without its path: the same content elsewhere reuses it. One in a project
+    module the file's walk went through keeps where that module is from the file."""
     data = asdict(finding)
     data.pop("path")
+    if finding.path != path:
+        data[ELSEWHERE] = os.path.relpath(finding.path, os.path.dirname(path) or ".")
     return data
+
+
+def _finding_path(item: dict[str, Any], path: str) -> str:
+    elsewhere = item.pop(ELSEWHERE, None)
+    if not isinstance(elsewhere, str):
+        return path
+    return os.path.normpath(os.path.join(os.path.dirname(path), elsewhere))
+
+
+ELSEWHERE = "elsewhere"
 
 
 class ResultCache:
@@ -90,13 +104,19 @@ class ResultCache:
             return None
         try:
             entry = json.loads(row[0])
-            findings = [from_json(Finding, {**item, "path": path}) for item in entry["findings"]]
+            findings = [
+                from_json(Finding, {**item, "path": _finding_path(item, path)})
+                for item in entry["findings"]
+            ]
             return findings, entry["error"]
         except (KeyError, TypeError, ValueError):  # DecodeError included
             return None
 
-    def put(self, key: str, findings: list[Finding], error: str | None) -> None:
-        entry = {"findings": [_finding_to_json(f) for f in findings], "error": error}
+    def put(self, key: str, findings: list[Finding], error: str | None, path: str = "") -> None:
+        entry = {
+            "findings": [_finding_to_json(f, path or f.path) for f in findings],
+            "error": error,
+        }
         self.pending[self._key(key)] = json.dumps(entry, separators=(",", ":"))
 
     def save(self) -> None:

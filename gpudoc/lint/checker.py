@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import re
 import tokenize
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate
+from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -19,6 +21,7 @@ from gpudoc.lint.gc_pause import gc_paused
 from gpudoc.lint.model import Edit, Finding, Fix
 from gpudoc.lint.parse import parse_module
 from gpudoc.lint.positions import positions
+from gpudoc.lint.project import ProjectModule
 from gpudoc.lint.rule import Context, FixSpec, NodeEdit, Report, Rule, all_rules
 
 PREFILTER = "torch"
@@ -116,7 +119,8 @@ def _run_rules(
     bus = EventBus()
     for rule in rules:
         rule.subscribe(bus)
-    flags = analyze(module, bus, path).flags
+    analyzer = analyze(module, bus, path)
+    flags = analyzer.flags
     context = Context(module, flags)
     reports: list[tuple[type[Rule], Report]] = []
     seen: set[tuple[str, cst.CSTNode]] = set()
@@ -135,14 +139,45 @@ def _run_rules(
     nodes = [report.node for _, report in reports]
     nodes += [edit.node for _, report in reports if report.fix for edit in report.fix.edits]
     where = positions(module, source, nodes)
-    # a project module's body walked for a call here reports on its own file's nodes: those
-    # findings belong to that file's own run
+    # a project module's body walked for a call here reports on its own file's nodes: the
+    # finding is that file's, found with this file's values (a device index handed to a host
+    # table of a scheduler class); its own run cannot see them
+    elsewhere = [(rule, report) for rule, report in reports if not _in_file(report, where)]
     reports = [(rule, report) for rule, report in reports if _in_file(report, where)]
     lines = source.split("\n")
     findings = [_finding(path, rule, report, where, lines) for rule, report in reports]
     kept = [f for f in findings if not _suppressed(f, directives)]
+    if elsewhere and not path.endswith(".ipynb"):
+        kept += _project_findings(elsewhere, analyzer.project_files(), path)
     unused = _unused(directives, path) if enabled is None or enabled(UNUSED_NOQA) else []
     return sorted(kept + unused)
+
+
+def _project_findings(
+    reports: list[tuple[type[Rule], Report]], modules: list[ProjectModule], path: str
+) -> list[Finding]:
+    """Findings on the nodes of the project modules this file's walk went through, shown at
+    their own file and line (without a fix: this run does not edit that file)."""
+    found: list[Finding] = []
+    here = Path(path).resolve().parent
+    for project_module in modules:
+        where = positions(
+            project_module.module, project_module.source, [r.node for _, r in reports]
+        )
+        through = f" (through a call in `{Path(path).name}`)"
+        mine = [
+            (rule, Report(r.node, r.message + through)) for rule, r in reports if r.node in where
+        ]
+        if not mine:
+            continue
+        shown = os.path.normpath(
+            os.path.join(os.path.dirname(path), os.path.relpath(project_module.path, here))
+        )
+        lines = project_module.source.split("\n")
+        directives = noqa_directives(project_module.source)
+        findings = [_finding(shown, rule, report, where, lines) for rule, report in mine]
+        found += [f for f in findings if not _suppressed(f, directives)]
+    return found
 
 
 def _in_file(report: Report, positions: Mapping[cst.CSTNode, CodeRange]) -> bool:

@@ -65,7 +65,14 @@ def _check(source: str, path: str, config: LintConfig) -> tuple[list[Finding], s
 
 
 def _selected(findings: list[Finding], config: LintConfig, path: str) -> list[Finding]:
-    return [f for f in findings if config.enabled(f.code, not f.code.startswith("GPD9"), path)]
+    """The enabled findings; one in another project file (found through this file's calls)
+    follows that file's per-file-ignores and exclusion."""
+    return [
+        f
+        for f in findings
+        if config.enabled(f.code, not f.code.startswith("GPD9"), f.path)
+        and (f.path == path or not config.excluded(f.path))
+    ]
 
 
 def decode(data: bytes) -> str:
@@ -126,7 +133,7 @@ def lint_paths(
         display = targets[index].display
         results[index] = _result(display, findings, error, config, key=keys[index])
         if cache is not None:
-            cache.put(_cache_key(keys[index], config, display), findings, error)
+            cache.put(_cache_key(keys[index], config, display), findings, error, display)
     if cache is not None:
         cache.save()
     return LintResult(tuple(results[index] for index in sorted(results)))

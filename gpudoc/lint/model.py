@@ -83,8 +83,13 @@ class LintResult:
 
     @property
     def findings(self) -> tuple[Finding, ...]:
-        found = (f for result in self.files for f in result.findings)
-        return tuple(sorted(found, key=Finding.sort_key))
+        # a finding in a project module can come from each file whose calls reach it
+        found = {
+            (f.path, f.cell, f.line, f.col, f.code): f
+            for result in self.files
+            for f in result.findings
+        }
+        return tuple(sorted(found.values(), key=Finding.sort_key))
 
     @property
     def errors(self) -> tuple[str, ...]:

@@ -22,7 +22,9 @@ MAX_MODULE_BYTES = 200_000
 MAX_LEVELS_UP = 4
 INSTALLED = frozenset({"site-packages", "dist-packages"})
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
-FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import\b", re.M)
+FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\(?([\w, \t]*)", re.M)
+IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w., \t]+)", re.M)
+AS_NAME = re.compile(r"[ \t]+as[ \t]+\w+")
 
 
 @dataclass
@@ -31,6 +33,7 @@ class ProjectModule:
 
     path: Path
     module: cst.Module
+    source: str
     imports: list[cst.Import | cst.ImportFrom] = field(default_factory=list)
     functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
     classes: dict[str, cst.ClassDef] = field(default_factory=dict)
@@ -52,14 +55,43 @@ def resolve(importer: str, module: str, level: int) -> Path | None:
         found = _module_file(directory, parts)
         if found is not None:
             return found
+    return _from_ancestor(here, parts)
+
+
+def _from_ancestor(start: Path, parts: list[str]) -> Path | None:
+    """``from pipeline.trainer import Trainer`` in ``pipeline/mnist/run.py`` with no root
+    marker: the script is run from the directory that holds ``pipeline/`` (``python -m
+    pipeline.mnist.run``), a few levels up. Only a dotted import is looked for there: a plain
+    ``import utils`` in a parent directory is too likely someone else's."""
+    if len(parts) < 2:
+        return None
+    parent = _ancestor_holding(str(start), parts[0])
+    return _module_file(parent, parts) if parent is not None else None
+
+
+@lru_cache(maxsize=1024)
+def _ancestor_holding(start: str, package: str) -> Path | None:
+    for parent in list(Path(start).parents)[:MAX_LEVELS_UP]:
+        if parent.name in INSTALLED:
+            return None
+        if (parent / package).is_dir():
+            return parent
+        if any((parent / marker).exists() for marker in ROOT_MARKERS):
+            return None
     return None
 
 
 def _search_path(start: Path) -> list[Path]:
+    return _search_path_of(str(start))
+
+
+@lru_cache(maxsize=256)
+def _search_path_of(directory: str) -> list[Path]:
     """Where an absolute import is looked for, as Python does for a script or a package: the
     file's directory and, inside a package, the directory that holds the top package; then the
     project's root (a directory with a root marker) above them. Never an installed-packages
-    directory: a library is not the project."""
+    directory: a library is not the project. Read once per directory and process."""
+    start = Path(directory)
     directories = [start]
     top = start
     while (top / "__init__.py").is_file() and top.parent != top:
@@ -88,12 +120,26 @@ def _module_file(base: Path, parts: list[str]) -> Path | None:
 
 def dependencies(source: str, importer: str) -> list[Path]:
     """The project files ``source`` imports from, found by a text scan (for cache keys)."""
+    wanted: list[Path | None] = []
     found: list[Path] = []
     for match in FROM_IMPORT.finditer(source):
-        path = resolve(importer, match.group(2), len(match.group(1)))
+        dots, module, names = match.groups()
+        package = resolve(importer, module, len(dots))
+        wanted.append(package)
+        if module == "" or (package is not None and package.name == "__init__.py"):
+            # `from . import utils`, `from pkg import utils`: the names may be modules
+            names_at = [f"{module}.{name}" for name in _names(names)]
+            wanted += [resolve(importer, name, len(dots)) for name in names_at]
+    for match in IMPORT.finditer(source):
+        wanted += [resolve(importer, name, 0) for name in _names(match.group(1))]
+    for path in wanted:
         if path is not None and path not in found:
             found.append(path)
     return found
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in AS_NAME.sub("", text).split(",") if name.strip()]
 
 
 @lru_cache(maxsize=64)
@@ -105,7 +151,7 @@ def _parsed(path: Path, mtime_ns: int) -> ProjectModule | None:
         return None
     except Exception:  # the parser is not ours: an unparseable helper is just not followed
         return None
-    parsed = ProjectModule(path, module)
+    parsed = ProjectModule(path, module, text)
     for statement in module.body:
         if isinstance(statement, cst.FunctionDef):
             parsed.functions[statement.name.value] = statement

@@ -109,3 +109,153 @@ def test_installed_packages_are_never_the_project(tmp_path: Path) -> None:
     script.write_text("from torch import load\nfrom .utils import helper\n")
     assert resolve(str(script), "torch", 0) is None
     assert resolve(str(script), "utils", 1) == package / "utils.py"
+
+
+HELPERS = """\
+import torch
+
+
+def normalize(batch):
+    mean = batch.new_tensor([0.5, 0.5, 0.5]).view(-1, 1, 1)
+    return (batch - mean) / 0.25
+"""
+
+STYLE = """\
+import torch
+{import_line}
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+vgg = torch.nn.Conv2d(3, 8, 3).to(device)
+loader = torch.utils.data.DataLoader(dataset, batch_size=4)
+for x, _ in loader:
+    y = vgg(x.to(device))
+    x = {name}.normalize(x)
+    vgg(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("import_line", "name"),
+    [
+        ("import helpers", "helpers"),
+        ("import helpers as H", "H"),
+        ("from . import helpers", "helpers"),
+    ],
+)
+def test_a_module_of_the_project_imported_whole_is_followed(
+    tmp_path: Path, import_line: str, name: str
+) -> None:
+    """``import utils`` then ``utils.normalize(x)``: the helper keeps x on the host (the
+    fast_neural_style bug of pytorch/examples)."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helpers.py").write_text(HELPERS)
+    script = package / "train.py"
+    script.write_text(STYLE.format(import_line=import_line, name=name))
+    result = lint_paths([str(script)], jobs=1, use_cache=False)
+    assert {(f.line, f.code) for f in result.findings} == {(10, "GPD101")}
+    assert package / "helpers.py" in dependencies(script.read_text(), str(script))
+
+
+def test_a_module_name_rebound_locally_is_not_the_module(tmp_path: Path) -> None:
+    """``helpers = Normalizer()`` hides the module: its ``normalize`` is not the project's."""
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    script = tmp_path / "train.py"
+    source = STYLE.format(import_line="import helpers", name="helpers")
+    source = source.replace("for x, _", "helpers = Normalizer()\nfor x, _")
+    script.write_text(source)
+    result = lint_paths([str(script)], jobs=1, use_cache=False)
+    assert (11, "GPD101") not in {(f.line, f.code) for f in result.findings}
+
+
+SCHEDULE = """\
+import torch
+
+
+class NoiseSchedule:
+    def __init__(self, steps):
+        self.alpha_bar = torch.cumprod(1 - torch.linspace(1e-4, 0.02, steps), dim=0)
+
+    def add_noise(self, x, noise, t):
+        a = self.alpha_bar[t].view(-1, 1, 1, 1)
+        return a.sqrt().to(x.device) * x + (1 - a).sqrt().to(x.device) * noise
+"""
+
+DIFFUSION = """\
+import torch
+from schedules.linear import NoiseSchedule
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+schedule = NoiseSchedule(1000)
+for x, _ in torch.utils.data.DataLoader(dataset, batch_size=8):
+    x = x.to(device)
+    t = torch.randint(0, 1000, (x.shape[0],), device=device)
+    noisy = schedule.add_noise(x, torch.randn_like(x), t)
+"""
+
+
+def schedule_project(tmp_path: Path, schedule: str = SCHEDULE) -> Path:
+    (tmp_path / "schedules").mkdir()
+    (tmp_path / "schedules" / "__init__.py").write_text("")
+    (tmp_path / "schedules" / "linear.py").write_text(schedule)
+    (tmp_path / "tools").mkdir()
+    for name in ("train.py", "sample.py"):
+        (tmp_path / "tools" / name).write_text(DIFFUSION)
+    return tmp_path
+
+
+def test_a_bug_in_a_project_class_is_reported_in_its_file(tmp_path: Path) -> None:
+    """A plain class of another file (a noise schedule) is walked with the caller's values:
+    its host table indexed by the caller's device timesteps is reported at the table's line,
+    once, though two scripts (run from the directory above ``tools/``) reach it."""
+    root = schedule_project(tmp_path)
+    result = lint_paths([str(root)], jobs=1, use_cache=False)
+    found = [(Path(f.path).relative_to(root).as_posix(), f.line, f.code) for f in result.findings]
+    assert found == [("schedules/linear.py", 9, "GPD108")]
+    finding = result.findings[0]
+    assert finding.fix is None  # this run does not edit the schedule's file
+    assert "through a call in `" in finding.message
+
+
+def test_a_project_finding_follows_the_noqa_of_its_own_file(tmp_path: Path) -> None:
+    quiet = SCHEDULE.replace("view(-1, 1, 1, 1)", "view(-1, 1, 1, 1)  # noqa: GPD108")
+    root = schedule_project(tmp_path, quiet)
+    assert lint_paths([str(root / "tools")], jobs=1, use_cache=False).findings == ()
+
+
+def test_a_project_trainer_that_moves_the_model_it_is_given_places_it(tmp_path: Path) -> None:
+    """minGPT's Trainer does ``self.model = self.model.to(self.device)``: the caller's model is
+    the same object, moved in place; reading the Trainer must not leave it on the host."""
+    (tmp_path / "trainer.py").write_text(
+        "import torch\n\n\nclass Trainer:\n"
+        "    def __init__(self, config, model, data):\n"
+        "        self.model = model\n"
+        "        self.device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+        "        self.model = self.model.to(self.device)\n"
+    )
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import torch\nfrom trainer import Trainer\n\n"
+        "model = torch.nn.Linear(4, 2)\n"
+        "trainer = Trainer(None, model, None)\n"
+        "x = torch.ones(2, 4).to(trainer.device)\n"
+        "model(x)\n"
+    )
+    assert lint_paths([str(script)], jobs=1, use_cache=False).findings == ()
+
+
+def test_a_cached_project_finding_keeps_its_own_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache stores findings without their path (a file's content may move): one found
+    in a project module is stored relative to the file whose run found it."""
+    monkeypatch.setenv("GPUDOC_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "proj").mkdir()
+    root = schedule_project(tmp_path / "proj")
+    script = str(root / "tools" / "train.py")
+    first = lint_paths([script], jobs=1)
+    again = lint_paths([script], jobs=1)
+    assert again.files[0].cached
+    assert [(f.path, f.line) for f in again.findings] == [(f.path, f.line) for f in first.findings]
+    assert Path(again.findings[0].path).resolve() == root / "schedules" / "linear.py"

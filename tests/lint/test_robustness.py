@@ -141,3 +141,30 @@ def test_generated_programs_never_raise(source: str) -> None:
 def test_arbitrary_text_never_raises(text: str) -> None:
     result = lint_source("import torch\n" + text, "noise.py")
     assert result.error is None or "internal error" not in result.error
+
+
+RECURSIVE = """\
+import torch
+import torch.nn as nn
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(1, 1)
+
+    def generate(self, prompt, depth=0):
+        tokens = torch.tensor([[float(len(prompt))]])
+        mask = tokens > 0
+        tokens = tokens.to("cuda")
+        if depth < 3:
+            return self.generate(prompt[1:], depth=depth + 1)
+        return self.fc(tokens) * mask
+"""
+
+
+def test_a_recursive_method_call_met_again_inside_its_own_walk_is_linted() -> None:
+    """The call ``self.generate(...)`` is evaluated inside the walk its own evaluation started
+    (AIDungeon's generator): its argument values must not be lost on the way out."""
+    result = lint_source(RECURSIVE, "generator.py")
+    assert result.error is None

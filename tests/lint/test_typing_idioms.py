@@ -97,3 +97,56 @@ def test_string_values_read_without_compiling_match_libcst(literal: str) -> None
     assert isinstance(node, cst.SimpleString)
     expected = node.evaluated_value
     assert string_value(node) == (expected if isinstance(expected, str) else None)
+
+
+CAPTIONS = """\
+import torch
+from torch.autograd import Variable
+from torch.nn.utils.rnn import pack_padded_sequence
+from data import get_loader
+from model import Decoder
+
+decoder = Decoder(256, 512)
+if torch.cuda.is_available():
+    decoder.cuda()
+criterion = torch.nn.CrossEntropyLoss()
+for images, captions, lengths in get_loader("train"):
+    captions = Variable(captions)
+    targets = pack_padded_sequence(captions, lengths, batch_first=True)[0]
+    if torch.cuda.is_available():
+        captions = captions.cuda()
+    outputs = decoder(captions, lengths)
+    loss = criterion(outputs, targets)
+"""
+
+
+def test_a_batch_the_script_moves_itself_was_on_the_host_before() -> None:
+    """yunjey/pytorch-tutorial's captioning bug: the loader and the model come from files the
+    linter cannot read, but the script moves both itself; `targets`, packed from `captions`
+    before the move, stays behind, and the moved decoder's outputs are on the device."""
+    result = lint_source(CAPTIONS, "train.py")
+    assert {(f.line, f.code) for f in result.findings} == {(13, "GPD112")}
+
+
+def test_a_batch_packed_after_its_move_is_placed() -> None:
+    fixed = CAPTIONS.replace(
+        "    targets = pack_padded_sequence(captions, lengths, batch_first=True)[0]\n", ""
+    ).replace(
+        "    outputs = decoder",
+        "    targets = pack_padded_sequence(captions, lengths)[0]\n    outputs = decoder",
+    )
+    assert lint_source(fixed, "train.py").findings == ()
+
+
+def test_a_moved_callable_of_unknown_class_is_a_placed_module() -> None:
+    """`net = build().to(device)`: only a module is called after a move; its outputs are on
+    the device, so a host tensor combined with them in a loss is reported."""
+    source = HEADER + textwrap.dedent(
+        """\
+        from zoo import build
+        net = build("resnet").to(device)
+        loss = torch.nn.functional.mse_loss(net(torch.ones(2, 4).to(device)), torch.zeros(2, 2))
+        """
+    )
+    found = {(f.line, f.code) for f in lint_source(source, "case.py").findings}
+    assert (HEADER.count("\n") + 3, "GPD101") in found

@@ -92,7 +92,8 @@ class Bodies:
         home = model.homes.get(node)
         saved = model.imports, model.local_functions
         if home is not None:  # another file's function: its own imports and siblings
-            model.imports, model.local_functions, parent = home.imports, home.functions, home.scope
+            model.imports, model.local_functions = home.imports, home.functions
+            parent = parent if is_method else home.scope
         start = model.step
         try:
             result, scope = self.walk_function(node, parent, arguments)
@@ -103,17 +104,28 @@ class Bodies:
         summaries[shapes] = result
         if model.bus.wants("walked"):
             model.emit("walked", WalkedCallEvent(node, call, is_method, home is not None, start))
-        self.moved_in_place(call, arguments, scope)
+        self.moved_in_place(call, arguments, scope, is_method)
         return result
 
-    def moved_in_place(self, call: cst.Call, arguments: dict[str, Value], scope: Scope) -> None:
-        """``def place(model, device): model.to(device)``: the caller's module moved too."""
-        for param, name in argument_names(scope.function_node, call).items():
+    def moved_in_place(
+        self, call: cst.Call, arguments: dict[str, Value], scope: Scope, is_method: bool
+    ) -> None:
+        """``def place(model, device): model.to(device)``, or a trainer's ``self.model =
+        model.to(device)``: the caller's module moved too (a module moves in place)."""
+        owner = scope.parent if scope.parent is not None and scope.parent.function == "" else None
+        placed = [
+            value.origin
+            for env in (scope.env, owner.env if owner is not None else {})
+            for value in env.values()
+            if value.kind is Kind.MODULE and value.place is Place.DEVICE and value.origin
+        ]
+        for param, name in argument_names(scope.function_node, call, is_method).items():
             given, final = arguments.get(param), scope.env.get(param)
-            if given is None or final is None or given.kind is not Kind.MODULE:
+            if given is None or given.kind is not Kind.MODULE or given.place is Place.DEVICE:
                 continue
-            placed_here = final.kind is Kind.MODULE and final.place is Place.DEVICE
-            if placed_here and given.place is not Place.DEVICE:
+            placed_here = final is not None and final.kind is Kind.MODULE
+            placed_here = placed_here and final is not None and final.place is Place.DEVICE
+            if placed_here or (given.origin is not None and given.origin in placed):
                 self.model.assign_name(name, given.with_place(Place.DEVICE))
 
     def function_scope(

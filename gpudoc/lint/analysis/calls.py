@@ -51,7 +51,11 @@ class CallEvaluator:
             return self.call_value(node)
         result = self.call_value(node)
         func = node.func
-        args, receiver = self.model.call_operands.pop(node, ((), None))
+        pending = self.model.call_operands.get(node)
+        # a recursive method's call is evaluated again inside its own walk: innermost first
+        args, receiver = pending.pop() if pending else ((), None)
+        if len(args) != len(node.args):
+            args = tuple(UNKNOWN for _ in node.args)
         method = func.attr.value if isinstance(func, cst.Attribute) else None
         name, module, combines = self.model.call_roles.pop(node, (None, None, False))
         qualified = self.model.imports.qualify(func)
@@ -133,10 +137,13 @@ class CallEvaluator:
             placed_parts = any(a.kind is Kind.MODULE and a.place is Place.DEVICE for a in args)
             unplaced = local.places_itself or self.model.device_context or placed_parts
             place = Place.UNKNOWN if unplaced else Place.HOST
-            weighted = local.weighted
             return Value(
-                Kind.MODULE, place, weighted=weighted, managed=local.lightning, origin=node
+                Kind.MODULE, place, weighted=local.weighted, managed=local.lightning, origin=node
             )
+        if callee is not None and callee.kind is Kind.UNKNOWN and callee.place is Place.DEVICE:
+            # `decoder = Decoder(...)` from a file not read, then `decoder.cuda()`: only a
+            # module is both moved and called
+            callee = replace(callee, kind=Kind.MODULE, weighted=True)
         if callee is not None and callee.kind is Kind.MODULE:
             return self.module_call(node, name, callee, args)
         if callee is not None and callee.source in ("transform", "tokenizer"):
@@ -160,6 +167,9 @@ class CallEvaluator:
         return self.evaluator.combine([*values, Value(Kind.TENSOR, module.place)])
 
     def eval_method(self, node: cst.Call, func: cst.Attribute) -> Value:
+        member = self.model.project_member(func)
+        if member is not None:  # `utils.normalize(x)` of `import utils`, a project module
+            return self.eval_named_call(node, member)
         instance = self.instances.method_call(node, func)
         if instance is not None:
             return instance

@@ -246,7 +246,7 @@ class Evaluator:
     def eval_args(self, node: cst.Call, receiver: Value | None = None) -> list[Value]:
         values = [self.eval(arg.value) for arg in node.args]
         if self.model.bus.wants("call"):  # for the call event, without evaluating anything twice
-            self.model.call_operands[node] = (tuple(values), receiver)
+            self.model.call_operands.setdefault(node, []).append((tuple(values), receiver))
         return values
 
 

@@ -71,11 +71,13 @@ def argument_for(
     return None
 
 
-def argument_names(function: cst.FunctionDef | None, call: cst.Call) -> dict[str, str]:
-    """Parameter name -> the caller's plain (dotted) name passed for it."""
+def argument_names(
+    function: cst.FunctionDef | None, call: cst.Call, is_method: bool
+) -> dict[str, str]:
+    """Parameter name -> the caller's plain (dotted) name passed for it (a method's ``self``
+    is not among the call's arguments)."""
     if function is None:
         return {}
-    is_method = isinstance(call.func, cst.Attribute) and dotted(call.func.value) == "self"
     positional = _positional_params(function.params, is_method)
     names: dict[str, str] = {}
     index = 0

@@ -26,6 +26,7 @@ class Home:
 
     imports: ImportTable
     functions: dict[str, cst.FunctionDef]
+    parsed: project.ProjectModule
     scope: Scope = field(default_factory=Scope)
 
 
@@ -36,7 +37,7 @@ def _home(parsed: project.ProjectModule) -> Home:
         imports = ImportTable()
         for statement in parsed.imports:
             imports.add(statement)
-        home = _homes[key] = Home(imports, parsed.functions)
+        home = _homes[key] = Home(imports, parsed.functions, parsed)
     return home
 
 
@@ -62,14 +63,44 @@ def project_names(node: cst.ImportFrom, importer: str) -> dict[str, tuple[Path, 
     return names
 
 
+def project_modules(node: cst.Import | cst.ImportFrom, importer: str) -> dict[str, Path]:
+    """The project's own modules an import binds as names: ``import utils`` (``utils``),
+    ``import utils as U`` (``U``), ``from . import utils`` (``utils``): local name -> file.
+    ``import a.b`` binds ``a``, a package: its submodules are not followed."""
+    found: dict[str, Path] = {}
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            name = dotted(alias.name) or ""
+            asname = alias.asname.name if alias.asname is not None else None
+            if "." in name and not isinstance(asname, cst.Name):
+                continue
+            path = project.resolve(importer, name, 0)
+            if path is not None:
+                found[asname.value if isinstance(asname, cst.Name) else name] = path
+        return found
+    if isinstance(node.names, cst.ImportStar):
+        return found
+    package = (dotted(node.module) or "") if node.module is not None else ""
+    where = project.resolve(importer, package, len(node.relative)) if package else None
+    if package and (where is None or where.name != "__init__.py"):
+        return found  # `from torch.nn import functional`, `from utils import f`: no submodules
+    for alias in node.names:
+        name = dotted(alias.name) or ""
+        path = project.resolve(importer, f"{package}.{name}", len(node.relative))
+        if path is not None:
+            asname = alias.asname.name if alias.asname is not None else None
+            found[asname.value if isinstance(asname, cst.Name) else name] = path
+    return found
+
+
 MAX_REEXPORTS = 3
 """How many ``from .base import *`` steps a name is followed through (a package's __init__)."""
 
 
 def load_name(
     path: Path, name: str, hops: int = 0
-) -> tuple[cst.FunctionDef, Home] | tuple[cst.ClassDef, ImportTable] | None:
-    """The function (with its home) or class (with its module's imports) ``name`` in ``path``;
+) -> tuple[cst.FunctionDef | cst.ClassDef, Home] | None:
+    """The function or class ``name`` in ``path``, with its home module;
     a class also when ``path`` only re-exports it (``from .base import *`` in a package's
     ``__init__.py``). Re-exported functions are not followed: walking them at every call costs
     more than it tells."""
@@ -79,7 +110,7 @@ def load_name(
     if name in parsed.functions:
         return parsed.functions[name], _home(parsed)
     if name in parsed.classes:
-        return parsed.classes[name], _home(parsed).imports
+        return parsed.classes[name], _home(parsed)
     if hops >= MAX_REEXPORTS:
         return None
     key = (path, name)
@@ -88,14 +119,12 @@ def load_name(
     return _reexports[key]
 
 
-_reexports: dict[
-    tuple[Path, str], tuple[cst.FunctionDef, Home] | tuple[cst.ClassDef, ImportTable] | None
-] = {}
+_reexports: dict[tuple[Path, str], tuple[cst.FunctionDef | cst.ClassDef, Home] | None] = {}
 
 
 def _find_reexport(
     parsed: project.ProjectModule, path: Path, name: str, hops: int
-) -> tuple[cst.FunctionDef, Home] | tuple[cst.ClassDef, ImportTable] | None:
+) -> tuple[cst.FunctionDef | cst.ClassDef, Home] | None:
     for statement in parsed.imports:
         found = _reexported(statement, str(path), name)
         if found is not None and _may_define(found[0], found[1]):

@@ -26,6 +26,8 @@ class Instances:
     def named_call(self, node: cst.Call, name: str) -> Value | None:
         """``Trainer(model)`` or ``predictor(images)``; None when ``name`` is neither a plain
         class nor an instance of one with a ``__call__`` (then nothing is evaluated)."""
+        if name in self.model.project_imports:
+            self.model.resolve_project_name(name)
         held = self.model.scope.lookup(name)
         scope = self.model.plain_classes.get(name) if held is None else None
         if scope is not None:

@@ -25,6 +25,7 @@ from gpudoc.lint.analysis.values import Kind, Value
 
 if TYPE_CHECKING:
     from gpudoc.lint.analysis.homes import Home
+    from gpudoc.lint.project import ProjectModule
 
 
 class SemanticModel:
@@ -44,7 +45,7 @@ class SemanticModel:
         """What the walk found about the whole file (complete once it is over)."""
         self._init_definitions()
         self._init_position()
-        self.call_operands: dict[cst.Call, tuple[tuple[Value, ...], Value | None]] = {}
+        self.call_operands: dict[cst.Call, list[tuple[tuple[Value, ...], Value | None]]] = {}
         """Each call's argument values (and receiver), kept until its call event is built."""
         self.call_roles: dict[cst.Call, tuple[str | None, Value | None, bool]] = {}
         """For the call event: the module a call calls (its name and value), and whether the
@@ -67,6 +68,8 @@ class SemanticModel:
         """Module-level functions of this file by name: calls walk their bodies."""
         self.local_classes: dict[str, ModuleClass | str] = {}
         """Class name -> its ModuleClass, or ``"dataset"``."""
+        self.project_module_names: dict[str, Path] = {}
+        """Names bound to the project's own modules (``import utils``)."""
         self.plain_classes: dict[str, Scope] = {}
         """The file's classes that are neither modules nor datasets, with their class scope:
         their methods are walked where an instance calls them, with the call's values."""
@@ -111,6 +114,13 @@ class SemanticModel:
         self.step = 0
 
     # -- the semantic view rules get with events (events.Semantic) -------------------------
+    def project_files(self) -> list[ProjectModule]:
+        """The project modules whose functions or methods the walk went through."""
+        found: dict[int, ProjectModule] = {}
+        for home in self.homes.values():
+            found.setdefault(id(home.parsed), home.parsed)
+        return list(found.values())
+
     def lookup(self, name: str) -> Value | None:
         return self.scope.lookup(name)
 
@@ -211,6 +221,18 @@ class SemanticModel:
         if name.startswith("self.") and scope.parent is not None and scope.parent.function == "":
             scope = scope.parent
         scope.env[name] = value
+
+    def project_member(self, func: cst.Attribute) -> str | None:
+        """``utils.normalize_batch`` of ``import utils``, a project module: its name as the
+        walk knows it (read the first time it is called)."""
+        base = dotted(func.value)
+        path = self.project_module_names.get(base or "")
+        if base is None or path is None or self.scope.lookup(base) is not None:
+            return None
+        name = f"{base}.{func.attr.value}"
+        if name not in self.local_functions and name not in self.plain_classes:
+            self.project_imports.setdefault(name, (path, func.attr.value))
+        return name
 
     def local_class(self, name: str) -> ModuleClass | str | None:
         if name in self.project_imports:

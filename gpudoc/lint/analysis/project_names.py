@@ -1,5 +1,7 @@
-"""Names imported from the project's own modules (``from model import Net``): noted at the
-import, read the first time the walk needs one (homes.py loads them, never runs them)."""
+"""Names imported from the project's own modules (``from model import Net``, ``import utils``):
+noted at the import, read the first time the walk needs one (homes.py loads them, never runs
+them). A plain class of another module (a trainer, a noise schedule) is walked where this file
+uses it, with its home's imports."""
 
 from __future__ import annotations
 
@@ -7,10 +9,10 @@ import libcst as cst
 
 from gpudoc.lint.analysis.classes import ClassFacts
 from gpudoc.lint.analysis.functions import moves_anything
-from gpudoc.lint.analysis.homes import Home, load_name, project_names
+from gpudoc.lint.analysis.homes import Home, load_name, project_modules, project_names
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.names import ImportTable
 from gpudoc.lint.analysis.parameterless import holds_nothing
+from gpudoc.lint.analysis.scope import Scope
 from gpudoc.lint.analysis.semantic import ModuleClass
 
 
@@ -19,36 +21,54 @@ class ProjectNames:
         self.model = model
         self.classes = classes
 
-    def import_project_names(self, node: cst.ImportFrom) -> None:
-        """``from model import Net``: the project's own function or class, not a library's."""
-        assert self.model.path is not None
-        for local, where in project_names(node, self.model.path).items():
-            self.model.imports.aliases.pop(local, None)
-            self.model.project_imports[local] = where
+    def import_project_names(self, node: cst.Import | cst.ImportFrom) -> None:
+        """``from model import Net``, ``import utils``: the project's own function, class or
+        module, not a library's."""
+        model = self.model
+        assert model.path is not None
+        if isinstance(node, cst.ImportFrom):
+            for local, where in project_names(node, model.path).items():
+                model.imports.aliases.pop(local, None)
+                model.project_imports[local] = where
+        for local, path in project_modules(node, model.path).items():
+            model.imports.aliases.pop(local, None)
+            model.project_imports.pop(local, None)
+            model.project_module_names[local] = path
 
     def resolve_project_name(self, local: str) -> None:
         """Read what an imported project name stands for, the first time it matters."""
-        where = self.model.project_imports.pop(local, None)
+        model = self.model
+        where = model.project_imports.pop(local, None)
         found = load_name(*where) if where is not None else None
         if found is None:
             return
-        definition, context = found
-        if isinstance(definition, cst.FunctionDef) and isinstance(context, Home):
-            self.model.local_functions[local] = definition
-            self.model.homes[definition] = context
+        definition, home = found
+        if isinstance(definition, cst.FunctionDef):
+            model.local_functions[local] = definition
+            model.homes[definition] = home
             return
-        if not isinstance(definition, cst.ClassDef) or not isinstance(context, ImportTable):
-            return
-        saved, self.model.imports = self.model.imports, context
+        saved, model.imports = model.imports, home.imports
         try:
             kind = self.classes.class_kind(definition)
         finally:
-            self.model.imports = saved
-        if kind == "dataset":
-            self.model.local_classes[local] = "dataset"
+            model.imports = saved
+        if kind is None:  # a plain class: walked where it is used
+            model.plain_classes[local] = self.foreign_class_scope(definition, home)
+        elif kind == "dataset":
+            model.local_classes[local] = "dataset"
             if moves_anything(definition):  # its batches' place is not known then
-                self.model.device_datasets.add(local)
-        elif kind is not None:
+                model.device_datasets.add(local)
+        else:
             module_class = ModuleClass(local, definition, kind == "lightning")
-            module_class.weighted = not holds_nothing(definition, context)
-            self.model.local_classes[local] = module_class
+            module_class.weighted = not holds_nothing(definition, home.imports)
+            model.local_classes[local] = module_class
+
+    def foreign_class_scope(self, node: cst.ClassDef, home: Home) -> Scope:
+        """The scope of a plain class of another project module: its methods, walked with
+        their home's imports where this file's instances call them."""
+        scope = Scope(parent=home.scope, function="")
+        for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+            if isinstance(statement, cst.FunctionDef):
+                scope.methods[statement.name.value] = statement
+                self.model.homes[statement] = home
+        return scope

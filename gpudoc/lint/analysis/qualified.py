@@ -59,6 +59,12 @@ class QualifiedCalls:
             return self.factory(node, rest, args)
         if rest in api.LEGACY_TENSOR_TYPES:
             return Value(Kind.TENSOR, Place.HOST)
+        if rest in ("autograd.Variable", "autograd.variable.Variable"):
+            return args[0] if args else UNKNOWN  # the pre-0.4 wrapper: the tensor itself
+        if rest.startswith("nn.utils.rnn.") and args:
+            # pack_padded_sequence(captions, ...)[0] and pad_sequence(seqs) stay where their
+            # first argument is; `lengths` must be on the CPU (not what the result is)
+            return Value(Kind.BATCH if "pack" in last else Kind.TENSOR, args[0].place)
         if rest.startswith("cuda.") and last in api.LEGACY_TENSOR_TYPES:
             self.placement.note_cuda(node, ".cuda()")
             self.model.flags.places = True

@@ -90,7 +90,7 @@ class StatementWalker:
                 self.evaluator.eval(node.target)
         elif isinstance(node, cst.Import | cst.ImportFrom):
             self.model.imports.add(node)
-            if isinstance(node, cst.ImportFrom) and self.model.path is not None:
+            if self.model.path is not None:
                 self.projects.import_project_names(node)
         elif isinstance(node, cst.Return):
             self.walk_return(node)

@@ -10,7 +10,7 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
 from gpudoc.lint.analysis.names import dotted, keyword
-from gpudoc.lint.analysis.values import Kind, Place
+from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._factory_uses import Uses, factory_inside
 from gpudoc.lint.rules._helpers import assigned_value
@@ -58,7 +58,10 @@ class FactoryWithoutDevice(Rule):
     ## What it does
     Finds `torch.zeros(...)`, `torch.ones`, `torch.randn`, `torch.arange`, `torch.tensor([...])`
     and similar calls inside `forward`, `init_hidden` or a Lightning `*_step` method with no
-    `device=` argument and no `.to(...)` / `.type_as(...)` on the result.
+    `device=` argument and no `.to(...)` / `.type_as(...)` on the result; one converted with
+    `.type(x.type())` (a CUDA type, on the current device rather than x's); and anywhere, such a
+    factory handed as the gradient of outputs on the device (`grad_outputs=` of
+    `torch.autograd.grad`, the argument of `out.backward(...)`: a WGAN gradient penalty).
 
     ## Why is this bad?
     The new tensor is created on the CPU whatever device the input is on; as soon as the model
@@ -117,6 +120,15 @@ class RNN(nn.Module):
         return x.new_ones(3) + h + c + scale
 model = RNN().cuda()
 """,
+        # the gradient penalty's grad_outputs made where the critic's outputs are
+        """\
+import torch
+critic = torch.nn.Linear(8, 1).cuda()
+x = torch.randn(4, 8, device="cuda", requires_grad=True)
+out = critic(x)
+grad = torch.autograd.grad(out, x, torch.ones_like(out), create_graph=True)[0]
+out.backward(torch.ones(4, 1, device=out.device))
+""",
     )
     INVALID = (
         Invalid(
@@ -141,6 +153,18 @@ class RNN(nn.Module):
 model = RNN().cuda()
 """,
         ),
+        # PyTorch-GAN's wgan_div: grad_outputs on the CPU, the critic's outputs on the GPU
+        Invalid(
+            """\
+import torch
+critic = torch.nn.Linear(8, 1).cuda()
+x = torch.randn(4, 8, device="cuda", requires_grad=True)
+out = critic(x)
+grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=True)[0]
+""",
+            line=5,
+            col=49,
+        ),
     )
 
     EVENTS = ("call", "binding")
@@ -159,6 +183,10 @@ model = RNN().cuda()
         """Factory call -> the function and the plain name it is bound to."""
         self.handed: set[cst.Name] = set()
         """Names passed to a method of an object the linter knows nothing about."""
+        self.gradients: list[tuple[cst.Call, str]] = []
+        """Factories handed as the gradient of device outputs, with the call that takes them."""
+        self.typed: list[tuple[cst.Call, cst.BaseExpression]] = []
+        """Factories converted to another tensor's type (``.type(q.type())``), with that tensor."""
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         """``h = torch.zeros(...)`` (also ``Variable(torch.zeros(...))``): ``h`` holds it."""
@@ -220,6 +248,8 @@ model = RNN().cuda()
         self.note_move(event, semantic)
         self.note_placing_helper(event, semantic)
         self.note_handed(event, semantic)
+        self.note_gradient(event, semantic)
+        self.note_typed(event, semantic)
         qualified = event.qualified or ""
         function = qualified[6:] if qualified.startswith("torch.") else ""
         if not (function in api.SHAPE_FACTORIES or function == "tensor"):
@@ -248,11 +278,71 @@ model = RNN().cuda()
         self.factories.append(factory)
         self.calls.add(node)
 
+    def note_typed(self, event: CallEvent, semantic: Semantic) -> None:
+        """``torch.tensor(d).type(q.type())`` in a function: ``q.type()`` names the tensor type
+        (``torch.cuda.FloatTensor``), not q's GPU, so the result is made on the current
+        device; under DDP without ``set_device`` that is cuda:0 on every rank."""
+        func, node = event.node.func, event.node
+        if event.method != "type" or semantic.function is None or len(node.args) != 1:
+            return
+        factory = func.value if isinstance(func, cst.Attribute) else None
+        typed = node.args[0].value
+        if not isinstance(factory, cst.Call) or not isinstance(typed, cst.Call):
+            return
+        if not isinstance(typed.func, cst.Attribute) or typed.func.attr.value != "type":
+            return
+        if typed.args or keyword(factory, "device") is not None:
+            return
+        qualified = semantic.qualify(factory.func) or ""
+        function = qualified[6:] if qualified.startswith("torch.") else ""
+        if function in api.SHAPE_FACTORIES or function == "tensor":
+            self.typed.append((factory, typed.func.value))
+
+    def note_gradient(self, event: CallEvent, semantic: Semantic) -> None:
+        """``autograd.grad(out, x, torch.ones(n, 1))`` or ``out.backward(torch.ones(n))``
+        with ``out`` on the device: the gradient must be on the outputs' device, anywhere in
+        the script (a module-level training loop too)."""
+        outputs, gradient = gradient_arguments(event)
+        if outputs is None or gradient is None or not isinstance(gradient.value, cst.Call):
+            return
+        if not (outputs.is_tensorish and outputs.place is Place.DEVICE):
+            return
+        factory = gradient.value
+        qualified = semantic.qualify(factory.func) or ""
+        function = qualified[6:] if qualified.startswith("torch.") else ""
+        if function not in api.SHAPE_FACTORIES or keyword(factory, "device") is not None:
+            return
+        if not semantic.result_moved(factory):
+            taker = "autograd.grad" if event.qualified == "torch.autograd.grad" else "backward"
+            self.gradients.append((factory, taker))
+
     def finish(self, context: Context) -> Iterator[Report]:
         flags = context.flags
-        if flags.default_device or not (flags.places or "lightning" in flags.frameworks):
+        if flags.default_device:
+            return
+        for gradient, taker in self.gradients:
+            message = (
+                f"`{context.code(gradient)}` is created on the CPU but is the gradient of outputs "
+                f"on the device: `{taker}` fails with `invalid gradient at index 0 - expected "
+                "device cuda:0 but got cpu`; create it on the outputs' device "
+                "(`device=out.device`, or `torch.ones_like(out)`)"
+            )
+            yield Report(gradient, message)
+        typed = {id(call) for call, _ in self.typed}
+        for call, tensor in self.typed:
+            shown = context.code(tensor)
+            message = (
+                f"`{context.code(call)}.type({shown}.type())` is made on the current CUDA "
+                f"device, not `{shown}`'s: when `{shown}` is on another GPU (a DDP rank that "
+                "never called `torch.cuda.set_device`, a model on cuda:1) they meet with "
+                f"`Expected all tensors to be on the same device`; pass `device={shown}.device`"
+            )
+            yield Report(call, message)
+        if not (flags.places or "lightning" in flags.frameworks):
             return
         for factory in self.factories:
+            if id(factory.call) in typed:
+                continue
             step = _step_method(factory)
             if step is None or factory.moved_after or factory.call in self.moved_later:
                 continue
@@ -303,6 +393,34 @@ model = RNN().cuda()
             and bool(uses.loads)
             and all(n in uses.index_loads for n in uses.loads)
         )
+
+
+def gradient_arguments(event: CallEvent) -> tuple[Value | None, cst.Arg | None]:
+    """The outputs' value and the gradient argument of ``torch.autograd.grad(outputs, inputs,
+    grad_outputs)`` or ``outputs.backward(gradient)``."""
+    args = list(zip(event.node.args, event.args, strict=True))
+    if event.qualified == "torch.autograd.grad":
+        positions = {0: "outputs", 2: "grad_outputs"}
+    elif event.method == "backward" and event.receiver is not None:
+        gradient = _argument(args, 0, "gradient")
+        return event.receiver, gradient[0] if gradient is not None else None
+    else:
+        return None, None
+    outputs = _argument(args, 0, positions[0])
+    gradient = _argument(args, 2, positions[2])
+    if outputs is None or gradient is None:
+        return None, None
+    return outputs[1], gradient[0]
+
+
+def _argument(
+    args: list[tuple[cst.Arg, Value]], position: int, name: str
+) -> tuple[cst.Arg, Value] | None:
+    for arg, value in args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg, value
+    positional = [(arg, value) for arg, value in args if arg.keyword is None and not arg.star]
+    return positional[position] if position < len(positional) else None
 
 
 def _first_parameter(function: cst.FunctionDef | None) -> str | None:

@@ -81,8 +81,11 @@ class DerivedBeforeMove(Rule):
 
     ## Known problems
     Only a derivation, a move and a use in one function are followed, and the use must be a
-    call (`outputs - targets` is not seen). Arguments of `torch.nn.utils.rnn` functions (the
-    lengths of `pack_padded_sequence` must stay on the CPU) are never uses.
+    call (`outputs - targets` is not seen). A batch from a loader defined in a file the linter
+    does not read counts as on the host once the script moves it itself (`captions =
+    captions.cuda()`); a script that moves a batch already on the device draws a report.
+    Arguments of `torch.nn.utils.rnn` functions (the lengths of `pack_padded_sequence` must
+    stay on the CPU) are never uses.
 
     ## Fix safety
     No fix: moving the derivation below the move can change what it computes from.
@@ -174,14 +177,14 @@ def train_step(model, loader, device):
                     derived.move, derived.moved_source = event.statement, name
         self.derived.pop((function, name), None)
         value = assigned_value(event.statement, event.name)
-        if value is None or not _on_host(event.value):
+        if value is None or not _off_device(event.value):
             return
         finder = _Names()
         value.visit(finder)
         sources = frozenset(
             source
             for source in finder.found - {name}
-            if _on_host(semantic.lookup(source)) and not _is_callable_name(source, value)
+            if _maybe_host(semantic.lookup(source)) and not _is_callable_name(source, value)
         )
         if sources:
             self.derived[(function, name)] = Derived(event.statement, sources)
@@ -193,7 +196,7 @@ def train_step(model, loader, device):
         for arg, value in zip(event.node.args, event.args, strict=True):
             name = dotted(arg.value)
             derived = self.derived.get((function, name or ""))
-            if derived is None or derived.move is None or not _on_host(value):
+            if derived is None or derived.move is None or not _off_device(value):
                 continue
             if _with_device_tensors(event, semantic, arg):
                 self.findings.append(Finding(derived, name or "", event.node))
@@ -214,13 +217,25 @@ def train_step(model, loader, device):
             yield Report(derived.statement, message)
 
 
-def _on_host(value: Value | None) -> bool:
-    return value is not None and value.is_tensorish and value.place is Place.HOST
+def _off_device(value: Value | None) -> bool:
+    """A tensor on the host, or one whose place is unknown (from a loader the linter cannot
+    read): it becomes a finding only once the script moves its source itself."""
+    return value is not None and value.is_tensorish and value.place in (Place.HOST, Place.UNKNOWN)
+
+
+def _maybe_host(value: Value | None) -> bool:
+    """What a later ``name = name.to(device)`` shows was on the host: a host tensor, or a
+    value of unknown kind and place (a batch element of a loader defined elsewhere)."""
+    if value is None:
+        return False
+    if value.kind is Kind.UNKNOWN:
+        return value.place is Place.UNKNOWN and value.items is None
+    return value.is_tensorish and value.place in (Place.HOST, Place.UNKNOWN)
 
 
 def _moves_itself(event: BindingEvent, name: str, semantic: Semantic) -> bool:
     """``name = name.to(device)`` (or one element of ``a, b = a.to(d), b.to(d)``)."""
-    if event.value.place is not Place.DEVICE or not _on_host(event.previous):
+    if event.value.place is not Place.DEVICE or not _maybe_host(event.previous):
         return False
     value = assigned_value(event.statement, name)
     if value is None:

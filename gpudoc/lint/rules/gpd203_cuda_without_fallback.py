@@ -7,10 +7,11 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpudoc.lint.analysis.events import CudaEvent, Semantic
+from gpudoc.lint.analysis.events import CallEvent, CudaEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.flow import terminates
 from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.values import Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._checkpoints import scan
 from gpudoc.lint.visit import walk
@@ -23,7 +24,8 @@ class CudaWithoutFallback(Rule):
     Finds `.cuda()`, `torch.device("cuda")`, `.to("cuda")`, `device="cuda"` and `device = "cuda"`
     outside any `if` about CUDA, GPUs or devices (also in a helper only called under one), in a
     script that otherwise runs on the CPU too: it checks `torch.cuda.is_available()`, picks a
-    `"cpu"` device, or has a `--cpu` / `--device` option.
+    `"cpu"` device, has a `--cpu` / `--device` option, or calls its own model only on the CPU
+    (a stray `labels.cuda()` in a CPU tutorial).
 
     ## Why is this bad?
     On a machine without a usable GPU the script dies with `AssertionError: Torch not compiled
@@ -142,16 +144,31 @@ def nopeak_mask(size):
         ),
     )
 
-    EVENTS = ("cuda",)
+    EVENTS = ("cuda", "call")
 
     def __init__(self) -> None:
         super().__init__()
         self.unguarded: list[CudaEvent] = []
         """CUDA named outside any device-availability test."""
+        self.host_model: str | None = None
+        """A model the script builds and calls on the CPU (never moved)."""
+        self.placed_model = False
+        """Some model call may run on a GPU (placed, or its place is not known)."""
 
     def on_cuda(self, event: CudaEvent, semantic: Semantic) -> None:
         if not semantic.under_guard:
             self.unguarded.append(event)
+
+    def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        """Where the script's own models run: a submodule (``self.fc``) runs where its parent
+        does, a wrapper or a framework's module wherever they put it."""
+        module, name = event.module, event.module_name or ""
+        if module is None or not module.weighted or name.startswith("self."):
+            return
+        if module.place is Place.HOST and not (module.wrapper or module.managed or module.stale):
+            self.host_model = self.host_model or name
+        else:
+            self.placed_model = True
 
     def finish(self, context: Context) -> Iterator[Report]:
         flags = context.flags
@@ -168,6 +185,9 @@ def nopeak_mask(size):
             return  # checked in a decorator or an assert, or a required --device cuda
         found = scan(context.module)
         evidence = found.cpu_path
+        if evidence is None and self.host_model and not self.placed_model:
+            # a tutorial whose model runs on the CPU, with one stray `.cuda()`
+            evidence = f"`{self.host_model}` is never moved to a GPU"
         if evidence is None:
             return  # a script for GPUs only: it offers no CPU path to break
         if found.cpu_path_is_weak and any(_born_on_cuda(m.node) for m in unguarded):

@@ -6,7 +6,13 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic, StatementEvent
+from gpudoc.lint.analysis.events import (
+    BindingEvent,
+    CallEvent,
+    Semantic,
+    StatementEvent,
+    WalkedCallEvent,
+)
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
@@ -43,8 +49,9 @@ class OptimizerStateBeforePlacement(Rule):
     ```
 
     ## Known problems
-    A model placed inside a helper function (`place(model, device)`) is not followed, and
-    neither is an optimizer passed between functions.
+    A model placed inside a helper function (`place(model, device)`) is not followed. A helper
+    that restores the state (`load_checkpoint(path, model, optimizer)`, in this file or another
+    one of the project) is reported at its call.
     """
 
     CODE = "GPD302"
@@ -97,16 +104,19 @@ def resume(path):
         ),
     )
 
-    EVENTS = ("binding", "call", "statement")
+    EVENTS = ("binding", "call", "statement", "walked")
 
     def __init__(self) -> None:
         super().__init__()
         self.optimizers = Optimizers()
-        self.loaded: dict[int, dict[str, cst.Call]] = {}
-        """scope -> optimizer name -> its ``load_state_dict`` call, while its module is not
-        placed yet."""
+        self.loaded: dict[int, dict[str, tuple[cst.Call, str]]] = {}
+        """scope -> optimizer name -> its ``load_state_dict`` call (or the call of the helper
+        that does it) and the module it was built for, while that module is not placed yet."""
         self.early: list[tuple[cst.Call, str, str, cst.CSTNode]] = []
         """(the load, the optimizer, the module, the later move of the module)."""
+        self.in_helpers: list[tuple[int, str]] = []
+        """Loads inside a function walked for a call: (the walk's step, the module the
+        optimizer was built for where the caller built it)."""
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         """``model = model.cuda()`` places it; ``optimizer = Adam(model.parameters())``."""
@@ -128,9 +138,13 @@ def resume(path):
             # torch casts the state to the parameters' device now: a module placed after
             # this leaves the state behind
             built = self.optimizers.get(semantic, name)
+            if built is None and semantic.walked_for_call and receiver.source:
+                # `load_checkpoint(path, model, optimizer)`: judged where it was called
+                self.in_helpers.append((semantic.step, receiver.source))
+                return
             module = semantic.lookup(built[0]) if built is not None else None
             if built is not None and (module is None or not module.is_device_module):
-                self.loaded.setdefault(semantic.scope_id, {})[name] = event.node
+                self.loaded.setdefault(semantic.scope_id, {})[name] = (event.node, built[0])
         elif event.method in MOVES and receiver.kind is Kind.MODULE:
             # `net.to(device).eval()`: a module moves in place, whatever the chain does next
             result = event.result
@@ -147,18 +161,31 @@ def resume(path):
         if name is not None:
             self.placed(name, event.line, semantic)
 
+    def on_walked(self, event: WalkedCallEvent, semantic: Semantic) -> None:
+        """A helper (of this file or another) that restored an optimizer's state: its call is
+        the load, in the caller's scope, when the optimizer's module is still on the host."""
+        inside = [module for step, module in self.in_helpers if step > event.start]
+        self.in_helpers = [item for item in self.in_helpers if item[0] <= event.start]
+        for module in inside:
+            held = semantic.lookup(module)
+            if held is not None and held.kind is Kind.MODULE and not held.is_device_module:
+                name = dotted(event.call.func) or "the helper"
+                self.loaded.setdefault(semantic.scope_id, {})[f"{name}()"] = (event.call, module)
+
     def placed(self, module: str, statement: cst.CSTNode, semantic: Semantic) -> None:
         loaded = self.loaded.get(semantic.scope_id, {})
-        for optimizer, load in list(loaded.items()):
-            built = self.optimizers.get(semantic, optimizer)
-            if built is not None and built[0] == module:
+        for optimizer, (load, built) in list(loaded.items()):
+            if built == module:
                 self.early.append((load, optimizer, module, statement))
                 del loaded[optimizer]
 
     def finish(self, context: Context) -> Iterator[Report]:
         for load, optimizer, module, move in self.early:
+            what = f"`{optimizer}.load_state_dict`"
+            if optimizer.endswith("()"):
+                what = f"`{optimizer[:-2]}(...)` restores an optimizer's state and"
             message = (
-                f"`{optimizer}.load_state_dict` runs while `{module}` is still on "
+                f"{what} runs while `{module}` is still on "
                 f"the host, and `{context.code(move).strip()}` moves it only later: the "
                 "loaded state stays on the CPU and the first step on the GPU fails ('Expected "
                 "all tensors to be on the same device'); move the model first"

@@ -1,0 +1,71 @@
+"""GPD106 on gradients: a tensor factory without ``device=`` handed as the gradient of outputs
+on the device (PyTorch-GAN's wgan_div), wherever the training loop is."""
+
+from __future__ import annotations
+
+from gpudoc.lint.engine import lint_source
+
+LOOP = """\
+import torch
+import torch.nn as nn
+cuda = torch.cuda.is_available()
+critic = nn.Sequential(nn.Linear(8, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1))
+if cuda:
+    critic.cuda()
+Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+for real, _ in torch.utils.data.DataLoader(dataset, batch_size=16):
+    real = real.to("cuda" if cuda else "cpu").requires_grad_(True)
+    score = critic(real)
+    grad = torch.autograd.grad(score, real, {gradient}, create_graph=True)[0]
+    score.backward({backward})
+"""
+
+
+def codes(gradient: str, backward: str = "") -> set[tuple[int, str]]:
+    result = lint_source(LOOP.format(gradient=gradient, backward=backward), "wgan.py")
+    return {(f.line, f.code) for f in result.findings}
+
+
+def test_a_host_gradient_of_device_outputs_in_a_module_level_loop() -> None:
+    assert codes("torch.ones(real.size(0), 1)") == {(11, "GPD106")}
+
+
+def test_the_argument_of_backward_is_a_gradient_too() -> None:
+    found = codes("torch.ones_like(score)", "gradient=torch.ones(16, 1)")
+    assert found == {(12, "GPD106")}
+
+
+def test_gradients_made_on_the_outputs_device_are_fine() -> None:
+    assert codes("torch.ones(real.size(0), 1, device=real.device)") == set()
+    assert codes("torch.ones(real.size(0), 1).to(score.device)") == set()
+    assert codes("torch.ones_like(score)") == set()
+
+
+TYPED = """\
+import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, q, k):
+        scores = torch.matmul(q, k.transpose(1, 2))
+        return scores / torch.sqrt(torch.tensor(self.dim).{follow})
+"""
+
+
+def test_a_factory_typed_by_the_input_type_lands_on_the_current_device() -> None:
+    """linformer-pytorch#22: ``.type(q.type())`` makes a ``torch.cuda.FloatTensor`` on the
+    current device, not q's: under DDP on cuda:1 it meets q there. Reported in a library file
+    that places nothing itself."""
+    result = lint_source(TYPED.format(follow="type(q.type())"), "attention.py")
+    assert {(f.line, f.code) for f in result.findings} == {(12, "GPD106")}
+    assert "current CUDA device" in result.findings[0].message
+
+
+def test_a_factory_moved_to_the_input_device_is_fine() -> None:
+    result = lint_source(TYPED.format(follow="to(q.device)"), "attention.py")
+    assert result.findings == ()
