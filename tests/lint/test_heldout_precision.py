@@ -185,7 +185,9 @@ def test_a_wrapper_returned_by_another_files_helper_takes_host_inputs(tmp_path: 
     plain = plain.replace("nn.DataParallel(model, device_ids=None)", "model")
     (tmp_path / "helpers.py").write_text(plain)
     result = lint_paths([str(tmp_path)], LintConfig(select=("GPD101",)), jobs=1, use_cache=False)
-    assert [(Path(f.path).name, f.line) for f in result.findings] == [("main.py", 9)]
+    # a plain model on the device: main's loop, and train_epoch reached from main's call
+    found = sorted((Path(f.path).name, f.line) for f in result.findings)
+    assert found == [("main.py", 9), ("training.py", 6)]
 
 
 # a textbook notebook: a loss written as an nn.Module subclass, used on device tensors
