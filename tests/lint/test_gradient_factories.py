@@ -69,3 +69,38 @@ def test_a_factory_typed_by_the_input_type_lands_on_the_current_device() -> None
 def test_a_factory_moved_to_the_input_device_is_fine() -> None:
     result = lint_source(TYPED.format(follow="to(q.device)"), "attention.py")
     assert result.findings == ()
+
+
+GAN_STEP = """\
+import torch
+import torch.nn as nn
+from torch.autograd import grad
+class GAN:
+    def __init__(self, gpu_mode):
+        self.gpu_mode = gpu_mode
+        self.D = nn.Linear(8, 1)
+        if self.gpu_mode:
+            self.D.cuda()
+    def penalty(self, x):
+        pred = self.D(x)
+        if self.gpu_mode:
+            ones = {gpu_arm}
+        else:
+            ones = torch.ones(pred.size())
+        return grad(outputs=pred, inputs=x, grad_outputs=ones, create_graph=True)[0]
+    def penalty_inline(self, x):
+        pred = self.D(x)
+        if self.gpu_mode:
+            return grad(outputs=pred, inputs=x, grad_outputs={gpu_arm})[0]
+        else:
+            return grad(outputs=pred, inputs=x, grad_outputs=torch.ones(pred.size()))[0]
+"""
+
+
+def test_the_cpu_arm_of_a_gpu_flag_is_not_a_device_gradient() -> None:
+    """znxlwm's DRAGAN/WGAN_GP: `torch.ones(...)` in the `else:` of `if self.gpu_mode:`."""
+    source = GAN_STEP.format(gpu_arm="torch.ones(pred.size()).cuda()")
+    assert [f for f in lint_source(source, "gan.py").findings if f.code == "GPD106"] == []
+    bug = GAN_STEP.format(gpu_arm="torch.ones(pred.size())")
+    found = {(f.line, f.code) for f in lint_source(bug, "gan.py").findings}
+    assert {(20, "GPD106")} <= found  # the GPU arm of penalty_inline

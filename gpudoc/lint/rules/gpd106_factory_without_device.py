@@ -302,6 +302,8 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         """``autograd.grad(out, x, torch.ones(n, 1))`` or ``out.backward(torch.ones(n))``
         with ``out`` on the device: the gradient must be on the outputs' device, anywhere in
         the script (a module-level training loop too)."""
+        if semantic.on_cpu_path:
+            return  # `else:` of `if self.gpu_mode:`: the outputs are on the CPU there
         outputs, gradient = gradient_arguments(event)
         if outputs is None or gradient is None or not isinstance(gradient.value, cst.Call):
             return
