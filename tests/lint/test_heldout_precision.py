@@ -616,3 +616,32 @@ def test_a_file_that_checks_availability_keeps_its_cpu_path() -> None:
         "        print(torch.cuda.is_available())",
     )
     assert lines(source, "GPD203") == [7, 11]
+
+
+# graph-attention and pyramid-pooling models: a plain list of layers registered afterwards
+REGISTERED_LIST = """\
+import torch
+from torch import nn
+class Model(nn.Module):
+    def __init__(self, nheads, sizes):
+        super().__init__()
+        self.attentions = [nn.Linear(8, 8) for _ in range(nheads)]
+        {register_heads}
+        self.paths = []
+        for s in sizes:
+            self.paths.append(nn.Conv2d(8, 8, 1))
+        {wrap_paths}
+    def forward(self, x):
+        return torch.cat([att(x) for att in self.attentions], dim=1)
+model = Model(2, [1, 2]).cuda()
+"""
+
+
+def test_a_plain_list_registered_or_wrapped_in_init_is_not_gpd104() -> None:
+    registered = REGISTERED_LIST.format(
+        register_heads="for i, a in enumerate(self.attentions): self.add_module(f'att{i}', a)",
+        wrap_paths="self.path_module_list = nn.ModuleList(self.paths)",
+    )
+    assert lines(registered, "GPD104") == []
+    plain = REGISTERED_LIST.format(register_heads="pass", wrap_paths="pass")
+    assert lines(plain, "GPD104") == [6, 8]

@@ -16,6 +16,7 @@ from gpudoc.lint.analysis.events import (
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._class_attrs import InitAttributes, is_module_constructor
+from gpudoc.lint.rules._registered_lists import registered_attributes
 
 
 class ModulesInPlainContainer(Rule):
@@ -49,6 +50,9 @@ class ModulesInPlainContainer(Rule):
             super().__init__()
             self.blocks = nn.ModuleList([nn.Linear(8, 8) for _ in range(3)])
     ```
+
+    A list whose items `__init__` then registers (`self.add_module(...)` in a loop over it) or
+    wraps (`self.blocks = nn.ModuleList(self.paths)`) is fine.
 
     ## Known problems
     Only containers built in `__init__` from recognisable module constructors are checked. Wrapping
@@ -148,11 +152,16 @@ net = Net().to("cuda")
             if cls.lightning and not context.flags.places:
                 continue
             appended = self.appended.get(id(cls), {})
+            registered: set[str] | None = None  # read only for a class with a candidate
             for attr in self.attrs.of(cls):
                 plain = attr.shape in ("module-list", "module-dict")
                 filled = attr.shape in ("empty-list", "empty-dict") and attr.attr in appended
                 if not (plain or filled):
                     continue
+                if registered is None:
+                    registered = registered_attributes(cls.node)
+                if attr.attr in registered:
+                    continue  # `self.add_module(...)` for each item, or wrapped afterwards
                 wrapper = "nn.ModuleDict" if "dict" in attr.shape else "nn.ModuleList"
                 message = (
                     f"`self.{attr.attr}` holds submodules in a plain "

@@ -1,0 +1,76 @@
+"""Plain lists of submodules that ``__init__`` registers after all (GPD104's exceptions):
+``for i, a in enumerate(self.heads): self.add_module(f"head{i}", a)`` (pyGAT), or
+``self.blocks = nn.ModuleList(self.paths)`` (a list wrapped once it is filled)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpudoc.lint.analysis.names import dotted
+
+REGISTERING_METHODS = frozenset({"add_module", "register_module"})
+WRAPPERS = frozenset({"ModuleList", "ModuleDict", "Sequential", "ParameterList"})
+
+
+def registered_attributes(class_node: cst.ClassDef) -> set[str]:
+    """The ``self.<attr>`` names whose items ``__init__`` registers as submodules."""
+    init = _init_of(class_node)
+    if init is None:
+        return set()
+    finder = _Registrations()
+    init.body.visit(finder)
+    return finder.found
+
+
+def _init_of(class_node: cst.ClassDef) -> cst.FunctionDef | None:
+    body = class_node.body.body if isinstance(class_node.body, cst.IndentedBlock) else ()
+    for statement in body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__":
+            return statement
+    return None
+
+
+class _Registrations(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: set[str] = set()
+
+    def visit_For(self, node: cst.For) -> None:
+        """``for ... in <self.attr or enumerate(self.attr)>:`` whose body calls add_module."""
+        if _calls_registering_method(node.body):
+            self.found.update(_self_attributes(node.iter))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """``nn.ModuleList(self.paths)``, ``nn.Sequential(*self.layers)``."""
+        name = dotted(node.func) or ""
+        if name.rsplit(".", 1)[-1] in WRAPPERS:
+            for arg in node.args:
+                self.found.update(_self_attributes(arg.value))
+
+
+def _calls_registering_method(body: cst.BaseSuite) -> bool:
+    finder = _MethodCalls()
+    body.visit(finder)
+    return finder.found
+
+
+class _MethodCalls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in REGISTERING_METHODS:
+            self.found |= dotted(func.value) == "self"
+
+
+def _self_attributes(node: cst.BaseExpression) -> set[str]:
+    """``heads`` for ``self.heads``, ``enumerate(self.heads)``, ``self.heads.values()``."""
+    if isinstance(node, cst.Call):
+        inner = [arg.value for arg in node.args]
+        if isinstance(node.func, cst.Attribute):
+            inner.append(node.func.value)  # self.heads.values() / .items()
+        return {attr for value in inner for attr in _self_attributes(value)}
+    name = dotted(node) or ""
+    if name.startswith("self.") and name.count(".") == 1:
+        return {name[5:]}
+    return set()
