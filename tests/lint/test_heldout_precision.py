@@ -645,3 +645,33 @@ def test_a_plain_list_registered_or_wrapped_in_init_is_not_gpd104() -> None:
     assert lines(registered, "GPD104") == []
     plain = REGISTERED_LIST.format(register_heads="pass", wrap_paths="pass")
     assert lines(plain, "GPD104") == [6, 8]
+
+
+# a GPU-only research script (StyleGAN2-style metrics): results brought back with .to("cpu")
+GPU_ONLY = """\
+import torch
+from torch import distributed as dist
+def get_world_size():
+    if not dist.is_available() or not dist.is_initialized():
+        return 1
+    return dist.get_world_size()
+def collect(model, n, device):
+    feats = []
+    for _ in range(n):
+        feats.append(model(torch.randn(4, 8, device=device)).to("cpu"))
+    return torch.cat(feats).to("cpu").numpy()
+if __name__ == "__main__":
+    device = "cuda"
+    model = torch.nn.Linear(8, 2).to(device)
+    model.load_state_dict(torch.load("g.pt"))
+    {choice}
+    print(collect(model, 3, device), get_world_size())
+"""
+
+
+def test_bringing_results_back_to_the_cpu_is_not_a_cpu_path() -> None:
+    source = GPU_ONLY.format(choice="pass")
+    assert lines(source, "GPD203") == [] and lines(source, "GPD201") == []
+    # choosing the CPU for the model is one: the script runs there too
+    chosen = GPU_ONLY.format(choice='model = model.to("cpu")')
+    assert lines(chosen, "GPD203") == [13] and lines(chosen, "GPD201") == [15]

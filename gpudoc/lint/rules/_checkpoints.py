@@ -68,6 +68,9 @@ class CheckpointScan(cst.CSTVisitor):
         self._tests: list[str] = []
         self._order = 0
         self._foreign_cpu: set[int] = set()
+        self._transfers: set[int] = set()
+        """``"cpu"`` strings that are where a result is brought back (``feat.to("cpu")``
+        handed on or chained): a copy for NumPy or saving, not a device the script runs on."""
         """ids of ``"cpu"`` strings given to a library's own keyword (``summary(...,
         device="cpu")``): where that library runs, weak evidence of the script's CPU path."""
 
@@ -130,6 +133,8 @@ class CheckpointScan(cst.CSTVisitor):
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         text = string_value(node)
         if text is not None and api.CPU_LITERAL.match(text):
+            if id(node) in self._transfers:
+                return
             strength = WEAK if id(node) in self._foreign_cpu else 1
             self._evidence(strength, f'a `"{text}"` device')
 
@@ -145,9 +150,11 @@ class CheckpointScan(cst.CSTVisitor):
         name = dotted(node.func) or ""
         last = name.rsplit(".", 1)[-1]
         library = self.imports.qualify(node.func) or ""
+        self._note_transfers(node)
         if library and library.partition(".")[0] not in DEVICE_LIBRARIES:
             self._foreign_cpu.update(id(arg.value) for arg in node.args if arg.keyword is not None)
-        if last in ("is_available", "device_count") and name != last:
+        distributed = library.startswith("torch.distributed.")  # a process group, not CUDA
+        if last in ("is_available", "device_count") and name != last and not distributed:
             self._evidence(0, f"`{name}()`")
         if last == "add_argument":
             self._option(node)
@@ -160,6 +167,18 @@ class CheckpointScan(cst.CSTVisitor):
             self._save_to(_argument(node, 0, "path"), _argument(node, 1, "state"))
         elif qualified == "torch.load":
             self._load(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._transfers.update(_cpu_transfer(node.value))  # `dist.to("cpu").numpy()`
+
+    def _note_transfers(self, node: cst.Call) -> None:
+        """``features.append(feat.to("cpu"))``, ``torch.svd(W).V.to("cpu")``: a result brought
+        back. ``model.to("cpu")`` / ``model = model.to("cpu")`` stay a choice of device."""
+        for arg in node.args:
+            self._transfers.update(_cpu_transfer(arg.value))
+        func = node.func
+        if isinstance(func, cst.Attribute) and not isinstance(func.value, cst.Name):
+            self._transfers.update(_cpu_transfer(node))
 
     # -- helpers ---------------------------------------------------------------------------
     def _next(self) -> int:
@@ -354,3 +373,19 @@ def scan(module: cst.Module) -> CheckpointScan:
     walk(module, scanner)
     _last_scan[:] = [scanner]
     return scanner
+
+
+def _cpu_transfer(node: cst.BaseExpression) -> set[int]:
+    """The ``"cpu"`` argument of ``x.to("cpu")`` (by id), if ``node`` is such a call."""
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+        return set()
+    if node.func.attr.value != "to" or not node.args:
+        return set()
+    first = node.args[0]
+    text = string_value(first.value)
+    is_device = first.keyword is None or first.keyword.value == "device"
+    return (
+        {id(first.value)}
+        if is_device and text is not None and api.CPU_LITERAL.match(text)
+        else set()
+    )
