@@ -675,3 +675,21 @@ def test_bringing_results_back_to_the_cpu_is_not_a_cpu_path() -> None:
     # choosing the CPU for the model is one: the script runs there too
     chosen = GPU_ONLY.format(choice='model = model.to("cpu")')
     assert lines(chosen, "GPD203") == [13] and lines(chosen, "GPD201") == [15]
+
+
+# options kept in a dict (prototypical-networks' opt['data.cuda'])
+OPTION_DICT = """\
+import torch
+def main(opt):
+    model = torch.nn.Linear(4, 2)
+    x = torch.randn(3, 4)
+    if {test}:
+        model.cuda()
+        x = x.cuda()
+    return model(x)
+"""
+
+
+def test_a_device_option_read_from_a_dict_guards_its_moves() -> None:
+    assert lines(OPTION_DICT.format(test='opt["data.cuda"]'), "GPD203") == []
+    assert lines(OPTION_DICT.format(test='opt["data.cuda"]'), "GPD101") == []

@@ -66,7 +66,7 @@ def _flip(polarity: Polarity | None) -> Polarity | None:
 
 
 def _word_polarity(node: cst.CSTNode) -> Polarity | None:
-    words = [name.lower() for name in names_in(node)]
+    words = [name.lower() for name in names_in(node)] + _option_keys(node)
     if any(word in name for name in words for word in CPU_WORDS):
         return "cpu"
     if any(word in name for name in words for word in GPU_WORDS):
@@ -74,6 +74,15 @@ def _word_polarity(node: cst.CSTNode) -> Polarity | None:
     if any(word in name for name in words for word in DEVICE_WORDS):
         return "device"
     return None
+
+
+def _option_keys(node: cst.CSTNode) -> list[str]:
+    """``opt["data.cuda"]``, ``config["use_gpu"]``: an option read from a dict names the device
+    by its key."""
+    if not isinstance(node, cst.Subscript):
+        return []
+    keys = [element.slice.value for element in node.slice if isinstance(element.slice, cst.Index)]
+    return [key.raw_value.lower() for key in keys if isinstance(key, cst.SimpleString)]
 
 
 def _comparison_polarity(test: cst.Comparison) -> Polarity | None:
