@@ -22,7 +22,13 @@ MAX_MODULE_BYTES = 200_000
 MAX_LEVELS_UP = 4
 INSTALLED = frozenset({"site-packages", "dist-packages"})
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
-FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\(?([\w, \t]*)", re.M)
+FROM_IMPORT = re.compile(
+    r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[\w, \t]*)", re.M
+)
+COMMENT = re.compile(r"#[^\n]*")
+MAX_REEXPORT_DEPTH = 3
+"""How far the cache key follows a dependency's own imports: the walk follows a name through
+re-exports (``from .model import *`` in a package ``__init__``) as deep (analysis/homes.py)."""
 IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w., \t]+)", re.M)
 AS_NAME = re.compile(r"[ \t]+as[ \t]+\w+")
 
@@ -119,27 +125,46 @@ def _module_file(base: Path, parts: list[str]) -> Path | None:
 
 
 def dependencies(source: str, importer: str) -> list[Path]:
-    """The project files ``source`` imports from, found by a text scan (for cache keys)."""
-    wanted: list[Path | None] = []
+    """The project files ``source`` imports from, and those their own imports name (a name may
+    be re-exported), found by a text scan (for cache keys)."""
     found: list[Path] = []
+    frontier = [(source, importer)]
+    for _ in range(MAX_REEXPORT_DEPTH + 1):
+        following: list[tuple[str, str]] = []
+        for text, path in frontier:
+            for dependency in _direct_dependencies(text, path):
+                if dependency not in found and str(dependency) != importer:
+                    found.append(dependency)
+                    following.append((_read(dependency), str(dependency)))
+        frontier = following
+    return found
+
+
+def _direct_dependencies(source: str, importer: str) -> list[Path]:
+    wanted: list[Path | None] = []
     for match in FROM_IMPORT.finditer(source):
         dots, module, names = match.groups()
         package = resolve(importer, module, len(dots))
         wanted.append(package)
         if module == "" or (package is not None and package.name == "__init__.py"):
-            # `from . import utils`, `from pkg import utils`: the names may be modules
-            names_at = [f"{module}.{name}" for name in _names(names)]
+            # `from . import utils`, `from pkg import (utils, data)`: the names may be modules
+            names_at = [f"{module}.{name}" for name in _names(names.strip("()"))]
             wanted += [resolve(importer, name, len(dots)) for name in names_at]
     for match in IMPORT.finditer(source):
         wanted += [resolve(importer, name, 0) for name in _names(match.group(1))]
-    for path in wanted:
-        if path is not None and path not in found:
-            found.append(path)
-    return found
+    return [path for path in wanted if path is not None]
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def _names(text: str) -> list[str]:
-    return [name.strip() for name in AS_NAME.sub("", text).split(",") if name.strip()]
+    text = AS_NAME.sub("", COMMENT.sub("", text))
+    return [name.strip() for name in text.split(",") if name.strip()]
 
 
 @lru_cache(maxsize=64)

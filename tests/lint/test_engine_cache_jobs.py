@@ -92,3 +92,41 @@ def test_fingerprint_follows_the_lint_code(tmp_path: Path) -> None:
     rule.write_text(rule.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
     cache.fingerprint.cache_clear()
     assert cache.fingerprint(package) != before
+
+
+MODEL_PLACED = """\
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.to('cuda')
+"""
+TRAIN = "import torch\n{imports}\nnet = Net().cuda()\nx = torch.randn(3, 4)\nnet(x)\n"
+
+
+@pytest.mark.parametrize(
+    ("imports", "init"),
+    [
+        ("from pkg import Net", "from .model import *\n"),  # re-exported by a package
+        ("from pkg import (\n    model,\n)\nNet = model.Net", ""),  # a multi-line import
+    ],
+    ids=["star-reexport", "parenthesised"],
+)
+def test_the_cache_misses_when_a_module_reached_through_imports_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, imports: str, init: str
+) -> None:
+    monkeypatch.setenv("GPUDOC_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text(init)
+    model = tmp_path / "pkg" / "model.py"
+    model.write_text(MODEL_PLACED.replace("        self.to('cuda')\n", ""))
+    script = tmp_path / "train.py"
+    script.write_text(TRAIN.format(imports=imports))
+    before = lint_paths([str(script)], jobs=1)
+    model.write_text(MODEL_PLACED)  # now the model places itself: a different analysis
+    after = lint_paths([str(script)], jobs=1)
+    fresh = lint_paths([str(script)], jobs=1, use_cache=False)
+    assert not after.files[0].cached
+    assert after.findings == fresh.findings
+    assert before.files[0].cached is False

@@ -113,13 +113,25 @@ def load_name(
         return parsed.classes[name], _home(parsed)
     if hops >= MAX_REEXPORTS:
         return None
-    key = (path, name)
-    if key not in _reexports:  # a package __init__ is asked for the same names again and again
-        _reexports[key] = _find_reexport(parsed, path, name, hops)
-    return _reexports[key]
+    key = (path, name, hops)  # a package __init__ is asked for the same names again and again
+    cached = _reexports.get(key)
+    if cached is None or not _still_current(parsed, *cached):
+        cached = _reexports[key] = (parsed, _find_reexport(parsed, path, name, hops))
+    return cached[1]
 
 
-_reexports: dict[tuple[Path, str], tuple[cst.FunctionDef | cst.ClassDef, Home] | None] = {}
+_Found = tuple[cst.FunctionDef | cst.ClassDef, Home] | None
+_reexports: dict[tuple[Path, str, int], tuple[project.ProjectModule, _Found]] = {}
+
+
+def _still_current(
+    parsed: project.ProjectModule, read: project.ProjectModule, found: _Found
+) -> bool:
+    """Neither the re-exporting module nor the one defining the name changed since (a long-lived
+    process lints edited files again)."""
+    if read is not parsed:
+        return False
+    return found is None or project.load(found[1].parsed.path) is found[1].parsed
 
 
 def _find_reexport(
