@@ -140,14 +140,16 @@ def lint_paths(
 
 
 def _with_dependencies(source: str, path: str) -> bytes:
-    """The bytes a file's findings depend on: its own, and the project modules it imports (a
-    change to a helper re-lints the files that call it)."""
+    """The bytes a file's findings depend on: its own, and the stamps (modification time, size)
+    of the project modules it imports (a change to a helper re-lints the files that call it)."""
     from gpudoc.lint.project import dependencies
 
     data = [source.encode("utf-8", "surrogatepass")]
     for dependency in dependencies(source, path):
+        # a stamp, not the bytes: a package __init__ brings dozens of modules into the key
         try:
-            data.append(dependency.read_bytes())
+            stat = dependency.stat()
+            data.append(f"{dependency}:{stat.st_mtime_ns}:{stat.st_size}".encode())
         except OSError:
             data.append(b"?")
     return b"\0".join(data)

@@ -27,8 +27,8 @@ FROM_IMPORT = re.compile(
 )
 COMMENT = re.compile(r"#[^\n]*")
 MAX_REEXPORT_DEPTH = 3
-"""How far the cache key follows a dependency's own imports: the walk follows a name through
-re-exports (``from .model import *`` in a package ``__init__``) as deep (analysis/homes.py)."""
+"""How far the cache key follows what package ``__init__`` files import: the walk follows a
+name through re-exports (``from .model import *``) as deep (analysis/homes.py)."""
 IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w., \t]+)", re.M)
 AS_NAME = re.compile(r"[ \t]+as[ \t]+\w+")
 
@@ -125,19 +125,34 @@ def _module_file(base: Path, parts: list[str]) -> Path | None:
 
 
 def dependencies(source: str, importer: str) -> list[Path]:
-    """The project files ``source`` imports from, and those their own imports name (a name may
-    be re-exported), found by a text scan (for cache keys)."""
+    """The project files ``source`` imports from, and what the package ``__init__`` files among
+    them import (a name may be re-exported there), found by a text scan (for cache keys)."""
     found: list[Path] = []
-    frontier = [(source, importer)]
-    for _ in range(MAX_REEXPORT_DEPTH + 1):
-        following: list[tuple[str, str]] = []
-        for text, path in frontier:
-            for dependency in _direct_dependencies(text, path):
-                if dependency not in found and str(dependency) != importer:
-                    found.append(dependency)
-                    following.append((_read(dependency), str(dependency)))
+    frontier = _direct_dependencies(source, importer)
+    for depth in range(MAX_REEXPORT_DEPTH + 1):
+        following: list[Path] = []
+        for dependency in frontier:
+            if dependency in found or str(dependency) == importer:
+                continue
+            found.append(dependency)
+            if dependency.name == "__init__.py" and depth < MAX_REEXPORT_DEPTH:
+                following += _package_dependencies(dependency)
         frontier = following
     return found
+
+
+def _package_dependencies(init: Path) -> list[Path]:
+    try:
+        mtime = init.stat().st_mtime_ns
+    except OSError:
+        return []
+    return _package_dependencies_at(init, mtime)
+
+
+@lru_cache(maxsize=256)
+def _package_dependencies_at(init: Path, mtime: int) -> list[Path]:
+    """What a package ``__init__`` imports, read once while it does not change."""
+    return _direct_dependencies(_read(init), str(init))
 
 
 def _direct_dependencies(source: str, importer: str) -> list[Path]:

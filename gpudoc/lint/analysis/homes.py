@@ -127,11 +127,10 @@ _reexports: dict[tuple[Path, str, int], tuple[project.ProjectModule, _Found]] = 
 def _still_current(
     parsed: project.ProjectModule, read: project.ProjectModule, found: _Found
 ) -> bool:
-    """Neither the re-exporting module nor the one defining the name changed since (a long-lived
-    process lints edited files again)."""
-    if read is not parsed:
-        return False
-    return found is None or project.load(found[1].parsed.path) is found[1].parsed
+    """The re-exporting module did not change since (a long-lived process lints edited files
+    again); project.load re-parses a changed module, so a stale entry is not the same object.
+    The defining module is not stat'ed again here: that is a cost on every lookup."""
+    return read is parsed
 
 
 def _find_reexport(
