@@ -8,6 +8,7 @@ user's line. This moves such a warning to the frame a plain run would name.
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
-_GPUDOC_DIR = str(Path(__file__).resolve().parent.parent)
+_GPUDOC_DIR = str(Path(__file__).resolve().parent.parent) + os.sep  # not gpudoc_x/
 
 
 def _is_gpudoc(filename: str) -> bool:

@@ -26,7 +26,7 @@ SKIPPED_FIELDS = frozenset(
         *("lpar", "rpar", "lbracket", "rbracket", "lbrace", "rbrace", "comma", "semicolon"),
         *("colon", "leading_lines", "lines_after_decorators", "header", "footer", "newline"),
         *("trailing_whitespace", "equal", "dot", "operator", "relative", "asynchronous"),
-        *("footer", "star_tok", "lines_after_decorators"),
+        *("star_tok",),
     ]
 )
 """Fields that hold no code a visitor of ours looks at (tokens, whitespace, comments)."""

@@ -9,14 +9,12 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
+from gpudoc.lint.analysis.functions import MOVES
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._factory_uses import Uses, factory_inside
 from gpudoc.lint.rules._helpers import assigned_value
-
-LATER_MOVES = frozenset({"to", "cuda", "type_as"})
-"""A later ``h = h.cuda()`` (under ``if USE_CUDA:``) places what the factory made."""
 
 STEP_METHODS = frozenset(
     {
@@ -202,7 +200,8 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
 
     def note_move(self, event: CallEvent, semantic: Semantic) -> None:
         """``h.cuda()`` / ``h.to(device)`` of a name holding a factory's tensor."""
-        if event.method in LATER_MOVES and isinstance(event.node.func, cst.Attribute):
+        # a later `h = h.cuda()` (under `if USE_CUDA:`) places what the factory made
+        if event.method in MOVES and isinstance(event.node.func, cst.Attribute):
             name = dotted(event.node.func.value)
             created = self.held.get((semantic.scope_id, name or ""))
             if created is not None:
@@ -250,8 +249,7 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         self.note_handed(event, semantic)
         self.note_gradient(event, semantic)
         self.note_typed(event, semantic)
-        qualified = event.qualified or ""
-        function = qualified[6:] if qualified.startswith("torch.") else ""
+        function = _torch_function(event.qualified)
         if not (function in api.SHAPE_FACTORIES or function == "tensor"):
             return
         node, method = event.node, semantic.function
@@ -293,8 +291,7 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
             return
         if typed.args or keyword(factory, "device") is not None:
             return
-        qualified = semantic.qualify(factory.func) or ""
-        function = qualified[6:] if qualified.startswith("torch.") else ""
+        function = _torch_function(semantic.qualify(factory.func))
         if function in api.SHAPE_FACTORIES or function == "tensor":
             self.typed.append((factory, typed.func.value))
 
@@ -310,8 +307,7 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         if not (outputs.is_tensorish and outputs.place is Place.DEVICE):
             return
         factory = gradient.value
-        qualified = semantic.qualify(factory.func) or ""
-        function = qualified[6:] if qualified.startswith("torch.") else ""
+        function = _torch_function(semantic.qualify(factory.func))
         if function not in api.SHAPE_FACTORIES or keyword(factory, "device") is not None:
             return
         if not semantic.result_moved(factory):
@@ -423,6 +419,11 @@ def _argument(
             return arg, value
     positional = [(arg, value) for arg, value in args if arg.keyword is None and not arg.star]
     return positional[position] if position < len(positional) else None
+
+
+def _torch_function(qualified: str | None) -> str:
+    """``zeros`` for ``torch.zeros``; empty for anything else."""
+    return qualified[6:] if qualified is not None and qualified.startswith("torch.") else ""
 
 
 def _first_parameter(function: cst.FunctionDef | None) -> str | None:
