@@ -73,8 +73,8 @@ class CallEvaluator:
         if isinstance(func, cst.Attribute) and func.attr.value in MOVE_METHODS:
             if isinstance(func.value, cst.Call):
                 self.model.moved_receivers.add(func.value)
-            if isinstance(func.value, cst.Name) and func.value.value == "self":
-                self.placement.note_self_placing()
+            if (dotted(func.value) or "").split(".", 1)[0] == "self":
+                self.placement.note_self_placing()  # `self.cuda()`, `self.net.to(device)`
         qualified = self.model.imports.qualify(func)
         if qualified is not None:
             return self.library.eval_qualified(node, qualified)

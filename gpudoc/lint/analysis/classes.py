@@ -5,10 +5,12 @@ from __future__ import annotations
 import libcst as cst
 
 from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.homes import Home
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.module_like import builds_layers
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.parameterless import holds_nothing
+from gpudoc.lint.analysis.self_placing import places_itself
 from gpudoc.lint.analysis.semantic import ModuleClass
 
 
@@ -28,17 +30,32 @@ class ClassFacts:
             return None
         if kind is None:
             return None
-        module_class = ModuleClass(name, node, lightning=kind == "lightning")
-        module_class.weighted = not holds_nothing(node, self.model.imports)
+        module_class = self.module_class(name, node, kind)
         self.model.local_classes[name] = module_class
         if module_class.lightning:
             self.model.flags.frameworks.add("lightning")
         return module_class
 
-    def class_kind(self, node: cst.ClassDef) -> str | None:
+    def module_class(
+        self, name: str, node: cst.ClassDef, kind: str, foreign: bool = False
+    ) -> ModuleClass:
+        """The facts of a module class, read with the imports of the file that defines it
+        (``self.model.imports`` at the time). One of another project file is not walked, so
+        whether it places itself is read from its text (self_placing.py)."""
+        module_class = ModuleClass(name, node, lightning=kind == "lightning")
+        module_class.weighted = not holds_nothing(node, self.model.imports)
+        module_class.places_itself = foreign and places_itself(node)
+        return module_class
+
+    def class_kind(
+        self, node: cst.ClassDef, home: Home | None = None, depth: int = 0
+    ) -> str | None:
+        """``module``, ``lightning``, ``dataset`` or None, by the class's bases. For a class of
+        another project file (``home``), a base defined in that same file is judged there,
+        not against the linted file's classes."""
         for base in node.bases:
             qualified = self.model.imports.qualify(base.value) or ""
-            local = self.model.local_class(dotted(base.value) or "")
+            local = self.base_kind(dotted(base.value) or "", home, depth)
             if qualified in api.LIGHTNING_BASES or qualified.endswith("LightningModule"):
                 return "lightning"
             if qualified in api.MODULE_BASES or (
@@ -50,3 +67,20 @@ class ClassFacts:
             if local is not None:
                 return "lightning" if not isinstance(local, str) and local.lightning else "module"
         return "module" if builds_layers(node, self.model.imports) else None
+
+    def base_kind(self, name: str, home: Home | None, depth: int) -> ModuleClass | str | None:
+        """What a base class named ``name`` is: one of the linted file's classes, or of
+        ``home``'s when the class being judged lives there."""
+        if home is None:
+            return self.model.local_class(name)
+        base = home.parsed.classes.get(name)
+        if base is None or depth >= MAX_BASE_DEPTH:
+            return None
+        kind = self.class_kind(base, home, depth + 1)
+        if kind in (None, "dataset"):
+            return kind
+        return ModuleClass(name, base, lightning=kind == "lightning")
+
+
+MAX_BASE_DEPTH = 4
+"""Bases followed within another project file (``Net(Base)``, ``Base(Root)``, ...)."""

@@ -141,6 +141,8 @@ class Evaluator:
         )
         if self.model.bus.wants("subscript"):
             self.model.emit("subscript", SubscriptEvent(node, base, indices))
+        if _legacy_scalar_read(node):
+            return SCALAR
         if base.items is not None and len(node.slice) == 1:
             index = node.slice[0].slice
             if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
@@ -280,3 +282,16 @@ _BY_TYPE: dict[type[cst.CSTNode], Callable[[Evaluator, Any], Value]] = {
     cst.Lambda: _unknown,
 }
 """What evaluates each kind of expression; any other is evaluated through its children."""
+
+
+def _legacy_scalar_read(node: cst.Subscript) -> bool:
+    """``loss.data[0]``: PyTorch 0.3's way to read a number (0.4 made it ``loss.item()``), in
+    code and notebooks of that era. Treating it as a device tensor reports a device bug its
+    author never had; on today's PyTorch it fails on any device (``invalid index of a 0-dim
+    tensor``), which is no placement bug either."""
+    value = node.value
+    if not (isinstance(value, cst.Attribute) and value.attr.value == "data"):
+        return False
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return False
+    return isinstance(node.slice[0].slice.value, cst.Integer)

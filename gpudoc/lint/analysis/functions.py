@@ -12,8 +12,9 @@ from typing import NamedTuple
 
 import libcst as cst
 
+from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.names import dotted, iter_statements
-from gpudoc.lint.analysis.values import Value
+from gpudoc.lint.analysis.values import Kind, Value
 from gpudoc.lint.visit import walk
 
 
@@ -49,7 +50,26 @@ def bind_arguments(
         elif index < len(positional):
             bound[positional[index].name.value] = value
             index += 1
+    for param in [*positional, *params.kwonly_params]:
+        name = param.name.value
+        if name not in bound and param.default is not None:
+            default = _device_default(param.default)
+            if default is not None:
+                bound[name] = default
     return bound
+
+
+def _device_default(default: cst.BaseExpression) -> Value | None:
+    """``device="cpu"`` left out by the call: the body runs on the CPU, whatever the
+    parameter's name suggests."""
+    text = default.evaluated_value if isinstance(default, cst.SimpleString) else None
+    if not isinstance(text, str):
+        return None
+    if api.CPU_LITERAL.match(text):
+        return Value(Kind.DEVICE, cpu_device=True)
+    if api.DEVICE_LITERAL.match(text):
+        return Value(Kind.DEVICE)
+    return None
 
 
 def argument_for(

@@ -27,7 +27,8 @@ class Placement:
                 self.model.scope.env[name] = value.with_place(Place.UNKNOWN)
 
     def note_self_placing(self) -> None:
-        """``self.to(device)`` / ``self.cuda()`` in ``__init__``: the class places itself."""
+        """``self.to(device)`` / ``self.cuda()`` / ``self.net.to(device)`` in ``__init__`` (or a
+        method it calls): the class places itself, or the parts that need it."""
         cls = self.model.scope.module_class
         if cls is not None and self.model.in_init:
             cls.places_itself = True

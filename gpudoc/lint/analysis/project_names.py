@@ -11,9 +11,7 @@ from gpudoc.lint.analysis.classes import ClassFacts
 from gpudoc.lint.analysis.functions import moves_anything
 from gpudoc.lint.analysis.homes import Home, load_name, project_modules, project_names
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.parameterless import holds_nothing
 from gpudoc.lint.analysis.scope import Scope
-from gpudoc.lint.analysis.semantic import ModuleClass
 
 
 class ProjectNames:
@@ -49,7 +47,10 @@ class ProjectNames:
             return
         saved, model.imports = model.imports, home.imports
         try:
-            kind = self.classes.class_kind(definition)
+            kind = self.classes.class_kind(definition, home)
+            module_class = None
+            if kind in ("module", "lightning"):
+                module_class = self.classes.module_class(local, definition, kind, foreign=True)
         finally:
             model.imports = saved
         if kind is None:  # a plain class: walked where it is used
@@ -58,10 +59,10 @@ class ProjectNames:
             model.local_classes[local] = "dataset"
             if moves_anything(definition):  # its batches' place is not known then
                 model.device_datasets.add(local)
-        else:
-            module_class = ModuleClass(local, definition, kind == "lightning")
-            module_class.weighted = not holds_nothing(definition, home.imports)
+        elif module_class is not None:
             model.local_classes[local] = module_class
+            if module_class.lightning:
+                model.flags.frameworks.add("lightning")
 
     def foreign_class_scope(self, node: cst.ClassDef, home: Home) -> Scope:
         """The scope of a plain class of another project module: its methods, walked with

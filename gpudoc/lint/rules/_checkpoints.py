@@ -52,6 +52,8 @@ class CheckpointScan(cst.CSTVisitor):
         self.saved: dict[str, bool] = {}
         """path key -> whether every save to it writes CPU state."""
         self.loads: list[LoadSite] = []
+        self.first_save: dict[str, int] = {}
+        """path key -> the order of its first save."""
         self.bindings: list[Binding] = []
         self.none_params: set[tuple[cst.FunctionDef | None, str]] = set()
         """(function, name) of names that hold None: a ``=None`` default or assignment."""
@@ -63,6 +65,9 @@ class CheckpointScan(cst.CSTVisitor):
         """FSDP state gathered to the CPU: ``offload_to_cpu=True``, ``cpu_offload=...``."""
         self.evidence: dict[int, str] = {}
         """By strength (0 strongest): what shows that the script runs on the CPU too."""
+        self.requires_gpu = False
+        """``assert torch.cuda.is_available()`` (or ``if not ...: sys.exit(...)``) outside any
+        ``if``: the script stops on a CPU-only host, whatever else it tests."""
         self._functions: list[cst.FunctionDef] = []
         self._opened: list[dict[str, cst.BaseExpression]] = []
         self._tests: list[str] = []
@@ -93,7 +98,16 @@ class CheckpointScan(cst.CSTVisitor):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._functions.pop()
 
+    def visit_Assert(self, node: cst.Assert) -> None:
+        if self._unconditional() and _availability(node.test):
+            self.requires_gpu = True
+
     def visit_If(self, node: cst.If) -> None:
+        test = node.test
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            stops = _availability(test.expression) and _stops(node.body)
+            # `if not torch.cuda.is_available(): sys.exit("needs a GPU")`
+            self.requires_gpu |= stops and self._unconditional()
         self._tests.append(self.module.code_for_node(node.test))
 
     def leave_If(self, original_node: cst.If) -> None:
@@ -188,12 +202,18 @@ class CheckpointScan(cst.CSTVisitor):
     def _function(self) -> cst.FunctionDef | None:
         return self._functions[-1] if self._functions else None
 
+    def _unconditional(self) -> bool:
+        """Outside any ``if`` but ``if __name__ == "__main__":``."""
+        return all("__main__" in test for test in self._tests)
+
     def _evidence(self, strength: int, text: str) -> None:
         self.evidence.setdefault(strength, text)
 
     @property
     def cpu_path(self) -> str | None:
         """The best evidence that the script runs on the CPU too (``torch.cuda.is_available()``)."""
+        if self.requires_gpu:
+            return None
         return self.evidence[min(self.evidence)] if self.evidence else None
 
     @property
@@ -232,6 +252,9 @@ class CheckpointScan(cst.CSTVisitor):
         text = string_value(expr)
         if text is not None:
             return f"str:{text}"
+        template = _path_template(expr)
+        if template is not None:
+            return f"template:{template}"
         return "expr:" + re.sub(r"\s+", "", self.module.code_for_node(expr))
 
     def _save(self, node: cst.Call) -> None:
@@ -243,6 +266,7 @@ class CheckpointScan(cst.CSTVisitor):
             return
         cpu = obj is not None and self._on_cpu(obj)
         self.saved[key] = self.saved.get(key, True) and cpu
+        self.first_save.setdefault(key, self._next())
 
     def _on_cpu(self, obj: cst.BaseExpression) -> bool:
         if ".cpu()" in self.module.code_for_node(obj):
@@ -270,9 +294,14 @@ class CheckpointScan(cst.CSTVisitor):
     def saved_here(self, site: LoadSite) -> bool:
         """The file writes this path itself (before, or in an earlier run of the same script),
         or the path lies in a temporary directory, which only this run can have written."""
-        if site.path_key is None:
+        key = site.path_key
+        if key is None:
             return False
-        return site.path_key in self.saved or self._temporary(site.path_key, site.function)
+        if key.startswith("template:"):
+            # `"{}.pkl".format(best)` after the loop saved `"{}.pkl".format(epoch)`: this run's
+            # own file; a resume above the saves (`generator_{opt.epoch}.pth`) may be a GPU run's
+            return self.first_save.get(key, site.order) < site.order
+        return key in self.saved or self._temporary(key, site.function)
 
     def _temporary(self, key: str, function: cst.FunctionDef | None, depth: int = 0) -> bool:
         """``tmp_path / "m.pt"``, also through ``out = tmp_path / "out"`` in the same function."""
@@ -389,3 +418,41 @@ def _cpu_transfer(node: cst.BaseExpression) -> set[int]:
         if is_device and text is not None and api.CPU_LITERAL.match(text)
         else set()
     )
+
+
+def _path_template(expr: cst.BaseExpression) -> str | None:
+    """``"{}.pkl".format(epoch)`` and ``f"{name}_{step}.pt"`` as their templates (``{}.pkl``,
+    ``{}_{}.pt``): a run that saves ``"{}.pkl".format(epoch)`` and reloads
+    ``"{}.pkl".format(best)`` reads back one of its own checkpoints."""
+    template = None
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        text = string_value(expr.func.value) if expr.func.attr.value == "format" else None
+        template = None if text is None else re.sub(r"\{[^{}]*\}", "{}", text)
+    elif isinstance(expr, cst.FormattedString):
+        parts = [
+            part.value if isinstance(part, cst.FormattedStringText) else "{}" for part in expr.parts
+        ]
+        template = "".join(parts)
+    # `f"{path}"` alone says nothing about which file it is
+    return template if template and template.replace("{}", "") else None
+
+
+def _availability(test: cst.BaseExpression) -> bool:
+    """``torch.cuda.is_available()``, also as the first operand of an ``and``."""
+    while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        test = test.left
+    return isinstance(test, cst.Call) and (dotted(test.func) or "").endswith("cuda.is_available")
+
+
+def _stops(body: cst.BaseSuite) -> bool:
+    """A block that only raises or exits (``raise SystemExit(...)``, ``sys.exit(1)``)."""
+    if not isinstance(body, cst.IndentedBlock) or not body.body:
+        return False
+    last = body.body[-1]
+    if not isinstance(last, cst.SimpleStatementLine):
+        return False
+    small = last.body[-1]
+    if isinstance(small, cst.Raise):
+        return True
+    call = small.value if isinstance(small, cst.Expr) else None
+    return isinstance(call, cst.Call) and dotted(call.func) in ("sys.exit", "exit", "quit")

@@ -217,6 +217,8 @@ def test(model, device, test_loader):
             Argument(arg.value, dotted(arg.value), value)
             for arg, value in zip(node.args, event.args, strict=True)
         ]
+        if _ctc_loss(event):
+            args = args[:1]  # CTC takes targets and lengths from the host too
         name = event.module_name if module is not None else event.qualified
         by_name = _typed_by_name(self.conventional, semantic, name, module)
         by_name = by_name and (semantic.function_node, name) not in self.rebound
@@ -329,6 +331,20 @@ def _typed_by_name(
         return False
     entry = conventional.get(function, {}).get(name)
     return entry is not None and entry == module
+
+
+def _ctc_loss(event: CallEvent) -> bool:
+    """``F.ctc_loss`` or a ``nn.CTCLoss``: only its log-probabilities must be on the device;
+    it moves targets itself and reads the lengths on the host (cuDNN wants them there)."""
+    if event.qualified == "torch.nn.functional.ctc_loss":
+        return True
+    origin = event.module.origin if event.module is not None else None
+    while isinstance(origin, cst.Call):
+        if (dotted(origin.func) or "").endswith("CTCLoss"):
+            return True
+        func = origin.func
+        origin = func.value if isinstance(func, cst.Attribute) else None
+    return False
 
 
 LENGTHS = re.compile(r"(^|_)(lens?|lengths?|seq_lens?|seq_lengths?|sizes)(_tensors?|_t)?$")

@@ -120,6 +120,13 @@ model = Norm().cuda()
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         self.attrs.note(event, semantic)
+        cls, name = semantic.module_class, event.name
+        if cls is None or semantic.in_init or not name.startswith("self."):
+            return
+        if _moved_value(event.statement):
+            # a lazy cache (`self.grid = make_grid(...).to(x.device)` in forward): the class
+            # rebuilds it on its input's device before using it
+            self.moved_on_use.setdefault(id(cls), set()).add(name[5:].split(".")[0])
 
     def on_member(self, event: MemberEvent, semantic: Semantic) -> None:
         cls, node = semantic.module_class, event.node
@@ -151,3 +158,14 @@ model = Norm().cuda()
                     f'it; use `self.register_buffer("{attr.attr}", ..., persistent=False)`'
                 )
                 yield Report(attr.statement, message)
+
+
+def _moved_value(statement: cst.CSTNode) -> bool:
+    """``self.grid = ....to(x.device)`` (or ``.cuda()``, ``.type_as(x)``): assigned moved."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    small = statement.body[0]
+    value = small.value if isinstance(small, cst.Assign | cst.AnnAssign) else None
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return False
+    return value.func.attr.value in MOVE_METHODS - {"cpu"}

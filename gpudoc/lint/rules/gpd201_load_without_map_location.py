@@ -28,9 +28,13 @@ class LoadWithoutMapLocation(Rule):
     `with open(path) as f`, restores what the run itself saved; so does a load from pytest's
     `tmp_path`/`tmpdir`, and a path that Lightning's `fabric.save(path, state)` wrote. A save
     after the load counts too: a cache the script writes on its first run and reads on the next
-    (`if os.path.isfile(cache): torch.load(cache) else: ...; torch.save(x, cache)`). Nor is a load
-    in a file whose saves are all on the CPU (`.cpu()` before saving, FSDP `offload_to_cpu=True`
-    or `cpu_offload=`), or in a script that never offers a CPU path (it hard-codes CUDA).
+    (`if os.path.isfile(cache): torch.load(cache) else: ...; torch.save(x, cache)`). A path built
+    from the same template (`"{}.pkl".format(epoch)` saved, `"{}.pkl".format(best)` loaded)
+    counts when the save comes first: the run reloads one of its own checkpoints; a resume above
+    the saves may read a GPU run's. Nor is a load in a file whose saves are all on the CPU
+    (`.cpu()` before saving, FSDP `offload_to_cpu=True` or `cpu_offload=`), or in a script that
+    never offers a CPU path (it hard-codes CUDA, or stops without it: `assert
+    torch.cuda.is_available()`).
 
     ## Why is this bad?
     A checkpoint saved from GPU tensors is restored onto the GPU it came from. When the script
