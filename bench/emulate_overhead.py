@@ -11,7 +11,8 @@ Two measurements, both printed as ratios (emulated / plain; the issue's budget i
    make a round slower), so the per-operation figure holds still under load. A third kind of
    round runs the same step on the cheapest wrapper tensor subclass (subclass_floor.py, nothing
    of gpudoc in it): what any tensor subclass costs in PyTorch, so the emulator's figure minus
-   the floor's is gpudoc's own work.
+   the floor's is gpudoc's own work. A fourth runs it on a subclass with only torch.Tensor's own
+   __torch_function__ (no dispatch to Python per ATen operation): the floor of a different design.
 
 Usage: python bench/emulate_overhead.py [--runs 3 (0: steady state only)] [--steps 5] [--rounds 60]
 """
@@ -76,12 +77,21 @@ def steady_state(steps: int, rounds: int) -> None:
 
     def training_step(device: str, batch: int) -> Callable[[], None]:
         inputs, labels = torch.randn(batch, 3, 32, 32), torch.randint(0, 10, (batch,))
-        net = subclass_floor.wrap_module(Net()) if device == "floor" else Net().to(device)
+        if device == "floor":
+            net = subclass_floor.wrap_module(Net())
+        elif device == "function-only":
+            net = subclass_floor.wrap_function_only(Net())
+        else:
+            net = Net().to(device)
         optimizer = torch.optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
         criterion = nn.CrossEntropyLoss()
 
         def to(tensor: torch.Tensor) -> torch.Tensor:
-            return subclass_floor.wrap(tensor.clone()) if device == "floor" else tensor.to(device)
+            if device == "floor":
+                return subclass_floor.wrap(tensor.clone())
+            if device == "function-only":
+                return tensor.as_subclass(subclass_floor.FunctionOnlyTensor)
+            return tensor.to(device)
 
         def step() -> None:
             x, y = to(inputs), to(labels)
@@ -102,15 +112,17 @@ def steady_state(steps: int, rounds: int) -> None:
     print(f"{steps} steps, CPU time; the fastest round of each counts)")
     for batch in (4, 64):
         plain_step, floor_step = training_step("cpu", batch), training_step("floor", batch)
+        function_step = training_step("function-only", batch)
         with emulated_cuda(1):
             emulated_step = training_step("cuda", batch)
-        plain, emulated, floor = 1e9, 1e9, 1e9
+        plain, emulated, floor, function_only = 1e9, 1e9, 1e9, 1e9
         for _ in range(rounds):
             plain = min(plain, round_ms(plain_step))
             with emulated_cuda(1):
                 emulated = min(emulated, round_ms(emulated_step))
                 ops = STATE.ops_on_device // (steps + 1)  # ATen operations per step
             floor = min(floor, round_ms(floor_step))
+            function_only = min(function_only, round_ms(function_step))
         per_op_us = (emulated - plain) * 1000 / ops
         print(
             f"  batch {batch:3d}   plain {plain:7.2f} ms   emulated {emulated:7.2f} ms"
@@ -120,6 +132,11 @@ def steady_state(steps: int, rounds: int) -> None:
         print(
             f"             floor {floor:7.2f} ms (any wrapper subclass, {floor_us:5.1f} us/op):"
             f" gpudoc's own work {per_op_us - floor_us:5.1f} us/op"
+        )
+        function_us = (function_only - plain) * 1000 / ops
+        print(
+            f"             function-only subclass {function_only:7.2f} ms "
+            f"({function_us:5.1f} us/op: Python per torch call, no per-ATen-op dispatch)"
         )
 
 

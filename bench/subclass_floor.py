@@ -61,3 +61,21 @@ def wrap_module(module: torch.nn.Module) -> torch.nn.Module:
         return module._apply(lambda tensor: wrap(tensor.detach()))
     finally:
         torch.__future__.set_swap_module_params_on_conversion(swap)
+
+
+class FunctionOnlyTensor(torch.Tensor):  # type: ignore[misc]
+    """A subclass with torch.Tensor's own ``__torch_function__`` and no ``__torch_dispatch__``:
+    Python runs once per call of a torch function or method (results keep the subclass), and
+    the kernels, autograd's backward included, stay in C++. What an emulator that judged devices
+    at the Python API alone (not on each ATen operation) would start from."""
+
+
+def wrap_function_only(module: torch.nn.Module) -> torch.nn.Module:
+    """The module's parameters as FunctionOnlyTensor parameters."""
+    for owner in module.modules():
+        for name, param in list(owner._parameters.items()):
+            if param is not None:
+                owner._parameters[name] = torch.nn.Parameter(
+                    param.detach().as_subclass(FunctionOnlyTensor)
+                )
+    return module

@@ -20,6 +20,7 @@ from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.qualified import QualifiedCalls
+from gpudoc.lint.analysis.self_placing import passes_device
 from gpudoc.lint.analysis.values import SCALAR, UNKNOWN, Kind, Place, Value, element_of
 
 MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
@@ -136,6 +137,8 @@ class CallEvaluator:
         if local is not None and not isinstance(local, str):
             placed_parts = any(a.kind is Kind.MODULE and a.place is Place.DEVICE for a in args)
             unplaced = local.places_itself or self.model.device_context or placed_parts
+            # `Yolo_loss(device=device)` whose __init__ moves what it builds there
+            unplaced = unplaced or passes_device(local.node, local.placing_parameters, node)
             place = Place.UNKNOWN if unplaced else Place.HOST
             return Value(
                 Kind.MODULE, place, weighted=local.weighted, managed=local.lightning, origin=node

@@ -10,7 +10,7 @@ from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.module_like import builds_layers
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.parameterless import holds_nothing
-from gpudoc.lint.analysis.self_placing import places_itself
+from gpudoc.lint.analysis.self_placing import places_itself, placing_parameters
 from gpudoc.lint.analysis.semantic import ModuleClass
 
 
@@ -45,6 +45,7 @@ class ClassFacts:
         module_class = ModuleClass(name, node, lightning=kind == "lightning")
         module_class.weighted = not holds_nothing(node, self.model.imports)
         module_class.places_itself = foreign and places_itself(node)
+        module_class.placing_parameters = placing_parameters(node)
         return module_class
 
     def class_kind(

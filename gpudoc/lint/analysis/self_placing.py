@@ -13,6 +13,7 @@ import re
 
 import libcst as cst
 
+from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.visit import walk
 
@@ -25,43 +26,79 @@ MAX_DEPTH = 3
 def places_itself(node: cst.ClassDef) -> bool:
     """``node``'s ``__init__``, or a method it calls on ``self``, moves the instance or its
     parts, or hands a device parameter of ``__init__`` to an attribute's method."""
-    methods = {
-        statement.name.value: statement
-        for statement in (node.body.body if isinstance(node.body, cst.IndentedBlock) else ())
-        if isinstance(statement, cst.FunctionDef)
-    }
-    init = methods.get("__init__")
-    if init is None:
+    return _read_init(node)[0]
+
+
+def placing_parameters(node: cst.ClassDef) -> frozenset[str]:
+    """The device parameters of ``__init__`` that it (or a method it calls) moves what it
+    builds to: ``Yolo_loss(device=device)`` whose ``__init__`` does
+    ``self.grid = torch.arange(n).to(device)``. A call that passes one places the instance."""
+    return _read_init(node)[1]
+
+
+def passes_device(node: cst.ClassDef, parameters: frozenset[str], call: cst.Call) -> bool:
+    """``call`` (of the class ``node``) passes one of ``parameters`` a value, not None."""
+    init = _methods(node).get("__init__")
+    if init is None or not parameters:
         return False
-    device_parameters = {
-        param.name.value
-        for param in (*init.params.params, *init.params.kwonly_params)
-        if DEVICE_PARAMETER.search(param.name.value)
-    }
-    seen: set[str] = set()
-    pending = [("__init__", 0)]
-    while pending:
-        name, depth = pending.pop()
-        if name in seen or name not in methods:
-            continue
-        seen.add(name)
-        reader = _SelfMoves(device_parameters)
-        walk(methods[name].body, reader)
-        if reader.moves:
+    for parameter in parameters:
+        argument = argument_for(init, call, parameter, is_method=True)
+        if argument is not None and dotted(argument.value) != "None":
             return True
-        if depth < MAX_DEPTH:
-            pending.extend((called, depth + 1) for called in reader.self_calls)
     return False
+
+
+def _methods(node: cst.ClassDef) -> dict[str, cst.FunctionDef]:
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
+
+
+_read: dict[int, tuple[cst.ClassDef, tuple[bool, frozenset[str]]]] = {}
+
+
+def _read_init(node: cst.ClassDef) -> tuple[bool, frozenset[str]]:
+    """(moves itself, placing parameters), read once per class definition."""
+    cached = _read.get(id(node))
+    if cached is not None and cached[0] is node:
+        return cached[1]
+    methods = _methods(node)
+    init = methods.get("__init__")
+    result: tuple[bool, frozenset[str]] = (False, frozenset())
+    if init is not None:
+        device_parameters = {
+            param.name.value
+            for param in (*init.params.params, *init.params.kwonly_params)
+            if DEVICE_PARAMETER.search(param.name.value)
+        }
+        reader = _SelfMoves(device_parameters)
+        seen: set[str] = set()
+        pending = [("__init__", 0)]
+        while pending:
+            name, depth = pending.pop()
+            if name in seen or name not in methods:
+                continue
+            seen.add(name)
+            reader.self_calls = []
+            walk(methods[name].body, reader)
+            if depth < MAX_DEPTH:
+                pending.extend((called, depth + 1) for called in reader.self_calls)
+        result = (reader.moves, frozenset(reader.placing))
+    _read[id(node)] = (node, result)
+    return result
 
 
 class _SelfMoves(cst.CSTVisitor):
     def __init__(self, device_parameters: set[str]) -> None:
         self.device_parameters = device_parameters
+        self.aliases = {name: name for name in device_parameters}
+        """``self.device`` -> ``device`` once ``self.device = device``."""
         self.moves = False
+        self.placing: set[str] = set()
         self.self_calls: list[str] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        self.note_placing(node)
         if not isinstance(func, cst.Attribute):
             return
         receiver = dotted(func.value) or ""
@@ -75,12 +112,27 @@ class _SelfMoves(cst.CSTVisitor):
         elif any(dotted(arg.value) in self.device_parameters for arg in node.args):
             self.moves = True  # `self.model.initialize(net, use_gpu=use_gpu)`
 
+    def note_placing(self, node: cst.Call) -> None:
+        """``t.to(device)``, ``.cuda(device)``, ``torch.zeros(n, device=device)``."""
+        func = node.func
+        moving = isinstance(func, cst.Attribute) and func.attr.value in MOVES
+        for arg in node.args:
+            if moving or (arg.keyword is not None and arg.keyword.value == "device"):
+                parameter = self.aliases.get(dotted(arg.value) or "")
+                if parameter is not None:
+                    self.placing.add(parameter)
+
     def visit_Assign(self, node: cst.Assign) -> None:
-        """``self.net = Net().cuda()``: an attribute assigned moved."""
+        """``self.net = Net().cuda()``: an attribute assigned moved; ``self.device = device``:
+        an alias of the parameter."""
         value = node.value
-        on_self = any((dotted(t.target) or "").startswith("self.") for t in node.targets)
+        targets = [dotted(t.target) or "" for t in node.targets]
+        on_self = any(target.startswith("self.") for target in targets)
         if on_self and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
             self.moves |= value.func.attr.value in MOVES and not _to_cpu(value)
+        parameter = self.aliases.get(dotted(value) or "")
+        if parameter is not None:
+            self.aliases.update((target, parameter) for target in targets if target)
 
 
 def _to_cpu(node: cst.Call) -> bool:

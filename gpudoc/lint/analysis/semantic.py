@@ -19,6 +19,8 @@ class ModuleClass:
     """It defines its own ``_apply`` / ``to`` / ``cuda``."""
     places_itself: bool = False
     """``self.to(...)`` / ``self.cuda()`` in ``__init__``."""
+    placing_parameters: frozenset[str] = frozenset()
+    """Device parameters of ``__init__`` it moves what it builds to (self_placing.py)."""
     weighted: bool = True
     """It may hold parameters, buffers or submodules (parameterless.py: a loss written as a
     module that stores nothing does not, and runs wherever its inputs are)."""

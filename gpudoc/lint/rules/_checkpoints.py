@@ -16,7 +16,7 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import ImportTable, dotted
 from gpudoc.lint.rules._device_names import Binding, device_text
-from gpudoc.lint.visit import walk
+from gpudoc.lint.visit import code_ids, walk
 
 TEMPORARY = re.compile(r"expr:(tmp_path|tmpdir|tmp_path_factory)\b")
 """pytest's temporary-directory fixtures: a test writes there what it loads back."""
@@ -69,6 +69,12 @@ class CheckpointScan(cst.CSTVisitor):
         """``assert torch.cuda.is_available()`` (or ``if not ...: sys.exit(...)``) outside any
         ``if``: the script stops on a CPU-only host, whatever else it tests."""
         self._functions: list[cst.FunctionDef] = []
+        self._classes: list[cst.ClassDef] = []
+        self.flag_classes: dict[int, cst.ClassDef | cst.FunctionDef] = {}
+        """Classes (functions) that move things only under a flag of their own (``if
+        self.cuda:``, a ``cuda`` parameter): a CPU path for their own code, not evidence about the
+        rest of the file."""
+        self._flag_class_ids: set[int] | None = None
         self._opened: list[dict[str, cst.BaseExpression]] = []
         self._tests: list[str] = []
         self._order = 0
@@ -97,6 +103,12 @@ class CheckpointScan(cst.CSTVisitor):
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._functions.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
 
     def visit_Assert(self, node: cst.Assert) -> None:
         if self._unconditional() and _availability(node.test):
@@ -172,8 +184,15 @@ class CheckpointScan(cst.CSTVisitor):
             self._evidence(0, f"`{name}()`")
         if last == "add_argument":
             self._option(node)
-        if last in ("to", "cuda") and any(CPU_SWITCH.search(test) for test in self._tests):
-            self._evidence(3, "it moves to the device only under a condition")
+        switches = [test for test in self._tests if CPU_SWITCH.search(test)]
+        if last in ("to", "cuda") and switches:
+            scope = self._flag_scope(switches)
+            if scope is not None:
+                # `if self.cuda: grid = grid.cuda()`, `def check(x, cuda=False): if cuda: ...`:
+                # one object's or one call's choice, not the script's
+                self.flag_classes.setdefault(id(scope), scope)
+            else:
+                self._evidence(3, "it moves to the device only under a condition")
         qualified = self.imports.qualify(node.func)
         if qualified == "torch.save":
             self._save(node)
@@ -216,6 +235,33 @@ class CheckpointScan(cst.CSTVisitor):
             return None
         return self.evidence[min(self.evidence)] if self.evidence else None
 
+    def _flag_scope(self, switches: list[str]) -> cst.ClassDef | cst.FunctionDef | None:
+        """The class whose own attribute (``self.cuda``), or the function whose own parameter
+        (``cuda``), every switch tests; None for the script's flags (``args.cuda``)."""
+        roots = {
+            re.split(r"[^\w]", test.removeprefix("not ").strip(), maxsplit=1)[0]
+            for test in switches
+        }
+        if roots == {"self"} and self._classes:
+            return self._classes[-1]
+        function = self._function()
+        if function is None:
+            return None
+        params = {p.name.value for p in (*function.params.params, *function.params.kwonly_params)}
+        return function if roots <= params - {"self", "args", "opt", "cfg", "config"} else None
+
+    def cpu_path_at(self, node: cst.CSTNode) -> str | None:
+        """The file's evidence of a CPU path, or, for code inside a class that moves things
+        only under a flag of its own, that flag."""
+        evidence = self.cpu_path
+        if evidence is not None or not self.flag_classes:
+            return evidence
+        if self._flag_class_ids is None:
+            self._flag_class_ids = {i for c in self.flag_classes.values() for i in code_ids(c)}
+        if id(node) in self._flag_class_ids:
+            return "it moves to the device only under a flag of its own"
+        return None
+
     @property
     def cpu_path_is_weak(self) -> bool:
         """The only evidence is a ``"cpu"`` keyword of a library call (``summary(model, shape,
@@ -231,7 +277,7 @@ class CheckpointScan(cst.CSTVisitor):
         dest = string_value(keywords["dest"]) if "dest" in keywords else None
         dest = dest or long[0].lstrip("-").replace("-", "_")
         action = string_value(keywords["action"]) if "action" in keywords else None
-        if CPU_SWITCH.search(long[0]):
+        if CPU_SWITCH.search(long[0]) and _may_choose_cpu(long[0], keywords):
             self._evidence(2, f"the `{long[0]}` option")
         default = keywords.get("default")
         required = dotted(keywords["required"]) == "True" if "required" in keywords else False
@@ -456,3 +502,27 @@ def _stops(body: cst.BaseSuite) -> bool:
         return True
     call = small.value if isinstance(small, cst.Expr) else None
     return isinstance(call, cst.Call) and dotted(call.func) in ("sys.exit", "exit", "quit")
+
+
+GPU_LIST = re.compile(r"^--?(n_?|num_?)?gpus?(_ids?|_num)?$|^--?ngpus?$", re.I)
+"""``--gpus 0,1``, ``--ngpu 2``, ``--gpu_ids``: which or how many GPUs, not whether."""
+
+
+def _may_choose_cpu(flag: str, keywords: dict[str, cst.BaseExpression]) -> bool:
+    """An option about the device that can pick the CPU: ``--cuda``, ``--no-cuda``,
+    ``--device``; ``--gpus``/``--ngpu``/``--gpu_ids`` only when a value of it means the CPU
+    (``-1``, or "cpu" in its help or default: ``help="0 = CPU"``) or it is a switch."""
+    if not GPU_LIST.match(flag):
+        return True
+    action = string_value(keywords["action"]) if "action" in keywords else None
+    if (
+        action in ("store_true", "store_false")
+        or dotted(keywords.get("type", cst.Name("x"))) == "bool"
+    ):
+        return True
+    texts = [
+        cst.Module([]).code_for_node(keywords[key]).lower()
+        for key in ("help", "default")
+        if key in keywords
+    ]
+    return any("cpu" in text or "-1" in text for text in texts)

@@ -173,8 +173,8 @@ out = model(x)
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         """``net = Net()`` where ``net`` held a placed module (the walk marks it stale)."""
         value, previous = event.value, event.previous
-        if value.kind is not Kind.MODULE or value.place is not Place.HOST:
-            return
+        if value.kind is not Kind.MODULE or value.place is not Place.HOST or not value.weighted:
+            return  # a loss with nothing to move (`nn.BCELoss()`) runs where its inputs are
         if previous is not None and previous.is_device_module:
             self.rebindings.append(Rebinding(event.statement, event.name, semantic.device_name()))
 

@@ -10,6 +10,7 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import FunctionEvent, Semantic
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Invalid, Rule
+from gpudoc.lint.visit import walk
 
 DEVICE_PARAM = re.compile(r"^(device|dev|[a-z_]*_device)$")
 CREATORS = frozenset(name for name in api.TENSOR_FACTORIES if name not in api.LIKE_FACTORIES)
@@ -54,8 +55,9 @@ class UnusedDeviceParameter(Rule):
     A function that hands `device` on through `**kwargs`, `locals()` or `vars()` is not
     reported, nor one registered by a decorator (its signature is imposed), nor one that only
     creates 0-dim constants (`torch.tensor(0.01)`) or tensors it moves later (`x.cuda(rank)`).
-    A function whose tensors are meant for the CPU (a collate function that ignores the device
-    it is given) is reported: say so with `del device`.
+    Nor is one that builds a DataLoader: its batches are on the host by nature, and its callers
+    move them. A function whose tensors are meant for the CPU (a collate function that ignores
+    the device it is given) is reported: say so with `del device`.
 
     ## Fix safety
     No fix: which of the created tensors belong on the device is the author's call.
@@ -118,10 +120,10 @@ class Net(nn.Module):
         if any(not _plain_decorator(d.decorator, semantic) for d in node.decorators):
             return  # registered by a decorator (`@register("aten::zeros")`): an imposed signature
         scan = _Body(semantic, {param.name.value for param in candidates})
-        node.body.visit(scan)
+        walk(node.body, scan)
         created = scan.left_on_host()
-        if scan.dynamic or created is None:
-            return
+        if scan.dynamic or scan.makes_loader or created is None:
+            return  # a loader's batches are on the host by nature: its callers move them
         for param in candidates:
             name = param.name.value
             if name not in scan.unused:
@@ -145,6 +147,8 @@ class _Body(cst.CSTVisitor):
         """What a name bound to a new host tensor (``x = torch.randn(...)``) was made by; ``""``
         holds the first creation not bound to a plain name."""
         self.dynamic = False
+        self.makes_loader = False
+        """It builds a DataLoader (``load_graph_data(config, device)`` returning loaders)."""
         self.moved: set[cst.Call] = set()
         """Calls whose result is moved (``torch.zeros(3).cuda()``): not left on the CPU."""
         self.bound: dict[cst.Call, str] = {}
@@ -174,6 +178,7 @@ class _Body(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        self.makes_loader |= (dotted(func) or "").endswith("DataLoader")
         moved = isinstance(func, cst.Attribute) and func.attr.value in MOVES
         if moved and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call):
             self.moved.add(func.value)

@@ -231,11 +231,13 @@ torch.save(model.state_dict(), "snapshot.pt")
         if not context.flags.loads_checkpoints:
             return  # no torch.load: nothing to read the whole file for
         found = scan(context.module)
-        evidence = found.cpu_path
         ranks = self.per_rank
-        if (evidence is None and not ranks) or found.saves_cpu_state():
+        if (found.cpu_path is None and not found.flag_classes and not ranks) or (
+            found.saves_cpu_state()
+        ):
             return  # a one-GPU script, or checkpoints this file wrote on the CPU
         for site in found.loads:
+            evidence = found.cpu_path_at(site.call)
             known = id(site.call) in self.unmapped
             if ranks and known:
                 yield self._rank_report(site, found.device_at(site))

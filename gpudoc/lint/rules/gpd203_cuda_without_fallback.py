@@ -14,6 +14,7 @@ from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._checkpoints import scan
+from gpudoc.lint.rules._distributed_paths import distributed_only_ids
 from gpudoc.lint.visit import walk
 
 
@@ -46,8 +47,13 @@ class CudaWithoutFallback(Rule):
 
     ## Known problems
     Scripts written for GPUs only are not reported: nothing in them offers a CPU path, or they
-    use NCCL, a per-rank `set_device` or `torch.set_default_device("cuda")`, or they declare
-    that they need a GPU (`@pytest.mark.skipif(not torch.cuda.is_available(), ...)`,
+    use NCCL, a per-rank `set_device` or `torch.set_default_device("cuda")`; nor is CUDA in
+    code that only runs in a process group (after `if world_size == 1: return`, under
+    `if args.distributed:`), where NCCL needs a GPU per process. A flag of one object or one
+    function (`if self.cuda:`, a `cuda=False` parameter) is a CPU path for that class or
+    function only; `--gpus 0-3` / `--ngpu 2` choose GPUs, and are a CPU path only when a value
+    means the CPU (`help="0 = CPU"`, `-1`). Nor is a script reported that declares
+    that it needs a GPU (`@pytest.mark.skipif(not torch.cuda.is_available(), ...)`,
     `@unittest.skipIf`, a gating decorator about GPUs such as Lightning's
     `@RunIf(min_cuda_gpus=1)` or `@requires_cuda`, an `assert` or `raise` on unavailability, a
     required `--device` option or one whose only choice is CUDA, a notebook whose metadata asks
@@ -154,10 +160,19 @@ def nopeak_mask(size):
         """A model the script builds and calls on the CPU (never moved)."""
         self.placed_model = False
         """Some model call may run on a GPU (placed, or its place is not known)."""
+        self.distributed: dict[cst.FunctionDef, set[int]] = {}
+        """Per function walked: the ids of its nodes that only run in a process group."""
 
     def on_cuda(self, event: CudaEvent, semantic: Semantic) -> None:
-        if not semantic.under_guard:
-            self.unguarded.append(event)
+        if semantic.under_guard:
+            return
+        function = semantic.function_node
+        if function is not None:  # also a function of another file, walked for a call here
+            if function not in self.distributed:
+                self.distributed[function] = distributed_only_ids(function)
+            if id(event.node) in self.distributed[function]:
+                return  # after `if world_size == 1: return`
+        self.unguarded.append(event)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         """Where the script's own models run: a submodule (``self.fc``) runs where its parent
@@ -188,16 +203,19 @@ def nopeak_mask(size):
         if evidence is None and self.host_model and not self.placed_model:
             # a tutorial whose model runs on the CPU, with one stray `.cuda()`
             evidence = f"`{self.host_model}` is never moved to a GPU"
-        if evidence is None:
+        if evidence is None and not found.flag_classes:
             return  # a script for GPUs only: it offers no CPU path to break
         if found.cpu_path_is_weak and any(_born_on_cuda(m.node) for m in unguarded):
             return  # `Net(...).cuda()`: built on the GPU; the "cpu" was a library's option
         for mention in unguarded:
             if id(mention.node) in declared.inert:
                 continue
+            here = evidence or found.cpu_path_at(mention.node)
+            if here is None:
+                continue
             message = (
                 f"`{mention.text}` hard-codes CUDA, but this script also runs on the CPU "
-                f"({evidence}), where this fails; use the script's device "
+                f"({here}), where this fails; use the script's device "
                 '(`torch.device("cuda" if torch.cuda.is_available() else "cpu")`)'
             )
             yield Report(mention.node, message)
@@ -213,7 +231,8 @@ class _Declared(cst.CSTVisitor):
         self.declaring = 0
         """Inside a decorator, an assert, or the test of an `if` that raises or exits."""
         self.inert: set[int] = set()
-        """ids of nodes used only as a value: dict keys, comparison operands."""
+        """ids of nodes used only as a value (dict keys, comparison operands), or only in a
+        multi-process job (_distributed_paths.py)."""
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
         self.declaring += 1
@@ -230,7 +249,9 @@ class _Declared(cst.CSTVisitor):
         self.declaring -= 1
 
     def visit_If(self, node: cst.If) -> None:
-        """``if not torch.cuda.is_available(): raise SystemExit(...)``: a GPU is required."""
+        """``if not torch.cuda.is_available(): raise SystemExit(...)``: a GPU is required.
+        ``if args.distributed:``: its body runs in a process group (_distributed_paths.py)."""
+        self.inert.update(distributed_only_ids(node))
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
         first = body[0] if body else None
         if isinstance(first, cst.SimpleStatementLine) and terminates(first):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import libcst as cst
 
 from gpudoc.lint.analysis.events import CallEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.rule import Invalid, Rule
+from gpudoc.lint.rule import Context, Invalid, Report, Rule
 
 # Flags that choose where the script runs: --cuda, --use_gpu, --gpu-mode, --no_cuda, --cpu,
 # --device_ids, --mps, --cudnn_benchmark. Other booleans parsed this way are broken too, but
@@ -45,7 +46,9 @@ class BoolDeviceFlag(Rule):
     No fix is offered: `action="store_true"` or `BooleanOptionalAction` change how the flag is
     spelled on the command line (`--gpu_mode False` becomes `--no-gpu_mode`), which breaks the
     scripts and READMEs that call it. Like every rule, it reads only files that mention
-    `torch`, so an options module that never does is not checked.
+    `torch`, so an options module that never does is not checked. A file whose every
+    `parse_args` is given its arguments in the code (`parser.parse_args("")` in a notebook) is
+    not reported: no command line ever sets the option.
     """
 
     CODE = "GPD503"
@@ -91,7 +94,14 @@ def add_options(group):
 
     EVENTS = ("call",)
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[Report] = []
+        self.parses: list[cst.Call] = []
+
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        if event.method in ("parse_args", "parse_known_args"):
+            self.parses.append(event.node)
         if event.method != "add_argument":
             return
         bool_type = _bool_type_argument(event.node)
@@ -99,7 +109,12 @@ def add_options(group):
             return
         flag = _device_flag(event.node)
         if flag is not None:
-            self.report(bool_type, _message(flag))
+            self.found.append(Report(bool_type, _message(flag)))
+
+    def finish(self, context: Context) -> Iterator[Report]:
+        if self.parses and all(_fixed_arguments(call) for call in self.parses):
+            return  # `parser.parse_args("")` in a notebook: no command line ever sets it
+        yield from self.found
 
 
 def _bool_type_argument(call: cst.Call) -> cst.Arg | None:
@@ -131,3 +146,12 @@ def _message(flag: str) -> str:
         f"`{flag}` is parsed with type=bool: bool('False') is True, so `{spelled} False` still "
         "turns it on; use action=argparse.BooleanOptionalAction (or action='store_true')"
     )
+
+
+def _fixed_arguments(call: cst.Call) -> bool:
+    """``parse_args("")``, ``parse_args([])``, ``parse_args(args=["--lr", "0.1"])``: the
+    arguments are written in the code, not read from the command line."""
+    if not call.args:
+        return False
+    value = call.args[0].value
+    return isinstance(value, cst.SimpleString | cst.List | cst.Tuple)

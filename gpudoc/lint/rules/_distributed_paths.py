@@ -1,0 +1,65 @@
+"""Code that only runs in a multi-process job: after ``if world_size == 1: return`` (or
+``if not dist.is_initialized(): return``), or under ``if args.distributed:``. Such code runs
+once a process group exists, in practice NCCL's, which needs a GPU per process: a hard-coded
+``.cuda()`` there is not a script's CPU path breaking (torchvision's reference ``all_gather``)."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from gpudoc.lint.analysis.flow import terminates
+from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.visit import code_ids
+
+DISTRIBUTED = re.compile(r"world_size|distributed|is_initialized|dist_avail|\bddp\b", re.I)
+
+
+def distributed_only_ids(function: cst.FunctionDef | cst.If) -> set[int]:
+    """ids of the nodes of ``function`` (or of an ``if``'s body) that only run distributed."""
+    if isinstance(function, cst.If):
+        return set(code_ids(function.body)) if means_distributed(function.test) else set()
+    found: set[int] = set()
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    for index, statement in enumerate(body):
+        if isinstance(statement, cst.If) and means_distributed(statement.test) is False:
+            block = statement.body.body if isinstance(statement.body, cst.IndentedBlock) else ()
+            if block and terminates(block[-1]) and statement.orelse is None:
+                for rest in body[index + 1 :]:
+                    found.update(code_ids(rest))
+                break
+    return found
+
+
+def means_distributed(test: cst.BaseExpression) -> bool | None:
+    """True for ``world_size > 1`` / ``args.distributed`` / ``dist.is_initialized()``, False
+    for their negations (``world_size == 1``, ``not dist.is_initialized()``), None for tests
+    about anything else."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = means_distributed(test.expression)
+        return None if inner is None else not inner
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        return _world_size_comparison(test)
+    name = dotted(test.func) if isinstance(test, cst.Call) else dotted(test)
+    return True if name is not None and DISTRIBUTED.search(name) else None
+
+
+def _world_size_comparison(test: cst.Comparison) -> bool | None:
+    """``world_size == 1`` (False), ``world_size > 1`` (True), ``get_world_size() < 2``."""
+    left = test.left.func if isinstance(test.left, cst.Call) else test.left
+    target = test.comparisons[0]
+    if not (DISTRIBUTED.search(dotted(left) or "") and isinstance(target.comparator, cst.Integer)):
+        return None
+    bound, operator = int(target.comparator.value), target.operator
+    single = {cst.Equal: bound == 1, cst.LessThanEqual: bound <= 1, cst.LessThan: bound <= 2}
+    several = {
+        cst.NotEqual: bound == 1,
+        cst.GreaterThan: bound >= 1,
+        cst.GreaterThanEqual: bound >= 2,
+    }
+    if single.get(type(operator)):
+        return False
+    if several.get(type(operator)):
+        return True
+    return None
