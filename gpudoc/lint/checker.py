@@ -124,9 +124,14 @@ def _run_rules(
     context = Context(module, flags)
     reports: list[tuple[type[Rule], Report]] = []
     seen: set[tuple[str, cst.CSTNode]] = set()
+    library: bool | None = None
     for rule in rules:
         if rule.PLACEMENT and not flags.places:
-            continue
+            if not rule.IN_LIBRARIES:
+                continue
+            library = _is_library(module, path) if library is None else library
+            if not library:
+                continue
         for report in rule.check(context):
             # a body walked at several call sites, or a loop body walked twice, reports its
             # node again: once is enough
@@ -294,3 +299,22 @@ def _unused(directives: dict[int, Directive], path: str) -> list[Finding]:
                         end_line=directive.line, end_col=col)
             )  # fmt: skip
     return found
+
+
+def _is_library(module: cst.Module, path: str) -> bool:
+    """A module for others to import: a ``.py`` file whose top level only defines things (no
+    ``if __name__ == "__main__":``, no loop or call statement of a script). A script or
+    notebook that never places anything runs on the CPU, and says so."""
+    if not path.endswith(".py"):
+        return False
+    for statement in module.body:
+        if isinstance(statement, cst.If) and "__main__" in module.code_for_node(statement.test):
+            return False
+        if isinstance(statement, cst.For | cst.While | cst.With):
+            return False
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+            for small in statement.body
+        ):
+            return False
+    return True

@@ -87,6 +87,9 @@ class Rule:
     """Off-by-default rules (GPD9xx) run only when selected."""
     PLACEMENT: ClassVar[bool] = True
     """Placement rules stay quiet in files that never place anything on a device."""
+    IN_LIBRARIES: ClassVar[bool] = False
+    """A placement rule that also runs in a library module (a file with no
+    ``if __name__ == "__main__":``), whose classes the project's scripts may place."""
     VALID: ClassVar[tuple[str, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
     EVENTS: ClassVar[tuple[EventKind, ...]] = ()

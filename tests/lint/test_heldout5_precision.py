@@ -261,3 +261,35 @@ def test_a_device_parameter_of_a_loader_builder_is_not_gpd113() -> None:
 
 def test_a_device_parameter_of_a_tensor_builder_stays_gpd113() -> None:
     assert lines(LOADERS.format(tail="return features"), "GPD113") == [3]
+
+
+# SRGAN's VGG loss in a library module: the training script in another file moves it
+NORMALIZED_LOSS = """\
+import torch
+import torch.nn as nn
+class VGGLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU())
+        self.mean = torch.Tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)
+    def forward(self, source, target):
+        {use}
+        return nn.functional.l1_loss(self.features(source), self.features(target))
+{main}
+"""
+
+
+def test_a_library_modules_plain_attribute_used_with_inputs_is_gpd105() -> None:
+    use = "source, target = source - self.mean, target - self.mean"
+    assert lines(NORMALIZED_LOSS.format(use=use, main=""), "GPD105") == [7]
+
+
+def test_a_script_that_places_nothing_is_left_alone() -> None:
+    use = "source, target = source - self.mean, target - self.mean"
+    main = 'if __name__ == "__main__":\n    x = torch.rand(1, 3, 8, 8)\n    print(VGGLoss()(x, x))'
+    assert lines(NORMALIZED_LOSS.format(use=use, main=main), "GPD105") == []
+
+
+def test_a_library_attribute_handed_to_a_helper_is_left_alone() -> None:
+    use = "source, target = normalize(source, self.mean), normalize(target, self.mean)"
+    assert lines(NORMALIZED_LOSS.format(use=use, main=""), "GPD105") == []

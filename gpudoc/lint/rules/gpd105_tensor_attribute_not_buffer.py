@@ -16,6 +16,7 @@ from gpudoc.lint.analysis.events import (
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._class_attrs import InitAttributes
+from gpudoc.lint.visit import walk
 
 MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
 
@@ -52,6 +53,10 @@ class TensorAttributeNotBuffer(Rule):
             self.register_buffer("mean", torch.tensor([0.485, 0.456, 0.406]), persistent=False)
     ```
 
+    It also checks library modules (no `if __name__ == "__main__":`) that place nothing
+    themselves, since the scripts that import their classes move them; there, only attributes
+    used in arithmetic (`(x - self.mean) / self.std`) are reported.
+
     ## Known problems
     A tensor moved where it is used (`self.mean.to(x.device)`) is not reported; 0-dim tensors
     (`torch.tensor(0.5)`) combine with device tensors and are not reported either.
@@ -60,6 +65,7 @@ class TensorAttributeNotBuffer(Rule):
     CODE = "GPD105"
     NAME = "tensor-attribute-not-buffer"
     SUMMARY = "a tensor kept as a plain nn.Module attribute is not moved by .to(device)"
+    IN_LIBRARIES = True  # the class is wrong wherever it is moved, often by another file
     VALID = (
         """\
 import torch
@@ -149,6 +155,11 @@ model = Norm().cuda()
             if cls.custom_apply:
                 continue
             used = self.used_elsewhere.get(id(cls), set())
+            if not context.flags.places:
+                # a library module: only the unmistakable use, arithmetic with the inputs
+                # (`(x - self.mean) / self.std`), not an attribute handed to a helper that may
+                # move it, or read for numbers
+                used = used & _arithmetic_operands(cls.node)
             moved = self.moved_on_use.get(id(cls), set())
             for attr in self.attrs.of(cls):
                 if attr.shape != "tensor" or attr.attr not in used or attr.attr in moved:
@@ -169,3 +180,25 @@ def _moved_value(statement: cst.CSTNode) -> bool:
     if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
         return False
     return value.func.attr.value in MOVE_METHODS - {"cpu"}
+
+
+def _arithmetic_operands(node: cst.ClassDef) -> set[str]:
+    """Attributes ``self.<name>`` that are an operand of arithmetic in a method other than
+    ``__init__``."""
+    finder = _Operands()
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    for statement in body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value != "__init__":
+            walk(statement.body, finder)
+    return finder.found
+
+
+class _Operands(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: set[str] = set()
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        for operand in (node.left, node.right):
+            name = dotted(operand) or ""
+            if name.startswith("self.") and name.count(".") == 1:
+                self.found.add(name[5:])
