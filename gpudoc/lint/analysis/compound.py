@@ -100,20 +100,24 @@ class Compound:
         def body() -> None:
             self.model.guard_depth += guarded
             self.model.cpu_path += polarity == "cpu"
+            self.model.gpu_path += polarity == "gpu"
             self.model.branch_tests.append(node.test)
             self.statements.walk_body(node.body)
             self.model.branch_tests.pop()
+            self.model.gpu_path -= polarity == "gpu"
             self.model.cpu_path -= polarity == "cpu"
             self.model.guard_depth -= guarded
 
         def other() -> None:
             self.model.cpu_path += polarity == "gpu"
+            self.model.gpu_path += polarity == "cpu"
             self.model.branch_tests.append(node.test)
             if isinstance(orelse, cst.If):
                 self.walk_if(orelse)
             elif orelse is not None:
                 self.statements.walk_body(orelse.body)
             self.model.branch_tests.pop()
+            self.model.gpu_path -= polarity == "cpu"
             self.model.cpu_path -= polarity == "gpu"
 
         paths = (other, body) if polarity == "cpu" else (body, other)

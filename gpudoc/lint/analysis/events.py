@@ -103,6 +103,10 @@ class Semantic(Protocol):
         where ``device`` is the CPU too."""
 
     @property
+    def on_gpu_path(self) -> bool:
+        """On the GPU path of a device guard (``if use_cuda:``), where CUDA exists."""
+
+    @property
     def walked_for_call(self) -> bool:
         """The body being walked is a function's, walked for one of its calls (other calls
         may pass other values)."""

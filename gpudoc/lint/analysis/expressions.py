@@ -191,10 +191,13 @@ class Evaluator:
         guarded = polarity is not None
         self.model.guard_depth += guarded
         self.model.cpu_path += polarity == "cpu"
+        self.model.gpu_path += polarity == "gpu"
         body = self.eval(node.body)
         self.model.cpu_path += (polarity == "gpu") - (polarity == "cpu")
+        self.model.gpu_path += (polarity == "cpu") - (polarity == "gpu")
         orelse = self.eval(node.orelse)
         self.model.cpu_path -= polarity == "gpu"
+        self.model.gpu_path -= polarity == "cpu"
         self.model.guard_depth -= guarded
         if body.kind is Kind.DEVICE or orelse.kind is Kind.DEVICE:
             return Value(Kind.DEVICE, cpu_device=body.cpu_device and orelse.cpu_device)

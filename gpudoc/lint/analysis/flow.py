@@ -135,7 +135,11 @@ def join_values(first: Value | None, second: Value | None, join: Join) -> Value 
         return UNKNOWN
     places = {first.place, second.place}
     if len(places) == 1:
-        return first if first.binding is not None else second
+        kept = first if first.binding is not None else second
+        if places == {Place.DEVICE} and (first.moved_if is None or second.moved_if is None):
+            # moved on both paths (`model.cuda()` / `model = DataParallel(model).cuda()`)
+            kept = replace(kept, moved_if=None, moved_at=None)
+        return kept
     if join == "gpu-first":
         return first
     if Place.UNKNOWN in places:

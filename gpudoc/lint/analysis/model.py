@@ -100,6 +100,8 @@ class SemanticModel:
         self.guard_depth = 0
         self.cpu_path = 0
         """Inside the CPU path of a device guard: there, ``device`` is the CPU too."""
+        self.gpu_path = 0
+        """Inside the GPU path of a device guard (``if use_cuda:``): CUDA exists there."""
         self.device_context = 0
         """Inside ``with torch.device(...):``: new tensors and modules are not on the host."""
         self.device_contexts: list[cst.BaseExpression] = []
@@ -176,6 +178,10 @@ class SemanticModel:
     @property
     def on_cpu_path(self) -> bool:
         return self.cpu_path > 0
+
+    @property
+    def on_gpu_path(self) -> bool:
+        return self.gpu_path > 0
 
     @property
     def walked_for_call(self) -> bool:

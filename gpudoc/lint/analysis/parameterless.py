@@ -5,6 +5,7 @@ any attribute the class stores that could be a module or a tensor makes it count
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -93,7 +94,9 @@ class _Stores(cst.CSTVisitor):
         if not _on_self(target):
             return
         harmless = value is not None and (
-            _literal(value) or (isinstance(value, cst.Name) and value.value in self.literal_params)
+            _literal(value)
+            or (isinstance(value, cst.Name) and value.value in self.literal_params)
+            or _weightless_layer(value)
         )
         self.stores |= not harmless
 
@@ -125,3 +128,30 @@ def _on_self(target: cst.BaseExpression) -> bool:
             root = root.value
         return isinstance(root, cst.Name) and root.value == "self"
     return False
+
+
+def _weightless_layer(value: cst.BaseExpression) -> bool:
+    """``nn.CrossEntropyLoss(reduction="none")``, ``nn.ReLU()``: a torch.nn module with no
+    parameters or buffers (not a weighted layer nor a container, and no ``weight=``)."""
+    if not isinstance(value, cst.Call):
+        return False
+    name = dotted(value.func) or ""
+    prefix, _, last = name.rpartition(".")
+    if prefix not in ("nn", "torch.nn") or not last[:1].isupper():
+        return False
+    if not WEIGHTLESS.fullmatch(last) or last in WITH_WEIGHTS:
+        return False
+    return not any(
+        arg.keyword is not None and arg.keyword.value in ("weight", "pos_weight")
+        for arg in value.args
+    )
+
+
+WEIGHTLESS = re.compile(
+    r".*Loss$|.*(Pool|Pad)\d?d$|Dropout\w*|Identity|Flatten|Unflatten|Upsample\w*|Pixel\w*|"
+    r"ReLU6?|LeakyReLU|RReLU|ELU|SELU|CELU|GELU|SiLU|Mish|Sigmoid|Tanh|Hardtanh|Hardswish|"
+    r"Hardsigmoid|Softplus|Softsign|Tanhshrink|Softshrink|Hardshrink|Threshold|GLU|LogSigmoid|"
+    r"Softmax2?d?|Softmin|LogSoftmax|ChannelShuffle|Fold|Unfold|CosineSimilarity|PairwiseDistance"
+)
+"""torch.nn modules with no parameters or buffers (PReLU, norms and attention have some)."""
+WITH_WEIGHTS = frozenset({"AdaptiveLogSoftmaxWithLoss", "LinearCrossEntropyLoss"})

@@ -100,6 +100,11 @@ class QualifiedCalls:
             return self.nn_constructor(node, last, args)
         if rest.startswith("optim.") and last[:1].isupper() and "lr_scheduler" not in rest:
             source = args[0].source if args and args[0].kind is Kind.PARAMS else ""
+            held = self.model.scope.lookup(source) if source else None
+            if held is not None and held.kind is Kind.MODULE and held.stale:
+                # a new model trained from scratch where the old one was: a fresh CPU workflow
+                # (a notebook's next section), not a placed model forgotten after re-creation
+                self.model.assign_name(source, replace(held, stale=False))
             return Value(Kind.OPTIMIZER, source=source)
         if last.endswith("DataLoader"):
             return self.data_loader(node, args)

@@ -212,6 +212,8 @@ torch.save(model.state_dict(), "snapshot.pt")
         """id of each ``torch.load`` without a map location -> the device name in its scope."""
         self.per_rank = False
         """A process group that is not gloo's: one process per GPU."""
+        self.gpu_only: dict[int, bool] = {}
+        """id of each such load -> whether every walk met it on the GPU path of a guard."""
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         node = event.node
@@ -221,6 +223,10 @@ torch.save(model.state_dict(), "snapshot.pt")
                 return  # `torch.load(f, **kwargs)`: the wrapper's callers choose map_location
             if len(positional) < 2 and keyword(node, "map_location") is None:
                 self.unmapped[id(node)] = semantic.device_name()  # the last walk's, as before
+                # `if use_cuda: torch.load(f) else: torch.load(f, map_location=...)`: only
+                # where CUDA exists (on every walk of it)
+                gpu = self.gpu_only.get(id(node), True)
+                self.gpu_only[id(node)] = gpu and semantic.on_gpu_path
         elif is_process_group_init(event.qualified):
             # `set_device(args.gpu)` alone is a one-GPU script choosing its GPU
             self.per_rank |= backend(node) in ("nccl", None)
@@ -244,6 +250,8 @@ torch.save(model.state_dict(), "snapshot.pt")
                 continue
             if evidence is None or found.saved_here(site):
                 continue  # the same run (or an earlier run of it) wrote what it reads back
+            if self.gpu_only.get(id(site.call)):
+                continue  # runs only where CUDA exists
             if known:
                 device = found.device_at(site) or _trusted(self.unmapped[id(site.call)])
                 yield self._report(site, device, evidence)
