@@ -134,8 +134,8 @@ def test_notebook_findings_sort_by_cell_and_a_partly_linted_one_counts(tmp_path:
     notebook = new_notebook(metadata={"kernelspec": kernel})
     notebook.cells = [
         new_code_cell('import torch\ndevice = "cuda" if torch.cuda.is_available() else "cpu"'),
-        new_code_cell("\n\n\n\nx = torch.randn(3)\nx.to(device)"),  # line 6 of cell 2
-        new_code_cell("y = torch.randn(3)\ny.to(device)"),  # line 2 of cell 3
+        new_code_cell("\n\n\n\nx = torch.randn(3)\nx.to(device)\nprint(x)"),  # line 6, cell 2
+        new_code_cell("y = torch.randn(3)\ny.to(device)\nprint(y)"),  # line 2 of cell 3
         new_code_cell("def broken(:\n    pass"),
     ]
     path = tmp_path / "nb.ipynb"

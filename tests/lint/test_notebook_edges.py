@@ -7,7 +7,7 @@ from pathlib import Path
 
 from conftest import RunGpudoc
 
-FIXABLE = "import torch\nx = torch.randn(3)\nx.to('cuda')\n"
+FIXABLE = "import torch\nx = torch.randn(3)\nx.to('cuda')\nprint(x)\n"
 
 
 def notebook(*sources: str) -> str:

@@ -43,7 +43,12 @@ class ClassFacts:
         (``self.model.imports`` at the time). One of another project file is not walked, so
         whether it places itself is read from its text (self_placing.py)."""
         module_class = ModuleClass(name, node, lightning=kind == "lightning")
-        module_class.weighted = not holds_nothing(node, self.model.imports)
+        empty = frozenset(
+            known
+            for known, value in self.model.local_classes.items()
+            if isinstance(value, ModuleClass) and not value.weighted
+        )
+        module_class.weighted = not holds_nothing(node, self.model.imports, empty)
         module_class.places_itself = foreign and places_itself(node)
         module_class.placing_parameters = placing_parameters(node)
         return module_class

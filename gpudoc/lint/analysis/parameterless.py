@@ -18,19 +18,29 @@ REGISTERS = frozenset({"register_buffer", "register_parameter", "add_module", "r
 SETATTR = frozenset({"setattr", "self.__setattr__", "object.__setattr__"})
 
 
-def holds_nothing(node: cst.ClassDef, imports: ImportTable) -> bool:
+def holds_nothing(
+    node: cst.ClassDef, imports: ImportTable, empty_classes: frozenset[str] = frozenset()
+) -> bool:
     """``node`` derives from ``nn.Module`` alone, defines ``forward``, and none of its methods
     stores anything but literals (``self.reduction = "mean"``, or a parameter whose default is
     one)."""
     if not node.bases or any(
-        (imports.qualify(base.value) or "") not in PLAIN_BASES for base in node.bases
+        not _plain_base(imports.qualify(base.value) or "") for base in node.bases
     ):
         return False
-    return _body_holds_nothing(node)
+    return _body_holds_nothing(node, empty_classes)
+
+
+def _plain_base(qualified: str) -> bool:
+    """``nn.Module``, or a torch.nn module without weights (``class MaskedCELoss(
+    nn.CrossEntropyLoss)``, whose ``forward`` calls ``super().forward``)."""
+    prefix, _, last = qualified.rpartition(".")
+    weightless = prefix == "torch.nn" and bool(WEIGHTLESS.fullmatch(last))
+    return qualified in PLAIN_BASES or (weightless and last not in WITH_WEIGHTS)
 
 
 @lru_cache(maxsize=256)
-def _body_holds_nothing(node: cst.ClassDef) -> bool:
+def _body_holds_nothing(node: cst.ClassDef, empty_classes: frozenset[str]) -> bool:
     """Its own ``forward`` and nothing stored: a stub (``class Net(nn.Module): pass``) stands
     for a real model and counts as weighted."""
     methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
@@ -38,7 +48,7 @@ def _body_holds_nothing(node: cst.ClassDef) -> bool:
         return False
     for statement in node.body.body:
         if isinstance(statement, cst.FunctionDef):
-            if not _method_holds_nothing(statement):
+            if not _method_holds_nothing(statement, empty_classes):
                 return False
         elif not _harmless_class_statement(statement):
             return False
@@ -64,13 +74,13 @@ def _harmless_class_statement(statement: cst.BaseStatement | cst.BaseSmallStatem
     return True
 
 
-def _method_holds_nothing(method: cst.FunctionDef) -> bool:
+def _method_holds_nothing(method: cst.FunctionDef, empty_classes: frozenset[str]) -> bool:
     literal_params = {
         param.name.value
         for param in [*method.params.params, *method.params.kwonly_params]
         if param.default is not None and _literal(param.default)
     }
-    visitor = _Stores(literal_params)
+    visitor = _Stores(literal_params, empty_classes)
     method.body.visit(visitor)
     return not visitor.stores
 
@@ -86,8 +96,10 @@ def _literal(node: cst.BaseExpression) -> bool:
 class _Stores(cst.CSTVisitor):
     """Finds what could give the module a parameter, buffer or submodule."""
 
-    def __init__(self, literal_params: set[str]) -> None:
+    def __init__(self, literal_params: set[str], empty_classes: frozenset[str]) -> None:
         self.literal_params = literal_params
+        self.empty_classes = empty_classes
+        """The file's own module classes already known to hold nothing (``FocalLoss``)."""
         self.stores = False
 
     def _stored(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
@@ -97,6 +109,7 @@ class _Stores(cst.CSTVisitor):
             _literal(value)
             or (isinstance(value, cst.Name) and value.value in self.literal_params)
             or _weightless_layer(value)
+            or (isinstance(value, cst.Call) and dotted(value.func) in self.empty_classes)
         )
         self.stores |= not harmless
 

@@ -53,6 +53,8 @@ class CheckpointScan(cst.CSTVisitor):
         """path key -> whether every save to it writes CPU state."""
         self.loads: list[LoadSite] = []
         self.first_save: dict[str, int] = {}
+        self.helper_saves: dict[re.Pattern[str], int] = {}
+        """File names a project helper saved (``save_model(..., model_name=...)``) -> when."""
         """path key -> the order of its first save."""
         self.bindings: list[Binding] = []
         self.none_params: set[tuple[cst.FunctionDef | None, str]] = set()
@@ -198,6 +200,8 @@ class CheckpointScan(cst.CSTVisitor):
             self._save(node)
         elif name.endswith("fabric.save"):  # Lightning Fabric: save(path, state)
             self._save_to(_argument(node, 0, "path"), _argument(node, 1, "state"))
+        elif HELPER_SAVE.search(last):
+            self._helper_save(node)
         elif qualified == "torch.load":
             self._load(node)
 
@@ -306,6 +310,28 @@ class CheckpointScan(cst.CSTVisitor):
     def _save(self, node: cst.Call) -> None:
         self._save_to(_argument(node, 1, "f"), _argument(node, 0, "obj"))
 
+    def _helper_save(self, node: cst.Call) -> None:
+        """``utils.save_model(model=m, target_dir="models", model_name=name)``, the project's
+        own helper around ``torch.save``: the file names it is given (literal, a name bound to
+        one, or an f-string template) are this run's checkpoints from here on."""
+        order = self._next()
+        for arg in node.args:
+            for pattern in self._name_patterns(arg.value):
+                self.helper_saves.setdefault(pattern, order)
+
+    def _name_patterns(self, expr: cst.BaseExpression) -> list[re.Pattern[str]]:
+        if isinstance(expr, cst.Name):
+            values = [b.value for b in self.bindings if b.name == expr.value and b.value]
+            expr = values[-1] if values else expr
+        text = string_value(expr)
+        template = _path_template(expr) if text is None else None
+        if text is not None and CHECKPOINT_FILE.search(text):
+            return [re.compile(re.escape(text.rsplit("/", 1)[-1]))]
+        if template is not None and CHECKPOINT_FILE.search(template):
+            parts = [re.escape(part) for part in template.rsplit("/", 1)[-1].split("{}")]
+            return [re.compile("[^/]*".join(parts))]
+        return []
+
     def _save_to(self, path: cst.BaseExpression | None, obj: cst.BaseExpression | None) -> None:
         key = self.path_key(path)
         if key is None:
@@ -347,7 +373,18 @@ class CheckpointScan(cst.CSTVisitor):
             # `"{}.pkl".format(best)` after the loop saved `"{}.pkl".format(epoch)`: this run's
             # own file; a resume above the saves (`generator_{opt.epoch}.pth`) may be a GPU run's
             return self.first_save.get(key, site.order) < site.order
+        if key.startswith("str:") and self._helper_saved(key[4:], site.order):
+            return True
         return key in self.saved or self._temporary(key, site.function)
+
+    def _helper_saved(self, path: str, order: int) -> bool:
+        """A project helper saved a file of this name earlier in the run (a notebook's
+        ``utils.save_model(...)`` cell, then ``torch.load("models/<that name>")``)."""
+        name = path.rsplit("/", 1)[-1]
+        return any(
+            pattern.fullmatch(name) and saved < order
+            for pattern, saved in self.helper_saves.items()
+        )
 
     def _temporary(self, key: str, function: cst.FunctionDef | None, depth: int = 0) -> bool:
         """``tmp_path / "m.pt"``, also through ``out = tmp_path / "out"`` in the same function."""
@@ -502,6 +539,11 @@ def _stops(body: cst.BaseSuite) -> bool:
         return True
     call = small.value if isinstance(small, cst.Expr) else None
     return isinstance(call, cst.Call) and dotted(call.func) in ("sys.exit", "exit", "quit")
+
+
+HELPER_SAVE = re.compile(r"^save_?(model|checkpoint|ckpt|weights|state|network|net)s?$", re.I)
+"""A project's own checkpoint helper (``save_model``, ``save_checkpoint``)."""
+CHECKPOINT_FILE = re.compile(r"\.(pth?|ckpt|pkl|bin|tar)$")
 
 
 GPU_LIST = re.compile(r"^--?(n_?|num_?)?gpus?(_ids?|_num)?$|^--?ngpus?$", re.I)

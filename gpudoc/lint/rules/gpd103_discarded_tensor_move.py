@@ -12,6 +12,7 @@ from gpudoc.lint.analysis.events import CallEvent, Semantic, StatementEvent
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import blocks_of, dotted
 from gpudoc.lint.analysis.values import Place, Value
+from gpudoc.lint.cells import MARKER
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 
 
@@ -53,7 +54,9 @@ class DiscardedTensorMove(Rule):
     ## Known problems
     Objects whose `.to()` works in place (modules, a tokenizer's `BatchEncoding`) are never typed
     as tensors, so they are not reported; nor is a subscript or name that may hold a module
-    (`ckpt["model"].half()`, `models[name].cuda()`, `self.encoder.to(device)`).
+    (`ckpt["model"].half()`, `models[name].cuda()`, `self.encoder.to(device)`). The last
+    statement of a notebook cell is not reported: Jupyter shows its value (`m.to(device)` to show
+    the moved tensor), nor is `x.type()` with no argument, which reads the type's name.
 
     ## Fix safety
     The fix assigns the result back (`x = x.to(device)`). It is safe only when the move goes to
@@ -163,6 +166,8 @@ def test_forward():
         func = call.func
         if not isinstance(func, cst.Attribute):
             return
+        if func.attr.value == "type" and not call.args:
+            return  # `x.type()` reads the type's name: nothing to assign back
         if (receiver.is_tensorish and not receiver.inplace_to) or _tensor_subscript(func.value):
             move = DiscardedMove(event.node, call, func.value, func.attr.value, event.line)
             self.moves.append(move)
@@ -182,6 +187,9 @@ def test_forward():
                 continue
             if _may_hold_module(move.receiver):
                 continue  # `ckpt["model"].half()`, `models[name].cuda()`: modules convert in place
+            uses = uses or _NextUse(context.module, self.device_calls)
+            if uses.shown_by_its_cell(move):
+                continue  # a notebook cell shows it as its result
             shown = context.code(move.receiver)
             message = (
                 f"`{shown}.{move.method}(...)` returns a new tensor and this statement discards "
@@ -234,6 +242,17 @@ class _NextUse:
         self.blocks = _line_blocks(module)
         self.module = module
         self.calls = calls
+
+    def shown_by_its_cell(self, move: DiscardedMove) -> bool:
+        """The last statement of a notebook cell (``m.to(device)`` to show the moved tensor):
+        Jupyter displays its value, the cell's point, not a move the author forgot."""
+        body = list(self.module.body)
+        if move.line is None or move.line not in body:
+            return False
+        index = body.index(move.line) + 1
+        if index == len(body):  # the last cell's last statement, in a notebook
+            return any(_is_cell_marker(line) for line in self.module.header)
+        return any(_is_cell_marker(line) for line in body[index].leading_lines)
 
     def needs_device(self, move: DiscardedMove) -> bool:
         name = dotted(move.receiver)
@@ -309,3 +328,11 @@ def _converts_dtype(move: DiscardedMove, context: Context) -> bool:
         return True
     args = "".join(context.code(arg) for arg in move.call.args)
     return "dtype" in args or "torch." in args
+
+
+def _is_cell_marker(line: cst.EmptyLine) -> bool:
+    """The comment cells.py puts before each notebook cell's code."""
+    return line.comment is not None and line.comment.value.startswith(CELL_MARKER)
+
+
+CELL_MARKER = MARKER.split("{", 1)[0].rstrip()
