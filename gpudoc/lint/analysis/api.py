@@ -39,7 +39,11 @@ TENSOR_FACTORIES = frozenset(
 )
 """torch.<name>(...) that makes a new tensor."""
 
-LIKE_FACTORIES = frozenset(name for name in TENSOR_FACTORIES if name.endswith("_like"))
+LIKE_FACTORIES = frozenset(
+    [*(name for name in TENSOR_FACTORIES if name.endswith("_like")), "multinomial", "bernoulli"]
+)
+"""Factories whose result is on their tensor argument's device (``torch.multinomial(probs, 1)``
+samples where ``probs`` lives)."""
 SHAPE_FACTORIES = frozenset(
     ["zeros", "ones", "empty", "full", "rand", "randn", "randint", "eye", "arange"]
 )

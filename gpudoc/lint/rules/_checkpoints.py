@@ -336,6 +336,9 @@ class CheckpointScan(cst.CSTVisitor):
         key = self.path_key(path)
         if key is None:
             return
+        wrapped = _wrapped_path(path)
+        if wrapped is not None:  # `torch.save(sd, make_path(path))`: the file is `path`
+            self._save_to(wrapped, obj)
         cpu = obj is not None and self._on_cpu(obj)
         self.saved[key] = self.saved.get(key, True) and cpu
         self.first_save.setdefault(key, self._next())
@@ -568,3 +571,14 @@ def _may_choose_cpu(flag: str, keywords: dict[str, cst.BaseExpression]) -> bool:
         if key in keywords
     ]
     return any("cpu" in text or "-1" in text for text in texts)
+
+
+def _wrapped_path(path: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """``path`` in ``make_path(path)`` / ``ensure_dir(path)``: a helper that prepares the
+    directory of the path it is given and returns it."""
+    if not isinstance(path, cst.Call) or len(path.args) != 1 or path.args[0].keyword:
+        return None
+    if not isinstance(path.func, cst.Name):
+        return None
+    argument = path.args[0].value
+    return argument if isinstance(argument, cst.Name) else None

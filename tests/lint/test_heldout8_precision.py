@@ -1,0 +1,56 @@
+"""Precision regressions from the eighth held-out set of public repositories (a transformer
+language model's sampling loop and its training script), reduced and rewritten here: correct
+code each rule must leave alone, next to the bug it must still report."""
+
+from __future__ import annotations
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_source
+
+
+def lines(source: str, code: str) -> list[int]:
+    result = lint_source(source, "x.py", LintConfig(select=(code,)))
+    return [finding.line for finding in result.findings]
+
+
+SAMPLING = """\
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 8).to(device)
+probs = model(torch.randn(2, 4).to(device)).softmax(-1)
+values, indices = probs.topk(3)
+next_idx = indices.gather(-1, {index})
+"""
+
+
+def test_a_sample_drawn_from_device_probabilities_is_on_the_device() -> None:
+    assert lines(SAMPLING.format(index="torch.multinomial(values, 1)"), "GPD108") == []
+
+
+def test_an_index_made_on_the_host_stays_gpd108() -> None:
+    assert lines(SAMPLING.format(index="torch.zeros(2, 1, dtype=torch.long)"), "GPD108") == [6]
+
+
+SAVE_THROUGH_HELPER = """\
+import os
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 2).to(device)
+def make_path(f):
+    os.makedirs(os.path.dirname(f), exist_ok=True)
+    return f
+def main(save_dir, desc):
+    path = os.path.join(save_dir, desc, "best_params")
+    {save}
+    model.load_state_dict(torch.load(path))
+"""
+
+
+def test_a_checkpoint_saved_through_a_path_helper_is_this_runs() -> None:
+    save = "torch.save(model.state_dict(), make_path(path))"
+    assert lines(SAVE_THROUGH_HELPER.format(save=save), "GPD201") == []
+
+
+def test_a_load_with_no_save_of_that_path_stays_gpd201() -> None:
+    save = 'torch.save(model.state_dict(), make_path(path + ".old"))'
+    assert lines(SAVE_THROUGH_HELPER.format(save=save), "GPD201") == [11]
