@@ -54,3 +54,25 @@ def test_a_checkpoint_saved_through_a_path_helper_is_this_runs() -> None:
 def test_a_load_with_no_save_of_that_path_stays_gpd201() -> None:
     save = 'torch.save(model.state_dict(), make_path(path + ".old"))'
     assert lines(SAVE_THROUGH_HELPER.format(save=save), "GPD201") == [11]
+
+
+# recall: a unittest case whose setUp moves a model from a file the linter cannot read
+TEST_CASE = """\
+import unittest
+import torch
+from models import BetaVAE
+class TestVAE(unittest.TestCase):
+    def setUp(self):
+        self.model = BetaVAE(3, 10){move}
+    def test_forward(self):
+        x = torch.randn(16, 3, 64, 64)
+        y = self.model(x)
+"""
+
+
+def test_a_model_moved_in_setup_and_fed_host_input_is_gpd101() -> None:
+    assert lines(TEST_CASE.format(move=".cuda()"), "GPD101") == [9]
+
+
+def test_a_model_left_on_the_host_in_setup_is_not_gpd101() -> None:
+    assert lines(TEST_CASE.format(move=""), "GPD101") == []

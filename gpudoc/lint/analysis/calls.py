@@ -82,6 +82,10 @@ class CallEvaluator:
         if isinstance(func, cst.Attribute):
             name = dotted(func) or ""
             held = self.model.scope.lookup(name)
+            if held is not None and held.kind is Kind.UNKNOWN and held.place is Place.DEVICE:
+                # `self.model = BetaVAE(...).cuda()` from a file not read: only a module is both
+                # moved and called
+                held = replace(held, kind=Kind.MODULE, weighted=True)
             if held is not None and held.kind is Kind.MODULE:  # `self.model(x)`
                 if name.startswith("self.") and self.model.scope.module_class is not None:
                     held = held.with_place(Place.UNKNOWN)  # a submodule moves with its parent
