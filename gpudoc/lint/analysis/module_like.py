@@ -8,6 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpudoc.lint.analysis.names import ImportTable, dotted
+from gpudoc.lint.visit import walk
 
 PLAIN_BASES = frozenset({"object", "ABC", "abc.ABC"})
 
@@ -28,7 +29,7 @@ def builds_layers(node: cst.ClassDef, imports: ImportTable) -> bool:
     if init is None:
         return False
     visitor = _Layers(imports)
-    init.body.visit(visitor)
+    walk(init.body, visitor)
     return visitor.found
 
 

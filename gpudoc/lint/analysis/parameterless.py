@@ -12,6 +12,7 @@ from functools import lru_cache
 import libcst as cst
 
 from gpudoc.lint.analysis.names import ImportTable, dotted
+from gpudoc.lint.visit import walk
 
 PLAIN_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 REGISTERS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
@@ -81,7 +82,7 @@ def _method_holds_nothing(method: cst.FunctionDef, empty_classes: frozenset[str]
         if param.default is not None and _literal(param.default)
     }
     visitor = _Stores(literal_params, empty_classes)
-    method.body.visit(visitor)
+    walk(method.body, visitor)
     return not visitor.stores
 
 

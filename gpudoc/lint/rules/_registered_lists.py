@@ -7,6 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.visit import walk
 
 REGISTERING_METHODS = frozenset({"add_module", "register_module"})
 WRAPPERS = frozenset({"ModuleList", "ModuleDict", "Sequential", "ParameterList"})
@@ -18,7 +19,7 @@ def registered_attributes(class_node: cst.ClassDef) -> set[str]:
     if init is None:
         return set()
     finder = _Registrations()
-    init.body.visit(finder)
+    walk(init.body, finder)
     return finder.found
 
 
@@ -49,7 +50,7 @@ class _Registrations(cst.CSTVisitor):
 
 def _calls_registering_method(body: cst.BaseSuite) -> bool:
     finder = _MethodCalls()
-    body.visit(finder)
+    walk(body, finder)
     return finder.found
 
 

@@ -14,6 +14,7 @@ from gpudoc.lint.analysis.names import blocks_of, dotted
 from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.cells import MARKER
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+from gpudoc.lint.visit import walk
 
 
 @dataclass(frozen=True)
@@ -263,7 +264,7 @@ class _NextUse:
             return False
         for statement in body[list(body).index(line) + 1 :]:
             found = _Reads(name)
-            statement.visit(found)
+            walk(statement, found)
             if not found.calls and not found.other:
                 continue
             return any(name in self.calls.get(id(call), ()) for call in found.calls)

@@ -15,6 +15,7 @@ from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._factory_uses import Uses, factory_inside
 from gpudoc.lint.rules._helpers import assigned_value
+from gpudoc.lint.visit import walk
 
 STEP_METHODS = frozenset(
     {
@@ -371,7 +372,7 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         if bound is None:
             return False
         uses = Uses(bound[1], call)
-        bound[0].body.visit(uses)
+        walk(bound[0].body, uses)
         return uses.bindings == 1 and bool(uses.loads) and all(n in self.handed for n in uses.loads)
 
     def only_an_index(self, factory: FactoryCall) -> bool:
@@ -383,7 +384,7 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         if function is None:
             return False
         uses = Uses(bound[1] if bound is not None else None, factory.call)
-        function.body.visit(uses)
+        walk(function.body, uses)
         if bound is None:
             return uses.call_in_index
         return (

@@ -12,6 +12,7 @@ from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._helpers import assigned_value
+from gpudoc.lint.visit import walk
 
 HOST_ARGUMENTS = ("torch.nn.utils.rnn.",)
 """Functions that want some arguments on the CPU (``pack_padded_sequence``'s lengths)."""
@@ -45,7 +46,7 @@ class _Names(cst.CSTVisitor):
         self.found.add(node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)  # `x.shape`: x, not shape
+        walk(node.value, self)  # `x.shape`: x, not shape
         return False
 
 
@@ -180,7 +181,7 @@ def train_step(model, loader, device):
         if value is None or not _off_device(event.value):
             return
         finder = _Names()
-        value.visit(finder)
+        walk(value, finder)
         sources = frozenset(
             source
             for source in finder.found - {name}
@@ -241,7 +242,7 @@ def _moves_itself(event: BindingEvent, name: str, semantic: Semantic) -> bool:
     if value is None:
         return False
     finder = _Names()
-    value.visit(finder)
+    walk(value, finder)
     return name in finder.found
 
 

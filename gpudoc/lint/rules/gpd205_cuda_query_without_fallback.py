@@ -15,6 +15,7 @@ from gpudoc.lint.analysis.flow import is_guard
 from gpudoc.lint.analysis.names import dotted, names_in
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report
 from gpudoc.lint.rules._helpers import OffersCpu
+from gpudoc.lint.visit import walk
 
 QUERIES = frozenset(
     {
@@ -163,7 +164,7 @@ print("running on", torch.cuda.get_device_name(0))
         }
         finder = _Protection(set(queries))
         for region in {function or context.module for function in queries.values()}:
-            region.visit(finder)
+            walk(region, finder)
         for call in queries:
             if call in finder.protected:
                 continue

@@ -18,6 +18,7 @@ from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report
 from gpudoc.lint.rules._helpers import OffersCpu
+from gpudoc.lint.visit import walk
 
 DEVICE_PARAM = re.compile(r"^(device|dev|[a-z_]*_device|map_location)$")
 """Parameters that take a device to allocate on (not ``device_type="cuda"``, a lookup key)."""
@@ -325,7 +326,7 @@ def _cuda_string(node: cst.BaseExpression, semantic: Semantic) -> cst.SimpleStri
 
 def _checks_availability(function: cst.FunctionDef) -> bool:
     finder = _AvailabilityFinder()
-    function.body.visit(finder)
+    walk(function.body, finder)
     return finder.found
 
 

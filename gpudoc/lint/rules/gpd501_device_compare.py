@@ -14,6 +14,7 @@ from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._helpers import assigned_value
+from gpudoc.lint.visit import walk
 
 
 class DeviceCompareWithoutIndex(Rule):
@@ -128,7 +129,7 @@ def load(path: str, device: Union[str, torch.device] = "cpu"):
             if param.annotation is None:
                 continue
             names = _Qualified(semantic)
-            param.annotation.annotation.visit(names)
+            walk(param.annotation.annotation, names)
             if names.device:
                 annotated[param.name.value] = names.exact
         self.device_params[event.node.name.value] = annotated
