@@ -54,6 +54,9 @@ def _methods(node: cst.ClassDef) -> dict[str, cst.FunctionDef]:
 
 
 _read: dict[int, tuple[cst.ClassDef, tuple[bool, frozenset[str]]]] = {}
+MAX_READ = 512
+"""Classes remembered: a bound, since each entry keeps its tree alive (``--fix`` re-parses a
+big file once per round)."""
 
 
 def _read_init(node: cst.ClassDef) -> tuple[bool, frozenset[str]]:
@@ -83,6 +86,8 @@ def _read_init(node: cst.ClassDef) -> tuple[bool, frozenset[str]]:
             if depth < MAX_DEPTH:
                 pending.extend((called, depth + 1) for called in reader.self_calls)
         result = (reader.moves, frozenset(reader.placing))
+    if len(_read) >= MAX_READ:
+        _read.clear()
     _read[id(node)] = (node, result)
     return result
 
