@@ -14,6 +14,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.expressions import string_value
+from gpudoc.lint.analysis.flow import terminates
 from gpudoc.lint.analysis.names import ImportTable, dotted
 from gpudoc.lint.rules._device_names import Binding, device_text
 from gpudoc.lint.visit import code_ids, walk
@@ -531,17 +532,9 @@ def _availability(test: cst.BaseExpression) -> bool:
 
 
 def _stops(body: cst.BaseSuite) -> bool:
-    """A block that only raises or exits (``raise SystemExit(...)``, ``sys.exit(1)``)."""
-    if not isinstance(body, cst.IndentedBlock) or not body.body:
-        return False
-    last = body.body[-1]
-    if not isinstance(last, cst.SimpleStatementLine):
-        return False
-    small = last.body[-1]
-    if isinstance(small, cst.Raise):
-        return True
-    call = small.value if isinstance(small, cst.Expr) else None
-    return isinstance(call, cst.Call) and dotted(call.func) in ("sys.exit", "exit", "quit")
+    """A block that ends the script or function (``raise SystemExit(...)``, ``sys.exit(1)``)."""
+    block = body.body if isinstance(body, cst.IndentedBlock) else ()
+    return bool(block) and terminates(block[-1])
 
 
 HELPER_SAVE = re.compile(r"^save_?(model|checkpoint|ckpt|weights|state|network|net)s?$", re.I)
