@@ -74,21 +74,19 @@ class NumpyOnDeviceLists(Rule):
         if key not in self.lists or self.lists[key] is not None or not event.args:
             return
         if self.indexes_a_loss(event.node.args[-1].value, semantic):
-            return  # `loss.data[0]`: a number before PyTorch 0.4, an IndexError since
+            return  # `loss[0]` of a reduced loss: a number before PyTorch 0.4, an IndexError since
         if _on_device(event.args[-1]):
             self.lists[key] = event.node
 
     def indexes_a_loss(self, item: cst.BaseExpression, semantic: Semantic) -> bool:
-        """``loss.data[0]`` or ``loss[0]``, ``loss`` bound to what a loss returned."""
+        """``loss[0]``, ``loss`` bound to what a loss returned (``loss.data[0]`` is a number
+        already: expressions.py reads it so)."""
         if not isinstance(item, cst.Subscript) or len(item.slice) != 1:
             return False
         index = item.slice[0].slice
         if not (isinstance(index, cst.Index) and isinstance(index.value, cst.Integer)):
             return False
-        base = item.value
-        if isinstance(base, cst.Attribute) and base.attr.value == "data":
-            base = base.value
-        name = dotted(base) or ""
+        name = dotted(item.value) or ""
         return (semantic.function, name) in self.losses or (None, name) in self.losses
 
     def check_axes_plot(self, event: CallEvent) -> None:
