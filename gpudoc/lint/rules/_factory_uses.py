@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpudoc.lint.visit import walk
+
 
 class Uses(cst.CSTVisitor):
     """Where a function binds and reads ``name``, and which reads (or the ``call`` itself) are
@@ -60,8 +62,13 @@ def _names(target: cst.BaseExpression) -> list[cst.Name]:
 
 def factory_inside(value: cst.BaseExpression | None, factories: set[cst.Call]) -> cst.Call | None:
     """The factory call ``value`` is, or wraps as a first argument, a method chain's receiver or
-    a subscript's base (``Variable(torch.zeros(n))``, ``torch.randn(s).argsort()[..., :k]``)."""
-    while isinstance(value, cst.Call | cst.Subscript):
+    a subscript's base, or an operand of arithmetic (``Variable(torch.zeros(n))``,
+    ``torch.randn(s).argsort()[..., :k]``, ``torch.ones(s) * alpha``)."""
+    while isinstance(value, cst.Call | cst.Subscript | cst.BinaryOperation):
+        if isinstance(value, cst.BinaryOperation):
+            # `torch.ones(shape) * -1`: arithmetic makes a new tensor where the factory's is
+            inner = factory_inside(value.left, factories)
+            return inner if inner is not None else factory_inside(value.right, factories)
         if isinstance(value, cst.Subscript):
             value = value.value
         elif value in factories:
@@ -75,3 +82,47 @@ def factory_inside(value: cst.BaseExpression | None, factories: set[cst.Call]) -
         else:
             return None
     return None
+
+
+
+FILLS = ("append", "extend", "insert")
+
+
+def only_filled_in(call: cst.Call, function: cst.FunctionDef) -> bool:
+    """``call``'s tensor goes into a local list that the function only ever fills, never reads
+    (``results[1].extend(torch.tensor(...))``, ``results`` not returned): it meets nothing."""
+    fills = _Fills(call)
+    walk(function.body, fills)
+    name = fills.container
+    if name is None:
+        return False
+    return all(load in fills.fill_receivers for load in fills.loads if load.value == name)
+
+
+class _Fills(cst.CSTVisitor):
+    def __init__(self, call: cst.Call) -> None:
+        self.call = call
+        self.container: str | None = None
+        """The list the call's tensor is put into."""
+        self.targets: set[cst.Name] = set()
+        self.loads: list[cst.Name] = []
+        self.fill_receivers: set[cst.Name] = set()
+        """Names that start the receiver of a fill (``results`` in ``results[0].append``)."""
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.targets.update(_names(node.target))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node not in self.targets:
+            self.loads.append(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in FILLS:
+            return
+        root = _chain_root(func.value, self.call)
+        if not isinstance(root, cst.Name):
+            return
+        self.fill_receivers.add(root)
+        if any(factory_inside(arg.value, {self.call}) is self.call for arg in node.args):
+            self.container = root.value

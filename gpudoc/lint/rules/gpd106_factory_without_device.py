@@ -13,7 +13,7 @@ from gpudoc.lint.analysis.functions import MOVES
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
-from gpudoc.lint.rules._factory_uses import Uses, factory_inside
+from gpudoc.lint.rules._factory_uses import Uses, factory_inside, only_filled_in
 from gpudoc.lint.rules._helpers import assigned_value
 from gpudoc.lint.visit import walk
 
@@ -94,7 +94,10 @@ class FactoryWithoutDevice(Rule):
     (`return create_variable(hidden)`, where `create_variable` calls `.cuda()` when CUDA is
     available), nor one on the CPU arm of an availability test, nor one used only as an index
     of other tensors (`tokens[batch, torch.randn(n).argsort()]`: PyTorch copies a CPU index to
-    the indexed tensor's device).
+    the indexed tensor's device), nor one only put into a local list that the function never
+    reads (`results[1].extend(torch.tensor(labels))`, `results` neither returned nor used).
+    Arithmetic on a factory's tensor keeps it a factory's tensor: `t = torch.ones(s) * -1`
+    followed by `if torch.cuda.is_available(): t = t.cuda()` is placed.
 
     ## Fix safety
     Unsafe: it adds `device=<first input>.device` (`self.device` in a Lightning `*_step`). For
@@ -346,6 +349,9 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
             if step is None or factory.moved_after or factory.call in self.moved_later:
                 continue
             if self.only_handed_over(factory.call) or self.only_an_index(factory):
+                continue
+            definition = factory.definition
+            if definition is not None and only_filled_in(factory.call, definition):
                 continue
             if step == "forward" and not factory.in_module_class:
                 continue
