@@ -84,7 +84,6 @@ def factory_inside(value: cst.BaseExpression | None, factories: set[cst.Call]) -
     return None
 
 
-
 FILLS = ("append", "extend", "insert")
 
 
