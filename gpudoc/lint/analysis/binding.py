@@ -26,6 +26,8 @@ class Binder:
             name = dotted(target)
             if name is not None:
                 self.bind_name(name, target, value, statement)
+                if name.endswith(".data"):
+                    self.bind_data(name.removesuffix(".data"), value)
             return
         if isinstance(target, cst.Tuple | cst.List):
             for name, part in self.evaluator.target_values(target, value):
@@ -36,6 +38,13 @@ class Binder:
             # listens: what it evaluates (a call walked, say) must not depend on the rules run
             self.evaluator.eval(target)
             self.bind_subscript(target, statement)
+
+    def bind_data(self, name: str, value: Value) -> None:
+        """``x.data = x.data.cuda()`` (PyTorch 0.3 era): x itself now lives where the new data
+        does."""
+        held = self.model.scope.lookup(name)
+        if held is not None and held.is_tensorish and value.is_tensorish:
+            self.model.assign_name(name, held.with_place(value.place))
 
     def bind_subscript(self, target: cst.Subscript, statement: cst.CSTNode) -> None:
         if self.model.bus.wants("item"):

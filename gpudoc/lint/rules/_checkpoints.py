@@ -27,6 +27,9 @@ ROOT_NAME = re.compile(r"expr:([A-Za-z_]\w*)\b(?!\()")
 
 CPU_SWITCH = re.compile(r"cuda|gpu|accel|cpu|device", re.I)
 """An option about these (``--no-cuda``, ``--accel``, ``--device``) offers a CPU path."""
+TENSOR_PLACE_TEST = re.compile(r"[\w.\]\[]+\.is_cuda\b(\(\))?")
+"""``if raw_w.is_cuda: mask = mask.cuda()``: code that follows a tensor's own device, wherever
+the script put it, not a switch of the script between a GPU and the CPU."""
 
 
 @dataclass
@@ -187,7 +190,9 @@ class CheckpointScan(cst.CSTVisitor):
             self._evidence(0, f"`{name}()`")
         if last == "add_argument":
             self._option(node)
-        switches = [test for test in self._tests if CPU_SWITCH.search(test)]
+        switches = [
+            test for test in self._tests if CPU_SWITCH.search(TENSOR_PLACE_TEST.sub("", test))
+        ]
         if last in ("to", "cuda") and switches:
             scope = self._flag_scope(switches)
             if scope is not None:
@@ -293,6 +298,8 @@ class CheckpointScan(cst.CSTVisitor):
     def path_key(self, expr: cst.BaseExpression | None) -> str | None:
         if expr is None:
             return None
+        if isinstance(expr, cst.Call) and dotted(expr.func) in ("open", "io.open") and expr.args:
+            return self.path_key(expr.args[0].value)  # `torch.load(open(name, "rb"))`
         if isinstance(expr, cst.Name):
             for opened in reversed(self._opened):
                 if expr.value in opened:

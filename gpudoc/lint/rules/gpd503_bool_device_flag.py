@@ -10,6 +10,7 @@ import libcst as cst
 from gpudoc.lint.analysis.events import CallEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.visit import walk
 
 # Flags that choose where the script runs: --cuda, --use_gpu, --gpu-mode, --no_cuda, --cpu,
 # --device_ids, --mps, --cudnn_benchmark. Other booleans parsed this way are broken too, but
@@ -48,7 +49,8 @@ class BoolDeviceFlag(Rule):
     scripts and READMEs that call it. Like every rule, it reads only files that mention
     `torch`, so an options module that never does is not checked. A file whose every
     `parse_args` is given its arguments in the code (`parser.parse_args("")` in a notebook) is
-    not reported: no command line ever sets the option.
+    not reported: no command line ever sets the option. Neither is an option that a file which
+    parses its own command line never reads (`args.cuda` appears nowhere): it changes nothing.
     """
 
     CODE = "GPD503"
@@ -96,12 +98,18 @@ def add_options(group):
 
     def __init__(self) -> None:
         super().__init__()
-        self.found: list[Report] = []
+        self.found: list[tuple[str, Report]] = []
+        """Each option's ``dest`` and its report."""
         self.parses: list[cst.Call] = []
+        self.parsed_for_caller = False
+        """Some ``parse_args()`` runs in a function that returns a value (``return args``):
+        the options may be read by its callers, in other files."""
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         if event.method in ("parse_args", "parse_known_args"):
             self.parses.append(event.node)
+            function = semantic.function_node
+            self.parsed_for_caller |= function is not None and _returns_a_value(function)
         if event.method != "add_argument":
             return
         bool_type = _bool_type_argument(event.node)
@@ -109,12 +117,19 @@ def add_options(group):
             return
         flag = _device_flag(event.node)
         if flag is not None:
-            self.found.append(Report(bool_type, _message(flag)))
+            self.found.append((_dest(event.node, flag), Report(bool_type, _message(flag))))
 
     def finish(self, context: Context) -> Iterator[Report]:
         if self.parses and all(_fixed_arguments(call) for call in self.parses):
             return  # `parser.parse_args("")` in a notebook: no command line ever sets it
-        yield from self.found
+        read: set[str] | None = None
+        for dest, report in self.found:
+            if self.parses and not self.parsed_for_caller:  # the options are read here
+                if read is None:
+                    read = _names_read(context.module)
+                if dest not in read:
+                    continue  # parsed, never used: `--cuda False` changes nothing
+            yield report
 
 
 def _bool_type_argument(call: cst.Call) -> cst.Arg | None:
@@ -138,6 +153,64 @@ def _device_flag(call: cst.Call) -> str | None:
         return None
     options = [name for name in names if name.startswith("-")]
     return (options or names)[0]
+
+
+def _dest(call: cst.Call, flag: str) -> str:
+    """Where argparse stores the option: ``dest=``, else the option without its dashes."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "dest":
+            return string_value(arg.value) or flag
+    return flag.lstrip("-").replace("-", "_")
+
+
+class _Reads(cst.CSTVisitor):
+    """Attribute names read as values (``args.cuda``, not ``x.cuda()``) and string constants
+    (``getattr(args, "cuda")``, ``vars(args)["cuda"]``)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.called: set[cst.Attribute] = set()
+        self.declaring = 0
+        """Inside ``add_argument(...)``, whose ``dest="use_cuda"`` declares, not reads."""
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute):
+            self.called.add(node.func)
+            self.declaring += node.func.attr.value == "add_argument"
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        func = original_node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
+            self.declaring -= 1
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node not in self.called:
+            self.names.add(node.attr.value)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        text = string_value(node)
+        if text is not None and not self.declaring:
+            self.names.add(text)
+
+
+class _Returns(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.value = False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.value |= node.value is not None
+
+
+def _returns_a_value(function: cst.FunctionDef) -> bool:
+    returns = _Returns()
+    walk(function.body, returns)
+    return returns.value
+
+
+def _names_read(module: cst.Module) -> set[str]:
+    reads = _Reads()
+    walk(module, reads)
+    return reads.names
 
 
 def _message(flag: str) -> str:
