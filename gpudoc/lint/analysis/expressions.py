@@ -18,6 +18,7 @@ from gpudoc.lint.analysis.flow import join_of, join_values
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import (
+    CHECKPOINT,
     SCALAR,
     UNKNOWN,
     Kind,
@@ -151,6 +152,8 @@ class Evaluator:
                     return base.items[position]
         if base.is_tensorish:
             return Value(Kind.TENSOR, base.place, by_name=base.by_name)
+        if base.source == "checkpoint" and base.kind is Kind.UNKNOWN:
+            return CHECKPOINT  # `ckpt["model"]`: loaded where the whole checkpoint was
         return UNKNOWN
 
     def eval_sequence(self, node: cst.Tuple | cst.List) -> Value:

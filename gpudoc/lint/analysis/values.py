@@ -62,7 +62,8 @@ class Value:
     """Typed only by a conventional parameter name (``x``, ``images``), not by its binding."""
     source: str = ""
     """For PARAMS and OPTIMIZER: the name of the module whose parameters they hold; for
-    callables that make host tensors: ``transform`` (torchvision) or ``tokenizer``."""
+    callables that make host tensors: ``transform`` (torchvision) or ``tokenizer``; for what
+    ``torch.load`` mapped to the CPU, and its items: ``checkpoint``."""
     inplace_to: bool = False
     """A tokenizer's BatchEncoding: its ``.to(device)`` moves it in place."""
     binding: cst.CSTNode | None = None
@@ -96,7 +97,31 @@ class Value:
 
 
 UNKNOWN = Value()
+CHECKPOINT = Value(place=Place.HOST, source="checkpoint")
+"""What ``torch.load(f, map_location="cpu")`` returns, and its items: whatever it holds (a
+whole pickled module too) is on the host."""
 SCALAR = Value(Kind.SCALAR)
+
+
+def called_module(held: Value | None) -> Value | None:
+    """What a name holds, seen as the module it is when it is called: only a module is both
+    moved and called (``decoder = Decoder(...)`` from a file not read, then
+    ``decoder.cuda()``), and a callable in a checkpoint mapped to the CPU is a pickled module
+    on the host (``model = ckpt["model"].float()``)."""
+    if held is None or held.kind is not Kind.UNKNOWN:
+        return held
+    if held.place is Place.DEVICE or (held.source == "checkpoint" and held.place is Place.HOST):
+        return replace(held, kind=Kind.MODULE, weighted=True, source="")
+    return held
+
+
+def host_module(value: Value) -> bool:
+    """A module on the host, or what may be one (an item of a checkpoint on the host)."""
+    if value.place is not Place.HOST:
+        return False
+    return value.kind is Kind.MODULE or (
+        value.kind is Kind.UNKNOWN and value.source == "checkpoint"
+    )
 
 
 def element_of(value: Value) -> Value:

@@ -79,8 +79,10 @@ class UnmovedModule(Rule):
     tensors after it.
 
     ## Known problems
-    A model loaded whole with `torch.load` is of unknown placement and not reported. A module
-    moved inside a helper function counts as unmoved only when the helper's result is discarded.
+    A model loaded whole with `torch.load` is of unknown placement and not reported, unless the
+    checkpoint is mapped to the CPU (`map_location="cpu"`): then what it holds is on the host
+    (yolov5's `ckpt["model"]`). A module moved inside a helper function counts as unmoved only
+    when the helper's result is discarded.
 
     ## Fix safety
     Unsafe: it moves the module's parameters. The fix inserts `model.to(device)` after the line

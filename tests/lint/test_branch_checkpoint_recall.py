@@ -1,0 +1,60 @@
+"""Recall through branches and checkpoints (issue 11): a module moved on one path of an `if`
+only, a test that picks a GPU rather than GPU-or-CPU, and a whole module loaded to the CPU from
+a checkpoint. Each bug next to the correct code of the same shape, which stays quiet."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpudoc.lint.engine import lint_source
+
+HEADER = """\
+import torch
+import torch.nn as nn
+import torchvision
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+x = torch.rand(8, 4).to(device)
+"""
+
+
+def findings(body: str) -> set[tuple[int, str]]:
+    result = lint_source(HEADER + textwrap.dedent(body), "case.py")
+    assert result.error is None, result.error
+    offset = HEADER.count("\n")
+    return {(f.line - offset, f.code) for f in result.findings}
+
+
+# -- a whole module from a checkpoint mapped to the CPU --------------------------------------
+
+CHECKPOINT = """\
+import torchvision.transforms.functional as TF
+ckpt = torch.load("best.pt", {where}weights_only=False)
+model = ckpt["model"].float()
+model.eval()
+{move}
+img = TF.to_tensor(image).unsqueeze(0).to(device)
+pred = model(img)
+"""
+
+
+def test_a_module_from_a_checkpoint_on_the_cpu_fed_device_images_is_reported() -> None:
+    source = CHECKPOINT.format(where='map_location="cpu", ', move="")
+    assert findings(source) == {(3, "GPD102")}
+
+
+def test_a_module_from_a_checkpoint_moved_after_loading_is_quiet() -> None:
+    source = CHECKPOINT.format(where='map_location="cpu", ', move="model.to(device)")
+    assert findings(source) == set()
+
+
+def test_a_module_from_a_checkpoint_loaded_where_it_was_saved_is_quiet() -> None:
+    """Without map_location the module comes back where it was saved: unknown."""
+    source = CHECKPOINT.format(where="", move="")
+    assert {code for _, code in findings(source)} <= {"GPD201"}
+
+
+def test_a_module_from_a_checkpoint_placed_by_a_helper_is_quiet() -> None:
+    source = "def place(module, target):\n    module.to(target)\n" + CHECKPOINT.format(
+        where='map_location="cpu", ', move="place(model, device)"
+    )
+    assert findings(source) == set()
