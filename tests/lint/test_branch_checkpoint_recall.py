@@ -24,6 +24,57 @@ def findings(body: str) -> set[tuple[int, str]]:
     return {(f.line - offset, f.code) for f in result.findings}
 
 
+# -- a test that picks a GPU: its other path is no CPU path ----------------------------------
+
+CHOICE = """\
+model = torchvision.models.resnet18()
+if args.gpu is not None:
+    model = model.cuda(args.gpu)
+elif torch.cuda.is_available():
+    model = nn.DataParallel(model).cuda()
+criterion = nn.CrossEntropyLoss()
+for images, target in torch.utils.data.DataLoader(dataset, batch_size=8):
+    if args.gpu is not None:
+        images = images.cuda(args.gpu, non_blocking=True)
+        {target}
+    output = model(images)
+    loss = criterion(output, target)
+"""
+
+
+def test_a_target_moved_only_for_one_chosen_gpu_meets_data_parallel_output() -> None:
+    """`args.gpu` None is the DataParallel path, on the GPU too: the host target meets the
+    device output there (the inputs are fine: DataParallel scatters them)."""
+    source = CHOICE.format(target="target = target.cuda(args.gpu, non_blocking=True)")
+    assert findings(source) == {(12, "GPD101")}
+
+
+def test_a_target_moved_on_every_gpu_path_is_quiet() -> None:
+    source = CHOICE.format(target="pass").replace(
+        "    output = model",
+        "    target = target.cuda(args.gpu, non_blocking=True)\n    output = model",
+    )
+    assert findings(source) == set()
+
+
+def test_a_guard_whose_other_path_is_the_cpu_stays_a_guard() -> None:
+    assert (
+        findings(
+            """\
+        model = nn.Linear(4, 2)
+        if args.cuda:
+            model = model.cuda()
+        criterion = nn.CrossEntropyLoss()
+        for inputs, target in torch.utils.data.DataLoader(dataset, batch_size=8):
+            if args.cuda:
+                inputs, target = inputs.cuda(), target.cuda()
+            loss = criterion(model(inputs), target)
+        """
+        )
+        == set()
+    )
+
+
 # -- a whole module from a checkpoint mapped to the CPU --------------------------------------
 
 CHECKPOINT = """\

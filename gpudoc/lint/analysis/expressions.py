@@ -14,7 +14,7 @@ from gpudoc.lint.analysis.events import (
     MemberEvent,
     SubscriptEvent,
 )
-from gpudoc.lint.analysis.flow import join_of, join_values
+from gpudoc.lint.analysis.flow import join_values
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import (
@@ -206,7 +206,7 @@ class Evaluator:
             return Value(Kind.DEVICE, cpu_device=body.cpu_device and orelse.cpu_device)
         if polarity == "cpu":
             body, orelse = orelse, body
-        return join_values(body, orelse, join_of(polarity)) or UNKNOWN
+        return join_values(body, orelse, self.model.join_after(node.test)) or UNKNOWN
 
     def eval_comprehension(
         self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp

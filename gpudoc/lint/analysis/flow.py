@@ -111,6 +111,21 @@ def _comparison_polarity(test: cst.Comparison) -> Polarity | None:
     return _flip(polarity) if negated else polarity
 
 
+def option_of(test: cst.BaseExpression) -> str | None:
+    """The option a device test reads, the same for a test and its negation: ``args.gpu
+    None`` for ``args.gpu is not None`` and ``args.gpu is None``, ``n_gpu 1`` for ``n_gpu >
+    1``, ``use_cuda`` for ``not use_cuda``; None for calls and compound tests."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return option_of(test.expression)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comparator = test.comparisons[0].comparator
+        option = option_of(test.left)
+        if option is None or not isinstance(comparator, cst.Name | cst.Integer | cst.SimpleString):
+            return None
+        return f"{option} {comparator.value}"
+    return dotted(test) if isinstance(test, cst.Name | cst.Attribute) else None
+
+
 Join = Literal["unrelated", "guard", "gpu-first"]
 """How two paths relate: the branches of a test about something else; the two paths of a
 device guard whose direction is unknown; or a guard whose first path is the GPU path."""
@@ -136,6 +151,8 @@ def join_values(first: Value | None, second: Value | None, join: Join) -> Value 
     places = {first.place, second.place}
     if len(places) == 1:
         kept = first if first.binding is not None else second
+        if first.wrapper or second.wrapper:
+            kept = replace(kept, wrapper=True)  # a DataParallel on one path scatters host inputs
         if places == {Place.DEVICE} and (first.moved_if is None or second.moved_if is None):
             # moved on both paths (`model.cuda()` / `model = DataParallel(model).cuda()`)
             kept = replace(kept, moved_if=None, moved_at=None)

@@ -37,6 +37,7 @@ class Placement:
         self.model.flags.device_notion = True
         if api.CUDA_LITERAL.match(text) or text == ".cuda()":
             self.model.scope.cuda_initialised = True
+            self.model.note_cuda_on_cpu_path()
             if self.model.bus.wants("cuda"):
                 self.model.emit("cuda", CudaEvent(node, text))
 
