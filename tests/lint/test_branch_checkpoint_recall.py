@@ -24,6 +24,79 @@ def findings(body: str) -> set[tuple[int, str]]:
     return {(f.line - offset, f.code) for f in result.findings}
 
 
+# -- a module built on both paths of an `if`, moved on one ---------------------------------
+
+
+def test_a_module_built_unmoved_on_one_path_is_reported_where_it_is_built() -> None:
+    assert findings(
+        """\
+        if args.pretrained:
+            model = torchvision.models.resnet18()
+        else:
+            model = nn.Linear(4, 2)
+            model = model.to(device)
+        out = model(x)
+        """
+    ) == {(2, "GPD102")}
+
+
+def test_a_module_moved_by_assignment_in_one_branch_is_reported_at_the_move() -> None:
+    assert findings(
+        """\
+        model = nn.Linear(4, 2)
+        if args.finetune:
+            model = model.to(device)
+        out = model(x)
+        """
+    ) == {(3, "GPD102")}
+
+
+def test_a_module_moved_on_every_path_of_an_if_is_quiet() -> None:
+    assert (
+        findings(
+            """\
+        if args.pretrained:
+            model = torchvision.models.resnet18().to(device)
+        else:
+            model = nn.Linear(4, 2)
+            model = model.to(device)
+        out = model(x)
+        """
+        )
+        == set()
+    )
+
+
+def test_a_module_moved_in_each_arm_of_an_elif_choice_is_quiet() -> None:
+    """No `else`: the argument parser's choices cover the arms, no arm leaves it unmoved."""
+    assert (
+        findings(
+            """\
+        if args.arch == "resnet":
+            model = torchvision.models.resnet18().to(device)
+        elif args.arch == "linear":
+            model = nn.Linear(4, 2).to(device)
+        out = model(x)
+        """
+        )
+        == set()
+    )
+
+
+def test_a_module_built_and_moved_on_a_first_iteration_is_quiet() -> None:
+    assert (
+        findings(
+            """\
+        for step in range(10):
+            if step == 0:
+                model = nn.Linear(4, 2).to(device)
+            out = model(x)
+        """
+        )
+        == set()
+    )
+
+
 # -- a test that picks a GPU: its other path is no CPU path ----------------------------------
 
 CHOICE = """\

@@ -93,7 +93,8 @@ class Compound:
             join = join()
         for index, env in enumerate(envs):
             env.clear()
-            env.update(join_envs([end[index] for end in ends], join) if ends else {})
+            joined = join_envs([end[index] for end in ends], join, before[index])
+            env.update(joined if ends else {})
 
     def walk_if(self, node: cst.If) -> None:
         self.evaluator.eval(node.test)

@@ -73,6 +73,9 @@ class Value:
     moved_if: cst.BaseExpression | None = None
     """For modules moved inside an ``if`` about something else: that test (placed on some paths)."""
     moved_at: cst.CSTNode | None = None
+    unmoved_at: cst.CSTNode | None = None
+    """For modules with ``moved_if``: where another path of that ``if`` bound the module and
+    left it on the host (``if args.pretrained: model = resnet18()``)."""
     items: tuple[Value, ...] | None = None
     """For tuples of known shape: the value of each element."""
     row: bool = False
@@ -81,7 +84,13 @@ class Value:
 
     def with_place(self, place: Place) -> Value:
         stale = False if place is Place.DEVICE else self.stale
-        return replace(self, place=place, stale=stale, moved_if=None, moved_at=None)
+        return replace(
+            self, place=place, stale=stale, moved_if=None, moved_at=None, unmoved_at=None
+        )
+
+    def unconditional(self) -> Value:
+        """The same value, placed (or not) on every path."""
+        return replace(self, moved_if=None, moved_at=None, unmoved_at=None)
 
     def bound_at(self, node: cst.CSTNode) -> Value:
         return replace(self, binding=node)
