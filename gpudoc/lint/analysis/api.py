@@ -234,6 +234,15 @@ MODEL_ZOO_PREFIXES = (
 )
 """Constructors that return a module with weights on the host."""
 
+HOST_TENSOR_FUNCTIONS = frozenset(
+    {
+        "torchvision.transforms.functional.to_tensor",
+        "torchvision.transforms.functional.pil_to_tensor",
+        "torchvision.io.read_image",
+    }
+)
+"""torchvision functions that make a tensor on the host from an image."""
+
 IN_PLACE_SHARDING = frozenset({"fully_shard"})
 """FSDP2's ``fully_shard(model)``: shards (and places) the module in place."""
 

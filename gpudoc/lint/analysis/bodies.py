@@ -25,7 +25,7 @@ from gpudoc.lint.analysis.functions import (
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import bound_names
 from gpudoc.lint.analysis.scope import Scope, parameter_values
-from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value
+from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, called_module
 
 ENTRY_METHODS = frozenset(
     [
@@ -121,6 +121,9 @@ class Bodies:
         ]
         for param, name in argument_names(scope.function_node, call, is_method).items():
             given, final = arguments.get(param), scope.env.get(param)
+            if given is not None and given.source == "checkpoint":
+                # a whole module loaded to the CPU, placed by `place(model, device)`
+                given, final = called_module(given), called_module(final)
             if given is None or given.kind is not Kind.MODULE or given.place is Place.DEVICE:
                 continue
             placed_here = final is not None and final.kind is Kind.MODULE

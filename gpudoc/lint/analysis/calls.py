@@ -21,9 +21,22 @@ from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.qualified import QualifiedCalls
 from gpudoc.lint.analysis.self_placing import passes_device
-from gpudoc.lint.analysis.values import SCALAR, UNKNOWN, Kind, Place, Value, element_of
+from gpudoc.lint.analysis.values import (
+    SCALAR,
+    UNKNOWN,
+    Kind,
+    Place,
+    Value,
+    called_module,
+    element_of,
+    host_module,
+)
 
 MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
+CHECKPOINT_METHODS = frozenset(
+    {"get", "pop", "eval", "train", "float", "half", "double", "bfloat16", "requires_grad_"}
+)
+"""Methods of a dict or a module that return what it holds, or the module itself."""
 
 
 class CallEvaluator:
@@ -81,11 +94,7 @@ class CallEvaluator:
             return self.library.eval_qualified(node, qualified)
         if isinstance(func, cst.Attribute):
             name = dotted(func) or ""
-            held = self.model.scope.lookup(name)
-            if held is not None and held.kind is Kind.UNKNOWN and held.place is Place.DEVICE:
-                # `self.model = BetaVAE(...).cuda()` from a file not read: only a module is both
-                # moved and called
-                held = replace(held, kind=Kind.MODULE, weighted=True)
+            held = called_module(self.model.scope.lookup(name))
             if held is not None and held.kind is Kind.MODULE:  # `self.model(x)`
                 if name.startswith("self.") and self.model.scope.module_class is not None:
                     held = held.with_place(Place.UNKNOWN)  # a submodule moves with its parent
@@ -147,10 +156,7 @@ class CallEvaluator:
             return Value(
                 Kind.MODULE, place, weighted=local.weighted, managed=local.lightning, origin=node
             )
-        if callee is not None and callee.kind is Kind.UNKNOWN and callee.place is Place.DEVICE:
-            # `decoder = Decoder(...)` from a file not read, then `decoder.cuda()`: only a
-            # module is both moved and called
-            callee = replace(callee, kind=Kind.MODULE, weighted=True)
+        callee = called_module(callee)
         if callee is not None and callee.kind is Kind.MODULE:
             return self.module_call(node, name, callee, args)
         if callee is not None and callee.source in ("transform", "tokenizer"):
@@ -163,7 +169,7 @@ class CallEvaluator:
         """A helper given a host module may move it in place (`place(model, device)`)."""
         for arg, value in zip(node.args, args, strict=True):
             name = dotted(arg.value)
-            if name is not None and value.kind is Kind.MODULE and value.place is Place.HOST:
+            if name is not None and host_module(value):
                 self.model.scope.env[name] = value.with_place(Place.UNKNOWN)
 
     def module_call(self, node: cst.Call, name: str, module: Value, values: list[Value]) -> Value:
@@ -217,6 +223,8 @@ class CallEvaluator:
             return Value(items=tuple(arg.with_place(Place.DEVICE) for arg in args))
         if method in ("from_pretrained", "from_config") and _looks_like_model(func.value):
             return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)
+        if receiver.source == "checkpoint" and method in CHECKPOINT_METHODS:
+            return receiver  # `ckpt.get("model")`, `ckpt["model"].float().eval()`
         if method in ("next", "__next__") and receiver.kind is Kind.LOADER:
             return element_of(receiver)  # `iter(loader).next()`, Python 2 style
         if method in api.SCALAR_METHODS:

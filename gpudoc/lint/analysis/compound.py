@@ -12,7 +12,7 @@ import libcst as cst
 from gpudoc.lint.analysis.binding import Binder
 from gpudoc.lint.analysis.bodies import BlockWalker
 from gpudoc.lint.analysis.expressions import Evaluator
-from gpudoc.lint.analysis.flow import Env, Join, join_envs, join_of
+from gpudoc.lint.analysis.flow import Env, Join, join_envs
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import bound_names_of
 from gpudoc.lint.analysis.values import Kind, element_of
@@ -71,7 +71,9 @@ class Compound:
             envs.append(parent.env)
         return envs
 
-    def walk_paths(self, paths: Sequence[Callable[[], None]], join: Join) -> None:
+    def walk_paths(
+        self, paths: Sequence[Callable[[], None]], join: Join | Callable[[], Join]
+    ) -> None:
         """Walk each path from the state before them all, then join the paths that fall
         through; when none does, the code after them does not run either. For a
         ``gpu-first`` join the GPU path comes first."""
@@ -87,41 +89,58 @@ class Compound:
             if not self.model.terminated:
                 ends.append([dict(env) for env in envs])
         self.model.terminated = not ends
+        if callable(join):
+            join = join()
         for index, env in enumerate(envs):
             env.clear()
-            env.update(join_envs([end[index] for end in ends], join) if ends else {})
+            joined = join_envs([end[index] for end in ends], join, before[index])
+            env.update(joined if ends else {})
 
     def walk_if(self, node: cst.If) -> None:
         self.evaluator.eval(node.test)
-        polarity = self.model.polarity(node.test)
+        model = self.model
+        polarity = model.polarity(node.test)
         guarded = polarity is not None
+        # the other path of a test that picks a GPU is no CPU path
+        cpu_side = None if model.picks_a_gpu(node.test) else polarity
         orelse = node.orelse
 
         def body() -> None:
-            self.model.guard_depth += guarded
-            self.model.cpu_path += polarity == "cpu"
-            self.model.gpu_path += polarity == "gpu"
-            self.model.branch_tests.append(node.test)
+            model.guard_depth += guarded
+            self.enter_cpu_path(node.test, cpu_side == "cpu")
+            model.gpu_path += polarity == "gpu"
+            model.branch_tests.append(node.test)
             self.statements.walk_body(node.body)
-            self.model.branch_tests.pop()
-            self.model.gpu_path -= polarity == "gpu"
-            self.model.cpu_path -= polarity == "cpu"
-            self.model.guard_depth -= guarded
+            model.branch_tests.pop()
+            model.gpu_path -= polarity == "gpu"
+            self.leave_cpu_path(cpu_side == "cpu")
+            model.guard_depth -= guarded
 
         def other() -> None:
-            self.model.cpu_path += polarity == "gpu"
-            self.model.gpu_path += polarity == "cpu"
-            self.model.branch_tests.append(node.test)
+            self.enter_cpu_path(node.test, cpu_side == "gpu")
+            model.gpu_path += polarity == "cpu"
+            model.branch_tests.append(node.test)
             if isinstance(orelse, cst.If):
                 self.walk_if(orelse)
             elif orelse is not None:
                 self.statements.walk_body(orelse.body)
-            self.model.branch_tests.pop()
-            self.model.gpu_path -= polarity == "cpu"
-            self.model.cpu_path -= polarity == "gpu"
+            model.branch_tests.pop()
+            model.gpu_path -= polarity == "cpu"
+            self.leave_cpu_path(cpu_side == "gpu")
 
         paths = (other, body) if polarity == "cpu" else (body, other)
-        self.walk_paths(paths, join_of(polarity))
+        # read after the paths: CUDA on the CPU path shows the test picks a GPU
+        self.walk_paths(paths, lambda: model.join_after(node.test))
+
+    def enter_cpu_path(self, test: cst.BaseExpression, entered: bool) -> None:
+        if entered:
+            self.model.cpu_path += 1
+            self.model.cpu_path_tests.append(test)
+
+    def leave_cpu_path(self, entered: bool) -> None:
+        if entered:
+            self.model.cpu_path -= 1
+            self.model.cpu_path_tests.pop()
 
     def walk_for(self, node: cst.For) -> None:
         element = element_of(self.evaluator.eval(node.iter))

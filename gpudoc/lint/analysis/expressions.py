@@ -14,10 +14,11 @@ from gpudoc.lint.analysis.events import (
     MemberEvent,
     SubscriptEvent,
 )
-from gpudoc.lint.analysis.flow import join_of, join_values
+from gpudoc.lint.analysis.flow import join_values
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import (
+    CHECKPOINT,
     SCALAR,
     UNKNOWN,
     Kind,
@@ -151,6 +152,8 @@ class Evaluator:
                     return base.items[position]
         if base.is_tensorish:
             return Value(Kind.TENSOR, base.place, by_name=base.by_name)
+        if base.source == "checkpoint" and base.kind is Kind.UNKNOWN:
+            return CHECKPOINT  # `ckpt["model"]`: loaded where the whole checkpoint was
         return UNKNOWN
 
     def eval_sequence(self, node: cst.Tuple | cst.List) -> Value:
@@ -203,7 +206,7 @@ class Evaluator:
             return Value(Kind.DEVICE, cpu_device=body.cpu_device and orelse.cpu_device)
         if polarity == "cpu":
             body, orelse = orelse, body
-        return join_values(body, orelse, join_of(polarity)) or UNKNOWN
+        return join_values(body, orelse, self.model.join_after(node.test)) or UNKNOWN
 
     def eval_comprehension(
         self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp

@@ -111,6 +111,21 @@ def _comparison_polarity(test: cst.Comparison) -> Polarity | None:
     return _flip(polarity) if negated else polarity
 
 
+def option_of(test: cst.BaseExpression) -> str | None:
+    """The option a device test reads, the same for a test and its negation: ``args.gpu
+    None`` for ``args.gpu is not None`` and ``args.gpu is None``, ``n_gpu 1`` for ``n_gpu >
+    1``, ``use_cuda`` for ``not use_cuda``; None for calls and compound tests."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return option_of(test.expression)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comparator = test.comparisons[0].comparator
+        option = option_of(test.left)
+        if option is None or not isinstance(comparator, cst.Name | cst.Integer | cst.SimpleString):
+            return None
+        return f"{option} {comparator.value}"
+    return dotted(test) if isinstance(test, cst.Name | cst.Attribute) else None
+
+
 Join = Literal["unrelated", "guard", "gpu-first"]
 """How two paths relate: the branches of a test about something else; the two paths of a
 device guard whose direction is unknown; or a guard whose first path is the GPU path."""
@@ -128,7 +143,12 @@ def join_values(first: Value | None, second: Value | None, join: Join) -> Value 
     ``device`` is the CPU, so "placed" there means on the host anyway).
     """
     if first is None or second is None:
-        return first if second is None else second
+        value = first if second is None else second
+        if value is not None and value.moved_if is not None and value.moved_at is value.binding:
+            # `model = Net().to(device)` on one path where no `model` existed before (a first
+            # iteration, an `elif` of a choice): no path leaves it on the host
+            return value.unconditional()
+        return value
     if first == second:
         return first
     if first.kind is not second.kind:
@@ -136,14 +156,18 @@ def join_values(first: Value | None, second: Value | None, join: Join) -> Value 
     places = {first.place, second.place}
     if len(places) == 1:
         kept = first if first.binding is not None else second
-        if places == {Place.DEVICE} and (first.moved_if is None or second.moved_if is None):
+        if first.wrapper or second.wrapper:
+            kept = replace(kept, wrapper=True)  # a DataParallel on one path scatters host inputs
+        if places == {Place.DEVICE} and (
+            first.moved_if is None or second.moved_if is None or first.moved_if is second.moved_if
+        ):
             # moved on both paths (`model.cuda()` / `model = DataParallel(model).cuda()`)
-            kept = replace(kept, moved_if=None, moved_at=None)
+            kept = kept.unconditional()
         return kept
     if join == "gpu-first":
         return first
     if Place.UNKNOWN in places:
-        return replace(first, place=Place.UNKNOWN, moved_if=None, moved_at=None)
+        return replace(first, place=Place.UNKNOWN).unconditional()
     device = first if first.place is Place.DEVICE else second
     if join == "guard" or first.kind is Kind.MODULE:
         # a module moved in an unrelated branch keeps `moved_if`, which GPD102 reports
@@ -153,7 +177,8 @@ def join_values(first: Value | None, second: Value | None, join: Join) -> Value 
     return replace(first, place=Place.UNKNOWN)
 
 
-def join_envs(envs: list[Env], join: Join) -> Env:
+def join_envs(envs: list[Env], join: Join, before: Env | None = None) -> Env:
+    """The environment after paths that left ``envs``, from ``before`` (where known)."""
     if not envs:
         return {}
     names = set().union(*envs)
@@ -162,9 +187,25 @@ def join_envs(envs: list[Env], join: Join) -> Env:
         value: Value | None = envs[0].get(name)
         for other in envs[1:]:
             value = join_values(value, other.get(name), join)
+        if value is not None and value.moved_if is not None and before is not None:
+            value = _unmoved_path(value, [env.get(name) for env in envs], before.get(name))
         if value is not None:
             joined[name] = value
     return joined
+
+
+def _unmoved_path(value: Value, ends: list[Value | None], before: Value | None) -> Value:
+    """A module moved on one path of an ``if`` and built, on the host, on another where no
+    module was before: that is where the move is missing (``if args.pretrained: model =
+    resnet18()``). A module from before the ``if`` is reported at the move."""
+    if value.unmoved_at is not None or (before is not None and before.kind is Kind.MODULE):
+        return value
+    for end in ends:
+        if end is None or end.binding is None:
+            continue
+        if end.kind is Kind.MODULE and end.place is Place.HOST and end.weighted:
+            return replace(value, unmoved_at=end.binding)
+    return value
 
 
 def terminates(statement: cst.CSTNode) -> bool:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from gpudoc.lint.analysis.events import EventBus, EventKind
-from gpudoc.lint.analysis.flow import Polarity, guard_polarity
+from gpudoc.lint.analysis.flow import Join, Polarity, guard_polarity, join_of, option_of
 from gpudoc.lint.analysis.functions import FunctionSyntax
 from gpudoc.lint.analysis.names import ImportTable, call_counts, dotted
 from gpudoc.lint.analysis.scope import Scope
@@ -53,6 +53,9 @@ class SemanticModel:
         self.moved_receivers: set[cst.Call] = set()
         """Calls whose result the expression around them moves (``f(x).to(dev)``)."""
         self.polarities: dict[cst.BaseExpression, Polarity | None] = {}
+        self.gpu_choices: set[str] = set()
+        """Options of device tests whose CPU path uses CUDA too (``if args.gpu is not None:``
+        then ``else: model = DataParallel(model).cuda()``): they pick a GPU, not GPU or CPU."""
         self.call_counts: dict[str, int] | None = None
         """Calls in the file by the name called, counted the first time it matters."""
         self.resolve_project_name: Callable[[str], None] = lambda local: None
@@ -100,6 +103,8 @@ class SemanticModel:
         self.guard_depth = 0
         self.cpu_path = 0
         """Inside the CPU path of a device guard: there, ``device`` is the CPU too."""
+        self.cpu_path_tests: list[cst.BaseExpression] = []
+        """The tests of the ``if`` statements whose CPU path is being walked, innermost last."""
         self.gpu_path = 0
         """Inside the GPU path of a device guard (``if use_cuda:``): CUDA exists there."""
         self.device_context = 0
@@ -256,6 +261,23 @@ class SemanticModel:
         if test not in self.polarities:
             self.polarities[test] = guard_polarity(test)
         return self.polarities[test]
+
+    def note_cuda_on_cpu_path(self) -> None:
+        """CUDA named on the CPU path of ``if <option>:``: that option picks a GPU."""
+        if self.cpu_path > 0 and self.cpu_path_tests:
+            option = option_of(self.cpu_path_tests[-1])
+            if option is not None:
+                self.gpu_choices.add(option)
+
+    def picks_a_gpu(self, test: cst.BaseExpression) -> bool:
+        """A device test whose other path uses a GPU too, by what the file did before."""
+        option = option_of(test) if self.gpu_choices else None
+        return option is not None and option in self.gpu_choices
+
+    def join_after(self, test: cst.BaseExpression) -> Join:
+        """How the paths of a test meet: a test that picks a GPU is no guard there (a value
+        moved on one path only stays on the host on the other, where a GPU is used too)."""
+        return "unrelated" if self.picks_a_gpu(test) else join_of(self.polarity(test))
 
     def emit(self, kind: EventKind, event: object) -> None:
         self.bus.emit(kind, event, self)

@@ -9,7 +9,7 @@ from gpudoc.lint.analysis.events import CudaEvent
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value
+from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, host_module
 
 
 class Placement:
@@ -23,7 +23,7 @@ class Placement:
         """A callee we cannot read may move the host modules it is given in place."""
         for arg, value in zip(node.args, args, strict=True):
             name = dotted(arg.value)
-            if name is not None and value.kind is Kind.MODULE and value.place is Place.HOST:
+            if name is not None and host_module(value):
                 self.model.scope.env[name] = value.with_place(Place.UNKNOWN)
 
     def note_self_placing(self) -> None:
@@ -37,6 +37,7 @@ class Placement:
         self.model.flags.device_notion = True
         if api.CUDA_LITERAL.match(text) or text == ".cuda()":
             self.model.scope.cuda_initialised = True
+            self.model.note_cuda_on_cpu_path()
             if self.model.bus.wants("cuda"):
                 self.model.emit("cuda", CudaEvent(node, text))
 

@@ -13,7 +13,15 @@ from gpudoc.lint.analysis.functions import moves_anything
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted, keyword, keyword_value
 from gpudoc.lint.analysis.placement import Placement
-from gpudoc.lint.analysis.values import SCALAR, UNKNOWN, Kind, Place, Value, join_places
+from gpudoc.lint.analysis.values import (
+    CHECKPOINT,
+    SCALAR,
+    UNKNOWN,
+    Kind,
+    Place,
+    Value,
+    join_places,
+)
 
 
 class QualifiedCalls:
@@ -35,6 +43,8 @@ class QualifiedCalls:
         if qualified.startswith(api.DATAFRAME_ROOTS):
             return Value(Kind.NDARRAY, Place.HOST) if root == "numpy" else UNKNOWN
         last = qualified.rsplit(".", 1)[-1]
+        if qualified in api.HOST_TENSOR_FUNCTIONS:
+            return Value(Kind.TENSOR, Place.HOST)
         if qualified.startswith("torchvision.transforms.") and last[:1].isupper():
             return Value(source="transform")
         if "Tokenizer" in qualified and last == "from_pretrained":
@@ -80,7 +90,7 @@ class QualifiedCalls:
             return self.zoo_model(node, qualified)
         if rest == "load":
             self.model.flags.loads_checkpoints = True
-            return UNKNOWN
+            return CHECKPOINT if _maps_to_cpu(node, args) else UNKNOWN
         if last == "init_process_group":
             return self.process_group(node)
         return self.torch_object(node, qualified, rest, args)
@@ -225,6 +235,23 @@ class QualifiedCalls:
         if last[:1].isupper() and not qualified.startswith("transformers."):
             return UNKNOWN
         return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)
+
+
+def _maps_to_cpu(node: cst.Call, args: list[Value]) -> bool:
+    """``map_location="cpu"`` (or ``torch.device("cpu")``, ``lambda storage, loc: storage``)."""
+    found = keyword_value(node, args, "map_location")
+    if found is None and len(args) > 1 and node.args[1].keyword is None:
+        found = node.args[1], args[1]
+    if found is None:
+        return False
+    arg, value = found
+    if value.kind is Kind.DEVICE:
+        return value.cpu_device
+    function = arg.value
+    if not isinstance(function, cst.Lambda) or not function.params.params:
+        return False
+    body = function.body
+    return isinstance(body, cst.Name) and body.value == function.params.params[0].name.value
 
 
 NOT_TENSOR_FUNCTIONS = frozenset(

@@ -74,10 +74,18 @@ class StatementWalker:
 
     def walk_small(self, node: cst.BaseSmallStatement, line: Line) -> None:
         if isinstance(node, cst.Assign):
+            # `model = model.to(device)` in one branch, as the statement form below; what
+            # `model` held is read first: evaluating the move places it already
+            moves = bool(self.model.branch_tests) and _moves(node.value)
+            names = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
+            before = {name: self.model.scope.lookup(name) for name in names} if moves else {}
             value = self.evaluator.eval(node.value)
             self.placement.note_cuda_assignment(node.value)
             for target in node.targets:
-                self.binder.bind(target.target, value, line)
+                bound = value
+                if isinstance(target.target, cst.Name) and moves:
+                    bound = self.conditional_move(before[target.target.value], value, line)
+                self.binder.bind(target.target, bound, line)
         elif isinstance(node, cst.Expr):
             self.walk_expression_statement(node, line)
         elif isinstance(node, cst.AnnAssign):
@@ -127,14 +135,19 @@ class StatementWalker:
             pass  # a tensor's move, discarded: it changes no name
         elif name is not None and method in ("to", "cuda", "cpu", "to_empty"):
             moved = replace(result, kind=receiver.kind, binding=receiver.binding)
-            test = self.model.branch_tests[-1] if self.model.branch_tests else None
-            guarded = self.model.guard_depth > 0
-            unrelated = test is not None and not guarded and not _is_main_test(test)
-            newly = receiver.place is not Place.DEVICE and result.place is Place.DEVICE
-            if unrelated and receiver.kind is Kind.MODULE and newly:
-                moved = replace(moved, moved_if=test, moved_at=line)
-            self.model.assign_name(name, moved)
+            self.model.assign_name(name, self.conditional_move(receiver, moved, line))
         return result, receiver
+
+    def conditional_move(self, before: Value | None, after: Value, line: Line) -> Value:
+        """A module newly moved to the device inside an ``if`` about something else: placed on
+        some paths only, which the join after the ``if`` keeps (flow.join_values)."""
+        test = self.model.branch_tests[-1] if self.model.branch_tests else None
+        guarded = self.model.guard_depth > 0
+        if test is None or guarded or _is_main_test(test):
+            return after
+        placed = before is not None and before.kind is Kind.MODULE and before.place is Place.DEVICE
+        newly = after.kind is Kind.MODULE and after.place is Place.DEVICE and not placed
+        return replace(after, moved_if=test, moved_at=line) if newly else after
 
 
 def _tensor_subscript(node: cst.BaseExpression) -> bool:
@@ -143,6 +156,20 @@ def _tensor_subscript(node: cst.BaseExpression) -> bool:
         return False
     base = (dotted(node.value) or "").rsplit(".", 1)[-1]
     return base.lower() in ("batch", "data", "inputs", "sample", "samples", "tensors", "x")
+
+
+def _moves(node: cst.BaseExpression) -> bool:
+    """``m.to(device)``, ``DataParallel(m).cuda()``, ``DDP(m.to(device))``: an expression
+    that moves what it builds or wraps (not a plain alias of a placed module)."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if isinstance(func, cst.Attribute):
+        if func.attr.value in ("to", "cuda", "to_empty"):
+            return True
+        if _moves(func.value):
+            return True
+    return any(_moves(arg.value) for arg in node.args)
 
 
 def _is_main_test(test: cst.BaseExpression) -> bool:

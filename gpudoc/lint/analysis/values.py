@@ -62,7 +62,8 @@ class Value:
     """Typed only by a conventional parameter name (``x``, ``images``), not by its binding."""
     source: str = ""
     """For PARAMS and OPTIMIZER: the name of the module whose parameters they hold; for
-    callables that make host tensors: ``transform`` (torchvision) or ``tokenizer``."""
+    callables that make host tensors: ``transform`` (torchvision) or ``tokenizer``; for what
+    ``torch.load`` mapped to the CPU, and its items: ``checkpoint``."""
     inplace_to: bool = False
     """A tokenizer's BatchEncoding: its ``.to(device)`` moves it in place."""
     binding: cst.CSTNode | None = None
@@ -72,6 +73,9 @@ class Value:
     moved_if: cst.BaseExpression | None = None
     """For modules moved inside an ``if`` about something else: that test (placed on some paths)."""
     moved_at: cst.CSTNode | None = None
+    unmoved_at: cst.CSTNode | None = None
+    """For modules with ``moved_if``: where another path of that ``if`` bound the module and
+    left it on the host (``if args.pretrained: model = resnet18()``)."""
     items: tuple[Value, ...] | None = None
     """For tuples of known shape: the value of each element."""
     row: bool = False
@@ -80,7 +84,13 @@ class Value:
 
     def with_place(self, place: Place) -> Value:
         stale = False if place is Place.DEVICE else self.stale
-        return replace(self, place=place, stale=stale, moved_if=None, moved_at=None)
+        return replace(
+            self, place=place, stale=stale, moved_if=None, moved_at=None, unmoved_at=None
+        )
+
+    def unconditional(self) -> Value:
+        """The same value, placed (or not) on every path."""
+        return replace(self, moved_if=None, moved_at=None, unmoved_at=None)
 
     def bound_at(self, node: cst.CSTNode) -> Value:
         return replace(self, binding=node)
@@ -96,7 +106,31 @@ class Value:
 
 
 UNKNOWN = Value()
+CHECKPOINT = Value(place=Place.HOST, source="checkpoint")
+"""What ``torch.load(f, map_location="cpu")`` returns, and its items: whatever it holds (a
+whole pickled module too) is on the host."""
 SCALAR = Value(Kind.SCALAR)
+
+
+def called_module(held: Value | None) -> Value | None:
+    """What a name holds, seen as the module it is when it is called: only a module is both
+    moved and called (``decoder = Decoder(...)`` from a file not read, then
+    ``decoder.cuda()``), and a callable in a checkpoint mapped to the CPU is a pickled module
+    on the host (``model = ckpt["model"].float()``)."""
+    if held is None or held.kind is not Kind.UNKNOWN:
+        return held
+    if held.place is Place.DEVICE or (held.source == "checkpoint" and held.place is Place.HOST):
+        return replace(held, kind=Kind.MODULE, weighted=True, source="")
+    return held
+
+
+def host_module(value: Value) -> bool:
+    """A module on the host, or what may be one (an item of a checkpoint on the host)."""
+    if value.place is not Place.HOST:
+        return False
+    return value.kind is Kind.MODULE or (
+        value.kind is Kind.UNKNOWN and value.source == "checkpoint"
+    )
 
 
 def element_of(value: Value) -> Value:

@@ -83,7 +83,10 @@ class UnmovedInput(Rule):
     whether its `model` is wrapped: when it moves the targets of a batch but hands the inputs
     to the model unmoved, that is the DataParallel idiom (pytorch/examples' imagenet) and it is
     not reported there. Nothing is reported on the CPU arm of a device test (`else:` of
-    `if torch.cuda.is_available():`, `if args.no_cuda:`): the device is the CPU there.
+    `if torch.cuda.is_available():`, `if args.no_cuda:`): the device is the CPU there, unless
+    the file used CUDA on that arm before (`if args.gpu is not None:` ... `else: model =
+    nn.DataParallel(model).cuda()`): such a test picks a GPU, and a tensor moved only under it
+    stays on the host on the other GPU path.
 
     ## Fix safety
     Unsafe: it changes where the batch lives. The fix moves every tensor the loop (or the

@@ -30,6 +30,10 @@ class ConditionalMove:
     statement: cst.CSTNode
     name: str
     test: cst.BaseExpression
+    unmoved: bool = False
+    """``statement`` binds the module on the path that leaves it on the host; else it is the
+    move of the path that places it."""
+    device_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -76,11 +80,14 @@ class UnmovedModule(Rule):
 
     Also finds a model moved only inside an `if` about something else (pytorch/examples
     `snli/train.py`: `model.to(device)` under `if args.word_vectors:`) and then used with device
-    tensors after it.
+    tensors after it; when another path of that `if` builds the model itself and leaves it on
+    the host (`if args.pretrained: model = resnet18()`), it is reported there.
 
     ## Known problems
-    A model loaded whole with `torch.load` is of unknown placement and not reported. A module
-    moved inside a helper function counts as unmoved only when the helper's result is discarded.
+    A model loaded whole with `torch.load` is of unknown placement and not reported, unless the
+    checkpoint is mapped to the CPU (`map_location="cpu"`): then what it holds is on the host
+    (yolov5's `ckpt["model"]`). A module moved inside a helper function counts as unmoved only
+    when the helper's result is discarded.
 
     ## Fix safety
     Unsafe: it moves the module's parameters. The fix inserts `model.to(device)` after the line
@@ -201,9 +208,11 @@ out = model(x)
             return
         if not any(v.is_tensorish and v.place is Place.DEVICE for v in event.args):
             return
-        moved_at = module.moved_at or event.node
-        if all(c.statement is not moved_at for c in self.conditional_moves):
-            self.conditional_moves.append(ConditionalMove(moved_at, name, test))
+        statement = module.unmoved_at or module.moved_at or event.node
+        if all(c.statement is not statement for c in self.conditional_moves):
+            unmoved = module.unmoved_at is not None
+            device = semantic.device_name()
+            self.conditional_moves.append(ConditionalMove(statement, name, test, unmoved, device))
 
     def finish(self, context: Context) -> Iterator[Report]:
         for rebinding in self.rebindings:
@@ -221,10 +230,17 @@ out = model(x)
             )
         yield from self.unmoved_with_device_inputs(context)
         for move in self.conditional_moves:
+            test = context.code(move.test)
             message = (
-                f"`{move.name}` is moved to the device only when `{context.code(move.test)}`, but "
+                f"`{move.name}` is moved to the device only when `{test}`, but "
                 "it is used with device tensors on every path: move it unconditionally"
             )
+            if move.unmoved:
+                message = (
+                    f"`{move.name}` stays on the host on this path of `if {test}`, while the "
+                    "other path moves it, and it is used with device tensors after the `if`: "
+                    f"move it here too (`{move.name}.to({move.device_name or 'device'})`)"
+                )
             yield Report(move.statement, message)
 
     def unmoved_with_device_inputs(self, context: Context) -> Iterator[Report]:
