@@ -50,8 +50,13 @@ class CudaInDatasetWorker(Rule):
         images = images.to(device, non_blocking=True)
     ```
 
+    Also finds a DataLoader with `num_workers > 0` over a `TensorDataset` of tensors already on
+    the GPU: each worker indexes them after the fork (`CUDA error: initialization error`,
+    pytorch/pytorch#4377).
+
     ## Known problems
     Only literal `num_workers` values are read; a loader built in another module is not seen.
+    A loader given `multiprocessing_context=` (spawn workers can use CUDA) is not reported.
     """
 
     CODE = "GPD204"
@@ -90,6 +95,9 @@ loader = DataLoader(Images(), batch_size=32, num_workers=4)
         """Device moves inside a Dataset subclass's methods, with the class."""
         self.forked: set[str] = set()
         """Dataset classes a DataLoader with ``num_workers > 0`` reads."""
+        self.device_datasets: list[cst.Arg] = []
+        """``num_workers=`` of loaders whose workers would index CUDA tensors (a
+        ``TensorDataset`` of tensors on the GPU)."""
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         qualified = event.qualified
@@ -109,8 +117,12 @@ loader = DataLoader(Images(), batch_size=32, num_workers=4)
         workers = keyword(node, "num_workers")
         count = workers.value if workers is not None else None
         forked = isinstance(count, cst.Integer) and int(count.value, 0) > 0
+        forked = forked and keyword(node, "multiprocessing_context") is None
         if first is not None and first.source.startswith("dataset:") and forked:
             self.forked.add(first.source[8:])
+        on_device = first is not None and first.kind is Kind.LOADER and first.place is Place.DEVICE
+        if workers is not None and forked and on_device:
+            self.device_datasets.append(workers)
 
     def finish(self, context: Context) -> Iterator[Report]:
         for node, dataset in self.moves:
@@ -121,6 +133,13 @@ loader = DataLoader(Images(), batch_size=32, num_workers=4)
                     "training loop instead"
                 )
                 yield Report(node, message)
+        for workers in self.device_datasets:
+            message = (
+                "the dataset holds tensors on the GPU and DataLoader workers index them after "
+                "a fork, where CUDA cannot start (`CUDA error: initialization error`): keep the "
+                "dataset on the host and move each batch in the loop, or use num_workers=0"
+            )
+            yield Report(workers, message)
 
 
 def _is_loader(qualified: str) -> bool:
