@@ -1,6 +1,6 @@
 """Tensors a module's forward gets from elsewhere (issue 11, recall): a factory in a helper it
-calls, or in a model file that another file places; next to the correct code each must leave
-alone."""
+calls, in a model file that another file places, and a host table indexed by an input that the
+module's callers pass on the device; next to the correct code each must leave alone."""
 
 from __future__ import annotations
 
@@ -122,6 +122,39 @@ def test_a_factory_tensor_computed_on_and_then_moved_is_placed() -> None:
 
 def test_a_factory_tensor_computed_on_and_never_moved_stays_gpd106() -> None:
     assert lines(ADD_COORDS.format(use="pass"), "GPD106") == [6]
+
+
+BANK = """\
+import torch
+import torch.nn as nn
+class MemoryBank(nn.Module):
+    def __init__(self, size, dim):
+        super().__init__()
+        self.features = torch.randn(size, dim)
+    def forward(self, feats, index):
+        return feats * self.features[index]
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+bank = MemoryBank(100, 8).to(device)
+feats = torch.randn(4, 8, device=device)
+index = torch.randint(0, 100, (4,)){move}
+out = bank(feats, index)
+"""
+
+
+def test_a_host_table_indexed_by_a_device_input_of_forward_is_gpd108() -> None:
+    assert lines(BANK.format(move=".to(device)"), "GPD108") == [8]
+
+
+def test_a_host_table_indexed_by_a_host_input_is_not_gpd108() -> None:
+    assert lines(BANK.format(move=""), "GPD108") == []
+
+
+def test_a_registered_table_indexed_by_a_device_input_is_not_gpd108() -> None:
+    source = BANK.format(move=".to(device)").replace(
+        "self.features = torch.randn(size, dim)",
+        'self.register_buffer("features", torch.randn(size, dim))',
+    )
+    assert lines(source, "GPD108") == []
 
 
 GRID = (
