@@ -121,17 +121,12 @@ def _run_rules(
         rule.subscribe(bus)
     analyzer = analyze(module, bus, path)
     flags = analyzer.flags
-    context = Context(module, flags)
+    context = Context(module, flags, library=not flags.places and _is_library(module, path))
     reports: list[tuple[type[Rule], Report]] = []
     seen: set[tuple[str, cst.CSTNode]] = set()
-    library: bool | None = None
     for rule in rules:
-        if rule.PLACEMENT and not flags.places:
-            if not rule.IN_LIBRARIES:
-                continue
-            library = _is_library(module, path) if library is None else library
-            if not library:
-                continue
+        if rule.PLACEMENT and not flags.places and not (rule.IN_LIBRARIES and context.library):
+            continue
         for report in rule.check(context):
             # a body walked at several call sites, or a loop body walked twice, reports its
             # node again: once is enough

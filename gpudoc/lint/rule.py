@@ -68,6 +68,9 @@ class Context:
 
     module: cst.Module
     flags: FileFlags = field(default_factory=FileFlags)
+    library: bool = False
+    """A library module that places nothing itself (no ``if __name__ == "__main__":``, only
+    definitions at top level): the project's scripts may place its classes."""
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

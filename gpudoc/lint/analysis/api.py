@@ -45,7 +45,10 @@ LIKE_FACTORIES = frozenset(
 """Factories whose result is on their tensor argument's device (``torch.multinomial(probs, 1)``
 samples where ``probs`` lives)."""
 SHAPE_FACTORIES = frozenset(
-    ["zeros", "ones", "empty", "full", "rand", "randn", "randint", "eye", "arange"]
+    [
+        *("zeros", "ones", "empty", "full", "rand", "randn", "randint", "eye", "arange"),
+        *("linspace", "logspace"),
+    ]
 )
 """Factories that build a sized tensor: the ones that bite when created in forward()."""
 

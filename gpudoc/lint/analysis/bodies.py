@@ -169,6 +169,7 @@ class Bodies:
         if arguments is None:
             model.guard_depth = model.cpu_path = 0  # no call site: no guard around it
         model.context_stack.append(node.name.value)
+        model.context_classes.append(scope.module_class)
         model.returns.append([])
         model.cpu_path_returns.append([])
         model.cpu_path_at_entry.append(model.cpu_path)
@@ -179,6 +180,7 @@ class Bodies:
             on_cpu_path = model.cpu_path_returns.pop()
             model.cpu_path_at_entry.pop()
             model.context_stack.pop()
+            model.context_classes.pop()
             model.scope, model.guard_depth, model.terminated, model.loop_depth = saved[:4]
             model.cpu_path = saved[4]
         return _joined_returns(returned, on_cpu_path), scope

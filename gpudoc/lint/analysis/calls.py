@@ -85,8 +85,7 @@ class CallEvaluator:
             self.evaluator.eval_args(node)
             return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)
         if isinstance(func, cst.Attribute) and func.attr.value in MOVE_METHODS:
-            if isinstance(func.value, cst.Call):
-                self.model.moved_receivers.add(func.value)
+            self.model.moved_receivers.update(_operand_calls(func.value))
             if (dotted(func.value) or "").split(".", 1)[0] == "self":
                 self.placement.note_self_placing()  # `self.cuda()`, `self.net.to(device)`
         qualified = self.model.imports.qualify(func)
@@ -109,14 +108,15 @@ class CallEvaluator:
         return host_output(callee, node)
 
     def note_moved_chain(self, node: cst.Call) -> None:
-        """``torch.arange(n).unsqueeze(0).repeat(b, 1).to(dev)``: what a moved result was
-        computed from moves with it (for GPD106, a factory at the start of the chain)."""
+        """``torch.arange(n).unsqueeze(0).repeat(b, 1).to(dev)``, ``torch.exp(c *
+        torch.arange(n)).to(dev)``: what a moved result was computed from moves with it (for
+        GPD106, a factory at the start of the chain)."""
         func = node.func
         qualified = self.model.imports.qualify(func) or ""
         if qualified.startswith("torch.") and qualified[6:] not in api.TENSOR_FACTORIES:
             for arg in node.args:
-                if isinstance(arg.value, cst.Call) and arg.keyword is None:
-                    self.model.moved_receivers.add(arg.value)
+                if arg.keyword is None:
+                    self.model.moved_receivers.update(_operand_calls(arg.value))
         elif isinstance(func, cst.Attribute) and func.attr.value in api.PLACE_KEEPING_METHODS:
             receiver = func.value
             if isinstance(receiver, cst.Call):
@@ -252,6 +252,18 @@ class CallEvaluator:
         if method in ("eval", "train", "half", "float", "double", "requires_grad_", "bfloat16"):
             return module
         return UNKNOWN
+
+
+def _operand_calls(expr: cst.BaseExpression) -> list[cst.Call]:
+    """The calls whose results ``expr`` computes with: itself, or the operands of its
+    arithmetic (``-c * torch.arange(n) / h``)."""
+    if isinstance(expr, cst.Call):
+        return [expr]
+    if isinstance(expr, cst.BinaryOperation):
+        return [*_operand_calls(expr.left), *_operand_calls(expr.right)]
+    if isinstance(expr, cst.UnaryOperation):
+        return _operand_calls(expr.expression)
+    return []
 
 
 def _looks_like_model(receiver: cst.BaseExpression) -> bool:

@@ -69,6 +69,11 @@ class Semantic(Protocol):
         """The nn.Module subclass whose method is being walked."""
 
     @property
+    def context_module_class(self) -> ModuleClass | None:
+        """The nn.Module subclass of the outermost function of the call chain: the module
+        whose ``forward`` called a module-level helper, else ``module_class``."""
+
+    @property
     def default_device_context(self) -> cst.BaseExpression | None:
         """The device of the innermost enclosing ``with torch.device(...):`` block, if any."""
 

@@ -100,6 +100,8 @@ class SemanticModel:
         self.cpu_path_at_entry: list[int] = []
         self.context_stack: list[str] = []
         """The functions whose bodies are being walked for a call, outermost first."""
+        self.context_classes: list[ModuleClass | None] = []
+        """The module class of each function in ``context_stack``."""
         self.guard_depth = 0
         self.cpu_path = 0
         """Inside the CPU path of a device guard: there, ``device`` is the CPU too."""
@@ -148,6 +150,10 @@ class SemanticModel:
     @property
     def module_class(self) -> ModuleClass | None:
         return self.scope.module_class
+
+    @property
+    def context_module_class(self) -> ModuleClass | None:
+        return self.context_classes[0] if self.context_classes else self.module_class
 
     @property
     def in_init(self) -> bool:

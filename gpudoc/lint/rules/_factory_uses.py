@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from gpudoc.lint.visit import walk
@@ -60,15 +62,22 @@ def _names(target: cst.BaseExpression) -> list[cst.Name]:
     return []
 
 
-def factory_inside(value: cst.BaseExpression | None, factories: set[cst.Call]) -> cst.Call | None:
+Held = Callable[[str], cst.Call | None]
+"""The factory call whose tensor a plain name holds here, if any."""
+
+
+def factory_inside(
+    value: cst.BaseExpression | None, factories: set[cst.Call], held: Held | None = None
+) -> cst.Call | None:
     """The factory call ``value`` is, or wraps as a first argument, a method chain's receiver or
     a subscript's base, or an operand of arithmetic (``Variable(torch.zeros(n))``,
-    ``torch.randn(s).argsort()[..., :k]``, ``torch.ones(s) * alpha``)."""
+    ``torch.randn(s).argsort()[..., :k]``, ``torch.ones(s) * alpha``); with ``held``, also
+    through a name that holds a factory's tensor (``xx.float() / (n - 1)``)."""
     while isinstance(value, cst.Call | cst.Subscript | cst.BinaryOperation):
         if isinstance(value, cst.BinaryOperation):
             # `torch.ones(shape) * -1`: arithmetic makes a new tensor where the factory's is
-            inner = factory_inside(value.left, factories)
-            return inner if inner is not None else factory_inside(value.right, factories)
+            inner = factory_inside(value.left, factories, held)
+            return inner if inner is not None else factory_inside(value.right, factories, held)
         if isinstance(value, cst.Subscript):
             value = value.value
         elif value in factories:
@@ -77,11 +86,22 @@ def factory_inside(value: cst.BaseExpression | None, factories: set[cst.Call]) -
             value.func.value, cst.Call | cst.Subscript
         ):
             value = value.func.value
+        elif _held_receiver(value.func, held) is not None:
+            return _held_receiver(value.func, held)
         elif value.args and value.args[0].keyword is None:
             value = value.args[0].value
         else:
             return None
+    if isinstance(value, cst.Name) and held is not None:
+        return held(value.value)
     return None
+
+
+def _held_receiver(func: cst.BaseExpression, held: Held | None) -> cst.Call | None:
+    """``h`` of ``h.float()`` when ``h`` holds a factory's tensor."""
+    if held is None or not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
+        return None
+    return held(func.value.value)
 
 
 FILLS = ("append", "extend", "insert")

@@ -8,12 +8,18 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
+from gpudoc.lint.analysis.events import (
+    BindingEvent,
+    CallEvent,
+    ReturnEvent,
+    Semantic,
+    WalkedCallEvent,
+)
 from gpudoc.lint.analysis.functions import MOVES
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
-from gpudoc.lint.rules._factory_uses import Uses, factory_inside, only_filled_in
+from gpudoc.lint.rules._factory_uses import Held, Uses, factory_inside, only_filled_in
 from gpudoc.lint.rules._helpers import assigned_value
 from gpudoc.lint.visit import walk
 
@@ -33,6 +39,9 @@ class FactoryCall:
     method: str
     """The enclosing method or function name."""
     in_module_class: bool
+    """In a method of an nn.Module subclass."""
+    helper_of_module: bool
+    """In a module-level function that a method of an nn.Module subclass calls."""
     moved_after: bool
     """Chained with .to()/.cuda()/.type_as()."""
     first_param: str | None
@@ -56,8 +65,11 @@ class FactoryWithoutDevice(Rule):
 
     ## What it does
     Finds `torch.zeros(...)`, `torch.ones`, `torch.randn`, `torch.arange`, `torch.tensor([...])`
-    and similar calls inside `forward`, `init_hidden` or a Lightning `*_step` method with no
-    `device=` argument and no `.to(...)` / `.type_as(...)` on the result; one converted with
+    and similar calls inside `forward`, `init_hidden` or a Lightning `*_step` method (or a
+    helper they call: a method of the module, or a function of the file that returns the
+    tensor) with no `device=` argument and no `.to(...)` / `.type_as(...)` on the result. In a
+    model file that places nothing itself (only definitions, no `__main__`), only `forward`'s
+    are reported: the project's scripts place its modules. Also one converted with
     `.type(x.type())` (a CUDA type, on the current device rather than x's); and anywhere, such a
     factory handed as the gradient of outputs on the device (`grad_outputs=` of
     `torch.autograd.grad`, the argument of `out.backward(...)`: a WGAN gradient penalty).
@@ -97,7 +109,12 @@ class FactoryWithoutDevice(Rule):
     the indexed tensor's device), nor one only put into a local list that the function never
     reads (`results[1].extend(torch.tensor(labels))`, `results` neither returned nor used).
     Arithmetic on a factory's tensor keeps it a factory's tensor: `t = torch.ones(s) * -1`
-    followed by `if torch.cuda.is_available(): t = t.cuda()` is placed.
+    followed by `if torch.cuda.is_available(): t = t.cuda()` is placed, and so is
+    `xx = xx.float() / n` followed by `xx.type_as(x)`.
+    A function of another project module that `forward` calls is not reported (it serves that
+    module's callers too, a dataset's where the CPU is right), nor a helper function that
+    keeps its tensor to itself, nor a tensor a helper returns that its caller moves later by
+    name (`grid = make_grid(h, w)`, then `grid.to(x.device)`).
 
     ## Fix safety
     Unsafe: it adds `device=<first input>.device` (`self.device` in a Lightning `*_step`). For
@@ -169,7 +186,7 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         ),
     )
 
-    EVENTS = ("call", "binding")
+    EVENTS = ("call", "binding", "return", "walked")
 
     def __init__(self) -> None:
         super().__init__()
@@ -189,15 +206,44 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         """Factories handed as the gradient of device outputs, with the call that takes them."""
         self.typed: list[tuple[cst.Call, cst.BaseExpression]] = []
         """Factories converted to another tensor's type (``.type(q.type())``), with that tensor."""
+        self.returned: set[cst.Call] = set()
+        """Factory calls whose tensor (or one computed from it) a ``return`` hands back."""
+        self.made_at: dict[cst.Call, int] = {}
+        """The walk's step at each factory call (the latest walk of its body)."""
+        self.helper_results: dict[cst.Call, cst.Call] = {}
+        """A call of a helper -> the factory call whose tensor it returned."""
+
+    def on_walked(self, event: WalkedCallEvent, semantic: Semantic) -> None:
+        """``g = self.grid(h, w)``: the call's result is the helper's factory tensor, so a
+        later ``g.to(x.device)`` places it."""
+        made = [call for call in self.returned if self.made_at.get(call, -1) > event.start]
+        if made:
+            self.helper_results[event.call] = made[0]
+
+    def on_return(self, event: ReturnEvent, semantic: Semantic) -> None:
+        """``return torch.zeros(...)``, ``return h, c``: the caller gets the factory's tensor."""
+        value = event.node.value
+        elements = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+        for element in elements:
+            factory = factory_inside(element, self.calls, self.held_in(semantic))
+            if factory is not None:
+                self.returned.add(factory)
+
+    def held_in(self, semantic: Semantic) -> Held:
+        scope = semantic.scope_id
+        return lambda name: self.held.get((scope, name))
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         """``h = torch.zeros(...)`` (also ``Variable(torch.zeros(...))``): ``h`` holds it."""
         key = (semantic.scope_id, event.name)
-        self.held.pop(key, None)
         value = assigned_value(event.statement, event.name)
-        factory = factory_inside(value, self.calls)
+        # `h = h.float() / n`: still the factory's tensor
+        factory = factory_inside(value, self.calls, self.held_in(semantic))
+        self.held.pop(key, None)
         function = semantic.function_node
-        if factory is not None:
+        if factory is None and isinstance(value, cst.Call) and value in self.helper_results:
+            self.held[key] = self.helper_results[value]
+        elif factory is not None:
             self.held[key] = factory
             if function is not None and "." not in event.name:
                 self.bound.setdefault(factory, (function, event.name))
@@ -271,6 +317,7 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
             function,
             method,
             semantic.module_class is not None,
+            semantic.module_class is None and semantic.context_module_class is not None,
             semantic.result_moved(node) or semantic.result_moved_by_caller,
             first_param,
             semantic.call_chain[:-1],
@@ -279,6 +326,7 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         )
         self.factories.append(factory)
         self.calls.add(node)
+        self.made_at[node] = semantic.step
 
     def note_typed(self, event: CallEvent, semantic: Semantic) -> None:
         """``torch.tensor(d).type(q.type())`` in a function: ``q.type()`` names the tensor type
@@ -340,7 +388,10 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
                 f"`Expected all tensors to be on the same device`; pass `device={shown}.device`"
             )
             yield Report(call, message)
-        if not (flags.places or "lightning" in flags.frameworks):
+        # a library's module classes are placed by the project's scripts: their forward
+        # meets the inputs there (the other step methods' callers may move what they return)
+        library = not (flags.places or "lightning" in flags.frameworks)
+        if library and not context.library:
             return
         for factory in self.factories:
             if id(factory.call) in typed:
@@ -348,12 +399,14 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
             step = _step_method(factory)
             if step is None or factory.moved_after or factory.call in self.moved_later:
                 continue
+            if library and step != "forward":
+                continue
             if self.only_handed_over(factory.call) or self.only_an_index(factory):
                 continue
             definition = factory.definition
             if definition is not None and only_filled_in(factory.call, definition):
                 continue
-            if step == "forward" and not factory.in_module_class:
+            if step == "forward" and not self.runs_in_module(factory, context):
                 continue
             source = "self" if step.endswith("_step") else factory.first_param
             if step != factory.method and not factory.first_param_is_tensor:
@@ -371,6 +424,20 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
                 edit = NodeEdit(factory.call.args[-1].value, f", {hint}", "after")
                 fix = FixSpec((edit,), safe=False, description=hint)
             yield Report(factory.call, message, fix)
+
+    def runs_in_module(self, factory: FactoryCall, context: Context) -> bool:
+        """In a module's method, or a function of this file that one calls (a helper making
+        the initial hidden state) and returns the tensor. A function of another project module
+        is shared with that module's own callers (a dataset's mask conversion, where the CPU is
+        right): where its tensor should go is the caller's choice."""
+        if factory.in_module_class:
+            return True
+        definition = factory.definition
+        return (
+            factory.helper_of_module
+            and factory.call in self.returned  # else forward never meets it (a Python mask)
+            and any(s is definition for s in context.module.body)
+        )
 
     def only_handed_over(self, call: cst.Call) -> bool:
         """The tensor's name is bound once and only ever passed to unknown objects' methods."""

@@ -11,9 +11,11 @@ from gpudoc.lint.analysis.events import (
     BindingEvent,
     CallEvent,
     ClassEvent,
+    FunctionEvent,
     Semantic,
     SubscriptEvent,
 )
+from gpudoc.lint.analysis.functions import bind_arguments
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import Kind, Place, Value
@@ -40,6 +42,18 @@ class Pending:
     report: Report
     owner: str | None
     attr: str
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A host tensor indexed in a module's ``forward`` by one of its inputs, whose place only
+    the module's calls tell (``bank(feats, index)`` with ``index`` on the device)."""
+
+    finding: Pending | Report
+    """What is reported when a call passes a device tensor: held back as ``self.*`` ones are."""
+    forward: cst.FunctionDef
+    inputs: frozenset[str]
+    """The parameters of ``forward`` used as the index."""
 
 
 class IndexAcrossDevices(Rule):
@@ -81,7 +95,9 @@ class IndexAcrossDevices(Rule):
 
     ## Known problems
     Only tensors whose place the analysis knows are checked: a table or an index that comes
-    from a parameter, a helper of another file or a container is not. An attribute set
+    from a parameter, a helper of another file or a container is not; an index that is an
+    input of `forward` is checked where this file calls the module (`bank(feats, index)` with
+    `index` on the device), not where another file does. An attribute set
     anywhere but `__init__`, moved where it is used, or kept in a class with its own `_apply`
     is not reported.
 
@@ -92,7 +108,7 @@ class IndexAcrossDevices(Rule):
     CODE = "GPD108"
     NAME = "index-across-devices"
     SUMMARY = "a host tensor indexed by device indices: PyTorch refuses it on the GPU"
-    EVENTS = ("subscript", "call", "binding", "class")
+    EVENTS = ("subscript", "call", "binding", "class", "function")
     VALID = (
         """\
 import torch
@@ -153,6 +169,14 @@ model = Diffusion().cuda()
         self.classes: dict[str, ModuleClass] = {}
         self.moved_on_use: dict[int, set[str]] = {}
         """id of a module class -> attributes moved where they are used (``self.mean.to(x)``)."""
+        self.entry: dict[cst.FunctionDef, dict[str, Value]] = {}
+        """A module's ``forward`` -> its parameters' values on entry to the latest walk."""
+        self.deferred: dict[str, list[Deferred]] = {}
+        """Module class name -> host tensors its ``forward`` indexes by its inputs."""
+
+    def on_function(self, event: FunctionEvent, semantic: Semantic) -> None:
+        if event.node.name.value == "forward" and semantic.module_class is not None:
+            self.entry[event.node] = event.params
 
     def on_class(self, event: ClassEvent, semantic: Semantic) -> None:
         if event.module_class is not None:
@@ -161,7 +185,7 @@ model = Diffusion().cuda()
     def on_subscript(self, event: SubscriptEvent, semantic: Semantic) -> None:
         # a row of an iterated vector is a 0-dim tensor: PyTorch indexes with its value
         indices = [index for index in event.indices if not index.row]
-        if not _on_host(event.base) or not any(_on_device(index) for index in indices):
+        if not _on_host(event.base):
             return
         shown = _shown(event.node.value)
         message = (
@@ -169,10 +193,60 @@ model = Diffusion().cuda()
             f"`indices should be either on cpu or on the same device as the indexed tensor`; "
             f"{_advice(shown, event.node.value, semantic)}"
         )
-        self.add(Report(event.node, message), event.node.value, event.base, semantic)
+        report = Report(event.node, message)
+        if any(_on_device(index) for index in indices):
+            self.add(report, event.node.value, event.base, semantic)
+            return
+        nodes = [e.slice.value for e in event.node.slice if isinstance(e.slice, cst.Index)]
+        self.defer(report, event.node.value, event.base, nodes, semantic)
+
+    def defer(
+        self,
+        report: Report,
+        base: cst.BaseExpression,
+        value: Value,
+        indices: list[cst.BaseExpression],
+        semantic: Semantic,
+    ) -> None:
+        """``self.features[index]`` in ``forward(self, feats, index)``: the index is whatever
+        the module's calls pass; they tell whether it is on the device."""
+        cls, function = semantic.module_class, semantic.function_node
+        entry = self.entry.get(function) if function is not None else None
+        if cls is None or function is None or entry is None:
+            return
+        inputs = frozenset(
+            index.value
+            for index in indices
+            if isinstance(index, cst.Name)
+            and index.value in _parameter_names(function)
+            and semantic.lookup_local(index.value) is entry.get(index.value)  # not rebound
+        )
+        if not inputs or _is_parameter(value, semantic):
+            return
+        name = dotted(base) or ""
+        finding: Pending | Report = report
+        if name.startswith("self."):
+            finding = Pending(report, cls.name, name[5:].split(".")[0])
+        self.deferred.setdefault(cls.name, []).append(Deferred(finding, function, inputs))
+
+    def note_module_call(self, event: CallEvent) -> None:
+        """``bank(feats, index)``: a device tensor handed to the ``forward`` input that indexes
+        a host tensor there."""
+        module = event.module
+        built = _built_class(module.origin) if module is not None else None
+        waiting = self.deferred.get(built or "", [])
+        for deferred in list(waiting):
+            bound = bind_arguments(deferred.forward.params, event.node, list(event.args), True)
+            if any(_on_device(bound[name]) for name in deferred.inputs if name in bound):
+                waiting.remove(deferred)
+                if isinstance(deferred.finding, Pending):
+                    self.pending.append(deferred.finding)
+                else:
+                    self.report(deferred.finding.node, deferred.finding.message)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         self.note_moved_attribute(event, semantic)
+        self.note_module_call(event)
         method = event.method
         if method not in HOST_SELF_INDEX or event.qualified is not None:
             return
@@ -237,6 +311,20 @@ model = Diffusion().cuda()
             if cls is not None and (cls.custom_apply or item.attr in moved):
                 continue
             yield item.report
+
+
+def _parameter_names(function: cst.FunctionDef) -> set[str]:
+    params = function.params
+    return {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
+
+
+def _built_class(origin: cst.CSTNode | None) -> str | None:
+    """``Bank`` for a module built by ``Bank(n, d)``, also moved (``Bank(n, d).to(device)``)."""
+    while isinstance(origin, cst.Call) and isinstance(origin.func, cst.Attribute):
+        origin = origin.func.value
+    if isinstance(origin, cst.Call) and isinstance(origin.func, cst.Name):
+        return origin.func.value
+    return None
 
 
 def _on_host(value: Value) -> bool:
