@@ -93,8 +93,9 @@ def extract(git_dir: Path, sources: Path, name: str, commit: str) -> int:
     return count
 
 
-def lint(root: Path) -> list[tuple[str, int, str, str]]:
-    """``gpudoc lint --format json .`` in ``root`` with this checkout's gpudoc."""
+def lint(root: Path, internal: list[str]) -> list[tuple[str, int, str, str]]:
+    """``gpudoc lint --format json .`` in ``root`` with this checkout's gpudoc; its internal
+    errors (a file whose findings were all lost to a crash) are added to ``internal``."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
         [sys.executable, "-m", "gpudoc", "lint", "--no-cache", "--format", "json", "."],
@@ -102,7 +103,9 @@ def lint(root: Path) -> list[tuple[str, int, str, str]]:
     )  # fmt: skip
     if done.returncode not in (0, 1, 2) or not done.stdout.strip():
         raise SystemExit(f"gpudoc lint failed in {root}: {done.stderr.strip()[-400:]}")
-    findings = json.loads(done.stdout)["findings"]
+    report = json.loads(done.stdout)
+    internal += [f"{root.name}: {e}" for e in report["errors"] if "internal error" in e]
+    findings = report["findings"]
     return [(f["path"], f["line"], f["code"], f["message"]) for f in findings]
 
 
@@ -121,12 +124,13 @@ def score(sources: Path, only_set: str | None, listing: bool) -> int:
     unjudged: list[str] = []
     wrong: list[str] = []
     gone: list[str] = []
+    internal: list[str] = []
     for name in sorted(by_set, key=lambda s: (len(s), s)):
         counts: Counter[str] = Counter()
         repos = sorted(r for r in by_set[name] if (sources / r).is_dir())
         seen: set[tuple[str, str, int, str]] = set()
         for repo in repos:
-            for path, line, code, message in lint(sources / repo):
+            for path, line, code, message in lint(sources / repo, internal):
                 key = (repo, path, line, code)
                 seen.add(key)
                 verdict = judged.get(key)
@@ -148,12 +152,15 @@ def score(sources: Path, only_set: str | None, listing: bool) -> int:
         share = f"{counts['real'] / judged_total:.2f}" if judged_total else "-"
         print(f"{name:>4} {len(repos):>5} {total:>8} {counts['real']:>5} {counts['wrong']:>5} "
               f"{counts['new']:>4} {share:>10} {counts['gone']:>9}")  # fmt: skip
+    if internal:
+        print(f"\ninternal errors ({len(internal)}): those files were not checked")
+        print("\n".join(f"  {row}" for row in internal))
     if listing or unjudged:
         for title, rows in (("not judged yet", unjudged), ("wrong", wrong), ("real gone", gone)):
             if rows and (listing or title == "not judged yet"):
                 print(f"\n{title} ({len(rows)}):")
                 print("\n".join(f"  {row}" for row in rows))
-    return 0
+    return 1 if internal else 0
 
 
 def main(argv: list[str] | None = None) -> int:
