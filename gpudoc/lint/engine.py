@@ -7,13 +7,10 @@ per-file cache, and applies the configuration. The worker never prints.
 from __future__ import annotations
 
 import io
-import multiprocessing
 import os
 import sys
 import tokenize
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from gpudoc.lint.cache import ResultCache, content_key
@@ -216,6 +213,11 @@ def _run_all(pending: list[_Job], jobs: int | None) -> list[tuple[int, list[Find
     workers = min(jobs or default_jobs(), len(pending))
     if workers <= 1 or len(pending) < PARALLEL_MIN_FILES:
         return [_run_job(job) for job in pending]
+    # imported here: a pre-commit run on a few files never starts a pool (saves ~40 ms)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     method = "fork" if sys.platform == "linux" else None
     context = multiprocessing.get_context(method)
     done: list[tuple[int, list[Finding], str | None]] = []
