@@ -1,0 +1,95 @@
+"""Typing gaps found by recall set 12 (device bugs from real reports): a store into part of a
+tensor, the generator ``torch.manual_seed`` returns, and the values a generator function
+yields. Each case is a reduced shape of a reported bug, written here."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpudoc.lint.engine import lint_source
+
+
+def findings(source: str) -> set[tuple[int, str]]:
+    result = lint_source(textwrap.dedent(source), "case.py")
+    assert result.error is None, result.error
+    return {(f.line, f.code) for f in result.findings}
+
+
+# -- a store into part of a tensor keeps the tensor where it is ------------------------------
+
+
+def test_a_slice_store_keeps_a_device_tensor_on_the_device() -> None:
+    source = """\
+        import torch
+        from sklearn.metrics import roc_auc_score
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        scores = torch.zeros(10, device=device)
+        scores[0:4] = 1.0
+        auc = roc_auc_score([0, 1] * 5, scores)
+        """
+    assert findings(source) == {(6, "GPD202")}
+
+
+def test_scores_filled_slice_by_slice_in_a_method_stay_on_the_device() -> None:
+    # a test loop fills preallocated device scores batch by batch, then hands them to sklearn
+    source = """\
+        import torch
+        from sklearn.metrics import roc_curve
+
+        class Model:
+            def __init__(self, device):
+                self.device = device
+                self.net = torch.nn.Linear(4, 1).to(device)
+
+            def test(self, loader, n):
+                self.scores = torch.zeros(n, device=self.device)
+                self.labels = torch.zeros(n, device=self.device)
+                for i, (x, y) in enumerate(loader):
+                    error = self.net(x.to(self.device))
+                    self.scores[i * 8 : (i + 1) * 8] = error.reshape(-1)
+                    self.labels[i * 8 : (i + 1) * 8] = y.reshape(-1)
+                return roc_curve(self.labels, self.scores)
+
+        model = Model(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+        model.test(loader, 64)
+        """
+    assert (16, "GPD202") in findings(source)
+
+
+def test_a_masked_store_of_a_number_keeps_the_device() -> None:
+    source = """\
+        import torch
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        x = torch.randn(8, device=device)
+        x[x < 0] = 0
+        print(x.numpy())
+        """
+    assert findings(source) == {(5, "GPD202")}
+
+
+def test_a_host_buffer_filled_with_device_values_stays_on_the_host() -> None:
+    # PyTorch copies the device values into the host buffer: the buffer is no device tensor
+    source = """\
+        import torch
+        import torch.nn as nn
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = nn.Linear(4, 2).to(device)
+        features = torch.zeros(8, 4)
+        features[:4] = torch.randn(4, 4, device=device)
+        out = model(features)
+        """
+    assert findings(source) == {(7, "GPD101")}
+
+
+def test_an_element_stored_into_a_batch_still_makes_it_unknown() -> None:
+    # a dict batch whose element is replaced by a moved one: the rest of it stays where it was
+    source = """\
+        import torch
+        import torch.nn as nn
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = nn.Linear(4, 2).to(device)
+        batch = {"x": torch.randn(8, 4), "y": torch.zeros(8)}
+        batch["x"] = batch["x"].to(device)
+        out = model(batch["x"])
+        """
+    assert findings(source) == set()
