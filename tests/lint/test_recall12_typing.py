@@ -93,3 +93,35 @@ def test_an_element_stored_into_a_batch_still_makes_it_unknown() -> None:
         out = model(batch["x"])
         """
     assert findings(source) == set()
+
+
+# -- torch.manual_seed returns the default CPU generator --------------------------------------
+
+
+def test_the_generator_manual_seed_returns_is_on_the_cpu() -> None:
+    source = """\
+        import torch
+        generator = torch.manual_seed(0)
+        latents = torch.randn(1, 4, 64, 64, generator=generator, device="cuda")
+        """
+    assert findings(source) == {(3, "GPD110")}
+
+
+def test_manual_seed_inline_as_the_generator() -> None:
+    source = """\
+        import torch
+        noise = torch.randn(4, device="cuda", generator=torch.manual_seed(0))
+        """
+    assert findings(source) == {(2, "GPD110")}
+
+
+def test_the_manual_seed_generator_for_host_draws_is_fine() -> None:
+    source = """\
+        import torch
+        from torch.utils.data import DataLoader
+        g = torch.manual_seed(0)
+        loader = DataLoader(dataset, shuffle=True, generator=g)
+        noise = torch.randn(4, generator=g)
+        torch.cuda.manual_seed(0)
+        """
+    assert findings(source) == set()
