@@ -125,3 +125,89 @@ def test_the_manual_seed_generator_for_host_draws_is_fine() -> None:
         torch.cuda.manual_seed(0)
         """
     assert findings(source) == set()
+
+
+# -- what a generator function yields ---------------------------------------------------------
+
+ENET = """\
+    import torch
+    import torch.nn as nn
+
+    class ENet(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.init = nn.Conv2d(3, c, 3)
+
+        def forward(self, x):
+            return self.init(x)
+
+    def loader(n):
+        while True:
+            yield torch.rand(n, 3, 8, 8), torch.zeros(n)
+
+    def train():
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        enet = ENet(12)
+        pipe = loader(4)
+"""
+
+
+def test_batches_taken_from_a_generator_with_next_are_tensors() -> None:
+    source = ENET + textwrap.indent(
+        textwrap.dedent("""\
+            for _ in range(10):
+                X_batch, mask_batch = next(pipe)
+                X_batch, mask_batch = X_batch.to(device), mask_batch.to(device)
+                out = enet(X_batch)
+        """),
+        " " * 8,
+    )
+    assert findings(source) == {(18, "GPD102")}
+
+
+def test_batches_iterated_from_a_generator_are_tensors() -> None:
+    source = ENET + textwrap.indent(
+        textwrap.dedent("""\
+            for i, (X_batch, mask_batch) in enumerate(pipe):
+                out = enet(X_batch.to(device))
+        """),
+        " " * 8,
+    )
+    assert findings(source) == {(18, "GPD102")}
+
+
+def test_a_yielded_tuple_keeps_its_shape() -> None:
+    # the index next to the batch is no tensor; the batch is one, on the host
+    source = """\
+        import torch
+        import torch.nn as nn
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = nn.Linear(4, 2).to(device)
+
+        def batches(data):
+            for i in range(0, len(data), 8):
+                yield i, torch.tensor(data[i : i + 8])
+
+        for start, x in batches(rows):
+            out = model(x)
+        """
+    assert findings(source) == {(11, "GPD101")}
+
+
+def test_device_batches_from_a_generator_need_no_move() -> None:
+    source = """\
+        import torch
+        import torch.nn as nn
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = nn.Linear(4, 2).to(device)
+
+        def batches(n):
+            for _ in range(n):
+                yield torch.randn(8, 4, device=device)
+
+        for x in batches(3):
+            out = model(x)
+        gen = batches(2)
+        out = model(next(gen))
+        """
+    assert findings(source) == set()
