@@ -5,8 +5,9 @@ yields. Each case is a reduced shape of a reported bug, written here."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
-from gpudoc.lint.engine import lint_source
+from gpudoc.lint.engine import lint_paths, lint_source
 
 
 def findings(source: str) -> set[tuple[int, str]]:
@@ -211,3 +212,70 @@ def test_device_batches_from_a_generator_need_no_move() -> None:
         out = model(next(gen))
         """
     assert findings(source) == set()
+
+
+# -- names a star import of a project module binds ---------------------------------------------
+
+UTILS = """\
+import torch
+import torch.nn as nn
+
+
+def loader(n):
+    while True:
+        yield torch.rand(n, 3, 8, 8), torch.zeros(n)
+
+
+def make(n):
+    return torch.randn(n, 4)
+
+
+class ENet(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.init = nn.Conv2d(3, c, 3)
+
+    def forward(self, x):
+        return self.init(x)
+"""
+
+
+def lint_project(tmp_path: Path, train: str) -> set[tuple[int, str]]:
+    (tmp_path / "utils.py").write_text(UTILS)
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(train))
+    result = lint_paths([str(script)], jobs=1, use_cache=False)
+    return {(f.line, f.code) for f in result.findings}
+
+
+def test_a_generator_and_a_model_star_imported_from_the_project(tmp_path: Path) -> None:
+    train = """\
+        import torch
+        from utils import *
+
+        def train(flags):
+            device = flags.cuda
+            enet = ENet(12)
+            pipe = loader(4)
+            for _ in range(10):
+                X_batch, mask_batch = next(pipe)
+                X_batch, mask_batch = X_batch.to(device), mask_batch.to(device)
+                out = enet(X_batch)
+        """
+    assert lint_project(tmp_path, train) == {(6, "GPD102")}
+
+
+def test_a_function_defined_here_hides_the_star_imported_one(tmp_path: Path) -> None:
+    # `make` of this file puts its tensor on the device; the one in utils.py does not
+    train = """\
+        import torch
+        from utils import *
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+        def make(n):
+            return torch.randn(n, 4, device=device)
+
+        x = make(3)
+        print(x.numpy())
+        """
+    assert lint_project(tmp_path, train) == {(9, "GPD202")}

@@ -62,6 +62,7 @@ class Bodies:
         function is walked where it is defined."""
         model = self.model
         if model.scope is model.module_scope:
+            model.project_imports.pop(node.name.value, None)  # it rebinds an imported name
             model.local_functions[node.name.value] = node
             model.pending[node] = model.module_scope
         elif model.scope.function == "":
@@ -206,6 +207,8 @@ class Bodies:
 
     def walk_class(self, node: cst.ClassDef) -> None:
         model = self.model
+        if model.scope is model.module_scope:
+            model.project_imports.pop(node.name.value, None)  # it rebinds an imported name
         module_class = self.classes.register_class(node)
         if model.bus.wants("class"):
             model.emit("class", ClassEvent(node, module_class))
