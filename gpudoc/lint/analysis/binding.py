@@ -52,7 +52,10 @@ class Binder:
         base = dotted(target.value)
         if base is not None:
             held = self.model.scope.lookup(base)
-            if held is not None and held.is_tensorish:
+            # a store into part of a tensor (`scores[a:b] = err`, `x[mask] = 0`) leaves it
+            # where it is: PyTorch copies a value from another device, or fails. A batch (a
+            # dict or list of tensors) gets an element that may live elsewhere
+            if held is not None and held.kind is Kind.BATCH:
                 self.model.assign_name(base, held.with_place(Place.UNKNOWN))
 
     def bind_name(

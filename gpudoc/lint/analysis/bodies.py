@@ -62,6 +62,7 @@ class Bodies:
         function is walked where it is defined."""
         model = self.model
         if model.scope is model.module_scope:
+            model.project_imports.pop(node.name.value, None)  # it rebinds an imported name
             model.local_functions[node.name.value] = node
             model.pending[node] = model.module_scope
         elif model.scope.function == "":
@@ -171,18 +172,22 @@ class Bodies:
         model.context_stack.append(node.name.value)
         model.context_classes.append(scope.module_class)
         model.returns.append([])
+        model.yields.append([])
         model.cpu_path_returns.append([])
         model.cpu_path_at_entry.append(model.cpu_path)
         try:
             self.statements.walk_body(node.body)
         finally:
             returned = model.returns.pop()
+            yielded = model.yields.pop()
             on_cpu_path = model.cpu_path_returns.pop()
             model.cpu_path_at_entry.pop()
             model.context_stack.pop()
             model.context_classes.pop()
             model.scope, model.guard_depth, model.terminated, model.loop_depth = saved[:4]
             model.cpu_path = saved[4]
+        if yielded:  # a generator function: its calls return an iterator over what it yields
+            return _iterator_of(yielded), scope
         return _joined_returns(returned, on_cpu_path), scope
 
     def facts_of(self, node: cst.FunctionDef) -> FunctionSyntax:
@@ -204,6 +209,8 @@ class Bodies:
 
     def walk_class(self, node: cst.ClassDef) -> None:
         model = self.model
+        if model.scope is model.module_scope:
+            model.project_imports.pop(node.name.value, None)  # it rebinds an imported name
         module_class = self.classes.register_class(node)
         if model.bus.wants("class"):
             model.emit("class", ClassEvent(node, module_class))
@@ -237,6 +244,13 @@ class Bodies:
             if method in self.model.pending:
                 del self.model.pending[method]
                 self.walk_function(method, scope)
+
+
+def _iterator_of(yielded: list[Value]) -> Value:
+    """What a call of a generator function returns: an iterator whose elements are what its
+    body yielded, joined."""
+    element = join_envs([{"": value} for value in yielded], "unrelated").get("", UNKNOWN)
+    return Value(Kind.LOADER, element.place, element=element)
 
 
 def _joined_returns(returned: list[Value], on_cpu_path: list[bool]) -> Value:

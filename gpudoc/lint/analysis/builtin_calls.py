@@ -45,10 +45,13 @@ def builtin_value(name: str, args: list[Value]) -> Value:
     if not args:
         return UNKNOWN
     if name == "enumerate":
-        return (
-            Value(Kind.LOADER, args[0].place, source="enumerate", by_name=args[0].by_name)
-            if (args[0].kind is Kind.LOADER)
-            else UNKNOWN
+        if args[0].kind is not Kind.LOADER:
+            return UNKNOWN
+        # a generator's elements, each with its index
+        element = args[0].element
+        pairs = Value(items=(SCALAR, element)) if element is not None else None
+        return Value(
+            Kind.LOADER, args[0].place, source="enumerate", by_name=args[0].by_name, element=pairs
         )
     if name == "zip":
         if any(arg.kind is Kind.LOADER for arg in args):

@@ -177,6 +177,17 @@ class Evaluator:
             return Value(Kind.BATCH, join_places([t.place for t in tensors]))
         return UNKNOWN
 
+    def eval_yield(self, node: cst.Yield) -> Value:
+        """``yield batch``: what the generator hands its caller's loop (bodies.walk_function
+        joins them); the expression's own value is what the caller sends in, unknown."""
+        if isinstance(node.value, cst.From):
+            yielded = element_of(self.eval(node.value.item))
+        else:
+            yielded = self.eval(node.value) if node.value is not None else UNKNOWN
+        if self.model.yields:
+            self.model.yields[-1].append(yielded)
+        return UNKNOWN
+
     def eval_string(self, node: cst.BaseExpression) -> Value:
         text = string_value(node)
         if text is None:
@@ -285,6 +296,7 @@ _BY_TYPE: dict[type[cst.CSTNode], Callable[[Evaluator, Any], Value]] = {
         [cst.SimpleString, cst.ConcatenatedString, cst.FormattedString], Evaluator.eval_string
     ),
     cst.Dict: Evaluator.eval_dict,
+    cst.Yield: Evaluator.eval_yield,
     cst.Lambda: _unknown,
 }
 """What evaluates each kind of expression; any other is evaluated through its children."""

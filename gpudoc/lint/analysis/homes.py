@@ -46,13 +46,14 @@ _homes: dict[str, Home] = {}
 
 def project_names(node: cst.ImportFrom, importer: str) -> dict[str, tuple[Path, str]]:
     """What ``from <module> import a, b as c`` names in the project's own files: local name ->
-    (the module's file, the name there). Nothing is read yet: only what is called is parsed."""
-    if isinstance(node.names, cst.ImportStar):
-        return {}
+    (the module's file, the name there). Nothing is read yet: only what is called is parsed,
+    except for ``from utils import *``, whose names are what the module defines."""
     module = (dotted(node.module) or "") if node.module is not None else ""
     path = project.resolve(importer, module, len(node.relative))
     if path is None:
         return {}
+    if isinstance(node.names, cst.ImportStar):
+        return _public_names(path)
     names: dict[str, tuple[Path, str]] = {}
     for alias in node.names:
         name = dotted(alias.name) or ""
@@ -61,6 +62,16 @@ def project_names(node: cst.ImportFrom, importer: str) -> dict[str, tuple[Path, 
             local = alias.asname.name.value
         names[local] = (path, name)
     return names
+
+
+def _public_names(path: Path) -> dict[str, tuple[Path, str]]:
+    """The functions and classes ``from <path's module> import *`` binds (those without a
+    leading underscore; ``__all__`` is not read)."""
+    parsed = project.load(path)
+    if parsed is None:
+        return {}
+    defined = [*parsed.functions, *parsed.classes]
+    return {name: (path, name) for name in defined if not name.startswith("_")}
 
 
 def project_modules(node: cst.Import | cst.ImportFrom, importer: str) -> dict[str, Path]:

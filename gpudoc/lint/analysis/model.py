@@ -94,6 +94,8 @@ class SemanticModel:
         """For each call being walked: its caller moves the result (``helper(n).to(dev)``)."""
         self.returns: list[list[Value]] = []
         """What each function being walked has returned so far, innermost last."""
+        self.yields: list[list[Value]] = []
+        """What each function being walked has yielded so far (a generator), innermost last."""
         self.cpu_path_returns: list[list[bool]] = []
         """For each function being walked: whether each of its returns is on the CPU path of
         a device guard of its own body."""

@@ -15,7 +15,7 @@ class Kind(Enum):
     BATCH = "batch"
     """A tuple, list or dict of tensors, as a DataLoader yields them."""
     LOADER = "loader"
-    """Iterating it yields BATCH values in its ``place``."""
+    """Iterating it yields BATCH values in its ``place`` (or its ``element``)."""
     OPTIMIZER = "optimizer"
     DEVICE = "device"
     NDARRAY = "ndarray"
@@ -78,6 +78,9 @@ class Value:
     left it on the host (``if args.pretrained: model = resnet18()``)."""
     items: tuple[Value, ...] | None = None
     """For tuples of known shape: the value of each element."""
+    element: Value | None = None
+    """For LOADER values that a call of a generator function returns: what it yields (the
+    join of its ``yield`` values)."""
     row: bool = False
     """An element of an iterated tensor (``for t in labels``): one dimension less, a 0-dim
     tensor for a vector, which indexes like a Python int on any device."""
@@ -135,6 +138,8 @@ def host_module(value: Value) -> bool:
 
 def element_of(value: Value) -> Value:
     """What iterating ``value`` yields."""
+    if value.element is not None:
+        return value.element
     if value.kind is Kind.LOADER:
         return Value(Kind.BATCH, value.place, by_name=value.by_name)
     if value.kind in (Kind.TENSOR, Kind.BATCH):

@@ -25,11 +25,12 @@ class GeneratorDeviceMismatch(Rule):
     """A `torch.Generator` on another device than the random tensors it draws.
 
     ## What it does
-    Follows generators created with `torch.Generator(...)` (and `.manual_seed(...)` on one)
-    to the `generator=` argument of random factories (`torch.randn`, `torch.randint`,
-    `torch.randperm`, ...), of in-place draws (`x.normal_(generator=g)`) and of the data
-    loading helpers that draw on the CPU (`DataLoader`, `RandomSampler`, `random_split`), and
-    compares the generator's device with the device of the draw.
+    Follows generators created with `torch.Generator(...)` (and `.manual_seed(...)` on one),
+    and the default CPU generator that `torch.manual_seed(...)` returns, to the `generator=`
+    argument of random factories (`torch.randn`, `torch.randint`, `torch.randperm`, ...), of
+    in-place draws (`x.normal_(generator=g)`) and of the data loading helpers that draw on the
+    CPU (`DataLoader`, `RandomSampler`, `random_split`), and compares the generator's device
+    with the device of the draw.
 
     ## Why is this bad?
     A generator draws only on its own device: `torch.randn(n, device="cuda",
@@ -158,14 +159,24 @@ loader = DataLoader(dataset, batch_size=8, shuffle=True, generator=g)
         return None
 
 
+SEEDING_FUNCTIONS = frozenset({"torch.manual_seed", "torch.random.manual_seed"})
+"""They seed the default CPU generator and return it (``generator = torch.manual_seed(0)``,
+the diffusers tutorials' idiom); ``torch.cuda.manual_seed`` returns nothing."""
+
+
 def _generator_place(node: cst.BaseExpression, semantic: Semantic) -> Place | None:
-    """The device of ``torch.Generator(...)`` (or ``.manual_seed(...)`` on it); None if ``node``
-    makes no generator."""
+    """The device of ``torch.Generator(...)`` (or ``.manual_seed(...)`` on it, or the default
+    generator ``torch.manual_seed(...)`` returns); None if ``node`` makes no generator."""
     while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         if node.func.attr.value != "manual_seed" or semantic.qualify(node.func) is not None:
             break
         node = node.func.value
-    if not isinstance(node, cst.Call) or semantic.qualify(node.func) != "torch.Generator":
+    if not isinstance(node, cst.Call):
+        return None
+    qualified = semantic.qualify(node.func)
+    if qualified in SEEDING_FUNCTIONS:
+        return Place.HOST
+    if qualified != "torch.Generator":
         return None
     device = _keyword(node, "device")
     if device is None and node.args and node.args[0].keyword is None:
