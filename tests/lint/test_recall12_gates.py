@@ -1,0 +1,91 @@
+"""Recall regressions from a triage of real device-bug reports (recall set 12), reduced and
+rewritten here: rules that stayed silent because the file "placed nothing" itself, or because an
+optimizer's parameters came in groups. Each bug sits next to the correct code the rule must
+still leave alone."""
+
+from __future__ import annotations
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_source
+
+
+def lines(source: str, code: str) -> list[int]:
+    result = lint_source(source, "x.py", LintConfig(select=(code,)))
+    return [finding.line for finding in result.findings]
+
+
+# GPD103: a discarded move of the file's own tensor, in a file that places nothing itself
+# (accelerate or a caller placed the batch)
+
+TIMESTEPS_TO_BATCH = """\
+import torch
+def step(batch):
+    t = torch.randint(0, 1000, (batch.shape[0],))
+    t.to(batch.device)
+    return t
+"""
+
+
+def test_discarded_move_to_a_batchs_device_without_placement() -> None:
+    assert lines(TIMESTEPS_TO_BATCH, "GPD103") == [4]
+
+
+INHERITED_SAMPLER = """\
+import numpy as np
+import torch
+from accelerate import Accelerator
+
+
+class Sampler:
+    def sample(self, n):
+        indices = torch.from_numpy(np.random.choice(10, size=(n,))).long()
+        weights = torch.ones(n)
+        return indices, weights
+
+
+class UniformSampler(Sampler):
+    def __init__(self, steps):
+        self.steps = steps
+
+
+class Loop:
+    def __init__(self, model, data):
+        self.accelerator = Accelerator()
+        self.sampler = UniformSampler(1000)
+        self.model, self.data = self.accelerator.prepare(model, data)
+
+    def step(self, batch):
+        t, weights = self.sampler.sample(batch.shape[0])
+        t.to(batch.device)
+        return self.model(batch, t) * weights
+"""
+
+
+def test_discarded_move_of_what_an_inherited_method_returns() -> None:
+    """``sample`` is defined on the plain base class: the subclass's instance runs it."""
+    assert lines(INHERITED_SAMPLER, "GPD103") == [26]
+
+
+def test_own_method_wins_over_the_inherited_one() -> None:
+    overridden = INHERITED_SAMPLER.replace(
+        "        self.steps = steps\n",
+        "        self.steps = steps\n\n    def sample(self, n):\n        return None, None\n",
+    )
+    assert lines(overridden, "GPD103") == []
+
+
+def test_discarded_moves_that_change_nothing_without_placement_stay_silent() -> None:
+    source = """\
+import torch
+def step(batch, x):
+    model = torch.nn.Linear(4, 2)
+    model.to(batch.device)
+    t = torch.zeros(4)
+    t.cpu()
+    t.to("cpu", non_blocking=True)
+    x.to(batch.device)
+    return model(t)
+"""
+    # a module moves in place; the file's own tensors are on the CPU already; `x` is a tensor
+    # only by its name and may be an object whose `.to()` works in place
+    assert lines(source, "GPD103") == []
