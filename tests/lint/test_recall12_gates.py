@@ -89,3 +89,36 @@ def step(batch, x):
     # a module moves in place; the file's own tensors are on the CPU already; `x` is a tensor
     # only by its name and may be an object whose `.to()` works in place
     assert lines(source, "GPD103") == []
+
+
+# GPD104: the Trainer places a LightningModule, so its plain lists of modules matter in a file
+# that places nothing
+
+LIGHTNING_CRITERIA = """\
+import torch
+import pytorch_lightning as pl
+
+
+class Reader(pl.LightningModule):
+    def __init__(self, positions):
+        super().__init__()
+        self.head = torch.nn.Linear(64, 94)
+        self.criterions = []
+        for _ in range(positions):
+            self.criterions.append(torch.nn.CrossEntropyLoss(weight=torch.ones(94)))
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return self.criterions[0](self.head(x), y)
+"""
+
+
+def test_plain_list_in_a_lightning_module_without_placement() -> None:
+    assert lines(LIGHTNING_CRITERIA, "GPD104") == [9]
+
+
+def test_module_list_in_a_lightning_module_stays_silent() -> None:
+    source = LIGHTNING_CRITERIA.replace(
+        "self.criterions = []", "self.criterions = torch.nn.ModuleList()"
+    )
+    assert lines(source, "GPD104") == []
