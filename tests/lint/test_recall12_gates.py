@@ -122,3 +122,70 @@ def test_module_list_in_a_lightning_module_stays_silent() -> None:
         "self.criterions = []", "self.criterions = torch.nn.ModuleList()"
     )
     assert lines(source, "GPD104") == []
+
+
+# GPD302 / GPD301: an optimizer built from parameter groups belongs to the model
+
+RESUME_GROUPS = """\
+import torch
+import torch.nn as nn
+
+
+class SegNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.base = nn.Conv2d(3, 8, 3)
+        self.head = nn.Conv2d(8, 2, 1)
+
+    def get_basenet_params(self):
+        return self.base.parameters()
+
+    def forward(self, x):
+        return self.head(self.base(x))
+
+
+def main(args):
+    model = SegNet()
+    {groups}
+    if args.resume:
+        checkpoint = torch.load(args.resume, map_location="cpu")
+        model.load_state_dict(checkpoint["state_dict"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+    model = model.cuda()
+"""
+
+LOAD_STATE = '        optimizer.load_state_dict(checkpoint["optimizer"])'
+GROUPS = {
+    "a model method, in a variable": (
+        "groups = [{'params': model.get_basenet_params(), 'lr': args.lr},"
+        " {'params': model.head.parameters(), 'lr': args.lr * 10}]\n"
+        "    optimizer = torch.optim.SGD(groups, lr=args.lr, momentum=0.9)"
+    ),
+    "inline": "optimizer = torch.optim.Adam([{'params': model.parameters(), 'lr': 1e-3}])",
+    "a parameter": "optimizer = torch.optim.SGD([{'params': model.head.weight}], lr=0.1)",
+}
+
+
+def test_optimizer_state_loaded_before_placement_with_param_groups() -> None:
+    for shape, groups in GROUPS.items():
+        source = RESUME_GROUPS.format(groups=groups)
+        load = source.split("\n").index(LOAD_STATE) + 1
+        assert lines(source, "GPD302") == [load], shape
+
+
+def test_param_groups_of_an_unrelated_object_are_not_the_models() -> None:
+    groups = (
+        "extra = build()\n    optimizer = torch.optim.SGD([{'params': extra.get_params()}], lr=0.1)"
+    )
+    assert lines(RESUME_GROUPS.format(groups=groups), "GPD302") == []
+
+
+def test_optimizer_of_a_replaced_model_with_param_groups() -> None:
+    source = """\
+import torch
+net = torch.nn.Linear(4, 2)
+optimizer = torch.optim.SGD([{"params": net.parameters(), "lr": 0.1}], momentum=0.9)
+net = torch.nn.Linear(4, 2).cuda()
+optimizer.step()
+"""
+    assert lines(source, "GPD301") == [4]
