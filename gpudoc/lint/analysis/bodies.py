@@ -224,6 +224,7 @@ class Bodies:
                 # a plain class (a trainer, a metric, a noise schedule): its methods wait for
                 # the calls of its instances, like the file's functions wait for theirs
                 model.plain_classes[node.name.value] = scope
+                _inherit_methods(node, scope, model.plain_classes)
             else:
                 self.walk_methods(scope)
         finally:
@@ -259,3 +260,13 @@ def _joined_returns(returned: list[Value], on_cpu_path: list[bool]) -> Value:
     gpu_returns = [value for value, cpu in zip(returned, on_cpu_path, strict=True) if not cpu]
     returned = gpu_returns or returned
     return join_envs([{"": value} for value in returned], "unrelated").get("", UNKNOWN)
+
+
+def _inherit_methods(node: cst.ClassDef, scope: Scope, plain: dict[str, Scope]) -> None:
+    """``class UniformSampler(ScheduleSampler)``: an instance's call of a method its class
+    inherits from a plain class defined above it walks the base's method (the class's own
+    methods win, the first base first, as Python looks them up)."""
+    for base in node.bases:
+        found = plain.get(base.value.value) if isinstance(base.value, cst.Name) else None
+        for name, method in found.methods.items() if found is not None else ():
+            scope.methods.setdefault(name, method)

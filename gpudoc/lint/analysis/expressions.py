@@ -29,6 +29,9 @@ from gpudoc.lint.analysis.values import (
     unpack,
 )
 
+PARAM_GROUPS = "param-groups:"
+"""``Value.source`` of an optimizer's parameter groups (a dict, or a list of them) that all hold
+one module's parameters: ``param-groups:model``."""
 TENSOR_ATTRS = frozenset(
     ["data", "T", "mT", "H", "real", "imag", "grad", "logits", "loss", "last_hidden_state"]
 )
@@ -164,18 +167,42 @@ class Evaluator:
         tensors = [item for item in items if item.is_tensorish]
         if tensors and len(tensors) == len(items):
             return Value(Kind.BATCH, join_places([t.place for t in tensors]), items=tuple(items))
+        sources = {item.source for item in items}
+        if len(sources) == 1 and sources.pop().startswith(PARAM_GROUPS):
+            return Value(source=items[0].source, items=tuple(items))  # groups of one module
         return Value(items=tuple(items))
 
     def eval_dict(self, node: cst.Dict) -> Value:
         values = []
+        group: Value | None = None
         for element in node.elements:
             if isinstance(element, cst.DictElement):
                 self.eval(element.key)
             values.append(self.eval(element.value))
+            if isinstance(element, cst.DictElement) and string_value(element.key) == "params":
+                group = self.param_group(element.value, values[-1])
         tensors = [value for value in values if value.is_tensorish]
         if tensors and len(tensors) == len(values):
             return Value(Kind.BATCH, join_places([t.place for t in tensors]))
-        return UNKNOWN
+        return group or UNKNOWN
+
+    def param_group(self, params: cst.BaseExpression, value: Value) -> Value | None:
+        """``{"params": model.parameters(), "lr": lr}``, an optimizer's parameter group: the
+        parameters of the module that holds them (``model.head.parameters()``, a method of the
+        model, ``model.get_basenet_params()``, or ``model.weight`` belong to ``model``, moved
+        with it). A dict still, whose ``source`` names that module."""
+        if value.kind is Kind.PARAMS:
+            return Value(source=PARAM_GROUPS + value.source)
+        if isinstance(params, cst.Call) and isinstance(params.func, cst.Attribute):
+            if "param" not in params.func.attr.value:
+                return None
+            params = params.func.value
+        parts = (dotted(params) or "").split(".")
+        for end in range(1, len(parts) + 1):
+            held = self.model.scope.lookup(".".join(parts[:end])) if parts[0] else None
+            if held is not None and held.kind is Kind.MODULE:
+                return Value(source=PARAM_GROUPS + ".".join(parts[:end]))
+        return None
 
     def eval_yield(self, node: cst.Yield) -> Value:
         """``yield batch``: what the generator hands its caller's loop (bodies.walk_function

@@ -8,7 +8,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.builtin_calls import builtin_value
-from gpudoc.lint.analysis.expressions import Evaluator, string_value
+from gpudoc.lint.analysis.expressions import PARAM_GROUPS, Evaluator, string_value
 from gpudoc.lint.analysis.functions import moves_anything
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted, keyword, keyword_value
@@ -110,6 +110,8 @@ class QualifiedCalls:
             return self.nn_constructor(node, last, args)
         if rest.startswith("optim.") and last[:1].isupper() and "lr_scheduler" not in rest:
             source = args[0].source if args and args[0].kind is Kind.PARAMS else ""
+            if args and args[0].source.startswith(PARAM_GROUPS):
+                source = args[0].source[len(PARAM_GROUPS) :]
             held = self.model.scope.lookup(source) if source else None
             if held is not None and held.kind is Kind.MODULE and held.stale:
                 # a new model trained from scratch where the old one was: a fresh CPU workflow

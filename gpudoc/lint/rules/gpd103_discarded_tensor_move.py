@@ -25,6 +25,9 @@ class DiscardedMove:
     method: str
     line: cst.SimpleStatementLine | None = None
     """The line that holds the statement (None in a one-line block: ``if c: x.cuda()``)."""
+    bound: bool = False
+    """The receiver is a tensor by what bound it (a factory, an operation, a function's
+    return), not only by a conventional name."""
 
 
 class DiscardedTensorMove(Rule):
@@ -58,6 +61,10 @@ class DiscardedTensorMove(Rule):
     (`ckpt["model"].half()`, `models[name].cuda()`, `self.encoder.to(device)`). The last
     statement of a notebook cell is not reported: Jupyter shows its value (`m.to(device)` to show
     the moved tensor), nor is `x.type()` with no argument, which reads the type's name.
+    In a file that places nothing itself, a discarded move is reported when it converts the
+    dtype, or moves a tensor the file made to the device (`t.to(batch.device)`: accelerate,
+    Lightning or a caller placed `batch`); a parameter typed only by its name (`x.to(dev)` in
+    a library function) is not, and neither is a move to the CPU there.
 
     ## Fix safety
     The fix assigns the result back (`x = x.to(device)`). It is safe only when the move goes to
@@ -169,8 +176,10 @@ def test_forward():
             return
         if func.attr.value == "type" and not call.args:
             return  # `x.type()` reads the type's name: nothing to assign back
-        if (receiver.is_tensorish and not receiver.inplace_to) or _tensor_subscript(func.value):
-            move = DiscardedMove(event.node, call, func.value, func.attr.value, event.line)
+        tensor = receiver.is_tensorish and not receiver.inplace_to
+        if tensor or _tensor_subscript(func.value):
+            bound = tensor and not receiver.by_name
+            move = DiscardedMove(event.node, call, func.value, func.attr.value, event.line, bound)
             self.moves.append(move)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
@@ -184,7 +193,7 @@ def test_forward():
     def finish(self, context: Context) -> Iterator[Report]:
         uses: _NextUse | None = None
         for move in self.moves:
-            if not context.flags.places and not _converts_dtype(move, context):
+            if not context.flags.places and not _matters_anywhere(move, context):
                 continue
             if _may_hold_module(move.receiver):
                 continue  # `ckpt["model"].half()`, `models[name].cuda()`: modules convert in place
@@ -319,6 +328,25 @@ def _tensor_subscript(node: cst.BaseExpression) -> bool:
 
 def _combines_device(args: tuple[Value, ...]) -> bool:
     return any(value.is_tensorish and value.place is Place.DEVICE for value in args)
+
+
+def _matters_anywhere(move: DiscardedMove, context: Context) -> bool:
+    """In a file that places nothing itself: a discarded dtype conversion, or a move to the
+    device of a tensor this file made (``t.to(batch.device)``, where a framework or a caller
+    placed ``batch``). A parameter typed only by its name may be an object whose ``.to()``
+    works in place, and a move to the CPU of the file's own tensors changes nothing."""
+    if _converts_dtype(move, context):
+        return True
+    return move.bound and _moves_to_device(move, context) and not _to_cpu(move)
+
+
+def _to_cpu(move: DiscardedMove) -> bool:
+    """``.to("cpu")``, ``.to(device="cpu", non_blocking=True)``."""
+    for arg in move.call.args:
+        if arg.keyword is None or arg.keyword.value == "device":
+            text = string_value(arg.value)
+            return text is not None and text.strip().lower().startswith("cpu")
+    return False
 
 
 def _converts_dtype(move: DiscardedMove, context: Context) -> bool:

@@ -26,7 +26,8 @@ class ModulesInPlainContainer(Rule):
     Finds `self.layers = [nn.Linear(...), ...]` (or a list comprehension, a dict, or an empty list
     filled with `.append(nn.Conv2d(...))`) in the `__init__` of an `nn.Module` subclass. Unlike
     the placement rules it also runs in files that place nothing (a model library, a CPU
-    script): the modules are never trained or saved there either.
+    script, a LightningModule whose Trainer places it): the modules are never trained or saved
+    there either.
 
     ## Why is this bad?
     PyTorch only registers submodules assigned as attributes or held in `nn.ModuleList` /
@@ -149,8 +150,6 @@ net = Net().to("cuda")
 
     def finish(self, context: Context) -> Iterator[Report]:
         for cls in self.attrs.classes:
-            if cls.lightning and not context.flags.places:
-                continue
             appended = self.appended.get(id(cls), {})
             registered: set[str] | None = None  # read only for a class with a candidate
             for attr in self.attrs.of(cls):

@@ -49,7 +49,10 @@ class OptimizerStateBeforePlacement(Rule):
     ```
 
     ## Known problems
-    A model placed inside a helper function (`place(model, device)`) is not followed. A helper
+    A model placed inside a helper function (`place(model, device)`) is not followed. An
+    optimizer built from parameter groups (`[{"params": model.get_backbone_params()}, {"params":
+    model.head.parameters(), "lr": ...}]`) belongs to the model whose parameters, methods or
+    submodules the groups name; groups of several models belong to none. A helper
     that restores the state (`load_checkpoint(path, model, optimizer)`, in this file or another
     one of the project) is reported at its call.
     """
