@@ -3,7 +3,8 @@
 bench/real_code/repos.tsv lists the repositories of each held-out set and the commit we read
 (a repository where nothing was reported belongs to its set too: a new finding there counts).
 bench/real_code/verdicts.tsv holds one row per finding we have read in its source and judged:
-its set, repository, file, line and rule, and the verdict:
+its set, repository, file (``nb.ipynb#3`` for a notebook's cell 3, whose lines count within
+the cell), line and rule, and the verdict:
 
 - ``bug``: a GPU user hits it;
 - ``cpu-host``: a script that offers a CPU path fails on a CPU-only host;
@@ -106,7 +107,12 @@ def lint(root: Path, internal: list[str]) -> list[tuple[str, int, str, str]]:
     report = json.loads(done.stdout)
     internal += [f"{root.name}: {e}" for e in report["errors"] if "internal error" in e]
     findings = report["findings"]
-    return [(f["path"], f["line"], f["code"], f["message"]) for f in findings]
+    # a notebook's lines count within a cell: `nb.ipynb#3` names the cell
+    return [
+        (f["path"] + (f"#{f['cell']}" if f.get("cell") is not None else ""), f["line"],
+         f["code"], f["message"])
+        for f in findings
+    ]  # fmt: skip
 
 
 def score(sources: Path, only_set: str | None, listing: bool) -> int:
