@@ -21,6 +21,7 @@ import os
 import re
 import tempfile
 import tokenize
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -199,17 +200,53 @@ class _Memo:
         return found
 
 
-Signature = tuple[str, str, tuple[str, ...]]
-"""A fix by content: its finding's code, the stripped line it is on, the texts it writes."""
+Signature = tuple[str, str, tuple[str, ...], int]
+"""A fix by content and place: its finding's code, the stripped line it is on, the texts it
+writes, and where its finding starts in the original source. Identical lines (a script pasted
+twice) are different places: fixing one is not the other's fix coming back."""
 
 
-def _signatures(source: str, findings: Sequence[Finding]) -> dict[int, Signature]:
+class _Origin:
+    """Where an offset of the current text was in the original source: the edits of each round
+    applied so far, undone one round at a time. Text a fix wrote maps to where it was put."""
+
+    def __init__(self) -> None:
+        self._rounds: list[tuple[list[int], list[tuple[int, int, int]]]] = []
+
+    def applied(self, spans: Iterable[tuple[int, int, str]]) -> None:
+        """Record one round's edits: (start, end, new text) in the text they were applied to."""
+        edits: list[tuple[int, int, int]] = []
+        new_starts: list[int] = []
+        shift = 0
+        for start, end, text in sorted(set(spans)):
+            new_starts.append(start + shift)
+            edits.append((start, end, len(text)))
+            shift += len(text) - (end - start)
+        self._rounds.append((new_starts, edits))
+
+    def source_offset(self, offset: int) -> int:
+        for new_starts, edits in reversed(self._rounds):
+            index = bisect_right(new_starts, offset) - 1
+            if index < 0:
+                continue
+            start, end, length = edits[index]
+            written_from = new_starts[index]
+            if offset < written_from + length:
+                offset = start  # inside what the edit wrote
+            else:
+                offset = end + offset - (written_from + length)
+        return offset
+
+
+def _signatures(source: str, findings: Sequence[Finding], origin: _Origin) -> dict[int, Signature]:
     lines = source.splitlines()
+    starts = line_starts(source)
     return {
         id(finding.fix): (
             finding.code,
             lines[finding.line - 1].strip() if 0 < finding.line <= len(lines) else "",
             tuple(edit.text for edit in finding.fix.edits),
+            origin.source_offset(offset(starts, source, finding.line, max(finding.col - 1, 0))),
         )
         for finding in findings
         if finding.fix is not None
@@ -229,10 +266,11 @@ def _fix_rounds(
     applied: list[Fix] = []
     rejected: list[Fix] = []
     done: set[Signature] = set()
+    origin = _Origin()
     for _round in range(MAX_ROUNDS):
         chosen, deleting = choose_fixes(current, findings, unsafe=unsafe)
         rejected += deleting
-        signatures = _signatures(current, findings)
+        signatures = _signatures(current, findings, origin)
         refired = {signatures[id(fix)] for fix in chosen if signatures[id(fix)] in done}
         if refired - banned:
             return FixResult(source, current, tuple(applied), findings, False), refired
@@ -245,6 +283,10 @@ def _fix_rounds(
             return result, set()
         applied += kept
         done.update(signatures[id(fix)] for fix in kept)
+        starts = line_starts(current)
+        origin.applied(
+            (*_span(starts, current, edit), edit.text) for fix in kept for edit in fix.edits
+        )
         current = fixed
         findings = tuple(lint(current))
     return FixResult(source, current, tuple(applied), findings, False, tuple(rejected)), set()

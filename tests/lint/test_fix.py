@@ -170,3 +170,35 @@ def test_write_keeps_mode_and_line_endings(tmp_path: Path) -> None:
     assert path.read_bytes() == b"x = x.to(d)\r\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o751
     assert [p.name for p in tmp_path.iterdir()] == ["train.py"]  # no temporary left behind
+
+
+def recreated_after_move(text: str) -> list[Finding]:
+    """A flow-sensitive toy rule: ``model = Net()`` not followed by its move is reported where
+    it is the first model, or where it re-creates one already moved (so the second of two
+    identical lines is reported only once the first is fixed, with the very same fix)."""
+    lines = text.splitlines()
+    found: list[Finding] = []
+    moved = False
+    for number, line in enumerate(lines, 1):
+        followed = lines[number : number + 1] == ["model.to(device)"]
+        moved = moved or line == "model.to(device)"
+        if line == "model = Net()" and not followed and (moved or not found):
+            found.append(finding(number, 0, Fix((insert(number + 1, 0, "model.to(device)\n"),))))
+    return found
+
+
+def test_identical_lines_are_each_fixed_once_in_one_run() -> None:
+    """The second ``model = Net()`` is a place of its own, not the first fix coming back: it is
+    fixed too, in one run, with one lint pass per round and no start over."""
+    passes: list[str] = []
+
+    def counted(text: str) -> list[Finding]:
+        passes.append(text)
+        return recreated_after_move(text)
+
+    source = "import torch\nmodel = Net()\nout = model(x)\nmodel = Net()\nout = model(x)\n"
+    result = fix_source(source, counted)
+    assert result.fixed == source.replace("model = Net()\n", "model = Net()\nmodel.to(device)\n")
+    assert len(result.applied) == 2 and result.remaining == () and result.converged
+    assert len(passes) == 3  # the source, after the first fix, after the second
+    assert not fix_source(result.fixed, recreated_after_move).changed
