@@ -30,7 +30,7 @@ import libcst
 
 from gpudoc.lint.gc_pause import gc_paused
 from gpudoc.lint.model import Edit, Finding, Fix
-from gpudoc.lint.parse import parse_module
+from gpudoc.lint.parse import parse_module, remember, remembered
 from gpudoc.lint.reparse import apply_by_statement
 
 MAX_ROUNDS = 10
@@ -178,12 +178,27 @@ def fix_source(
     linted = _Memo(lint)
     if findings is not None:
         linted.known[source] = tuple(findings)
+    tree = remembered(source)  # the lint run that found the fixes has just parsed it
     with gc_paused():
         while True:
             result, refired = _fix_rounds(source, linted, unsafe, None, banned)
             if not refired or refired <= banned:
                 return result
             banned |= refired
+            tree = _start_over(source, tree)
+
+
+def _start_over(source: str, tree: libcst.Module | None) -> libcst.Module | None:
+    """Make ``source``'s tree the remembered one again, so that the first round after starting
+    over re-parses only the statements it edits. The fixed trees share the statements they did
+    not edit with this one: keeping it costs little memory."""
+    if tree is not None:
+        remember(source, tree)
+        return tree
+    try:
+        return parse_module(source)
+    except Exception:  # not libcst's to parse: the round parses the whole text and says why
+        return None
 
 
 class _Memo:

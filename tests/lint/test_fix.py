@@ -7,6 +7,7 @@ import stat
 import subprocess
 from pathlib import Path
 
+import libcst
 import pytest
 from toy_lint import toy_lint
 
@@ -21,6 +22,7 @@ from gpudoc.lint.fix import (
     write_source,
 )
 from gpudoc.lint.model import Edit, Finding, Fix
+from gpudoc.lint.parse import parse_module
 
 SCRIPT = """\
 import torch  # the framework
@@ -125,14 +127,15 @@ def test_a_fix_that_never_converges_stops() -> None:
     assert result.fixed.count("pass; ") == fixmod.MAX_ROUNDS
 
 
+def refiring(text: str) -> list[Finding]:
+    """A rule whose inserted move does not silence it."""
+    line = text.splitlines().index("model = Net()") + 1
+    return [finding(line, 0, Fix((insert(line + 1, 0, "model.to(device)\n"),)))]
+
+
 def test_a_fix_that_does_not_remove_its_finding_is_not_applied_at_all() -> None:
     """A rule whose inserted move does not silence it (the same finding, on the same statement,
     with the same fix) would add its line again in every round and every later run."""
-
-    def refiring(text: str) -> list[Finding]:
-        line = text.splitlines().index("model = Net()") + 1
-        return [finding(line, 0, Fix((insert(line + 1, 0, "model.to(device)\n"),)))]
-
     source = "import torch\nmodel = Net()\nout = model(x)\n"
     first = fix_source(source, refiring)
     assert first.fixed == source and first.applied == ()
@@ -202,3 +205,28 @@ def test_identical_lines_are_each_fixed_once_in_one_run() -> None:
     assert len(result.applied) == 2 and result.remaining == () and result.converged
     assert len(passes) == 3  # the source, after the first fix, after the second
     assert not fix_source(result.fixed, recreated_after_move).changed
+
+
+def test_starting_over_reuses_the_tree_of_the_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a fix came back, fixing starts over from the source: the tree the lint run parsed
+    serves again, and only the statements a round edits are parsed (not the whole file)."""
+    source = "import torch\nmodel = Net()\nout = model(x)\n" + "y = [1, 2]\n" * 20
+    parse_module(source)  # what the lint run that found the fixes did
+    parsed: list[str] = []
+    real = libcst.parse_module
+
+    def counted(text: str) -> libcst.Module:
+        parsed.append(text)
+        return real(text)
+
+    def lint(text: str) -> list[Finding]:  # and a fix that works, applied in every start
+        lines = text.splitlines()
+        line = lines.index("out = model(x)") + 1 if "out = model(x)" in lines else None
+        fixed = [finding(line, 0, Fix((insert(line, 14, "  # moved"),)))] if line else []
+        return refiring(text) + fixed
+
+    monkeypatch.setattr(libcst, "parse_module", counted)
+    result = fix_source(source, lint)
+    assert result.fixed == source.replace("model(x)", "model(x)  # moved")
+    assert len(result.applied) == 1 and result.converged
+    assert source not in parsed and parsed  # statements were parsed, never the whole source
