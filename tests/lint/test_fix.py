@@ -118,6 +118,33 @@ def test_a_fix_that_breaks_parsing_is_dropped_and_the_others_land() -> None:
     assert result.rejected == (broken,)
 
 
+def test_only_the_text_to_lint_next_is_parsed_by_libcst(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which fix breaks the file is Python's parser's to say (a fraction of libcst's cost);
+    libcst parses the whole text only where its tree is needed: the text linted next."""
+    source = "a = f(x)\nb = g(y)\nc = h(z)\n"
+    fixes = {
+        1: Fix((insert(1, 7, ", z=1"),)),
+        2: Fix((insert(2, 7, ", ("),)),
+        3: Fix((insert(3, 7, ", w=2"),)),
+    }
+    parse_module(source)  # what the lint run that found the fixes did
+    whole: list[str] = []
+    real = libcst.parse_module
+
+    def counted(text: str) -> libcst.Module:
+        if not text.startswith("if 1:"):  # not a few statements parsed alone (reparse.py)
+            whole.append(text)
+        return real(text)
+
+    monkeypatch.setattr(libcst, "parse_module", counted)
+    result = fix_source(
+        source, lambda text: [finding(n, 0, f) for n, f in fixes.items()] if text == source else []
+    )
+    assert result.fixed == "a = f(x, z=1)\nb = g(y)\nc = h(z, w=2)\n"
+    assert result.rejected == (fixes[2],)
+    assert whole == [result.fixed]
+
+
 def test_a_fix_that_never_converges_stops() -> None:
     def ever_more(text: str) -> list[Finding]:
         return [finding(1, 0, Fix((insert(1, 0, "pass; "),)))]
