@@ -24,7 +24,6 @@ import re
 import tempfile
 import tokenize
 import warnings
-from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +32,7 @@ import libcst
 
 from gpudoc.lint.gc_pause import gc_paused
 from gpudoc.lint.model import Edit, Finding, Fix
+from gpudoc.lint.origin import Origin
 from gpudoc.lint.parse import parse_module, remember, remembered
 from gpudoc.lint.reparse import apply_by_statement
 
@@ -257,39 +257,7 @@ writes, and where its finding starts in the original source. Identical lines (a 
 twice) are different places: fixing one is not the other's fix coming back."""
 
 
-class _Origin:
-    """Where an offset of the current text was in the original source: the edits of each round
-    applied so far, undone one round at a time. Text a fix wrote maps to where it was put."""
-
-    def __init__(self) -> None:
-        self._rounds: list[tuple[list[int], list[tuple[int, int, int]]]] = []
-
-    def applied(self, spans: Iterable[tuple[int, int, str]]) -> None:
-        """Record one round's edits: (start, end, new text) in the text they were applied to."""
-        edits: list[tuple[int, int, int]] = []
-        new_starts: list[int] = []
-        shift = 0
-        for start, end, text in sorted(set(spans)):
-            new_starts.append(start + shift)
-            edits.append((start, end, len(text)))
-            shift += len(text) - (end - start)
-        self._rounds.append((new_starts, edits))
-
-    def source_offset(self, offset: int) -> int:
-        for new_starts, edits in reversed(self._rounds):
-            index = bisect_right(new_starts, offset) - 1
-            if index < 0:
-                continue
-            start, end, length = edits[index]
-            written_from = new_starts[index]
-            if offset < written_from + length:
-                offset = start  # inside what the edit wrote
-            else:
-                offset = end + offset - (written_from + length)
-        return offset
-
-
-def _signatures(source: str, findings: Sequence[Finding], origin: _Origin) -> dict[int, Signature]:
+def _signatures(source: str, findings: Sequence[Finding], origin: Origin) -> dict[int, Signature]:
     lines = source.splitlines()
     starts = line_starts(source)
     return {
@@ -317,7 +285,7 @@ def _fix_rounds(
     applied: list[Fix] = []
     rejected: list[Fix] = []
     done: set[Signature] = set()
-    origin = _Origin()
+    origin = Origin()
     for _round in range(MAX_ROUNDS):
         chosen, deleting = choose_fixes(current, findings, unsafe=unsafe)
         rejected += deleting
