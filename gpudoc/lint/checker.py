@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import ast
-import io
 import os
 import re
-import tokenize
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
 
@@ -19,6 +16,7 @@ from gpudoc.lint.analysis import analyze
 from gpudoc.lint.analysis.events import EventBus
 from gpudoc.lint.gc_pause import gc_paused
 from gpudoc.lint.model import Edit, Finding, Fix
+from gpudoc.lint.noqa import Directive, noqa_directives
 from gpudoc.lint.parse import parse_module
 from gpudoc.lint.positions import positions
 from gpudoc.lint.project import ProjectModule
@@ -33,7 +31,6 @@ NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
 UNARY_RUN = re.compile(r"(?:[-+~][ \t]*){500}[\w(]")
 """500 stacked unary operators: libcst needs seconds to give up on these; Python gives up too."""
 BRACKET_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
-NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
 UNUSED_NOQA = "GPD902"
 
 
@@ -226,37 +223,6 @@ def _edit(edit: NodeEdit, where: CodeRange, lines: list[str]) -> Edit:
         return Edit(start.line, 0, start.line, 0, f"{indent}{edit.text}\n")
     last = lines[end.line - 1].rstrip("\r")
     return Edit(end.line, len(last), end.line, len(last), f"\n{indent}{edit.text}")
-
-
-@dataclass
-class Directive:
-    """A ``# noqa`` comment: its place, its codes (None: all), and the codes it suppressed."""
-
-    line: int
-    col: int
-    """0-based column of the ``#`` that starts ``# noqa``."""
-    codes: tuple[str, ...] | None
-    used: set[str] = field(default_factory=set)
-
-
-def noqa_directives(source: str) -> dict[int, Directive]:
-    """The ``# noqa`` comments by line, found by Python's tokenizer: text that looks like one
-    inside a string (``"# noqa"``) is not a comment and suppresses nothing."""
-    if "noqa" not in source.lower():
-        return {}
-    found: dict[int, Directive] = {}
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            match = NOQA.search(token.string) if token.type == tokenize.COMMENT else None
-            if match is None:
-                continue
-            raw = match.group("codes")
-            codes = tuple(c.upper() for c in re.split(r"[\s,]+", raw) if c) if raw else None
-            line, col = token.start
-            found[line] = Directive(line, col + match.start(), codes)
-    except (tokenize.TokenError, SyntaxError):
-        pass  # libcst parsed it; a tokenizer disagreement only loses suppressions
-    return found
 
 
 def _suppressed(finding: Finding, directives: dict[int, Directive]) -> bool:

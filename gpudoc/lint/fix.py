@@ -8,19 +8,22 @@ touches -- comments, blank lines, quotes, line endings -- stays as it was. The r
   next round of the fix loop gets another chance at it;
 * an edit may add code around the user's code but never remove it: every non-whitespace character
   it replaces must reappear, in order, in its new text;
-* the result must parse (libcst); fixes that break it are dropped one by one;
+* the result must parse (Python's parser, and libcst's for the next lint); fixes that break it
+  are dropped one by one;
 * the loop re-lints the fixed text and applies again until nothing changes, so a second
   ``--fix`` run is a no-op.
 """
 
 from __future__ import annotations
 
+import ast
 import difflib
 import io
 import os
 import re
 import tempfile
 import tokenize
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +32,8 @@ import libcst
 
 from gpudoc.lint.gc_pause import gc_paused
 from gpudoc.lint.model import Edit, Finding, Fix
-from gpudoc.lint.parse import parse_module
+from gpudoc.lint.origin import Origin
+from gpudoc.lint.parse import parse_module, remember, remembered
 from gpudoc.lint.reparse import apply_by_statement
 
 MAX_ROUNDS = 10
@@ -142,8 +146,23 @@ def parses(source: str) -> bool:
     return True
 
 
+def compiles(source: str) -> bool:
+    """Python's own parser accepts ``source`` (nothing runs): the authority on what parses, at
+    a fraction of libcst's cost, for texts whose tree nobody needs."""
+    try:
+        with warnings.catch_warnings():  # "invalid escape sequence" and the like: not ours
+            warnings.simplefilter("ignore")
+            compile(source, "<fix>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
 def _apply_parsing(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix], list[Fix]]:
-    """Apply ``fixes`` together; when that does not parse, keep the ones that do, one by one."""
+    """Apply ``fixes`` together; when that does not parse, keep the ones that do, one by one.
+    Python's parser sorts them out; libcst must parse the text to be linted next too (its tree
+    is needed then), and decides alone where Python cannot parse the source at all (syntax newer
+    than this Python)."""
     if not fixes:
         return source, [], []
     starts = line_starts(source)
@@ -151,15 +170,33 @@ def _apply_parsing(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix], l
     by_statement = apply_by_statement(source, spans)
     if by_statement is not None:  # only the statements the fixes touch were parsed again
         return by_statement, list(fixes), []
+    python = compiles(source)
+
+    def both(text: str) -> bool:
+        return (not python or compiles(text)) and parses(text)
+
     fixed = apply_edits(source, (edit for fix in fixes for edit in fix.edits))
-    if parses(fixed):
+    if both(fixed):
         return fixed, list(fixes), []
+    if python:  # libcst only for the text that remains, unless the two parsers disagree
+        kept, dropped = _one_by_one(source, fixes, compiles)
+        fixed = apply_edits(source, (edit for fix in kept for edit in fix.edits))
+        if not kept or parses(fixed):
+            return fixed, kept, dropped
+    kept, dropped = _one_by_one(source, fixes, both)
+    return apply_edits(source, (edit for fix in kept for edit in fix.edits)), kept, dropped
+
+
+def _one_by_one(
+    source: str, fixes: Sequence[Fix], check: Callable[[str], bool]
+) -> tuple[list[Fix], list[Fix]]:
+    """The fixes kept in order while the text with them still passes ``check``; the others."""
     kept: list[Fix] = []
     dropped: list[Fix] = []
     for fix in fixes:
         candidate = apply_edits(source, (edit for f in [*kept, fix] for edit in f.edits))
-        (kept if parses(candidate) else dropped).append(fix)
-    return apply_edits(source, (edit for fix in kept for edit in fix.edits)), kept, dropped
+        (kept if check(candidate) else dropped).append(fix)
+    return kept, dropped
 
 
 def fix_source(
@@ -177,12 +214,27 @@ def fix_source(
     linted = _Memo(lint)
     if findings is not None:
         linted.known[source] = tuple(findings)
+    tree = remembered(source)  # the lint run that found the fixes has just parsed it
     with gc_paused():
         while True:
             result, refired = _fix_rounds(source, linted, unsafe, None, banned)
             if not refired or refired <= banned:
                 return result
             banned |= refired
+            tree = _start_over(source, tree)
+
+
+def _start_over(source: str, tree: libcst.Module | None) -> libcst.Module | None:
+    """Make ``source``'s tree the remembered one again, so that the first round after starting
+    over re-parses only the statements it edits. The fixed trees share the statements they did
+    not edit with this one: keeping it costs little memory."""
+    if tree is not None:
+        remember(source, tree)
+        return tree
+    try:
+        return parse_module(source)
+    except Exception:  # not libcst's to parse: the round parses the whole text and says why
+        return None
 
 
 class _Memo:
@@ -199,17 +251,21 @@ class _Memo:
         return found
 
 
-Signature = tuple[str, str, tuple[str, ...]]
-"""A fix by content: its finding's code, the stripped line it is on, the texts it writes."""
+Signature = tuple[str, str, tuple[str, ...], int]
+"""A fix by content and place: its finding's code, the stripped line it is on, the texts it
+writes, and where its finding starts in the original source. Identical lines (a script pasted
+twice) are different places: fixing one is not the other's fix coming back."""
 
 
-def _signatures(source: str, findings: Sequence[Finding]) -> dict[int, Signature]:
+def _signatures(source: str, findings: Sequence[Finding], origin: Origin) -> dict[int, Signature]:
     lines = source.splitlines()
+    starts = line_starts(source)
     return {
         id(finding.fix): (
             finding.code,
             lines[finding.line - 1].strip() if 0 < finding.line <= len(lines) else "",
             tuple(edit.text for edit in finding.fix.edits),
+            origin.source_offset(offset(starts, source, finding.line, max(finding.col - 1, 0))),
         )
         for finding in findings
         if finding.fix is not None
@@ -229,10 +285,11 @@ def _fix_rounds(
     applied: list[Fix] = []
     rejected: list[Fix] = []
     done: set[Signature] = set()
+    origin = Origin()
     for _round in range(MAX_ROUNDS):
         chosen, deleting = choose_fixes(current, findings, unsafe=unsafe)
         rejected += deleting
-        signatures = _signatures(current, findings)
+        signatures = _signatures(current, findings, origin)
         refired = {signatures[id(fix)] for fix in chosen if signatures[id(fix)] in done}
         if refired - banned:
             return FixResult(source, current, tuple(applied), findings, False), refired
@@ -245,6 +302,10 @@ def _fix_rounds(
             return result, set()
         applied += kept
         done.update(signatures[id(fix)] for fix in kept)
+        starts = line_starts(current)
+        origin.applied(
+            (*_span(starts, current, edit), edit.text) for fix in kept for edit in fix.edits
+        )
         current = fixed
         findings = tuple(lint(current))
     return FixResult(source, current, tuple(applied), findings, False, tuple(rejected)), set()

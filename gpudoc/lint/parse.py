@@ -23,6 +23,13 @@ def parse_module(source: str) -> cst.Module:
     return module
 
 
+def remembered(source: str) -> cst.Module | None:
+    """The tree of ``source`` if it is the one remembered; never parses."""
+    if _last and (_last[0][0] is source or _last[0][0] == source):
+        return _last[0][1]
+    return None
+
+
 def remember(source: str, module: cst.Module) -> None:
     """Let the next ``parse_module(source)`` answer ``module``: a tree that --fix assembled for
     ``source`` (reparse.py), equal to what the parser would give."""

@@ -7,6 +7,7 @@ import stat
 import subprocess
 from pathlib import Path
 
+import libcst
 import pytest
 from toy_lint import toy_lint
 
@@ -21,6 +22,7 @@ from gpudoc.lint.fix import (
     write_source,
 )
 from gpudoc.lint.model import Edit, Finding, Fix
+from gpudoc.lint.parse import parse_module
 
 SCRIPT = """\
 import torch  # the framework
@@ -116,6 +118,33 @@ def test_a_fix_that_breaks_parsing_is_dropped_and_the_others_land() -> None:
     assert result.rejected == (broken,)
 
 
+def test_only_the_text_to_lint_next_is_parsed_by_libcst(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which fix breaks the file is Python's parser's to say (a fraction of libcst's cost);
+    libcst parses the whole text only where its tree is needed: the text linted next."""
+    source = "a = f(x)\nb = g(y)\nc = h(z)\n"
+    fixes = {
+        1: Fix((insert(1, 7, ", z=1"),)),
+        2: Fix((insert(2, 7, ", ("),)),
+        3: Fix((insert(3, 7, ", w=2"),)),
+    }
+    parse_module(source)  # what the lint run that found the fixes did
+    whole: list[str] = []
+    real = libcst.parse_module
+
+    def counted(text: str) -> libcst.Module:
+        if not text.startswith("if 1:"):  # not a few statements parsed alone (reparse.py)
+            whole.append(text)
+        return real(text)
+
+    monkeypatch.setattr(libcst, "parse_module", counted)
+    result = fix_source(
+        source, lambda text: [finding(n, 0, f) for n, f in fixes.items()] if text == source else []
+    )
+    assert result.fixed == "a = f(x, z=1)\nb = g(y)\nc = h(z, w=2)\n"
+    assert result.rejected == (fixes[2],)
+    assert whole == [result.fixed]
+
+
 def test_a_fix_that_never_converges_stops() -> None:
     def ever_more(text: str) -> list[Finding]:
         return [finding(1, 0, Fix((insert(1, 0, "pass; "),)))]
@@ -125,14 +154,15 @@ def test_a_fix_that_never_converges_stops() -> None:
     assert result.fixed.count("pass; ") == fixmod.MAX_ROUNDS
 
 
+def refiring(text: str) -> list[Finding]:
+    """A rule whose inserted move does not silence it."""
+    line = text.splitlines().index("model = Net()") + 1
+    return [finding(line, 0, Fix((insert(line + 1, 0, "model.to(device)\n"),)))]
+
+
 def test_a_fix_that_does_not_remove_its_finding_is_not_applied_at_all() -> None:
     """A rule whose inserted move does not silence it (the same finding, on the same statement,
     with the same fix) would add its line again in every round and every later run."""
-
-    def refiring(text: str) -> list[Finding]:
-        line = text.splitlines().index("model = Net()") + 1
-        return [finding(line, 0, Fix((insert(line + 1, 0, "model.to(device)\n"),)))]
-
     source = "import torch\nmodel = Net()\nout = model(x)\n"
     first = fix_source(source, refiring)
     assert first.fixed == source and first.applied == ()
@@ -170,3 +200,60 @@ def test_write_keeps_mode_and_line_endings(tmp_path: Path) -> None:
     assert path.read_bytes() == b"x = x.to(d)\r\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o751
     assert [p.name for p in tmp_path.iterdir()] == ["train.py"]  # no temporary left behind
+
+
+def recreated_after_move(text: str) -> list[Finding]:
+    """A flow-sensitive toy rule: ``model = Net()`` not followed by its move is reported where
+    it is the first model, or where it re-creates one already moved (so the second of two
+    identical lines is reported only once the first is fixed, with the very same fix)."""
+    lines = text.splitlines()
+    found: list[Finding] = []
+    moved = False
+    for number, line in enumerate(lines, 1):
+        followed = lines[number : number + 1] == ["model.to(device)"]
+        moved = moved or line == "model.to(device)"
+        if line == "model = Net()" and not followed and (moved or not found):
+            found.append(finding(number, 0, Fix((insert(number + 1, 0, "model.to(device)\n"),))))
+    return found
+
+
+def test_identical_lines_are_each_fixed_once_in_one_run() -> None:
+    """The second ``model = Net()`` is a place of its own, not the first fix coming back: it is
+    fixed too, in one run, with one lint pass per round and no start over."""
+    passes: list[str] = []
+
+    def counted(text: str) -> list[Finding]:
+        passes.append(text)
+        return recreated_after_move(text)
+
+    source = "import torch\nmodel = Net()\nout = model(x)\nmodel = Net()\nout = model(x)\n"
+    result = fix_source(source, counted)
+    assert result.fixed == source.replace("model = Net()\n", "model = Net()\nmodel.to(device)\n")
+    assert len(result.applied) == 2 and result.remaining == () and result.converged
+    assert len(passes) == 3  # the source, after the first fix, after the second
+    assert not fix_source(result.fixed, recreated_after_move).changed
+
+
+def test_starting_over_reuses_the_tree_of_the_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a fix came back, fixing starts over from the source: the tree the lint run parsed
+    serves again, and only the statements a round edits are parsed (not the whole file)."""
+    source = "import torch\nmodel = Net()\nout = model(x)\n" + "y = [1, 2]\n" * 20
+    parse_module(source)  # what the lint run that found the fixes did
+    parsed: list[str] = []
+    real = libcst.parse_module
+
+    def counted(text: str) -> libcst.Module:
+        parsed.append(text)
+        return real(text)
+
+    def lint(text: str) -> list[Finding]:  # and a fix that works, applied in every start
+        lines = text.splitlines()
+        line = lines.index("out = model(x)") + 1 if "out = model(x)" in lines else None
+        fixed = [finding(line, 0, Fix((insert(line, 14, "  # moved"),)))] if line else []
+        return refiring(text) + fixed
+
+    monkeypatch.setattr(libcst, "parse_module", counted)
+    result = fix_source(source, lint)
+    assert result.fixed == source.replace("model(x)", "model(x)  # moved")
+    assert len(result.applied) == 1 and result.converged
+    assert source not in parsed and parsed  # statements were parsed, never the whole source
