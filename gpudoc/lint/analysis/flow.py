@@ -181,7 +181,9 @@ def join_envs(envs: list[Env], join: Join, before: Env | None = None) -> Env:
     """The environment after paths that left ``envs``, from ``before`` (where known)."""
     if not envs:
         return {}
-    names = set().union(*envs)
+    # in the envs' own order, never a set's: the joined env's order decides which device name
+    # a message and a fix use, and a set's order changes with PYTHONHASHSEED
+    names = dict.fromkeys(name for env in envs for name in env)
     joined: Env = {}
     for name in names:
         value: Value | None = envs[0].get(name)
