@@ -25,6 +25,8 @@ TEMPORARY = re.compile(r"expr:(tmp_path|tmpdir|tmp_path_factory)\b")
 ROOT_NAME = re.compile(r"expr:([A-Za-z_]\w*)\b(?!\()")
 """The name a path expression starts from (``out_dir`` in ``out_dir / "m.pt"``), not a call."""
 
+TEST_FRAMEWORKS = frozenset({"pytest", "unittest"})
+TEST_NAME = re.compile(r"_?test")
 CPU_SWITCH = re.compile(r"cuda|gpu|accel|cpu|device", re.I)
 """An option about these (``--no-cuda``, ``--accel``, ``--device``) offers a CPU path."""
 TENSOR_PLACE_TEST = re.compile(r"[\w.\]\[]+\.is_cuda\b(\(\))?")
@@ -67,6 +69,8 @@ class CheckpointScan(cst.CSTVisitor):
         """argparse destinations whose default is None (``--gpu`` with no ``default=``)."""
         self.string_names: dict[str, str | None] = {}
         """Names bound to one string literal in the whole file (a checkpoint's path)."""
+        self.tests = False
+        """The file imports pytest or unittest: its ``test_*`` functions are tests."""
         self.offloads = False
         """FSDP state gathered to the CPU: ``offload_to_cpu=True``, ``cpu_offload=...``."""
         self.evidence: dict[int, str] = {}
@@ -85,18 +89,23 @@ class CheckpointScan(cst.CSTVisitor):
         self._tests: list[str] = []
         self._order = 0
         self._foreign_cpu: set[int] = set()
-        self._transfers: set[int] = set()
-        """``"cpu"`` strings that are where a result is brought back (``feat.to("cpu")``
-        handed on or chained): a copy for NumPy or saving, not a device the script runs on."""
         """ids of ``"cpu"`` strings given to a library's own keyword (``summary(...,
         device="cpu")``): where that library runs, weak evidence of the script's CPU path."""
+        self._transfers: set[int] = set()
+        """``"cpu"`` strings that are where a result is brought back (``feat.to("cpu")``
+        handed on or chained) or where a checkpoint is loaded (``map_location="cpu"``): a
+        copy for NumPy, saving or loading, not a device the script runs on."""
 
     # -- structure -------------------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:
         self.imports.add(node)
+        names = [dotted(alias.name) or "" for alias in node.names]
+        self.tests |= any(name.partition(".")[0] in TEST_FRAMEWORKS for name in names)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         self.imports.add(node)
+        module = dotted(node.module) if node.module is not None else ""
+        self.tests |= (module or "").partition(".")[0] in TEST_FRAMEWORKS
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node)
@@ -173,6 +182,8 @@ class CheckpointScan(cst.CSTVisitor):
     def visit_Arg(self, node: cst.Arg) -> None:
         name = node.keyword.value if node.keyword is not None else ""
         value = node.value
+        if name == "map_location":
+            self._transfers.update(_string_ids(value))
         if name == "offload_to_cpu" and dotted(value) == "True":
             self.offloads = True
         if name == "cpu_offload" and dotted(value) not in ("None", "False"):
@@ -209,6 +220,9 @@ class CheckpointScan(cst.CSTVisitor):
         elif HELPER_SAVE.search(last):
             self._helper_save(node)
         elif qualified == "torch.load":
+            positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+            if len(positional) >= 2:  # torch.load(f, "cpu")
+                self._transfers.update(_string_ids(positional[1].value))
             self._load(node)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -374,6 +388,13 @@ class CheckpointScan(cst.CSTVisitor):
         self.loads.append(site)
 
     # -- questions the rule asks -----------------------------------------------------------
+    def in_test(self, site: LoadSite) -> bool:
+        """A test (``test_*``, or a ``_test_*`` helper of tests) reads back what it, or its
+        fixtures, wrote moments before, on the device it runs on: a GPU checkpoint from
+        elsewhere is not what a test suite loads."""
+        function = site.function
+        return self.tests and function is not None and bool(TEST_NAME.match(function.name.value))
+
     def saved_here(self, site: LoadSite) -> bool:
         """The file writes this path itself (before, or in an earlier run of the same script),
         or the path lies in a temporary directory, which only this run can have written."""
@@ -582,3 +603,18 @@ def _wrapped_path(path: cst.BaseExpression | None) -> cst.BaseExpression | None:
         return None
     argument = path.args[0].value
     return argument if isinstance(argument, cst.Name) else None
+
+
+class _Strings(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.ids: set[int] = set()
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self.ids.add(id(node))
+
+
+def _string_ids(expr: cst.BaseExpression) -> set[int]:
+    """The string literals inside ``expr`` (``torch.device("cpu")``, a lambda's body)."""
+    strings = _Strings()
+    walk(expr, strings)
+    return strings.ids

@@ -60,6 +60,10 @@ class LoadWithoutMapLocation(Rule):
     (`os.path.join(d, "m.pt")` against `d + "/m.pt"`) counts as an outside checkpoint.
     A wrapper that forwards its keyword arguments (`torch.load(f, **kwargs)`) is not reported: its
     callers choose the map location.
+    A load in a test (`test_*`, or a `_test_*` helper, in a file that imports pytest or
+    unittest) is not reported: a test reads back what it or its fixtures wrote. A
+    `map_location="cpu"` is where that checkpoint is loaded, not evidence that the script
+    runs on the CPU.
 
     ## Fix safety
     Unsafe: it changes where the loaded tensors live. The fix passes the script's own device
@@ -243,6 +247,8 @@ torch.save(model.state_dict(), "snapshot.pt")
         ):
             return  # a one-GPU script, or checkpoints this file wrote on the CPU
         for site in found.loads:
+            if found.in_test(site):
+                continue  # a test reads back what it wrote
             evidence = found.cpu_path_at(site.call)
             known = id(site.call) in self.unmapped
             if ranks and known:
