@@ -73,3 +73,21 @@ def test_a_cpu_device_of_the_script_is_still_one() -> None:
         "dalle = torch.nn.Linear(4, 2).cuda()",
     )
     assert lines(source, "GPD201") == [10]
+
+
+# a metric's integration test takes the suite's device fixture and runs on the CPU anyway
+FIXTURE = """\
+{framework}import numpy as np
+import torch
+def test_integration(available_device):
+    y = torch.from_numpy(np.random.rand(8))
+    assert y.sum() > 0
+"""
+
+
+def test_an_unused_device_fixture_of_a_test_is_no_gpd113() -> None:
+    assert lines(FIXTURE.format(framework="import pytest\n"), "GPD113") == []
+
+
+def test_an_unused_device_parameter_of_a_script_function_stays_gpd113() -> None:
+    assert lines(FIXTURE.format(framework=""), "GPD113") == [3]

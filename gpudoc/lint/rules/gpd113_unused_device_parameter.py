@@ -56,7 +56,8 @@ class UnusedDeviceParameter(Rule):
     reported, nor one registered by a decorator (its signature is imposed), nor one that only
     creates 0-dim constants (`torch.tensor(0.01)`) or tensors it moves later (`x.cuda(rank)`).
     Nor is one that builds a DataLoader: its batches are on the host by nature, and its callers
-    move them. A function whose tensors are meant for the CPU (a collate function that ignores
+    move them. Nor is a test (`test_*` in a file importing pytest or unittest): its parameters
+    are fixtures that no caller passes. A function whose tensors are meant for the CPU (a collate function that ignores
     the device it is given) is reported: say so with `del device`.
 
     ## Fix safety
@@ -117,6 +118,8 @@ class Net(nn.Module):
         ]
         if not candidates or isinstance(params.star_kwarg, cst.Param):
             return
+        if node.name.value.startswith("test") and _imports_a_test_framework(semantic):
+            return  # a test's parameters are fixtures: no caller passes it a device
         if any(not _plain_decorator(d.decorator, semantic) for d in node.decorators):
             return  # registered by a decorator (`@register("aten::zeros")`): an imposed signature
         scan = _Body(semantic, {param.name.value for param in candidates})
@@ -188,6 +191,10 @@ class _Body(cst.CSTVisitor):
             qualified = self.semantic.qualify(func) or ""
             name = self.bound.get(node, "")
             self.created.setdefault(name, f"{qualified.replace('torch.nn.', 'nn.')}(...)")
+
+
+def _imports_a_test_framework(semantic: Semantic) -> bool:
+    return any(semantic.qualify(cst.Name(name)) == name for name in ("pytest", "unittest"))
 
 
 def _plain_decorator(node: cst.BaseExpression, semantic: Semantic) -> bool:
