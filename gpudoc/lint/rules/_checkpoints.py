@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -32,6 +33,16 @@ TENSOR_PLACE_TEST = re.compile(r"[\w.\]\[]+\.is_cuda\b(\(\))?")
 the script put it, not a switch of the script between a GPU and the CPU."""
 
 
+class Arm(NamedTuple):
+    """One arm of an ``if`` around a load."""
+
+    statement: int
+    """id of the ``if``."""
+    orelse: bool
+    none: str | None
+    """The name that is None on this arm (``args.gpu`` in ``if args.gpu is None:``)."""
+
+
 @dataclass
 class LoadSite:
     call: cst.Call
@@ -41,6 +52,8 @@ class LoadSite:
     map_location: cst.BaseExpression | None
     tests: tuple[str, ...]
     """The text of every ``if``/``while`` test around the load."""
+    arms: tuple[Arm, ...] = ()
+    """The arm of every ``if`` statement around the load, outermost first."""
 
 
 DEVICE_LIBRARIES = frozenset({"torch", "lightning", "pytorch_lightning", "accelerate"})
@@ -83,6 +96,10 @@ class CheckpointScan(cst.CSTVisitor):
         self._flag_class_ids: set[int] | None = None
         self._opened: list[dict[str, cst.BaseExpression]] = []
         self._tests: list[str] = []
+        self._arms: list[Arm] = []
+        """The arm the walk is in of each enclosing ``if`` statement."""
+        self._ifs: list[tuple[cst.If, Arm]] = []
+        """Each enclosing ``if`` statement and its ``else`` arm, entered at its ``else``."""
         self._order = 0
         self._foreign_cpu: set[int] = set()
         self._transfers: set[int] = set()
@@ -127,9 +144,24 @@ class CheckpointScan(cst.CSTVisitor):
             # `if not torch.cuda.is_available(): sys.exit("needs a GPU")`
             self.requires_gpu |= stops and self._unconditional()
         self._tests.append(self.module.code_for_node(node.test))
+        self._enter_else(node)  # an `elif`
+        body, orelse = _none_names(node.test)
+        self._ifs.append((node, Arm(id(node), True, orelse)))
+        self._arms.append(Arm(id(node), False, body))
 
     def leave_If(self, original_node: cst.If) -> None:
         self._tests.pop()
+        self._ifs.pop()
+        self._arms.pop()
+
+    def visit_Else(self, node: cst.Else) -> None:
+        self._enter_else(node)
+
+    def _enter_else(self, node: cst.Else | cst.If) -> None:
+        """From ``node`` on, the walk is in the other arm of the innermost ``if`` (when ``node``
+        is that ``if``'s ``else`` or ``elif``, not a loop's ``else``)."""
+        if self._ifs and self._ifs[-1][0].orelse is node:
+            self._arms[-1] = self._ifs[-1][1]
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._tests.append(self.module.code_for_node(node.test))
@@ -370,6 +402,7 @@ class CheckpointScan(cst.CSTVisitor):
             self._next(),
             location,
             tuple(self._tests),
+            tuple(self._arms),
         )
         self.loads.append(site)
 
@@ -412,6 +445,24 @@ class CheckpointScan(cst.CSTVisitor):
         return bool(values) and all(
             self._temporary(self.path_key(value) or "", function, depth + 1) for value in values
         )
+
+    def without_rank_device(self, site: LoadSite) -> bool:
+        """The load runs only where the rank's device is None: ``if args.gpu is None:
+        torch.load(path)`` (one process drives every GPU), also any ``if x is None:`` arm whose
+        other arm loads the same path with a ``map_location`` (pytorch/examples' ImageNet)."""
+        for arm in site.arms:
+            if arm.none is None:
+                continue
+            if RANK_DEVICE.match(arm.none.rsplit(".", 1)[-1]):
+                return True
+            if any(
+                load.map_location is not None
+                and load.path_key == site.path_key
+                and any(a.statement == arm.statement and a.orelse != arm.orelse for a in load.arms)
+                for load in self.loads
+            ):
+                return True
+        return False
 
     def saves_cpu_state(self) -> bool:
         """Everything the file saves is on the CPU: its own checkpoints load anywhere."""
@@ -474,6 +525,22 @@ def _argument(call: cst.Call, index: int, name: str) -> cst.BaseExpression | Non
     if len(positional) > index:
         return positional[index].value
     return _keyword(call, name)
+
+
+def _none_names(test: cst.BaseExpression) -> tuple[str | None, str | None]:
+    """The name that is None in the body of ``if test:`` and the one that is None in its
+    ``else``: ``(x, None)`` for ``x is None``, ``(None, x)`` for ``x is not None``."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None, None
+    target = test.comparisons[0]
+    name = dotted(test.left)
+    if name is None or dotted(target.comparator) != "None":
+        return None, None
+    if isinstance(target.operator, cst.Is):
+        return name, None
+    if isinstance(target.operator, cst.IsNot):
+        return None, name
+    return None, None
 
 
 def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
@@ -544,6 +611,8 @@ def _stops(body: cst.BaseSuite) -> bool:
     return bool(block) and terminates(block[-1])
 
 
+RANK_DEVICE = re.compile(r"^(gpu|gpu_id|gpu_index|local_rank|device_id)$")
+"""The one device of a process in a job with one process per GPU (``args.gpu``)."""
 HELPER_SAVE = re.compile(r"^save_?(model|checkpoint|ckpt|weights|state|network|net)s?$", re.I)
 """A project's own checkpoint helper (``save_model``, ``save_checkpoint``)."""
 CHECKPOINT_FILE = re.compile(r"\.(pth?|ckpt|pkl|bin|tar)$")

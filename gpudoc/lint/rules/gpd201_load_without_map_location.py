@@ -40,7 +40,11 @@ class LoadWithoutMapLocation(Rule):
     A checkpoint saved from GPU tensors is restored onto the GPU it came from. When the script
     falls back to the CPU (no GPU on this host) that fails with `RuntimeError: Attempting to
     deserialize object on a CUDA device but torch.cuda.is_available() is False`; on a multi-GPU
-    host every rank loads onto `cuda:0`.
+    host every rank loads onto `cuda:0`. In a script with one process per GPU that is reported
+    whoever wrote the file, except where the process has no device of its own: the arm of `if
+    args.gpu is None:` (also `gpu`, `local_rank`), or of any `if x is None:` whose other arm
+    loads the same path with a `map_location` (pytorch/examples' ImageNet resume), runs when one
+    process drives every GPU, and there `cuda:0` is its own.
 
     ## Example
     ```python
@@ -246,7 +250,10 @@ torch.save(model.state_dict(), "snapshot.pt")
             evidence = found.cpu_path_at(site.call)
             known = id(site.call) in self.unmapped
             if ranks and known:
-                yield self._rank_report(site, found.device_at(site))
+                # `if args.gpu is None: torch.load(path)`: one process drives every GPU, and
+                # cuda:0 is its own; the per-GPU ranks take the other arm
+                if not found.without_rank_device(site):
+                    yield self._rank_report(site, found.device_at(site))
                 continue
             if evidence is None or found.saved_here(site):
                 continue  # the same run (or an earlier run of it) wrote what it reads back
