@@ -1,8 +1,11 @@
 """GPD201 regressions from the twelfth held-out set, reduced and rewritten here: the ImageNet
-example's resume (an unmapped load only where one process drives every GPU); next to the
-variants that stay reported."""
+example's resume (an unmapped load only where one process drives every GPU) and a notebook that
+caches its models through its own ``fit(..., model_file)``; next to the variants that stay
+reported."""
 
 from __future__ import annotations
+
+import json
 
 from gpudoc.lint.config import LintConfig
 from gpudoc.lint.engine import lint_source
@@ -113,3 +116,125 @@ else:
     checkpoint = torch.load(args.resume)
 """
     assert lines(resume(load)) == [16]
+
+
+# examples/rainbow_dalle.ipynb: a helper trains, then saves to the file it is given
+FIT = """\
+import os
+import torch
+device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+
+def fit(model, opt, epochs, model_file, trainer):
+    for _ in range(epochs):
+        trainer(model, opt)
+    torch.save(model.state_dict(), model_file)
+    return model
+
+vae = Net().to(device)
+vae_model_file = "data/rainbow_vae.model"
+if not os.path.exists(vae_model_file):
+    vae = fit(vae, opt, 500, {arguments})
+else:
+    vae.load_state_dict(torch.load(vae_model_file))
+"""
+
+
+def test_a_cache_saved_through_the_helpers_parameter() -> None:
+    assert lines(FIT.format(arguments="vae_model_file, train_vae_batch")) == []
+
+
+def test_the_argument_passed_by_keyword() -> None:
+    assert lines(FIT.format(arguments="trainer=train_vae_batch, model_file=vae_model_file")) == []
+
+
+def test_the_helper_given_another_file_stays_reported() -> None:
+    assert lines(FIT.format(arguments='"data/other.model", train_vae_batch')) == [16]
+
+
+def test_a_helper_that_saves_to_a_file_of_its_own_stays_reported() -> None:
+    source = FIT.replace("torch.save(model.state_dict(), model_file)", 'torch.save(model, "x.pt")')
+    assert lines(source.format(arguments="vae_model_file, train_vae_batch")) == [16]
+
+
+def test_the_parameters_default_when_the_call_leaves_it_out() -> None:
+    source = """\
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+def train(model, path="vae.pt"):
+    torch.save(model.state_dict(), path)
+
+train(model)
+model.load_state_dict(torch.load("vae.pt"))
+"""
+    assert lines(source) == []
+
+
+def test_a_call_above_the_helpers_def() -> None:
+    source = """\
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+def main():
+    train(model, "vae.pt")
+    model.load_state_dict(torch.load("vae.pt"))
+
+def train(model, path):
+    with open(path, "wb") as f:
+        torch.save(model.state_dict(), f)
+"""
+    assert lines(source) == []
+
+
+# a path template counts as this run's only when the save comes first, as for torch.save itself
+TEMPLATE = """\
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+def fit(model, model_file):
+    torch.save(model.state_dict(), model_file)
+
+{first}
+{second}
+"""
+LOAD = 'state = torch.load(f"ckpt_{args.start}.pt")'
+SAVE = 'for epoch in range(3):\n    fit(model, f"ckpt_{epoch}.pt")'
+
+
+def test_a_template_saved_by_the_helper_before_the_load() -> None:
+    assert lines(TEMPLATE.format(first=SAVE, second=LOAD)) == []
+
+
+def test_a_template_loaded_above_the_helpers_saves_stays_reported() -> None:
+    assert lines(TEMPLATE.format(first=LOAD, second=SAVE)) == [7]
+
+
+def test_the_notebook_itself() -> None:
+    cells = [
+        'import os\nimport torch\ndevice = torch.device("cuda:0" if torch.cuda.is_available() '
+        'else "cpu")',
+        "def fit(model, opt, model_file):\n    opt.step()\n"
+        "    torch.save(model.state_dict(), model_file)\n    return model",
+        "vae = Net().to(device)",
+        'vae_model_file = "data/rainbow_vae.model"\nif not os.path.exists(vae_model_file):\n'
+        "    vae = fit(vae, opt, vae_model_file)\nelse:\n"
+        "    vae.load_state_dict(torch.load(vae_model_file))",
+        'dalle_model_file = "data/rainbow_dalle.model"\nif not os.path.exists(dalle_model_file):\n'
+        "    dalle = fit(dalle, opt, dalle_model_file)\nelse:\n"
+        "    dalle.load_state_dict(torch.load(dalle_model_file))",
+    ]
+    notebook = {
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "source": cell, "outputs": []} for cell in cells
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    assert lines(json.dumps(notebook), "nb.ipynb") == []
+    # a cell that loads another file is still an outside checkpoint
+    cells.append('vae.load_state_dict(torch.load("data/pretrained.model"))')
+    notebook["cells"] = [
+        {"cell_type": "code", "metadata": {}, "source": cell, "outputs": []} for cell in cells
+    ]
+    assert lines(json.dumps(notebook), "nb.ipynb") == [1]

@@ -16,6 +16,7 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.flow import terminates
+from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.names import ImportTable, dotted
 from gpudoc.lint.rules._device_names import Binding, device_text
 from gpudoc.lint.visit import code_ids, walk
@@ -100,6 +101,11 @@ class CheckpointScan(cst.CSTVisitor):
         """The arm the walk is in of each enclosing ``if`` statement."""
         self._ifs: list[tuple[cst.If, Arm]] = []
         """Each enclosing ``if`` statement and its ``else`` arm, entered at its ``else``."""
+        self.saving_helpers: dict[str, list[tuple[cst.FunctionDef, str, cst.BaseExpression]]] = {}
+        """Function name -> (function, parameter, object) of a ``torch.save(object, parameter)``
+        in its body: each call saves to the argument it passes for that parameter."""
+        self._later_calls: list[tuple[str, cst.Call, int]] = []
+        """Calls of plain names met before any saving function of that name (and their order)."""
         self._order = 0
         self._foreign_cpu: set[int] = set()
         self._transfers: set[int] = set()
@@ -242,6 +248,8 @@ class CheckpointScan(cst.CSTVisitor):
             self._helper_save(node)
         elif qualified == "torch.load":
             self._load(node)
+        if isinstance(node.func, cst.Name) and qualified not in ("torch.save", "torch.load"):
+            self._helper_call(node.func.value, node, self._next())
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._transfers.update(_cpu_transfer(node.value))  # `dist.to("cpu").numpy()`
@@ -348,7 +356,42 @@ class CheckpointScan(cst.CSTVisitor):
         return "expr:" + re.sub(r"\s+", "", self.module.code_for_node(expr))
 
     def _save(self, node: cst.Call) -> None:
-        self._save_to(_argument(node, 1, "f"), _argument(node, 0, "obj"))
+        path, obj = _argument(node, 1, "f"), _argument(node, 0, "obj")
+        self._save_to(path, obj)
+        for opened in reversed(self._opened):  # `with open(path, "wb") as f: torch.save(x, f)`
+            if isinstance(path, cst.Name) and path.value in opened:
+                path = opened[path.value]
+        function = self._function()
+        if function is None or obj is None or not isinstance(path, cst.Name):
+            return
+        params = [*function.params.posonly_params, *function.params.params]
+        names = [p.name.value for p in (*params, *function.params.kwonly_params)]
+        if path.value in names and names[0] not in ("self", "cls"):
+            # `def fit(model, ..., model_file): torch.save(model.state_dict(), model_file)`
+            helpers = self.saving_helpers.setdefault(function.name.value, [])
+            helpers.append((function, path.value, obj))
+
+    def _helper_call(self, name: str, node: cst.Call, order: int) -> None:
+        """``fit(vae, ..., vae_model_file)`` of a function above that saves to its parameter
+        ``model_file``: a save to ``vae_model_file`` here (a call above the function's ``def``
+        is settled once the whole file is read)."""
+        if name not in self.saving_helpers:
+            self._later_calls.append((name, node, order))
+            return
+        starred = any(arg.star for arg in node.args)
+        for function, param, obj in self.saving_helpers[name]:
+            arg = argument_for(function, node, param, is_method=False)
+            if arg is not None:
+                self._save_to(arg.value, obj, order)
+            elif not starred:  # left out: the parameter's default (after `*args`: unknown)
+                self._save_to(_default(function, param), obj, order)
+
+    def finish(self) -> None:
+        """The calls met before the function they call was defined."""
+        later, self._later_calls = self._later_calls, []
+        for name, node, order in later:
+            if name in self.saving_helpers:
+                self._helper_call(name, node, order)
 
     def _helper_save(self, node: cst.Call) -> None:
         """``utils.save_model(model=m, target_dir="models", model_name=name)``, the project's
@@ -372,16 +415,22 @@ class CheckpointScan(cst.CSTVisitor):
             return [re.compile("[^/]*".join(parts))]
         return []
 
-    def _save_to(self, path: cst.BaseExpression | None, obj: cst.BaseExpression | None) -> None:
+    def _save_to(
+        self,
+        path: cst.BaseExpression | None,
+        obj: cst.BaseExpression | None,
+        order: int | None = None,
+    ) -> None:
         key = self.path_key(path)
         if key is None:
             return
+        order = self._next() if order is None else order
         wrapped = _wrapped_path(path)
         if wrapped is not None:  # `torch.save(sd, make_path(path))`: the file is `path`
-            self._save_to(wrapped, obj)
+            self._save_to(wrapped, obj, order)
         cpu = obj is not None and self._on_cpu(obj)
         self.saved[key] = self.saved.get(key, True) and cpu
-        self.first_save.setdefault(key, self._next())
+        self.first_save[key] = min(self.first_save.get(key, order), order)
 
     def _on_cpu(self, obj: cst.BaseExpression) -> bool:
         if ".cpu()" in self.module.code_for_node(obj):
@@ -527,6 +576,14 @@ def _argument(call: cst.Call, index: int, name: str) -> cst.BaseExpression | Non
     return _keyword(call, name)
 
 
+def _default(function: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
+    params = function.params
+    for each in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if each.name.value == param:
+            return each.default
+    return None
+
+
 def _none_names(test: cst.BaseExpression) -> tuple[str | None, str | None]:
     """The name that is None in the body of ``if test:`` and the one that is None in its
     ``else``: ``(x, None)`` for ``x is None``, ``(None, x)`` for ``x is not None``."""
@@ -561,6 +618,7 @@ def scan(module: cst.Module) -> CheckpointScan:
         return _last_scan[0]
     scanner = CheckpointScan(module)
     walk(module, scanner)
+    scanner.finish()
     _last_scan[:] = [scanner]
     return scanner
 

@@ -31,10 +31,12 @@ class LoadWithoutMapLocation(Rule):
     (`if os.path.isfile(cache): torch.load(cache) else: ...; torch.save(x, cache)`). A path built
     from the same template (`"{}.pkl".format(epoch)` saved, `"{}.pkl".format(best)` loaded)
     counts when the save comes first: the run reloads one of its own checkpoints; a resume above
-    the saves may read a GPU run's. Nor is a load in a file whose saves are all on the CPU
-    (`.cpu()` before saving, FSDP `offload_to_cpu=True` or `cpu_offload=`), or in a script that
-    never offers a CPU path (it hard-codes CUDA, or stops without it: `assert
-    torch.cuda.is_available()`).
+    the saves may read a GPU run's. A function of the file that saves to one of its parameters
+    (`def fit(model, model_file): ...; torch.save(model.state_dict(), model_file)`) saves, at
+    each call, to the argument given for it (`fit(vae, vae_model_file)`). Nor is a load in a
+    file whose saves are all on the CPU (`.cpu()` before saving, FSDP `offload_to_cpu=True` or
+    `cpu_offload=`), or in a script that never offers a CPU path (it hard-codes CUDA, or stops
+    without it: `assert torch.cuda.is_available()`).
 
     ## Why is this bad?
     A checkpoint saved from GPU tensors is restored onto the GPU it came from. When the script
