@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.flow import terminates
+from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.names import ImportTable, dotted
 from gpudoc.lint.rules._device_names import Binding, device_text
 from gpudoc.lint.visit import code_ids, walk
@@ -34,6 +36,16 @@ TENSOR_PLACE_TEST = re.compile(r"[\w.\]\[]+\.is_cuda\b(\(\))?")
 the script put it, not a switch of the script between a GPU and the CPU."""
 
 
+class Arm(NamedTuple):
+    """One arm of an ``if`` around a load."""
+
+    statement: int
+    """id of the ``if``."""
+    orelse: bool
+    none: str | None
+    """The name that is None on this arm (``args.gpu`` in ``if args.gpu is None:``)."""
+
+
 @dataclass
 class LoadSite:
     call: cst.Call
@@ -43,6 +55,8 @@ class LoadSite:
     map_location: cst.BaseExpression | None
     tests: tuple[str, ...]
     """The text of every ``if``/``while`` test around the load."""
+    arms: tuple[Arm, ...] = ()
+    """The arm of every ``if`` statement around the load, outermost first."""
 
 
 DEVICE_LIBRARIES = frozenset({"torch", "lightning", "pytorch_lightning", "accelerate"})
@@ -87,6 +101,15 @@ class CheckpointScan(cst.CSTVisitor):
         self._flag_class_ids: set[int] | None = None
         self._opened: list[dict[str, cst.BaseExpression]] = []
         self._tests: list[str] = []
+        self._arms: list[Arm] = []
+        """The arm the walk is in of each enclosing ``if`` statement."""
+        self._ifs: list[tuple[cst.If, Arm]] = []
+        """Each enclosing ``if`` statement and its ``else`` arm, entered at its ``else``."""
+        self.saving_helpers: dict[str, list[tuple[cst.FunctionDef, str, cst.BaseExpression]]] = {}
+        """Function name -> (function, parameter, object) of a ``torch.save(object, parameter)``
+        in its body: each call saves to the argument it passes for that parameter."""
+        self._later_calls: list[tuple[str, cst.Call, int]] = []
+        """Calls of plain names met before any saving function of that name (and their order)."""
         self._order = 0
         self._foreign_cpu: set[int] = set()
         """ids of ``"cpu"`` strings given to a library's own keyword (``summary(...,
@@ -136,9 +159,24 @@ class CheckpointScan(cst.CSTVisitor):
             # `if not torch.cuda.is_available(): sys.exit("needs a GPU")`
             self.requires_gpu |= stops and self._unconditional()
         self._tests.append(self.module.code_for_node(node.test))
+        self._enter_else(node)  # an `elif`
+        body, orelse = _none_names(node.test)
+        self._ifs.append((node, Arm(id(node), True, orelse)))
+        self._arms.append(Arm(id(node), False, body))
 
     def leave_If(self, original_node: cst.If) -> None:
         self._tests.pop()
+        self._ifs.pop()
+        self._arms.pop()
+
+    def visit_Else(self, node: cst.Else) -> None:
+        self._enter_else(node)
+
+    def _enter_else(self, node: cst.Else | cst.If) -> None:
+        """From ``node`` on, the walk is in the other arm of the innermost ``if`` (when ``node``
+        is that ``if``'s ``else`` or ``elif``, not a loop's ``else``)."""
+        if self._ifs and self._ifs[-1][0].orelse is node:
+            self._arms[-1] = self._ifs[-1][1]
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._tests.append(self.module.code_for_node(node.test))
@@ -224,6 +262,8 @@ class CheckpointScan(cst.CSTVisitor):
             if len(positional) >= 2:  # torch.load(f, "cpu")
                 self._transfers.update(_string_ids(positional[1].value))
             self._load(node)
+        if isinstance(node.func, cst.Name) and qualified not in ("torch.save", "torch.load"):
+            self._helper_call(node.func.value, node, self._next())
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._transfers.update(_cpu_transfer(node.value))  # `dist.to("cpu").numpy()`
@@ -330,7 +370,42 @@ class CheckpointScan(cst.CSTVisitor):
         return "expr:" + re.sub(r"\s+", "", self.module.code_for_node(expr))
 
     def _save(self, node: cst.Call) -> None:
-        self._save_to(_argument(node, 1, "f"), _argument(node, 0, "obj"))
+        path, obj = _argument(node, 1, "f"), _argument(node, 0, "obj")
+        self._save_to(path, obj)
+        for opened in reversed(self._opened):  # `with open(path, "wb") as f: torch.save(x, f)`
+            if isinstance(path, cst.Name) and path.value in opened:
+                path = opened[path.value]
+        function = self._function()
+        if function is None or obj is None or not isinstance(path, cst.Name):
+            return
+        params = [*function.params.posonly_params, *function.params.params]
+        names = [p.name.value for p in (*params, *function.params.kwonly_params)]
+        if path.value in names and names[0] not in ("self", "cls"):
+            # `def fit(model, ..., model_file): torch.save(model.state_dict(), model_file)`
+            helpers = self.saving_helpers.setdefault(function.name.value, [])
+            helpers.append((function, path.value, obj))
+
+    def _helper_call(self, name: str, node: cst.Call, order: int) -> None:
+        """``fit(vae, ..., vae_model_file)`` of a function above that saves to its parameter
+        ``model_file``: a save to ``vae_model_file`` here (a call above the function's ``def``
+        is settled once the whole file is read)."""
+        if name not in self.saving_helpers:
+            self._later_calls.append((name, node, order))
+            return
+        starred = any(arg.star for arg in node.args)
+        for function, param, obj in self.saving_helpers[name]:
+            arg = argument_for(function, node, param, is_method=False)
+            if arg is not None:
+                self._save_to(arg.value, obj, order)
+            elif not starred:  # left out: the parameter's default (after `*args`: unknown)
+                self._save_to(_default(function, param), obj, order)
+
+    def finish(self) -> None:
+        """The calls met before the function they call was defined."""
+        later, self._later_calls = self._later_calls, []
+        for name, node, order in later:
+            if name in self.saving_helpers:
+                self._helper_call(name, node, order)
 
     def _helper_save(self, node: cst.Call) -> None:
         """``utils.save_model(model=m, target_dir="models", model_name=name)``, the project's
@@ -354,16 +429,22 @@ class CheckpointScan(cst.CSTVisitor):
             return [re.compile("[^/]*".join(parts))]
         return []
 
-    def _save_to(self, path: cst.BaseExpression | None, obj: cst.BaseExpression | None) -> None:
+    def _save_to(
+        self,
+        path: cst.BaseExpression | None,
+        obj: cst.BaseExpression | None,
+        order: int | None = None,
+    ) -> None:
         key = self.path_key(path)
         if key is None:
             return
+        order = self._next() if order is None else order
         wrapped = _wrapped_path(path)
         if wrapped is not None:  # `torch.save(sd, make_path(path))`: the file is `path`
-            self._save_to(wrapped, obj)
+            self._save_to(wrapped, obj, order)
         cpu = obj is not None and self._on_cpu(obj)
         self.saved[key] = self.saved.get(key, True) and cpu
-        self.first_save.setdefault(key, self._next())
+        self.first_save[key] = min(self.first_save.get(key, order), order)
 
     def _on_cpu(self, obj: cst.BaseExpression) -> bool:
         if ".cpu()" in self.module.code_for_node(obj):
@@ -384,6 +465,7 @@ class CheckpointScan(cst.CSTVisitor):
             self._next(),
             location,
             tuple(self._tests),
+            tuple(self._arms),
         )
         self.loads.append(site)
 
@@ -433,6 +515,24 @@ class CheckpointScan(cst.CSTVisitor):
         return bool(values) and all(
             self._temporary(self.path_key(value) or "", function, depth + 1) for value in values
         )
+
+    def without_rank_device(self, site: LoadSite) -> bool:
+        """The load runs only where the rank's device is None: ``if args.gpu is None:
+        torch.load(path)`` (one process drives every GPU), also any ``if x is None:`` arm whose
+        other arm loads the same path with a ``map_location`` (pytorch/examples' ImageNet)."""
+        for arm in site.arms:
+            if arm.none is None:
+                continue
+            if RANK_DEVICE.match(arm.none.rsplit(".", 1)[-1]):
+                return True
+            if any(
+                load.map_location is not None
+                and load.path_key == site.path_key
+                and any(a.statement == arm.statement and a.orelse != arm.orelse for a in load.arms)
+                for load in self.loads
+            ):
+                return True
+        return False
 
     def saves_cpu_state(self) -> bool:
         """Everything the file saves is on the CPU: its own checkpoints load anywhere."""
@@ -497,6 +597,30 @@ def _argument(call: cst.Call, index: int, name: str) -> cst.BaseExpression | Non
     return _keyword(call, name)
 
 
+def _default(function: cst.FunctionDef, param: str) -> cst.BaseExpression | None:
+    params = function.params
+    for each in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if each.name.value == param:
+            return each.default
+    return None
+
+
+def _none_names(test: cst.BaseExpression) -> tuple[str | None, str | None]:
+    """The name that is None in the body of ``if test:`` and the one that is None in its
+    ``else``: ``(x, None)`` for ``x is None``, ``(None, x)`` for ``x is not None``."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None, None
+    target = test.comparisons[0]
+    name = dotted(test.left)
+    if name is None or dotted(target.comparator) != "None":
+        return None, None
+    if isinstance(target.operator, cst.Is):
+        return name, None
+    if isinstance(target.operator, cst.IsNot):
+        return None, name
+    return None, None
+
+
 def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
@@ -515,6 +639,7 @@ def scan(module: cst.Module) -> CheckpointScan:
         return _last_scan[0]
     scanner = CheckpointScan(module)
     walk(module, scanner)
+    scanner.finish()
     _last_scan[:] = [scanner]
     return scanner
 
@@ -565,6 +690,8 @@ def _stops(body: cst.BaseSuite) -> bool:
     return bool(block) and terminates(block[-1])
 
 
+RANK_DEVICE = re.compile(r"^(gpu|gpu_id|gpu_index|local_rank|device_id)$")
+"""The one device of a process in a job with one process per GPU (``args.gpu``)."""
 HELPER_SAVE = re.compile(r"^save_?(model|checkpoint|ckpt|weights|state|network|net)s?$", re.I)
 """A project's own checkpoint helper (``save_model``, ``save_checkpoint``)."""
 CHECKPOINT_FILE = re.compile(r"\.(pth?|ckpt|pkl|bin|tar)$")

@@ -31,16 +31,22 @@ class LoadWithoutMapLocation(Rule):
     (`if os.path.isfile(cache): torch.load(cache) else: ...; torch.save(x, cache)`). A path built
     from the same template (`"{}.pkl".format(epoch)` saved, `"{}.pkl".format(best)` loaded)
     counts when the save comes first: the run reloads one of its own checkpoints; a resume above
-    the saves may read a GPU run's. Nor is a load in a file whose saves are all on the CPU
-    (`.cpu()` before saving, FSDP `offload_to_cpu=True` or `cpu_offload=`), or in a script that
-    never offers a CPU path (it hard-codes CUDA, or stops without it: `assert
-    torch.cuda.is_available()`).
+    the saves may read a GPU run's. A function of the file that saves to one of its parameters
+    (`def fit(model, model_file): ...; torch.save(model.state_dict(), model_file)`) saves, at
+    each call, to the argument given for it (`fit(vae, vae_model_file)`). Nor is a load in a
+    file whose saves are all on the CPU (`.cpu()` before saving, FSDP `offload_to_cpu=True` or
+    `cpu_offload=`), or in a script that never offers a CPU path (it hard-codes CUDA, or stops
+    without it: `assert torch.cuda.is_available()`).
 
     ## Why is this bad?
     A checkpoint saved from GPU tensors is restored onto the GPU it came from. When the script
     falls back to the CPU (no GPU on this host) that fails with `RuntimeError: Attempting to
     deserialize object on a CUDA device but torch.cuda.is_available() is False`; on a multi-GPU
-    host every rank loads onto `cuda:0`.
+    host every rank loads onto `cuda:0`. In a script with one process per GPU that is reported
+    whoever wrote the file, except where the process has no device of its own: the arm of `if
+    args.gpu is None:` (also `gpu`, `local_rank`), or of any `if x is None:` whose other arm
+    loads the same path with a `map_location` (pytorch/examples' ImageNet resume), runs when one
+    process drives every GPU, and there `cuda:0` is its own.
 
     ## Example
     ```python
@@ -252,7 +258,10 @@ torch.save(model.state_dict(), "snapshot.pt")
             evidence = found.cpu_path_at(site.call)
             known = id(site.call) in self.unmapped
             if ranks and known:
-                yield self._rank_report(site, found.device_at(site))
+                # `if args.gpu is None: torch.load(path)`: one process drives every GPU, and
+                # cuda:0 is its own; the per-GPU ranks take the other arm
+                if not found.without_rank_device(site):
+                    yield self._rank_report(site, found.device_at(site))
                 continue
             if evidence is None or found.saved_here(site):
                 continue  # the same run (or an earlier run of it) wrote what it reads back
