@@ -135,3 +135,18 @@ def test_a_subclass_of_the_class_is_reported() -> None:
 def test_a_class_with_no_instance_in_the_file_is_reported() -> None:
     source = notebook(CLASS, "device = torch.device('cuda')\nx = torch.ones(2).to(device)\n")
     assert lines(source) == factory_lines(FIRST)
+
+
+def test_a_class_without_weights_on_the_host_is_reported() -> None:
+    """A module that holds nothing runs wherever its inputs are: its host instance says
+    nothing about the devices its forward meets."""
+    noise = """\
+class Noise(nn.Module):
+    def forward(self, x):
+        return x + torch.randn(x.size(0), 8)
+noise = Noise()
+def step(batch):
+    return noise(batch)
+model = nn.Linear(8, 8).cuda()
+"""
+    assert lines(notebook(noise)) == [FIRST + 3]
