@@ -21,6 +21,7 @@ from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._factory_uses import Held, Uses, factory_inside, only_filled_in
 from gpudoc.lint.rules._helpers import assigned_value
+from gpudoc.lint.rules._host_instances import host_only_classes
 from gpudoc.lint.visit import walk
 
 STEP_METHODS = frozenset(
@@ -51,6 +52,8 @@ class FactoryCall:
     first_param_is_tensor: bool
     definition: cst.FunctionDef | None = None
     """The enclosing function itself."""
+    owner: cst.ClassDef | None = None
+    """The nn.Module subclass whose method holds the factory."""
 
 
 def _step_method(factory: FactoryCall) -> str | None:
@@ -115,6 +118,17 @@ class FactoryWithoutDevice(Rule):
     module's callers too, a dataset's where the CPU is right), nor a helper function that
     keeps its tensor to itself, nor a tensor a helper returns that its caller moves later by
     name (`grid = make_grid(h, w)`, then `grid.to(x.device)`).
+    A module class of the file whose every instance stays on the host is not reported (a
+    notebook's CPU chapter, before a later cell redefines the class and moves that instance):
+    each instance made by `model = Net(...)` as a whole top-level statement, bound to the
+    definition in effect there, then only called on inputs not on the device, printed, or
+    asked for its parameters or state (`model.parameters()`, a discarded `model.train()`).
+    Any other mention of the instance's name until it is rebound (a move,
+    `DataParallel(model)`, a function or a list it is handed to, an alias), any read of it in
+    a function, or any mention of the class besides such constructions (a submodule, a base,
+    a function that builds it) keeps the class reported. Inputs the linter cannot place count
+    as host inputs there: a host instance fed device tensors fails on its own weights first
+    (a class that holds no weights is always reported).
 
     ## Fix safety
     Unsafe: it adds `device=<first input>.device` (`self.device` in a Lightning `*_step`). For
@@ -212,6 +226,11 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         """The walk's step at each factory call (the latest walk of its body)."""
         self.helper_results: dict[cst.Call, cst.Call] = {}
         """A call of a helper -> the factory call whose tensor it returned."""
+        self.fed: set[cst.CSTNode] = set()
+        """Constructions of modules (``Net()``) whose instance is called on device tensors."""
+        self.unweighted: set[cst.ClassDef] = set()
+        """Module classes that hold nothing to move: on the host, they still meet device
+        inputs wherever those are."""
 
     def on_walked(self, event: WalkedCallEvent, semantic: Semantic) -> None:
         """``g = self.grid(h, w)``: the call's result is the helper's factory tensor, so a
@@ -294,6 +313,10 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
                 self.handed.add(arg.value)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        module = event.module
+        device_inputs = any(arg.place in (Place.DEVICE, Place.MIXED) for arg in event.args)
+        if module is not None and module.origin is not None and device_inputs:
+            self.fed.add(module.origin)  # `net(x.cuda())`: forward meets the device
         self.note_move(event, semantic)
         self.note_placing_helper(event, semantic)
         self.note_handed(event, semantic)
@@ -323,7 +346,10 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
             semantic.call_chain[:-1],
             held is not None and held.is_tensorish,
             semantic.function_node,
+            semantic.module_class.node if semantic.module_class is not None else None,
         )
+        if semantic.module_class is not None and not semantic.module_class.weighted:
+            self.unweighted.add(semantic.module_class.node)
         self.factories.append(factory)
         self.calls.add(node)
         self.made_at[node] = semantic.step
@@ -393,6 +419,7 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         library = not (flags.places or "lightning" in flags.frameworks)
         if library and not context.library:
             return
+        on_host = self.host_only(context)
         for factory in self.factories:
             if id(factory.call) in typed:
                 continue
@@ -407,6 +434,8 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
             if definition is not None and only_filled_in(factory.call, definition):
                 continue
             if step == "forward" and not self.runs_in_module(factory, context):
+                continue
+            if factory.owner is not None and factory.owner in on_host:
                 continue
             source = "self" if step.endswith("_step") else factory.first_param
             if step != factory.method and not factory.first_param_is_tensor:
@@ -424,6 +453,17 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
                 edit = NodeEdit(factory.call.args[-1].value, f", {hint}", "after")
                 fix = FixSpec((edit,), safe=False, description=hint)
             yield Report(factory.call, message, fix)
+
+    def host_only(self, context: Context) -> set[cst.ClassDef]:
+        """The file's module classes whose instances all stay on the host (a notebook's CPU
+        chapter, before a later cell redefines the class and moves that one): their forward
+        never meets a device input. A helper of the module's file is not one of them (other
+        classes' forwards may share its walk)."""
+        owners = {f.owner for f in self.factories if f.owner is not None and f.in_module_class}
+        owners -= self.unweighted
+        if not owners:
+            return set()
+        return host_only_classes(context.module, owners, self.fed)
 
     def runs_in_module(self, factory: FactoryCall, context: Context) -> bool:
         """In a module's method, or a function of this file that one calls (a helper making
