@@ -35,7 +35,7 @@ def test_findings_and_fixes_do_not_depend_on_the_hash_seed(tmp_path: Path) -> No
     script = tmp_path / "train.py"
     script.write_text(SCRIPT, encoding="utf-8")
     outputs = set()
-    for seed in ("0", "1", "2", "3", "4", "5", "6", "7"):
+    for seed in ("0", "1", "2", "3"):
         env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO)}
         done = subprocess.run(
             [sys.executable, "-m", "gpudoc", "lint", "--no-cache", "--diff", "--unsafe-fixes",
