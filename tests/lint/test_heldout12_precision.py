@@ -91,3 +91,25 @@ def test_an_unused_device_fixture_of_a_test_is_no_gpd113() -> None:
 
 def test_an_unused_device_parameter_of_a_script_function_stays_gpd113() -> None:
     assert lines(FIXTURE.format(framework=""), "GPD113") == [3]
+
+
+# a notebook saves with the library's handler and reloads the newest file of that directory
+HANDLER_NOTEBOOK = """\
+import os
+import torch
+from ignite.handlers import ModelCheckpoint
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = torch.nn.Linear(2, 2).to(device)
+checkpointer = ModelCheckpoint("./saved_models", "fashion", n_saved=2, create_dir=True)
+def last_checkpoint(path):
+    return os.path.join(path, sorted(os.listdir(path))[-1])
+model.load_state_dict(torch.load(last_checkpoint({directory})))
+"""
+
+
+def test_a_directory_the_checkpoint_handler_writes_is_this_runs() -> None:
+    assert lines(HANDLER_NOTEBOOK.format(directory='"./saved_models"'), "GPD201") == []
+
+
+def test_another_directory_stays_gpd201() -> None:
+    assert lines(HANDLER_NOTEBOOK.format(directory='"./pretrained"'), "GPD201") == [9]

@@ -27,6 +27,10 @@ TEMPORARY = re.compile(r"expr:(tmp_path|tmpdir|tmp_path_factory)\b")
 ROOT_NAME = re.compile(r"expr:([A-Za-z_]\w*)\b(?!\()")
 """The name a path expression starts from (``out_dir`` in ``out_dir / "m.pt"``), not a call."""
 
+CHECKPOINT_HANDLERS = frozenset({"ModelCheckpoint", "Checkpoint", "DiskSaver"})
+"""Training libraries' checkpoint writers given a directory first (ignite's
+``ModelCheckpoint(dirname, ...)``, ``DiskSaver(dirname)``); ``Checkpoint(to_save, ...)`` is
+given none and is skipped by the literal test."""
 TEST_FRAMEWORKS = frozenset({"pytest", "unittest"})
 TEST_NAME = re.compile(r"_?test")
 CPU_SWITCH = re.compile(r"cuda|gpu|accel|cpu|device", re.I)
@@ -73,6 +77,9 @@ class CheckpointScan(cst.CSTVisitor):
         """path key -> whether every save to it writes CPU state."""
         self.loads: list[LoadSite] = []
         self.first_save: dict[str, int] = {}
+        self.handler_dirs: dict[str, int] = {}
+        """Directories a training library's checkpoint handler writes into
+        (``ModelCheckpoint("./saved_models", ...)``) -> when it was made."""
         self.helper_saves: dict[re.Pattern[str], int] = {}
         """File names a project helper saved (``save_model(..., model_name=...)``) -> when."""
         """path key -> the order of its first save."""
@@ -232,6 +239,10 @@ class CheckpointScan(cst.CSTVisitor):
         last = name.rsplit(".", 1)[-1]
         library = self.imports.qualify(node.func) or ""
         self._note_transfers(node)
+        if last in CHECKPOINT_HANDLERS and node.args:
+            directory = string_value(node.args[0].value)
+            if directory:
+                self.handler_dirs.setdefault(directory, self._next())
         if library and library.partition(".")[0] not in DEVICE_LIBRARIES:
             self._foreign_cpu.update(id(arg.value) for arg in node.args if arg.keyword is not None)
         distributed = library.startswith("torch.distributed.")  # a process group, not CUDA
@@ -489,7 +500,20 @@ class CheckpointScan(cst.CSTVisitor):
             return self.first_save.get(key, site.order) < site.order
         if key.startswith("str:") and self._helper_saved(key[4:], site.order):
             return True
+        if self._handler_saved(key, site.order):
+            return True
         return key in self.saved or self._temporary(key, site.function)
+
+    def _handler_saved(self, key: str, order: int) -> bool:
+        """The path names a directory that a checkpoint handler made earlier writes into
+        (``torch.load(last_checkpoint("./saved_models"))`` after
+        ``ModelCheckpoint("./saved_models", ...)``): this run's own checkpoint."""
+        text = key.partition(":")[2]
+        return any(
+            made < order and (text == directory or f"{directory}/" in text or
+                              f"'{directory}'" in text or f'"{directory}"' in text)
+            for directory, made in self.handler_dirs.items()
+        )  # fmt: skip
 
     def _helper_saved(self, path: str, order: int) -> bool:
         """A project helper saved a file of this name earlier in the run (a notebook's

@@ -67,7 +67,9 @@ class LoadWithoutMapLocation(Rule):
     A wrapper that forwards its keyword arguments (`torch.load(f, **kwargs)`) is not reported: its
     callers choose the map location.
     A load in a test (`test_*`, or a `_test_*` helper, in a file that imports pytest or
-    unittest) is not reported: a test reads back what it or its fixtures wrote. A
+    unittest) is not reported: a test reads back what it or its fixtures wrote. Nor is a load
+    from a directory that a checkpoint handler made earlier writes into (ignite's
+    `ModelCheckpoint("./saved_models", ...)`, then `torch.load(last("./saved_models"))`). A
     `map_location="cpu"` is where that checkpoint is loaded, not evidence that the script
     runs on the CPU.
 
