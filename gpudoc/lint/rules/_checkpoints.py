@@ -228,7 +228,7 @@ class CheckpointScan(cst.CSTVisitor):
         name = node.keyword.value if node.keyword is not None else ""
         value = node.value
         if name == "map_location":
-            self._transfers.update(_string_ids(value))
+            self._transfers.update(code_ids(value))  # its strings among them
         if name == "offload_to_cpu" and dotted(value) == "True":
             self.offloads = True
         if name == "cpu_offload" and dotted(value) not in ("None", "False"):
@@ -271,7 +271,7 @@ class CheckpointScan(cst.CSTVisitor):
         elif qualified == "torch.load":
             positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
             if len(positional) >= 2:  # torch.load(f, "cpu")
-                self._transfers.update(_string_ids(positional[1].value))
+                self._transfers.update(code_ids(positional[1].value))
             self._load(node)
         if isinstance(node.func, cst.Name) and qualified not in ("torch.save", "torch.load"):
             self._helper_call(node.func.value, node, self._next())
@@ -754,18 +754,3 @@ def _wrapped_path(path: cst.BaseExpression | None) -> cst.BaseExpression | None:
         return None
     argument = path.args[0].value
     return argument if isinstance(argument, cst.Name) else None
-
-
-class _Strings(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.ids: set[int] = set()
-
-    def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        self.ids.add(id(node))
-
-
-def _string_ids(expr: cst.BaseExpression) -> set[int]:
-    """The string literals inside ``expr`` (``torch.device("cpu")``, a lambda's body)."""
-    strings = _Strings()
-    walk(expr, strings)
-    return strings.ids
