@@ -113,3 +113,93 @@ def test_a_directory_the_checkpoint_handler_writes_is_this_runs() -> None:
 
 def test_another_directory_stays_gpd201() -> None:
     assert lines(HANDLER_NOTEBOOK.format(directory='"./pretrained"'), "GPD201") == [9]
+
+
+# a metric test: the helper makes its tensors with `device=device`, which defaults to None
+METRIC_TEST = """\
+import torch
+import torch.nn.functional as F
+def y_test_1(requires_grad=False, device=None):
+    return torch.tensor([[0.1, 0.9]], device=device).log(), torch.tensor([1], device=device)
+def test_kwargs_loss(available_device):
+    loss = Loss(F.nll_loss, device=available_device)
+    y_pred, y = y_test_1({argument})
+    weight = torch.tensor([0.1, 0.1])
+    expected = F.nll_loss(y_pred, y, weight=weight)
+    assert_almost_equal(loss.compute(), expected.numpy())
+"""
+
+
+def test_a_device_parameter_left_at_none_makes_host_tensors() -> None:
+    for argument in ("", "device=None", "False, None"):
+        source = METRIC_TEST.format(argument=argument)
+        assert lines(source, "GPD101") == [], argument
+        assert lines(source, "GPD202") == [], argument
+
+
+def test_the_same_helper_given_the_device_still_mixes_places() -> None:
+    source = METRIC_TEST.format(argument="device=available_device")
+    assert lines(source, "GPD101") == [9]
+    assert lines(source, "GPD202") == [10]
+
+
+def test_a_move_to_a_none_device_keeps_the_place() -> None:
+    source = """\
+import torch
+def prepare(x, device=None):
+    return x.to(device)
+model = torch.nn.Linear(2, 2).cuda()
+print(model(prepare(torch.randn(1, 2).cuda())))
+print(model(prepare(torch.randn(1, 2))))
+"""
+    assert lines(source, "GPD101") == [6]
+
+
+# a test helper wraps the model in DDP only when its device is a GPU; one test calls it with "cpu"
+DDP_HELPER = """\
+import torch
+def _setup(device, distributed=False, local_rank=0):
+    model = torch.nn.Linear(2, 2){move}
+    if distributed and "cuda" in torch.device(device).type:
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])
+    return model
+def test_cpu():
+    _setup("cpu", distributed=True)
+def test_gpu(local_rank):
+    _setup(f"cuda:{{local_rank}}", distributed=True, local_rank=local_rank)
+"""
+
+
+def test_a_gpu_branch_does_not_run_for_a_cpu_device() -> None:
+    assert lines(DDP_HELPER.format(move=".to(device)"), "GPD401") == []
+
+
+CHECK_HELPER = """\
+import torch
+def _check(device):
+    model = torch.nn.Linear(2, 2).to(device)
+    if device.type == "cuda":
+        print(model(torch.randn(1, 2)))
+def test_cpu():
+    _check(torch.device("cpu"))
+"""
+
+
+def test_the_gpu_branch_is_judged_for_a_gpu_caller() -> None:
+    assert lines(CHECK_HELPER, "GPD101") == []
+    gpu_caller = 'def test_gpu():\n    _check(torch.device("cuda"))\n'
+    assert lines(CHECK_HELPER + gpu_caller, "GPD101") == [5]
+
+
+def test_a_device_that_is_the_cpu_on_one_path_only_keeps_the_gpu_branch() -> None:
+    source = """\
+import torch
+device = torch.device("cuda")
+if debug:
+    device = torch.device("cpu")
+x = torch.randn(2, 2)
+if device.type == "cuda":
+    model = torch.nn.Linear(2, 2).to(device)
+    print(model(x))
+"""
+    assert lines(source, "GPD101") == [8]

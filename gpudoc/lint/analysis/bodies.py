@@ -200,8 +200,15 @@ class Bodies:
         return known
 
     def walk_pending(self) -> None:
-        """Functions and methods no call in this file reached: walked on their own."""
-        pending = self.model.pending
+        """Functions and methods no call in this file reached: walked on their own. The
+        functions nothing in the file calls go first (tests, ``main``): the helpers they call
+        are then walked with their arguments (``_check("cpu")``), not on their own."""
+        model = self.model
+        pending = model.pending
+        for node, parent in list(pending.items()):
+            if parent is model.module_scope and model.calls_named(node.name.value) == 0:
+                if pending.pop(node, None) is not None:
+                    self.walk_function(node, parent)
         while pending:
             node, parent = next(iter(pending.items()))
             del pending[node]

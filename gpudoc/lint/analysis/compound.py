@@ -12,7 +12,7 @@ import libcst as cst
 from gpudoc.lint.analysis.binding import Binder
 from gpudoc.lint.analysis.bodies import BlockWalker
 from gpudoc.lint.analysis.expressions import Evaluator
-from gpudoc.lint.analysis.flow import Env, Join, join_envs
+from gpudoc.lint.analysis.flow import Env, Join, join_envs, truth_on_cpu
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import bound_names_of
 from gpudoc.lint.analysis.values import Kind, element_of
@@ -129,6 +129,9 @@ class Compound:
             self.leave_cpu_path(cpu_side == "gpu")
 
         paths = (other, body) if polarity == "cpu" else (body, other)
+        truth = truth_on_cpu(node.test, model.polarity, model.scope.lookup)
+        if truth is not None:  # a GPU path that cannot run with this call's CPU device
+            paths = (body,) if truth else (other,)
         # read after the paths: CUDA on the CPU path shows the test picks a GPU
         self.walk_paths(paths, lambda: model.join_after(node.test))
 

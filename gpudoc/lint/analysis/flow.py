@@ -14,6 +14,7 @@ test (``if debug:``) and on the host on the other is "host on some path" (Place.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Literal
 
@@ -111,6 +112,44 @@ def _comparison_polarity(test: cst.Comparison) -> Polarity | None:
     return _flip(polarity) if negated else polarity
 
 
+def truth_on_cpu(
+    test: cst.BaseExpression,
+    polarity_of: Callable[[cst.BaseExpression], Polarity | None],
+    lookup: Callable[[str], Value | None],
+) -> bool | None:
+    """The truth of a device test about a device this walk knows is the CPU (``if "cuda" in
+    device.type:`` in a helper called with ``device="cpu"``): the other path is the only one
+    that runs. None when the test is about anything else, or its truth is not known."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = truth_on_cpu(test.expression, polarity_of, lookup)
+        return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        sides = [truth_on_cpu(side, polarity_of, lookup) for side in (test.left, test.right)]
+        return False if False in sides else True if sides == [True, True] else None
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    if not any(_held_cpu_device(part, lookup) for part in (test.left, test.comparisons[0].comparator)):
+        return None
+    polarity = polarity_of(test)
+    return False if polarity == "gpu" else True if polarity == "cpu" else None
+
+
+def _held_cpu_device(node: cst.BaseExpression, lookup: Callable[[str], Value | None]) -> bool:
+    """``device``, ``device.type``, ``torch.device(device).type``, ``str(device)``: the
+    expression reads a name that holds the CPU device."""
+    while True:
+        name = dotted(node)
+        held = lookup(name) if name is not None else None
+        if held is not None and held.kind is Kind.DEVICE and held.cpu_device:
+            return True
+        if isinstance(node, cst.Attribute):
+            node = node.value
+        elif isinstance(node, cst.Call) and len(node.args) == 1:
+            node = node.args[0].value
+        else:
+            return False
+
+
 def option_of(test: cst.BaseExpression) -> str | None:
     """The option a device test reads, the same for a test and its negation: ``args.gpu
     None`` for ``args.gpu is not None`` and ``args.gpu is None``, ``n_gpu 1`` for ``n_gpu >
@@ -153,6 +192,9 @@ def join_values(first: Value | None, second: Value | None, join: Join) -> Value 
         return first
     if first.kind is not second.kind:
         return UNKNOWN
+    if first.kind is Kind.DEVICE and first.cpu_device != second.cpu_device:
+        # the CPU on one path only (`if debug: device = "cpu"`): not known to be the CPU
+        return first if join == "gpu-first" else (second if first.cpu_device else first)
     places = {first.place, second.place}
     if len(places) == 1:
         kept = first if first.binding is not None else second

@@ -44,24 +44,36 @@ def bind_arguments(
             if arg.star == "*":
                 index = len(positional)
             continue
+        name = None
         if arg.keyword is not None:
-            if arg.keyword.value in named:
-                bound[arg.keyword.value] = value
+            name = arg.keyword.value if arg.keyword.value in named else None
         elif index < len(positional):
-            bound[positional[index].name.value] = value
+            name = positional[index].name.value
             index += 1
+        if name is not None:
+            bound[name] = _none_device(name, arg.value) or value
     for param in [*positional, *params.kwonly_params]:
         name = param.name.value
         if name not in bound and param.default is not None:
-            default = _device_default(param.default)
+            default = _device_default(name, param.default)
             if default is not None:
                 bound[name] = default
     return bound
 
 
-def _device_default(default: cst.BaseExpression) -> Value | None:
+def _none_device(name: str, expr: cst.BaseExpression) -> Value | None:
+    """``None`` for a device parameter: tensors made with it are on the host (the default
+    device), and ``.to(device)`` moves nothing."""
+    none = isinstance(expr, cst.Name) and expr.value == "None"
+    return Value(Kind.NONE) if none and api.DEVICE_NAME.search(name) else None
+
+
+def _device_default(name: str, default: cst.BaseExpression) -> Value | None:
     """``device="cpu"`` left out by the call: the body runs on the CPU, whatever the
-    parameter's name suggests."""
+    parameter's name suggests; ``device=None``: see ``_none_device``."""
+    none = _none_device(name, default)
+    if none is not None:
+        return none
     text = default.evaluated_value if isinstance(default, cst.SimpleString) else None
     if not isinstance(text, str):
         return None
@@ -117,7 +129,9 @@ def argument_names(
 
 def argument_shapes(values: list[Value]) -> tuple[object, ...]:
     """What a walk of a body depends on in its arguments: calls with equal shapes share one."""
-    return tuple((v.kind, v.place, v.weighted, v.wrapper, v.managed, v.stale) for v in values)
+    return tuple(
+        (v.kind, v.place, v.weighted, v.wrapper, v.managed, v.stale, v.cpu_device) for v in values
+    )
 
 
 MOVES = frozenset({"to", "cuda", "type_as"})

@@ -90,6 +90,8 @@ class Placement:
         return Place.UNKNOWN
 
     def place_of_target(self, expr: cst.BaseExpression, value: Value) -> Place | None:
+        if value.kind is Kind.NONE:  # `device=None`: no place of its own
+            return None
         text = string_value(expr)
         if text is not None:
             if api.CPU_LITERAL.match(text):

@@ -138,7 +138,7 @@ class QualifiedCalls:
             self.model.flags.places = True
 
     def factory(self, node: cst.Call, function: str, args: list[Value]) -> Value:
-        device = keyword_value(node, args, "device")
+        device = _device_keyword(node, args)
         if device is not None:
             place = self.placement.place_of_target(device[0].value, device[1])
             result = Value(Kind.TENSOR, place or Place.UNKNOWN)
@@ -206,7 +206,7 @@ class QualifiedCalls:
             if self.model.scope.module_class is not None:  # a module's parameter moves with it
                 return Value(Kind.TENSOR, Place.UNKNOWN)
             return Value(Kind.TENSOR, args[0].place if args else Place.UNKNOWN)
-        device = keyword_value(node, args, "device")
+        device = _device_keyword(node, args)
         place = Place.UNKNOWN if self.model.device_context else Place.HOST
         if device is not None:
             place = self.placement.place_of_target(device[0].value, device[1]) or Place.UNKNOWN
@@ -294,3 +294,9 @@ def _returns_tensor(rest: str, last: str) -> bool:
     if namespace not in ("", "nn.functional", "fft", "linalg", "special"):
         return False
     return last[:1].islower() and last not in NOT_TENSOR_FUNCTIONS
+
+
+def _device_keyword(node: cst.Call, args: list[Value]) -> tuple[cst.Arg, Value] | None:
+    """The ``device=`` argument of a constructor, unless it is None (the default device)."""
+    device = keyword_value(node, args, "device")
+    return None if device is None or device[1].kind is Kind.NONE else device
