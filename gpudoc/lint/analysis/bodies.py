@@ -206,9 +206,9 @@ class Bodies:
         model = self.model
         pending = model.pending
         for node, parent in list(pending.items()):
-            if parent is model.module_scope and model.calls_named(node.name.value) == 0:
-                if pending.pop(node, None) is not None:
-                    self.walk_function(node, parent)
+            uncalled = parent is model.module_scope and model.calls_named(node.name.value) == 0
+            if uncalled and pending.pop(node, None) is not None:
+                self.walk_function(node, parent)
         while pending:
             node, parent = next(iter(pending.items()))
             del pending[node]

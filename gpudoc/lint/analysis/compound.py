@@ -128,7 +128,9 @@ class Compound:
             model.gpu_path -= polarity == "cpu"
             self.leave_cpu_path(cpu_side == "gpu")
 
-        paths = (other, body) if polarity == "cpu" else (body, other)
+        paths: tuple[Callable[[], None], ...] = (
+            (other, body) if polarity == "cpu" else (body, other)
+        )
         truth = truth_on_cpu(node.test, model.polarity, model.scope.lookup)
         if truth is not None:  # a GPU path that cannot run with this call's CPU device
             paths = (body,) if truth else (other,)

@@ -128,7 +128,9 @@ def truth_on_cpu(
         return False if False in sides else True if sides == [True, True] else None
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return None
-    if not any(_held_cpu_device(part, lookup) for part in (test.left, test.comparisons[0].comparator)):
+    if not any(
+        _held_cpu_device(part, lookup) for part in (test.left, test.comparisons[0].comparator)
+    ):
         return None
     polarity = polarity_of(test)
     return False if polarity == "gpu" else True if polarity == "cpu" else None
@@ -223,6 +225,14 @@ def join_envs(envs: list[Env], join: Join, before: Env | None = None) -> Env:
     """The environment after paths that left ``envs``, from ``before`` (where known)."""
     if not envs:
         return {}
+    cpu_path = False
+    if join != "gpu-first" and before is not None and len(envs) == 2:
+        cpu_paths = [env for env in envs if _sets_cpu_device(env, before)]
+        if len(cpu_paths) == 1:
+            # `if args.test_mode: model = Small(); device = "cpu"` / `else: model.to(device)`:
+            # the path that makes the device the CPU is the CPU path of a guard
+            cpu_path, join = True, "gpu-first"
+            envs = [env for env in envs if env is not cpu_paths[0]] + cpu_paths
     # in the envs' own order, never a set's: the joined env's order decides which device name
     # a message and a fix use, and a set's order changes with PYTHONHASHSEED
     names = dict.fromkeys(name for env in envs for name in env)
@@ -232,10 +242,22 @@ def join_envs(envs: list[Env], join: Join, before: Env | None = None) -> Env:
         for other in envs[1:]:
             value = join_values(value, other.get(name), join)
         if value is not None and value.moved_if is not None and before is not None:
-            value = _unmoved_path(value, [env.get(name) for env in envs], before.get(name))
+            earlier = before.get(name)
+            if cpu_path and (earlier is None or earlier.moved_if is not value.moved_if):
+                value = value.unconditional()  # moved on the GPU path: where it is needed
+            else:
+                value = _unmoved_path(value, [env.get(name) for env in envs], earlier)
         if value is not None:
             joined[name] = value
     return joined
+
+
+def _sets_cpu_device(env: Env, before: Env) -> bool:
+    """The path bound a name to the CPU device (``device = "cpu"``)."""
+    return any(
+        value.kind is Kind.DEVICE and value.cpu_device and before.get(name) != value
+        for name, value in env.items()
+    )
 
 
 def _unmoved_path(value: Value, ends: list[Value | None], before: Value | None) -> Value:

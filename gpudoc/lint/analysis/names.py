@@ -25,6 +25,31 @@ def dotted(node: cst.BaseExpression) -> str | None:
     return None
 
 
+NUMBER_MODULES = frozenset(["math", "torch", "np", "numpy"])
+NUMBER_CONSTANTS = frozenset(["pi", "e", "tau", "inf", "nan"])
+NUMBER_BUILTINS = frozenset(["float", "int", "abs", "round", "min", "max"])
+
+
+def is_number_expression(node: cst.BaseExpression) -> bool:
+    """``2.0``, ``-1``, ``2.0 / math.pi``, ``math.sqrt(2)``: an expression of numbers only, so
+    ``torch.tensor(...)`` of it is a 0-dim tensor (combined with tensors on any device)."""
+    if isinstance(node, cst.Integer | cst.Float):
+        return True
+    if isinstance(node, cst.UnaryOperation):
+        return is_number_expression(node.expression)
+    if isinstance(node, cst.BinaryOperation):
+        return is_number_expression(node.left) and is_number_expression(node.right)
+    name = dotted(node)
+    if name is not None:
+        root, _, last = name.rpartition(".")
+        return root in NUMBER_MODULES and last in NUMBER_CONSTANTS
+    if isinstance(node, cst.Call) and node.args:
+        function = dotted(node.func) or ""
+        numeric = function in NUMBER_BUILTINS or function.startswith("math.")
+        return numeric and all(is_number_expression(arg.value) for arg in node.args)
+    return False
+
+
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:
     """The keyword argument ``name=`` of ``call``."""
     for arg in call.args:

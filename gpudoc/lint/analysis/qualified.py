@@ -11,7 +11,7 @@ from gpudoc.lint.analysis.builtin_calls import builtin_value
 from gpudoc.lint.analysis.expressions import PARAM_GROUPS, Evaluator, string_value
 from gpudoc.lint.analysis.functions import moves_anything
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.names import dotted, keyword, keyword_value
+from gpudoc.lint.analysis.names import dotted, is_number_expression, keyword, keyword_value
 from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.values import (
     CHECKPOINT,
@@ -144,11 +144,7 @@ class QualifiedCalls:
             result = Value(Kind.TENSOR, place or Place.UNKNOWN)
         elif function in api.LIKE_FACTORIES:
             result = Value(Kind.TENSOR, args[0].place if args else Place.UNKNOWN)
-        elif (
-            function == "tensor"
-            and node.args
-            and isinstance(node.args[0].value, cst.Integer | cst.Float)
-        ):
+        elif function == "tensor" and node.args and is_number_expression(node.args[0].value):
             result = SCALAR
         elif self.model.flags.default_device or self.model.device_context:
             result = Value(Kind.TENSOR)

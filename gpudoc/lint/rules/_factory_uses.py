@@ -21,6 +21,24 @@ class Uses(cst.CSTVisitor):
         self.loads: list[cst.Name] = []
         self.index_loads: set[cst.Name] = set()
         self.call_in_index = False
+        self.loops: list[tuple[cst.Name, str]] = []
+        """``for t in name``: the iterated name and the loop's target."""
+        self.aliases: dict[cst.Name, str] = {}
+        """``other = name``: the read and the name it is copied to."""
+
+    def only_indices(self, function: cst.FunctionDef, depth: int) -> bool:
+        """Every read of the name is an index, or hands its elements or itself to a name
+        that is read only as an index (``depth`` levels of such hand-overs)."""
+        loops = dict(self.loops)
+        for load in self.loads:
+            if load in self.index_loads:
+                continue
+            handed = loops.get(load) or self.aliases.get(load)
+            if handed is None or depth == 0:
+                return False
+            if handed == self.name or not _read_as_index(handed, function, depth - 1):
+                return False
+        return True
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         for target in _names(node.target):
@@ -32,13 +50,58 @@ class Uses(cst.CSTVisitor):
             self.loads.append(node)
 
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
-        if not isinstance(node.slice, cst.Index):
-            return
-        root = _chain_root(node.slice.value, self.call)
+        part = node.slice
+        if isinstance(part, cst.Index):
+            self.note_index(part.value)
+        elif isinstance(part, cst.Slice):  # `x[:, y:y + size]`: a bound is read as an int
+            for bound in (part.lower, part.upper, part.step):
+                for operand in _operands(bound):
+                    self.note_index(operand)
+
+    def note_index(self, expr: cst.BaseExpression) -> None:
+        root = _chain_root(expr, self.call)
         if root is self.call:
             self.call_in_index = True
         elif isinstance(root, cst.Name) and root.value == self.name:
             self.index_loads.add(root)
+
+    def visit_For(self, node: cst.For) -> None:
+        self.targets.update(_names(node.target))
+        if isinstance(node.iter, cst.Name) and isinstance(node.target, cst.Name):
+            self.loops.append((node.iter, node.target.value))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Name) and len(node.targets) == 1:
+            target = node.targets[0].target
+            if isinstance(target, cst.Name):
+                self.aliases[node.value] = target.value
+
+
+def _operands(expr: cst.BaseExpression | None) -> list[cst.BaseExpression]:
+    """The operands of arithmetic (``y`` and ``size`` of ``y + size``)."""
+    if expr is None:
+        return []
+    if isinstance(expr, cst.BinaryOperation):
+        return _operands(expr.left) + _operands(expr.right)
+    if isinstance(expr, cst.UnaryOperation):
+        return _operands(expr.expression)
+    return [expr]
+
+
+def only_indexes(name: str, call: cst.Call, function: cst.FunctionDef, depth: int = 2) -> bool:
+    """``name`` (bound once, to ``call``'s tensor) is only read as an index or a slice bound,
+    directly, through the elements of a loop over it (``for end in bounds: x[start:end]``),
+    or through a plain copy (``start = end``)."""
+    uses = Uses(name, call)
+    walk(function.body, uses)
+    return uses.bindings == 1 and bool(uses.loads) and uses.only_indices(function, depth)
+
+
+def _read_as_index(name: str, function: cst.FunctionDef, depth: int) -> bool:
+    """``name`` (a loop target or a copy, bound anywhere) is only read as an index."""
+    uses = Uses(name, cst.Call(func=cst.Name("_")))
+    walk(function.body, uses)
+    return bool(uses.loads) and uses.only_indices(function, depth)
 
 
 def _chain_root(expr: cst.BaseExpression, call: cst.Call) -> cst.BaseExpression:

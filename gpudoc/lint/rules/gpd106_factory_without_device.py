@@ -16,10 +16,16 @@ from gpudoc.lint.analysis.events import (
     WalkedCallEvent,
 )
 from gpudoc.lint.analysis.functions import MOVES
-from gpudoc.lint.analysis.names import dotted, keyword
+from gpudoc.lint.analysis.names import dotted, is_number_expression, keyword
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
-from gpudoc.lint.rules._factory_uses import Held, Uses, factory_inside, only_filled_in
+from gpudoc.lint.rules._factory_uses import (
+    Held,
+    Uses,
+    factory_inside,
+    only_filled_in,
+    only_indexes,
+)
 from gpudoc.lint.rules._helpers import assigned_value
 from gpudoc.lint.rules._host_instances import host_only_classes
 from gpudoc.lint.visit import walk
@@ -331,7 +337,7 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         if semantic.on_cpu_path:
             return  # `else:` of `if torch.cuda.is_available():`: the CPU is the device there
         first = node.args[0].value if node.args else None
-        if function == "tensor" and isinstance(first, cst.Integer | cst.Float):
+        if function == "tensor" and first is not None and is_number_expression(first):
             return  # a 0-dim tensor: combined with tensors on any device
         first_param = _first_parameter(semantic.function_node)
         held = semantic.lookup_local(first_param) if first_param is not None else None
@@ -496,15 +502,11 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         function = bound[0] if bound is not None else factory.definition
         if function is None:
             return False
-        uses = Uses(bound[1] if bound is not None else None, factory.call)
-        walk(function.body, uses)
         if bound is None:
+            uses = Uses(None, factory.call)
+            walk(function.body, uses)
             return uses.call_in_index
-        return (
-            uses.bindings == 1
-            and bool(uses.loads)
-            and all(n in uses.index_loads for n in uses.loads)
-        )
+        return only_indexes(bound[1], factory.call, function)
 
 
 def gradient_arguments(event: CallEvent) -> tuple[Value | None, cst.Arg | None]:
