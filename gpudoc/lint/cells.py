@@ -186,7 +186,7 @@ def _located(virtual: VirtualSource, findings: Iterable[Finding], path: str) -> 
     return sorted((virtual.map_finding(f, path) for f in findings), key=_cell_order)
 
 
-GPU_REQUIRED_QUIET = frozenset({"GPD203"})
+GPU_REQUIRED_QUIET = frozenset({"GPD203", "GPD205"})
 """Codes a notebook that asks for a GPU in its metadata does not draw: it never runs on a CPU."""
 
 

@@ -97,3 +97,118 @@ def test_a_loop_over_a_host_tensor_that_meets_the_input_stays_gpd106() -> None:
         5,
         6,
     ]
+
+
+def test_broadcasting_against_an_empty_host_tensor_mixes_nothing() -> None:
+    source = """\
+import torch
+def constant(value, shape, device):
+    tensor = torch.as_tensor(value, device=device)
+    tensor, _ = torch.broadcast_tensors(tensor, torch.empty(shape))
+    return tensor
+print(constant(1.0, (2, 2), torch.device("cuda")))
+"""
+    assert lines(source, "GPD101") == []
+    assert lines(source.replace("broadcast_tensors", "cat"), "GPD101") == [4]
+
+
+# the appendix's DDP script: the optimizer is built before the model is wrapped
+DDP_ORDER = """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+def main(rank):
+    model = torch.nn.Linear(2, 2)
+    model.to(rank)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    model = {wrap}(model{arguments})
+    optimizer.step()
+"""
+
+
+def test_a_wrapper_that_shares_the_parameters_keeps_the_optimizer() -> None:
+    for wrap, arguments in (("DDP", ", device_ids=[rank]"), ("torch.compile", "")):
+        source = DDP_ORDER.format(wrap=wrap, arguments=arguments)
+        assert lines(source, "GPD301") == [], wrap
+
+
+def test_fsdp_flattens_the_parameters_so_the_optimizer_is_stale() -> None:
+    assert lines(DDP_ORDER.format(wrap="FSDP", arguments=""), "GPD301") == [8]
+
+
+# a reference notebook lets accelerate place the model, and sends its inputs to the GPU
+DISPATCHED = """\
+import torch
+from transformers import AutoModelForCausalLM
+model = AutoModelForCausalLM.from_pretrained("google/gemma"{device_map})
+input_ids = torch.tensor([[2, 17, 9]]).to("cuda")
+print(model(input_ids))
+"""
+
+
+def test_a_model_dispatched_with_a_device_map_is_placed() -> None:
+    assert lines(DISPATCHED.format(device_map=', device_map="auto"'), "GPD102") == []
+
+
+def test_a_model_loaded_without_a_device_map_is_on_the_host() -> None:
+    for device_map in ("", ', device_map="cpu"', ", device_map=None"):
+        assert lines(DISPATCHED.format(device_map=device_map), "GPD102") == [3], device_map
+
+
+# a course notebook makes the GPU the default device for one demonstration, then undoes it
+DEFAULT_RESET = """\
+import torch
+from torch.utils.data import DataLoader
+device = "cuda" if torch.cuda.is_available() else "cpu"
+torch.set_default_device(device)
+print(torch.randn(2).device)
+torch.set_default_device({reset})
+loader = DataLoader(list(range(8)), batch_size=2, shuffle=True)
+"""
+
+
+def test_a_default_device_set_back_to_the_cpu_leaves_the_sampler_alone() -> None:
+    for reset in ('"cpu"', 'torch.device("cpu")', "None", "torch.FloatTensor"):
+        assert lines(DEFAULT_RESET.format(reset=reset), "GPD502") == [], reset
+    assert lines(DEFAULT_RESET.format(reset="device"), "GPD502") == [7]
+
+
+def test_the_device_of_a_models_parameter_follows_the_model() -> None:
+    source = """\
+import torch
+from transformers import AutoModelForCausalLM
+model = AutoModelForCausalLM.from_pretrained("google/gemma")
+device = next(model.parameters()).device
+input_ids = torch.tensor([[2, 17, 9]]).to(device)
+print(model(input_ids))
+model.cuda()
+print(model(torch.tensor([[2, 17, 9]])))
+"""
+    assert lines(source, "GPD102") == []
+    assert lines(source, "GPD101") == [8]
+
+
+def test_a_scalar_tensor_handed_to_a_function_beside_a_parameter_stays_gpd106() -> None:
+    # Swin-V2: clamp's `max` must be on the parameter's device (pytorch >= 1.12)
+    source = """\
+import torch
+class WindowAttention(torch.nn.Module):
+    def forward(self, x):
+        scale = torch.clamp(self.logit_scale, max=torch.log(torch.tensor(1. / 0.01))).exp()
+        return x * scale * torch.sqrt(torch.tensor(2.0))
+"""
+    assert lines(source, "GPD106") == [4]
+
+
+def test_a_cpu_default_on_the_other_path_of_a_guard_leaves_the_switch() -> None:
+    # ssd.pytorch: the `else:` of `if args.cuda:` sets the CPU type; the GPU path switched
+    source = """\
+import torch
+from torch.utils.data import DataLoader
+if args.cuda:
+    torch.set_default_tensor_type("torch.cuda.FloatTensor")
+else:
+    torch.set_default_tensor_type("torch.FloatTensor")
+loader = DataLoader(dataset, batch_size=32, shuffle=True)
+"""
+    assert lines(source, "GPD502") == [7]

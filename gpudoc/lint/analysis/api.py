@@ -246,6 +246,12 @@ HOST_TENSOR_FUNCTIONS = frozenset(
 )
 """torchvision functions that make a tensor on the host from an image."""
 
+SHAPE_ONLY_FUNCTIONS = frozenset(
+    {"broadcast_tensors", "result_type", "is_same_size", "atleast_1d", "atleast_2d", "atleast_3d"}
+)
+"""torch functions of several tensors that read shapes or dtypes, or view each tensor on its
+own: ``torch.broadcast_tensors(t, torch.empty(shape))`` only expands, on any devices."""
+
 IN_PLACE_SHARDING = frozenset({"fully_shard"})
 """FSDP2's ``fully_shard(model)``: shards (and places) the module in place."""
 

@@ -222,7 +222,7 @@ class CallEvaluator:
             self.model.flags.places = True
             return Value(items=tuple(arg.with_place(Place.DEVICE) for arg in args))
         if method in ("from_pretrained", "from_config") and _looks_like_model(func.value):
-            return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)
+            return self.library.pretrained_model(node)
         if receiver.source == "checkpoint" and method in CHECKPOINT_METHODS:
             return receiver  # `ckpt.get("model")`, `ckpt["model"].float().eval()`
         if method in ("next", "__next__") and receiver.kind is Kind.LOADER:
@@ -246,7 +246,7 @@ class CallEvaluator:
         if method in ("parameters", "named_parameters"):
             # named_parameters yields (name, parameter) pairs: `items` is one element's shape
             pair = (UNKNOWN, Value(Kind.TENSOR)) if method == "named_parameters" else None
-            return Value(Kind.PARAMS, source=dotted(func.value) or "", items=pair)
+            return Value(Kind.PARAMS, module.place, source=dotted(func.value) or "", items=pair)
         if method in ("forward", "generate"):  # HF `generate` runs forward on its inputs
             return self.module_call(node, dotted(func.value) or "", module, args)
         if method in ("eval", "train", "half", "float", "double", "requires_grad_", "bfloat16"):

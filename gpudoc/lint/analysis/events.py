@@ -130,6 +130,10 @@ class Semantic(Protocol):
         """Inside a branch of the ``if`` whose test is ``test``."""
 
     @property
+    def in_branch(self) -> bool:
+        """Inside a branch of any ``if`` of the walk (this function's or a caller's)."""
+
+    @property
     def in_init(self) -> bool:
         """In a module's ``__init__``, or a helper method it calls."""
 

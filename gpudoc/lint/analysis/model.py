@@ -215,6 +215,10 @@ class SemanticModel:
     def in_branch_of(self, test: cst.BaseExpression) -> bool:
         return test in self.branch_tests
 
+    @property
+    def in_branch(self) -> bool:
+        return bool(self.branch_tests)
+
     def is_module_class(self, node: cst.BaseExpression) -> bool:
         return isinstance(self.local_class(dotted(node) or ""), ModuleClass)
 

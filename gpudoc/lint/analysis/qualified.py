@@ -122,7 +122,9 @@ class QualifiedCalls:
             return self.data_loader(node, args)
         if last == "TensorDataset":
             return Value(Kind.LOADER, join_places([arg.place for arg in args]))
-        combines = rest.startswith("nn.functional.") or "." not in rest
+        combines = rest.startswith("nn.functional.") or (
+            "." not in rest and rest not in api.SHAPE_ONLY_FUNCTIONS
+        )
         if combines and self.model.bus.wants("call"):
             self.model.call_roles[node] = (None, None, True)
         combined = self.evaluator.combine(args)
@@ -232,7 +234,24 @@ class QualifiedCalls:
             return UNKNOWN
         if last[:1].isupper() and not qualified.startswith("transformers."):
             return UNKNOWN
-        return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)
+        return self.pretrained_model(node)
+
+    def pretrained_model(self, node: cst.Call) -> Value:
+        """A model-zoo model: on the host, unless ``device_map="auto"`` dispatched it (then
+        accelerate's hooks move each input to its layer's device, like a DataParallel)."""
+        if not _device_map(node):
+            return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)
+        self.model.flags.places = True
+        return Value(Kind.MODULE, Place.DEVICE, weighted=True, wrapper=True, origin=node)
+
+
+def _device_map(node: cst.Call) -> bool:
+    """``from_pretrained(name, device_map="auto")`` (``"cpu"`` or ``None`` keeps the host)."""
+    arg = keyword(node, "device_map")
+    if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+        return False
+    text = string_value(arg.value)
+    return text is None or not api.CPU_LITERAL.match(text)
 
 
 def _maps_to_cpu(node: cst.Call, args: list[Value]) -> bool:

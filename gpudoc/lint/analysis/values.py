@@ -149,9 +149,12 @@ def element_of(value: Value) -> Value:
         row = value.kind is Kind.TENSOR
         return Value(Kind.TENSOR, value.place, by_name=value.by_name, row=row)
     if value.kind is Kind.PARAMS:
-        # `next(model.parameters())`: a parameter, wherever it is; `named_parameters()` gives
-        # the shape of its (name, parameter) pairs in `items`
-        return Value(items=value.items) if value.items is not None else Value(Kind.TENSOR)
+        # `next(model.parameters())`: a parameter, where the module was when asked (so
+        # `.device` of it follows the module); `named_parameters()` gives the shape of its
+        # (name, parameter) pairs in `items`
+        if value.items is not None:
+            return Value(items=value.items)
+        return Value(Kind.TENSOR, value.place)
     return UNKNOWN
 
 

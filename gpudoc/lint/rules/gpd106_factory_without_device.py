@@ -230,6 +230,8 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         """Factory calls whose tensor (or one computed from it) a ``return`` hands back."""
         self.made_at: dict[cst.Call, int] = {}
         """The walk's step at each factory call (the latest walk of its body)."""
+        self.scalars: set[cst.Call] = set()
+        """``torch.tensor(2.0 / math.pi)`` in a function: reported only if handed to a call."""
         self.helper_results: dict[cst.Call, cst.Call] = {}
         """A call of a helper -> the factory call whose tensor it returned."""
         self.fed: set[cst.CSTNode] = set()
@@ -328,17 +330,35 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         self.note_handed(event, semantic)
         self.note_gradient(event, semantic)
         self.note_typed(event, semantic)
+        self.note_scalar_argument(event, semantic)
         function = _torch_function(event.qualified)
         if not (function in api.SHAPE_FACTORIES or function == "tensor"):
             return
-        node, method = event.node, semantic.function
-        if method is None or keyword(node, "device") is not None:
+        node = event.node
+        if semantic.function is None or keyword(node, "device") is not None:
             return
         if semantic.on_cpu_path:
             return  # `else:` of `if torch.cuda.is_available():`: the CPU is the device there
         first = node.args[0].value if node.args else None
         if function == "tensor" and first is not None and is_number_expression(first):
-            return  # a 0-dim tensor: combined with tensors on any device
+            self.scalars.add(node)  # a 0-dim tensor: an operand of arithmetic on any device
+            return
+        self.note_factory(node, function, semantic)
+
+    def note_scalar_argument(self, event: CallEvent, semantic: Semantic) -> None:
+        """``torch.clamp(w, max=torch.log(torch.tensor(1 / 0.01)))`` (Swin-V2's logit scale): a
+        0-dim host tensor handed to a function beside the first argument is no arithmetic
+        operand: it must be on that tensor's device."""
+        for index, arg in enumerate(event.node.args if self.scalars else ()):
+            if index == 0 and arg.keyword is None:
+                continue  # `torch.log(t)`, `torch.sqrt(t)`: the tensor itself, still 0-dim
+            scalar = _scalar_inside(arg.value, self.scalars)
+            if scalar is not None:
+                self.scalars.discard(scalar)
+                self.note_factory(scalar, "tensor", semantic)
+
+    def note_factory(self, node: cst.Call, function: str, semantic: Semantic) -> None:
+        method = semantic.function or ""
         first_param = _first_parameter(semantic.function_node)
         held = semantic.lookup_local(first_param) if first_param is not None else None
         factory = FactoryCall(
@@ -507,6 +527,21 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
             walk(function.body, uses)
             return uses.call_in_index
         return only_indexes(bound[1], factory.call, function)
+
+
+def _scalar_inside(value: cst.BaseExpression, scalars: set[cst.Call]) -> cst.Call | None:
+    """The 0-dim tensor of ``scalars`` that ``value`` is, or computes from by a chain of
+    one-tensor functions and methods (``torch.log(torch.tensor(100.0)).exp()``)."""
+    while isinstance(value, cst.Call):
+        if value in scalars:
+            return value
+        if isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call):
+            value = value.func.value
+        elif value.args and value.args[0].keyword is None:
+            value = value.args[0].value
+        else:
+            return None
+    return None
 
 
 def gradient_arguments(event: CallEvent) -> tuple[Value | None, cst.Arg | None]:

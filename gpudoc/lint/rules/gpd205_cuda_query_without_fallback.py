@@ -67,7 +67,8 @@ class CudaQueryWithoutFallback(OffersCpu):
     A query in a function is reported only where the file calls that function (by name)
     outside any device test: helpers of a library, called from other files, are not checked.
     A query behind a flag whose name says nothing about devices is reported. Files with no CPU
-    path (GPU-only scripts) and NCCL programs are not checked.
+    path (GPU-only scripts, notebooks whose metadata asks for a GPU accelerator) and NCCL
+    programs are not checked.
 
     ## Fix safety
     `is_bf16_supported()` becomes `(torch.cuda.is_available() and torch.cuda.is_bf16_supported())`

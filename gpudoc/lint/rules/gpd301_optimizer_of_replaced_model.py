@@ -87,7 +87,7 @@ optimizer.step()
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         previous = event.previous
         replaced = previous is not None and previous.kind is Kind.MODULE
-        if replaced and not _moves_itself(event.name, event.statement):
+        if replaced and not _still_the_module(event.name, event.statement, semantic):
             self.rebound[(semantic.scope_id, event.name)] = (semantic.step, event.statement)
         self.optimizers.note(event, semantic)
 
@@ -121,13 +121,30 @@ optimizer.step()
             yield Report(rebinding, message)
 
 
-def _moves_itself(name: str, statement: cst.CSTNode) -> bool:
-    """``model = model.cuda()``, ``net = net.to(device).eval()``: a module moves in place, so
-    the name still holds the same module (its optimizer still trains it)."""
+SHARING_WRAPPERS = api.DATAPARALLEL | api.DISTRIBUTED_DP | {"torch.compile"}
+"""Wrappers whose parameters are the wrapped module's own (FSDP's flattened ones are not)."""
+
+
+def _still_the_module(name: str, statement: cst.CSTNode, semantic: Semantic) -> bool:
+    """``model = model.cuda()``, ``net = net.to(device).eval()``: a module moves in place; and
+    ``model = DDP(model, device_ids=[rank])`` trains the same parameters. Either way the
+    optimizer built before still steps the model."""
+    value = _assigned(statement)
+    if isinstance(value, cst.Call) and semantic.qualify(value.func) in SHARING_WRAPPERS:
+        first = value.args[0] if value.args else None
+        value = first.value if first is not None and first.keyword is None else None
+    return value is not None and _moves_itself(name, value)
+
+
+def _assigned(statement: cst.CSTNode) -> cst.BaseExpression | None:
     if not isinstance(statement, cst.SimpleStatementLine):
-        return False
+        return None
     small = statement.body[0]
-    value = small.value if isinstance(small, cst.Assign) else None
+    return small.value if isinstance(small, cst.Assign) else None
+
+
+def _moves_itself(name: str, value: cst.BaseExpression | None) -> bool:
+    """``model.cuda()``, ``model.to(device).eval()``: the same module, moved in place."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
         if value.func.attr.value not in api.IN_PLACE_MODULE_METHODS:
             return False

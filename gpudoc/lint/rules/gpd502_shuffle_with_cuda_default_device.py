@@ -106,6 +106,8 @@ for batch in loader:
         self.early: dict[str, cst.Call] = {}
         """Such loaders built before any switch, by the name bound to them."""
         self.built_early: set[cst.Call] = set()
+        self.cuda_default = False
+        """CUDA is the default device now (a later ``set_default_device("cpu")`` undoes it)."""
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         """``loader = DataLoader(...)`` before the switch; ``for batch in loader`` after it."""
@@ -119,7 +121,7 @@ for batch in loader:
 
     def drawn(self, iterated: cst.BaseExpression) -> None:
         """A loader built before the switch draws its batches after it: the sampler runs now."""
-        if not self.defaults:
+        if not self.cuda_default:
             return
         while isinstance(iterated, cst.Call) and iterated.args:
             iterated = iterated.args[0].value  # enumerate(loader), iter(loader), tqdm(loader)
@@ -137,11 +139,16 @@ for batch in loader:
         if qualified in DEFAULT_SETTERS and node.args and event.args:
             if _names_cuda(node.args[0].value, event.args[0]):
                 self.defaults.append(node)
+                self.cuda_default = True
+            elif _names_cpu(node.args[0].value, event.args[0]) and not semantic.in_branch:
+                # undone for good (a notebook's later cell); the `else:` of `if args.cuda:`
+                # is another path, and the `if` path still switched on the GPU machine
+                self.cuda_default = False
         elif qualified.rsplit(".", 1)[-1].endswith("DataLoader") and _shuffles_unseeded(node):
             context = semantic.default_device_context
             if context is not None and _context_names_cuda(context, semantic):
                 self.in_context.append((node, context))
-            elif self.defaults:
+            elif self.cuda_default:
                 self.loaders.append(node)
             else:  # a notebook cell above `set_default_tensor_type`: drawn from before it
                 self.built_early.add(node)
@@ -189,6 +196,22 @@ def _context_names_cuda(context: cst.BaseExpression, semantic: Semantic) -> bool
     name = dotted(context)
     value = semantic.lookup(name) if name is not None else None
     return _names_cuda(context, value if value is not None else UNKNOWN)
+
+
+def _names_cpu(argument: cst.BaseExpression, value: Value) -> bool:
+    """``set_default_device("cpu")`` (or ``None``, ``torch.device("cpu")``,
+    ``set_default_tensor_type(torch.FloatTensor)``): the host is the default device again."""
+    if value.kind is Kind.DEVICE:
+        return value.cpu_device
+    if isinstance(argument, cst.Call) and argument.args:  # torch.device("cpu")
+        argument = argument.args[0].value
+    name = dotted(argument) or ""
+    if isinstance(argument, cst.SimpleString):
+        text = argument.evaluated_value
+        name = text if isinstance(text, str) else ""
+        if name.startswith("cpu"):
+            return True
+    return name == "None" or (name.startswith("torch.") and ".cuda." not in name)
 
 
 def _names_cuda(argument: cst.BaseExpression, value: Value) -> bool:
