@@ -212,3 +212,23 @@ else:
 loader = DataLoader(dataset, batch_size=32, shuffle=True)
 """
     assert lines(source, "GPD502") == [7]
+
+
+# a speech model's loader: the device defaults to None and is chosen first thing in the body
+WHISPER = """\
+import torch
+def load_model(name, device=None):
+{choose}    with open(name, "rb") as fp:
+        checkpoint = torch.load(fp, map_location=device)
+    return checkpoint
+"""
+
+
+def test_a_none_device_chosen_before_the_load_maps_the_load() -> None:
+    choose = '    if device is None:\n        device = "cuda" if torch.cuda.is_available() else "cpu"\n'
+    assert lines(WHISPER.format(choose=choose), "GPD201") == []
+
+
+def test_a_none_device_left_none_still_maps_nothing() -> None:
+    choose = '    if torch.cuda.is_available():\n        print("cuda")\n'
+    assert lines(WHISPER.format(choose=choose), "GPD201") == [6]

@@ -85,6 +85,8 @@ class CheckpointScan(cst.CSTVisitor):
         """path key -> the order of its first save."""
         self.bindings: list[Binding] = []
         self.none_params: set[tuple[cst.FunctionDef | None, str]] = set()
+        self.defaulted: dict[tuple[cst.FunctionDef | None, str], int] = {}
+        """``if device is None: device = ...``: where a None name got its value (first order)."""
         """(function, name) of names that hold None: a ``=None`` default or assignment."""
         self.options_without_default: set[str] = set()
         """argparse destinations whose default is None (``--gpu`` with no ``default=``)."""
@@ -215,6 +217,8 @@ class CheckpointScan(cst.CSTVisitor):
                 self.string_names[target.target.value] = text if known == text else None
                 if isinstance(node.value, cst.Name) and node.value.value == "None":
                     self.none_params.add((self._function(), target.target.value))
+                elif self._arms and self._arms[-1].none == target.target.value:
+                    self.defaulted.setdefault((self._function(), binding.name), binding.order)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         text = string_value(node)
@@ -602,6 +606,9 @@ class CheckpointScan(cst.CSTVisitor):
             return None
         if isinstance(location, cst.Name):
             scopes = (site.function, None)
+            defaulted = self.defaulted.get((site.function, text))
+            if defaulted is not None and defaulted < site.order:
+                return None  # `if device is None: device = "cuda" if ... else "cpu"` before
             if any((scope, text) in self.none_params for scope in scopes):
                 return text
             return None
