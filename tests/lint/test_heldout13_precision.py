@@ -225,7 +225,9 @@ def load_model(name, device=None):
 
 
 def test_a_none_device_chosen_before_the_load_maps_the_load() -> None:
-    choose = '    if device is None:\n        device = "cuda" if torch.cuda.is_available() else "cpu"\n'
+    choose = (
+        '    if device is None:\n        device = "cuda" if torch.cuda.is_available() else "cpu"\n'
+    )
     assert lines(WHISPER.format(choose=choose), "GPD201") == []
 
 

@@ -11,6 +11,7 @@ from functools import lru_cache
 
 import libcst as cst
 
+from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.names import ImportTable, dotted
 from gpudoc.lint.visit import walk
 
@@ -42,10 +43,10 @@ def _plain_base(qualified: str) -> bool:
 
 @lru_cache(maxsize=256)
 def _body_holds_nothing(node: cst.ClassDef, empty_classes: frozenset[str]) -> bool:
-    """Its own ``forward`` and nothing stored: a stub (``class Net(nn.Module): pass``) stands
-    for a real model and counts as weighted."""
+    """Its own ``forward`` (or ``__call__``) and nothing stored: a stub (``class Net(
+    nn.Module): pass``) stands for a real model and counts as weighted."""
     methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
-    if not any(method.name.value == "forward" for method in methods):
+    if not any(method.name.value in ("forward", "__call__") for method in methods):
         return False
     for statement in node.body.body:
         if isinstance(statement, cst.FunctionDef):
@@ -79,7 +80,7 @@ def _method_holds_nothing(method: cst.FunctionDef, empty_classes: frozenset[str]
     literal_params = {
         param.name.value
         for param in [*method.params.params, *method.params.kwonly_params]
-        if param.default is not None and _literal(param.default)
+        if param.default is not None and (_literal(param.default) or _tensor_type(param.default))
     }
     visitor = _Stores(literal_params, empty_classes)
     walk(method.body, visitor)
@@ -108,6 +109,7 @@ class _Stores(cst.CSTVisitor):
             return
         harmless = value is not None and (
             _literal(value)
+            or _plain_tensor(value)
             or (isinstance(value, cst.Name) and value.value in self.literal_params)
             or _weightless_layer(value)
             or (isinstance(value, cst.Call) and dotted(value.func) in self.empty_classes)
@@ -128,6 +130,31 @@ class _Stores(cst.CSTVisitor):
         func = node.func
         registers = isinstance(func, cst.Attribute) and func.attr.value in REGISTERS
         self.stores |= registers or dotted(func) in SETATTR
+
+
+def _tensor_type(node: cst.BaseExpression) -> bool:
+    """``torch.FloatTensor``, ``torch.cuda.FloatTensor``: a tensor type, which ``.to()``
+    leaves alone (``GANLoss(tensor=torch.FloatTensor)``)."""
+    name = dotted(node) or ""
+    return name.startswith("torch.") and name.rsplit(".", 1)[-1] in api.LEGACY_TENSOR_TYPES
+
+
+def _plain_tensor(value: cst.BaseExpression) -> bool:
+    """``None``, ``Variable(t)``, ``torch.zeros(n)``: an attribute that is no parameter, buffer
+    or submodule, so ``.to()`` never moves it (GPD105 is about such tensors)."""
+    if isinstance(value, cst.Name):
+        return value.value == "None"
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        if dotted(value.func) is not None:  # `torch.zeros(n)`, not `t.fill_(1)`
+            break
+        value = value.func.value
+    if not isinstance(value, cst.Call):
+        return False
+    name = dotted(value.func) or ""
+    last = name.rsplit(".", 1)[-1]
+    return name in ("Variable", "torch.autograd.Variable") or (
+        name.startswith("torch.") and last in api.TENSOR_FACTORIES
+    )
 
 
 def _on_self(target: cst.BaseExpression) -> bool:

@@ -23,7 +23,7 @@ Key = tuple[str | None, str]
 
 
 class NumpyOnDeviceLists(Rule):
-    """Follows lists built with ``[]`` and ``append``: which hold device tensors, and NumPy
+    """Follows lists built with ``[...]`` and ``append``: which hold device tensors, and NumPy
     functions called on them. The rule class that inherits this reports the findings."""
 
     EVENTS: ClassVar[tuple[EventKind, ...]] = ("binding", "call")
@@ -31,7 +31,7 @@ class NumpyOnDeviceLists(Rule):
     def __init__(self) -> None:
         super().__init__()
         self.lists: dict[Key, cst.Call | None] = {}
-        """Lists bound to ``[]`` -> the first append of a device tensor, if any yet."""
+        """Lists bound to ``[...]`` -> the first append of a device tensor, if any yet."""
         self.loss_calls: set[cst.Call] = set()
         self.losses: set[Key] = set()
         """Names bound to what a loss returned: a 0-dim tensor."""
@@ -43,7 +43,7 @@ class NumpyOnDeviceLists(Rule):
             self.losses.add(key)
         else:
             self.losses.discard(key)
-        if _is_empty_list(event):
+        if _is_new_list(event):
             self.lists[key] = None
         else:
             self.lists.pop(key, None)
@@ -182,10 +182,11 @@ def _method(call: cst.Call) -> str:
     return func.attr.value if isinstance(func, cst.Attribute) else "append"
 
 
-def _is_empty_list(event: BindingEvent) -> bool:
+def _is_new_list(event: BindingEvent) -> bool:
+    """``losses = []``, ``final = [embedding]``, ``list()``: a list its appends fill."""
     value = assigned_value(event.statement, event.name)
     if isinstance(value, cst.List):
-        return not value.elements
+        return True
     return isinstance(value, cst.Call) and dotted(value.func) == "list" and not value.args
 
 

@@ -1,0 +1,70 @@
+"""Recall regressions from a second triage of real device-bug reports (recall set 13), reduced
+and rewritten here: a list that starts with an element before device tensors are appended to
+it, and a loss module that holds no weights (it must not draw "stays on the host"). Each bug
+sits next to the correct code the rule must still leave alone."""
+
+from __future__ import annotations
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_source
+
+
+def lines(source: str, code: str) -> list[int]:
+    result = lint_source(source, "x.py", LintConfig(select=(code,)))
+    return [finding.line for finding in result.findings]
+
+
+# a hypergraph convolution sums its layers' outputs with NumPy (DHCN)
+LAYER_SUM = """\
+import numpy as np
+import torch
+class HyperConv(torch.nn.Module):
+    def forward(self, adjacency, embedding):
+        final = [{first}]
+        for _ in range(3):
+            embedding = torch.sparse.mm(torch.eye(4).cuda(), embedding)
+            final.append(embedding)
+        return np.sum(final, 0) / 4
+"""
+
+
+def test_a_list_that_starts_with_an_element_then_gets_device_tensors() -> None:
+    assert lines(LAYER_SUM.format(first="embedding"), "GPD202") == [9]
+
+
+def test_a_list_of_host_tensors_only_stays_quiet() -> None:
+    source = LAYER_SUM.format(first="embedding").replace("torch.eye(4).cuda()", "torch.eye(4)")
+    assert lines(source, "GPD202") == []
+
+
+# a GAN loss module that keeps only a loss and the tensor type its targets are made with
+GAN_LOSS = """\
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+class GANLoss(nn.Module):
+    def __init__(self, target_real_label=1.0, tensor=torch.FloatTensor):
+        super().__init__()
+        self.real_label = target_real_label
+        self.real_label_var = None
+        self.Tensor = tensor
+        self.loss = nn.MSELoss()
+    def get_target_tensor(self, input):
+        if self.real_label_var is None:
+            self.real_label_var = Variable(self.Tensor(input.size()).fill_(self.real_label))
+        return self.real_label_var
+    def __call__(self, input):
+        return self.loss(input, self.get_target_tensor(input))
+D = nn.Linear(4, 1).cuda()
+criterion = GANLoss(tensor=torch.cuda.FloatTensor)
+print(criterion(D(torch.randn(2, 4).cuda())))
+"""
+
+
+def test_a_loss_module_without_weights_needs_no_move() -> None:
+    assert lines(GAN_LOSS, "GPD102") == []
+
+
+def test_a_module_that_stores_a_layer_still_needs_its_move() -> None:
+    source = GAN_LOSS.replace("nn.MSELoss()", "nn.Linear(1, 1)")
+    assert lines(source, "GPD102") == [18]
