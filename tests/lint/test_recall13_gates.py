@@ -68,3 +68,31 @@ def test_a_loss_module_without_weights_needs_no_move() -> None:
 def test_a_module_that_stores_a_layer_still_needs_its_move() -> None:
     source = GAN_LOSS.replace("nn.MSELoss()", "nn.Linear(1, 1)")
     assert lines(source, "GPD102") == [18]
+
+
+# an sLSTM block of a library: recurrent states kept as plain attributes, read via aliases
+SLSTM = """\
+import torch
+import torch.nn as nn
+class sLSTMblock(nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        self.gate = nn.Linear(size, size)
+        self.init_states(size)
+    def init_states(self, size):
+        self.ht_1 = torch.zeros(1, 1, size)
+        self.mt_1 = torch.zeros(1, 1, size)
+        self.scale = torch.ones(size)
+    def forward(self, x):
+        ht_1 = self.ht_1
+        i = torch.exp(self.gate(x) + self.gate(ht_1))
+        m = torch.max(torch.log(i), self.mt_1[:, 0, :].unsqueeze(1))
+        return m * self.rescale(self.scale)
+    def rescale(self, s):
+        return s.to(self.gate.weight.device)
+"""
+
+
+def test_state_attributes_read_through_aliases_and_subscripts_in_a_library() -> None:
+    # `self.scale` goes through one of the class's own methods, which may move it
+    assert lines(SLSTM, "GPD105") == [9, 10]

@@ -183,22 +183,64 @@ def _moved_value(statement: cst.CSTNode) -> bool:
 
 
 def _arithmetic_operands(node: cst.ClassDef) -> set[str]:
-    """Attributes ``self.<name>`` that are an operand of arithmetic in a method other than
-    ``__init__``."""
-    finder = _Operands()
+    """Attributes ``self.<name>`` that meet the inputs in a method other than ``__init__``: an
+    operand of arithmetic, an argument of a torch function or of one of the module's own layers,
+    also through a subscript, a method chain or a local alias (``h = self.h``, ``self.m[:, 0]``,
+    ``torch.max(y, self.m)``, ``self.gate(h)``)."""
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    methods = {s.name.value for s in body if isinstance(s, cst.FunctionDef)}
+    found: set[str] = set()
     for statement in body:
         if isinstance(statement, cst.FunctionDef) and statement.name.value != "__init__":
+            finder = _Operands(methods)
             walk(statement.body, finder)
-    return finder.found
+            found |= finder.found
+    return found
 
 
 class _Operands(cst.CSTVisitor):
-    def __init__(self) -> None:
+    def __init__(self, methods: set[str]) -> None:
+        self.methods = methods
+        """The class's own methods: one may move what it is handed (a layer does not)."""
         self.found: set[str] = set()
+        self.aliases: dict[str, str] = {}
+        """Local names bound to an attribute (``ht_1 = self.ht_1``)."""
+
+    def attribute_of(self, expr: cst.BaseExpression) -> str | None:
+        """The attribute ``expr`` reads: ``self.m[:, 0].unsqueeze(1)`` -> ``m``."""
+        while True:
+            if isinstance(expr, cst.Subscript):
+                expr = expr.value
+            elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+                expr = expr.func.value
+            else:
+                break
+        name = dotted(expr) or ""
+        if name.startswith("self.") and name.count(".") == 1:
+            return name[5:]
+        return self.aliases.get(name)
+
+    def note(self, expr: cst.BaseExpression) -> None:
+        attr = self.attribute_of(expr)
+        if attr is not None:
+            self.found.add(attr)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        attr = self.attribute_of(node.value)
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                if attr is not None:
+                    self.aliases[target.target.value] = attr
+                else:
+                    self.aliases.pop(target.target.value, None)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        for operand in (node.left, node.right):
-            name = dotted(operand) or ""
-            if name.startswith("self.") and name.count(".") == 1:
-                self.found.add(name[5:])
+        self.note(node.left)
+        self.note(node.right)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = dotted(node.func) or ""
+        layer = func.startswith("self.") and func.count(".") == 1 and func[5:] not in self.methods
+        if layer or func.startswith(("torch.", "F.")):
+            for arg in node.args:
+                self.note(arg.value)
