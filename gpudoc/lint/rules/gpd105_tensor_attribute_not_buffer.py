@@ -59,7 +59,11 @@ class TensorAttributeNotBuffer(Rule):
 
     ## Known problems
     A tensor moved where it is used (`self.mean.to(x.device)`) is not reported; 0-dim tensors
-    (`torch.tensor(0.5)`) combine with device tensors and are not reported either.
+    (`torch.tensor(0.5)`) combine with device tensors and are not reported either. In a file
+    that places nothing itself (a library module), an attribute is reported only where it meets
+    the inputs in another method: in arithmetic, or handed to a torch function or to one of the
+    module's layers (also through a local alias or a subscript); one handed to the class's own
+    helper methods is not, since they may move it.
     """
 
     CODE = "GPD105"
