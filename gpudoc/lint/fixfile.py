@@ -62,13 +62,22 @@ def fix_file(
     )
     findings = linted.findings if same and linted is not None else None
     result = fix_source(text, lint, unsafe=unsafe, findings=findings)
-    remaining = tuple(replace(finding, path=display) for finding in result.remaining)
+    remaining = tuple(_tried(replace(f, path=display), unsafe) for f in result.remaining)
     diff = unified_diff(text, result.fixed, display)
     problem = _write(path, result.fixed, encoding) if result.changed and write else None
     if problem is not None:
         unfixed = tuple(replace(finding, path=display) for finding in lint(text))
         return FileFix(display, 0, "", unfixed, (f"{display}: cannot write the fixes: {problem}",))
     return FileFix(display, len(result.applied), diff, remaining, (), result.converged)
+
+
+def _tried(finding: Finding, unsafe: bool) -> Finding:
+    """A finding still there after its fix was allowed: the fix did not resolve it (it came
+    back, or would break the file), so the summary must not call it fixable."""
+    fix = finding.fix
+    if fix is not None and (fix.safe or unsafe):
+        return replace(finding, fix=None)
+    return finding
 
 
 def _reason(error: Exception) -> str:
@@ -109,7 +118,8 @@ def _fix_notebook(path: Path, display: str, lint: Lint, *, unsafe: bool, write: 
     )
     errors = tuple(f"{display}:cell {cell}: {message}" for cell, message in fixed.errors)
     applied = len(fixed.result.applied)
-    return FileFix(display, applied, diff, fixed.remaining, errors, fixed.result.converged)
+    remaining = tuple(_tried(finding, unsafe) for finding in fixed.remaining)
+    return FileFix(display, applied, diff, remaining, errors, fixed.result.converged)
 
 
 def _wants_fix(findings: tuple[Finding, ...], unsafe: bool) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import stat
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import libcst
@@ -21,7 +22,7 @@ from gpudoc.lint.fix import (
     unified_diff,
     write_source,
 )
-from gpudoc.lint.model import Edit, Finding, Fix
+from gpudoc.lint.model import Edit, FileResult, Finding, Fix, LintResult
 from gpudoc.lint.parse import parse_module
 
 SCRIPT = """\
@@ -168,6 +169,25 @@ def test_a_fix_that_does_not_remove_its_finding_is_not_applied_at_all() -> None:
     assert first.fixed == source and first.applied == ()
     assert first.remaining and first.remaining[0].line == 2  # still reported, never hidden
     assert fix_source(first.fixed, refiring).fixed == first.fixed  # a second run changes nothing
+
+
+def test_a_finding_whose_fix_was_tried_is_not_called_fixable(tmp_path: Path) -> None:
+    """After ``--fix``, what remains of a fix that did not resolve its finding is no longer
+    "fixable with --fix": the summary would promise what the run just failed to do."""
+    from gpudoc.lint.fixfile import fix_file
+    from gpudoc.lint.render import summary
+
+    path = tmp_path / "train.py"
+    path.write_text("import torch\nmodel = Net()\nout = model(x)\n")
+    outcome = fix_file(path, "train.py", refiring, unsafe=True, write=True)
+    assert [f.line for f in outcome.remaining] == [2] and not outcome.remaining[0].fixable
+    assert "fixable" not in summary(LintResult([FileResult("train.py", outcome.remaining)]))
+
+    def unsafe_refiring(text: str) -> list[Finding]:
+        return [replace(f, fix=replace(f.fix, safe=False)) if f.fix else f for f in refiring(text)]
+
+    held = fix_file(path, "train.py", unsafe_refiring, unsafe=False, write=True)
+    assert held.remaining[0].fixable  # not tried without --unsafe-fixes: still offered
 
 
 def test_diff_applies_with_patch(tmp_path: Path) -> None:
