@@ -96,3 +96,29 @@ class sLSTMblock(nn.Module):
 def test_state_attributes_read_through_aliases_and_subscripts_in_a_library() -> None:
     # `self.scale` goes through one of the class's own methods, which may move it
     assert lines(SLSTM, "GPD105") == [9, 10]
+
+
+# fine-tuning: the classifier head is replaced after the model was moved
+HEAD = """\
+import torch
+import torch.nn as nn
+import torchvision
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torchvision.models.resnet18(weights="DEFAULT")
+{before}model.to(device)
+{after}images = torch.randn(2, 3, 64, 64).to(device)
+print(model(images))
+"""
+
+
+def test_a_head_replaced_after_the_move_stays_on_the_host() -> None:
+    assert lines(HEAD.format(before="", after="model.fc = nn.Linear(512, 10)\n"), "GPD102") == [7]
+
+
+def test_a_head_replaced_before_the_move_or_moved_itself_is_placed() -> None:
+    head = "model.fc = nn.Linear(512, 10)\n"
+    assert lines(HEAD.format(before=head, after=""), "GPD102") == []
+    assert lines(HEAD.format(before="", after=head + "model.fc.to(device)\n"), "GPD102") == []
+    assert lines(HEAD.format(before="", after=head + "model = model.to(device)\n"), "GPD102") == []
+    identity = "model.fc = nn.Identity()\n"  # nothing to move
+    assert lines(HEAD.format(before="", after=identity), "GPD102") == []

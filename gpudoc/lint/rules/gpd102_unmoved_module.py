@@ -23,6 +23,21 @@ class Rebinding:
     first_use: cst.Call | None = None
 
 
+@dataclass
+class ReplacedPart:
+    """``model.fc = nn.Linear(...)`` after ``model`` was moved: ``.to()`` moved the old part."""
+
+    statement: cst.CSTNode
+    name: str
+    root: str
+    scope: int
+    device_name: str | None
+    used: bool = False
+    """Called on device tensors before any new move."""
+    settled: bool = False
+    """Moved again (with the rest of the model) before any such call."""
+
+
 @dataclass(frozen=True)
 class ConditionalMove:
     """A module moved only inside an unrelated ``if``, then used with device data after it."""
@@ -52,8 +67,10 @@ class UnmovedModule(Rule):
 
     ## What it does
     Finds a model that is re-created or reloaded (`net = Net(); net.load_state_dict(...)`) after
-    the same name was moved to the device, and then used without a new `.to(device)`; and a model
-    that is never moved while the tensors it is called on are.
+    the same name was moved to the device, and then used without a new `.to(device)`; a part
+    replaced after the move (`model.to(device)`, then `model.fc = nn.Linear(512, 10)`: the new
+    head is on the host) before the model meets device tensors; and a model that is never moved
+    while the tensors it is called on are.
 
     ## Why is this bad?
     A fresh module lives on the CPU. Called on device tensors it crashes with `Input type
@@ -91,8 +108,8 @@ class UnmovedModule(Rule):
 
     ## Fix safety
     Unsafe: it moves the module's parameters. The fix inserts `model.to(device)` after the line
-    that binds the module, with the script's own device variable; with none, or for an
-    attribute (`self.net`), there is no fix. An optimizer built over the parameters before that
+    that binds the module (`model.fc.to(device)` for a replaced part), with the script's own
+    device variable; with none, or for an attribute of `self`, there is no fix. An optimizer built over the parameters before that
     line keeps working (`Module.to` moves parameters in place).
     """
 
@@ -176,19 +193,44 @@ out = model(x)
         self.rebindings: list[Rebinding] = []
         self.conditional_moves: list[ConditionalMove] = []
         self.module_calls: list[ModuleCall] = []
+        self.parts: list[ReplacedPart] = []
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         """``net = Net()`` where ``net`` held a placed module (the walk marks it stale)."""
         value, previous = event.value, event.previous
+        self.moved_again(event.name, semantic)
         if value.kind is not Kind.MODULE or value.place is not Place.HOST or not value.weighted:
             return  # a loss with nothing to move (`nn.BCELoss()`) runs where its inputs are
         if previous is not None and previous.is_device_module:
             self.rebindings.append(Rebinding(event.statement, event.name, semantic.device_name()))
+            return
+        root, dot, _ = event.name.partition(".")
+        held = semantic.lookup(root) if dot and root != "self" else None
+        placed = held is not None and held.kind is Kind.MODULE and held.place is Place.DEVICE
+        if placed and held is not None and not (held.wrapper or held.managed):
+            part = ReplacedPart(
+                event.statement, event.name, root, semantic.scope_id, semantic.device_name()
+            )
+            self.parts.append(part)
+
+    def moved_again(self, name: str, semantic: Semantic) -> None:
+        """``model.to(device)``, ``model = model.to(device)`` or ``model.fc.to(device)`` after
+        the part was replaced, before the model meets device tensors."""
+        for part in self.parts:
+            if name in (part.root, part.name) and part.scope == semantic.scope_id and not part.used:
+                part.settled = True
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         module, name, node = event.module, event.module_name, event.node
+        func = node.func
+        if event.method in ("to", "cuda") and isinstance(func, cst.Attribute):
+            self.moved_again(dotted(func.value) or "", semantic)
         if module is None or name is None:
             return
+        if any(value.place is Place.DEVICE for value in event.args):  # `images.to(device)`
+            for part in self.parts:
+                if part.root == name and part.scope == semantic.scope_id:
+                    part.used = part.used or not part.settled
         arguments = [
             (dotted(arg.value), value) for arg, value in zip(node.args, event.args, strict=True)
         ]
@@ -228,6 +270,16 @@ out = model(x)
                 message,
                 _fix(rebinding.statement, rebinding.name, rebinding.device_name),
             )
+        for part in self.parts:
+            if not part.used:
+                continue
+            device = part.device_name or "device"
+            message = (
+                f"`{part.name}` gets a new module on the host after `{part.root}` was moved to "
+                f"the device (`.to()` moved the old one): move it too (`{part.name}.to({device})`)"
+                ", or assign it before the move"
+            )
+            yield Report(part.statement, message, _fix(part.statement, part.name, part.device_name))
         yield from self.unmoved_with_device_inputs(context)
         for move in self.conditional_moves:
             test = context.code(move.test)
@@ -288,7 +340,10 @@ def _assigned_name(statement: cst.CSTNode) -> str | None:
 
 
 def _fix(statement: cst.CSTNode, name: str, device: str | None) -> FixSpec | None:
-    if device is None or not isinstance(statement, cst.SimpleStatementLine) or "." in name:
+    """``name.to(device)`` on the line after: for a plain name, or a part of one (``model.fc``)."""
+    if device is None or not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    if name.startswith("self.") or name.count(".") > 1:
         return None
     edit = NodeEdit(statement, f"{name}.to({device})", "line_after")
     return FixSpec((edit,), safe=False, description=f"move {name} to {device}")
