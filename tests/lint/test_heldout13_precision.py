@@ -234,3 +234,19 @@ def test_a_none_device_chosen_before_the_load_maps_the_load() -> None:
 def test_a_none_device_left_none_still_maps_nothing() -> None:
     choose = '    if torch.cuda.is_available():\n        print("cuda")\n'
     assert lines(WHISPER.format(choose=choose), "GPD201") == [6]
+
+
+def test_an_availability_query_that_is_only_printed_offers_no_cpu_path() -> None:
+    # segment-anything's notebook setup: the query is shown, the notebook then uses CUDA
+    source = """\
+import torch
+print("CUDA is available:", torch.cuda.is_available())
+sam = build_sam(checkpoint="sam_vit_h.pth")
+sam.to(device="cuda")
+"""
+    assert lines(source, "GPD203") == []
+    fallback = source.replace(
+        'print("CUDA is available:", torch.cuda.is_available())',
+        'device = "cuda" if torch.cuda.is_available() else "cpu"',
+    )
+    assert lines(fallback, "GPD203") == [4]

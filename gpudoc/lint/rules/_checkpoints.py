@@ -63,6 +63,8 @@ class LoadSite:
     """The arm of every ``if`` statement around the load, outermost first."""
 
 
+REPORTERS = frozenset({"print", "info", "debug", "warning", "log", "write", "echo"})
+"""Calls whose arguments are only shown: an availability query in one decides no path."""
 DEVICE_LIBRARIES = frozenset({"torch", "lightning", "pytorch_lightning", "accelerate"})
 """Libraries whose ``"cpu"`` keyword arguments choose the script's own device."""
 WEAK = 9
@@ -110,6 +112,8 @@ class CheckpointScan(cst.CSTVisitor):
         self._flag_class_ids: set[int] | None = None
         self._opened: list[dict[str, cst.BaseExpression]] = []
         self._tests: list[str] = []
+        self._reported: set[int] = set()
+        """ids of what is only printed or logged (``print(torch.cuda.is_available())``)."""
         self._arms: list[Arm] = []
         """The arm the walk is in of each enclosing ``if`` statement."""
         self._ifs: list[tuple[cst.If, Arm]] = []
@@ -250,7 +254,10 @@ class CheckpointScan(cst.CSTVisitor):
         if library and library.partition(".")[0] not in DEVICE_LIBRARIES:
             self._foreign_cpu.update(id(arg.value) for arg in node.args if arg.keyword is not None)
         distributed = library.startswith("torch.distributed.")  # a process group, not CUDA
-        if last in ("is_available", "device_count") and name != last and not distributed:
+        if last in REPORTERS:  # `print("CUDA:", torch.cuda.is_available())` chooses nothing
+            self._reported.update(id(arg.value) for arg in node.args)
+        asked = last in ("is_available", "device_count") and name != last
+        if asked and not distributed and id(node) not in self._reported:
             self._evidence(0, f"`{name}()`")
         if last == "add_argument":
             self._option(node)

@@ -109,8 +109,9 @@ class UnmovedModule(Rule):
     ## Fix safety
     Unsafe: it moves the module's parameters. The fix inserts `model.to(device)` after the line
     that binds the module (`model.fc.to(device)` for a replaced part), with the script's own
-    device variable; with none, or for an attribute of `self`, there is no fix. An optimizer built over the parameters before that
-    line keeps working (`Module.to` moves parameters in place).
+    device variable; with none, or for an attribute of `self`, there is no fix. An optimizer
+    built over the parameters before that line keeps working (`Module.to` moves parameters in
+    place).
     """
 
     CODE = "GPD102"
