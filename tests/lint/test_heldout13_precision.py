@@ -250,3 +250,26 @@ sam.to(device="cuda")
         'device = "cuda" if torch.cuda.is_available() else "cpu"',
     )
     assert lines(fallback, "GPD203") == [4]
+
+
+# a latent-diffusion loss module returns its loss and a record of numbers for the logger
+LOSS_LOG = """\
+import torch
+class LPIPSWithDiscriminator(torch.nn.Module):
+    def forward(self, inputs, reconstructions, global_step, split="train"):
+        rec_loss = torch.abs(inputs - reconstructions).mean()
+        disc_factor = adopt_weight(self.disc_factor, global_step)
+        loss = rec_loss * {factor}
+        log = {{"{{}}/rec_loss".format(split): rec_loss.detach(),
+               f"{{split}}/disc_factor": torch.tensor(disc_factor),
+               "step": torch.tensor(global_step)}}
+        return loss, log
+"""
+
+
+def test_a_tensor_only_recorded_in_a_log_dict_is_no_gpd106() -> None:
+    assert lines(LOSS_LOG.format(factor="disc_factor"), "GPD106") == []
+
+
+def test_a_tensor_that_also_meets_the_loss_stays_gpd106() -> None:
+    assert lines(LOSS_LOG.format(factor="torch.tensor(disc_factor)"), "GPD106") == [6]

@@ -208,3 +208,34 @@ class _Fills(cst.CSTVisitor):
         self.fill_receivers.add(root)
         if any(factory_inside(arg.value, {self.call}) is self.call for arg in node.args):
             self.container = root.value
+
+
+def record_values(function: cst.FunctionDef) -> frozenset[cst.BaseExpression]:
+    """The values of the function's string-keyed dict displays (``log = {"train/g_loss":
+    g_loss.detach(), "train/disc_factor": torch.tensor(factor)}``): a record for a logger, read
+    by whoever logs it, not combined with the inputs here."""
+    finder = _Records()
+    walk(function.body, finder)
+    return frozenset(finder.values)
+
+
+class _Records(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.values: list[cst.BaseExpression] = []
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        elements = [e for e in node.elements if isinstance(e, cst.DictElement)]
+        if (
+            elements
+            and len(elements) == len(node.elements)
+            and all(_text_key(e.key) for e in elements)
+        ):
+            self.values += [e.value for e in elements]
+
+
+def _text_key(key: cst.BaseExpression) -> bool:
+    """``"loss"``, ``f"{split}/loss"``, ``"{}/loss".format(split)``."""
+    if isinstance(key, cst.BaseString):
+        return True
+    func = key.func if isinstance(key, cst.Call) else None
+    return isinstance(func, cst.Attribute) and isinstance(func.value, cst.BaseString)

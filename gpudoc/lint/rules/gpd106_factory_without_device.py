@@ -25,6 +25,7 @@ from gpudoc.lint.rules._factory_uses import (
     factory_inside,
     only_filled_in,
     only_indexes,
+    record_values,
 )
 from gpudoc.lint.rules._helpers import assigned_value
 from gpudoc.lint.rules._host_instances import host_only_classes
@@ -230,6 +231,8 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         """Factory calls whose tensor (or one computed from it) a ``return`` hands back."""
         self.made_at: dict[cst.Call, int] = {}
         """The walk's step at each factory call (the latest walk of its body)."""
+        self.records: dict[cst.FunctionDef, frozenset[cst.BaseExpression]] = {}
+        """Per function, the values of its string-keyed dict displays (a logger's record)."""
         self.scalars: set[cst.Call] = set()
         """``torch.tensor(2.0 / math.pi)`` in a function: reported only if handed to a call."""
         self.helper_results: dict[cst.Call, cst.Call] = {}
@@ -459,6 +462,8 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
             definition = factory.definition
             if definition is not None and only_filled_in(factory.call, definition):
                 continue
+            if definition is not None and factory.call in self.records_of(definition):
+                continue  # `log = {"train/disc_factor": torch.tensor(f), ...}`: only recorded
             if step == "forward" and not self.runs_in_module(factory, context):
                 continue
             if factory.owner is not None and factory.owner in on_host:
@@ -504,6 +509,12 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
             and factory.call in self.returned  # else forward never meets it (a Python mask)
             and any(s is definition for s in context.module.body)
         )
+
+    def records_of(self, function: cst.FunctionDef) -> frozenset[cst.BaseExpression]:
+        known = self.records.get(function)
+        if known is None:
+            known = self.records[function] = record_values(function)
+        return known
 
     def only_handed_over(self, call: cst.Call) -> bool:
         """The tensor's name is bound once and only ever passed to unknown objects' methods."""
