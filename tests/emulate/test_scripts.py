@@ -8,14 +8,11 @@ spawned and forked workers, a module run from its own folder, a script's own fai
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, RunGpudoc, gpudoc_env, stretch
+from conftest import REPO, RunGpudoc, emulate_batch, stretch
 
 FIXTURES = REPO / "fixtures" / "emulate"
 Emulated = dict[tuple[str, ...], tuple[int, str, str]]
@@ -184,20 +181,7 @@ def emulated(written: Path) -> Emulated:
     """Every command line of BATCH and of the WRITTEN scripts, run once in one interpreter:
     (exit status, stdout, stderr)."""
     batch = BATCH + tuple(_written(written, name) for name in WRITTEN)
-    done = subprocess.run(
-        [sys.executable, str(Path(__file__).with_name("batch_runner.py"))],
-        input=json.dumps(batch),
-        cwd=REPO,
-        env=gpudoc_env(),
-        capture_output=True,
-        text=True,
-        timeout=stretch(600),
-    )
-    assert done.returncode == 0, done.stderr
-    runs = json.loads(done.stdout)
-    return {
-        args: (run["code"], run["out"], run["err"]) for args, run in zip(batch, runs, strict=True)
-    }
+    return dict(zip(batch, emulate_batch(batch, REPO), strict=True))
 
 
 def _emulate(emulated: Emulated, *args: str) -> tuple[int, str, str]:

@@ -9,38 +9,16 @@ word_language_model), the model stays on the CPU and the first forward is a devi
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
-from conftest import REPO, RunGpudoc, gpudoc_env, stretch
+from conftest import REPO, RunGpudoc, emulate_batch
 
 pytestmark = pytest.mark.slow
 
 SCRIPT = Path(__file__).parent / "data" / "fix_runs" / "reload_whole_model.py"
-
-
-BATCH_RUNNER = REPO / "tests" / "emulate" / "batch_runner.py"
-
-
-def _emulate(folder: Path, *scripts: Path) -> list[tuple[int, str]]:
-    """``gpudoc run --emulate-cuda SCRIPT ckpt.pt`` in ``folder`` for each script, all in one
-    interpreter (batch_runner.py: one torch import): (exit status, output) of each."""
-    done = subprocess.run(
-        [sys.executable, str(BATCH_RUNNER)],
-        input=json.dumps([[script.name, "ckpt.pt"] for script in scripts]),
-        cwd=folder,
-        env=gpudoc_env(PYTHONPATH=str(REPO)),
-        capture_output=True,
-        text=True,
-        timeout=stretch(300),
-    )
-    assert done.returncode == 0, done.stderr
-    return [(run["code"], run["out"] + run["err"]) for run in json.loads(done.stdout)]
 
 
 def test_map_location_fix_passes_the_scripts_device(run_gpudoc: RunGpudoc, tmp_path: Path) -> None:
@@ -57,11 +35,15 @@ def test_map_location_fix_passes_the_scripts_device(run_gpudoc: RunGpudoc, tmp_p
     assert result.returncode == 0, result.stdout + result.stderr
     assert "map_location=device" in fixed.read_text()
 
-    unfixed_run, cpu_run, fixed_run = _emulate(tmp_path, script, cpu, fixed)
-    code, report = unfixed_run
+    # One interpreter for the three runs: one torch import (conftest.emulate_batch).
+    lines = [(path.name, "ckpt.pt") for path in (script, cpu, fixed)]
+    unfixed_run, cpu_run, fixed_run = emulate_batch(lines, tmp_path, PYTHONPATH=str(REPO))
+    code, out, err = unfixed_run
+    report = out + err
     assert code == 1 and "Expected all tensors to be on the same device" in report, report
-    code, report = cpu_run
-    assert code == 1 and "same device" in report, "map_location='cpu' must be a device error"
-    code, report = fixed_run
+    code, out, err = cpu_run
+    assert code == 1 and "same device" in out + err, "map_location='cpu' must be a device error"
+    code, out, err = fixed_run
+    report = out + err
     assert code == 0, report
     assert "no device errors" in report and "output on cuda:0" in report
