@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,25 @@ def run_gpudoc() -> RunGpudoc:
         )
 
     return run
+
+
+def emulate_batch(
+    lines: Sequence[Sequence[str]], cwd: str | Path, **env: str
+) -> list[tuple[int, str, str]]:
+    """``gpudoc run --emulate-cuda LINE`` for each command line, all in one interpreter
+    (tests/emulate/batch_runner.py: one torch import, not one per run): (exit status, stdout,
+    stderr) of each. The runs share ``cwd`` and the environment."""
+    done = subprocess.run(
+        [sys.executable, str(REPO / "tests" / "emulate" / "batch_runner.py")],
+        input=json.dumps([list(line) for line in lines]),
+        cwd=cwd,
+        env=gpudoc_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=stretch(600),
+    )
+    assert done.returncode == 0, done.stderr
+    return [(run["code"], run["out"], run["err"]) for run in json.loads(done.stdout)]
 
 
 def _gpu_available() -> bool:

@@ -1,19 +1,18 @@
 """The tutorial-shaped fixture scripts, run through the real CLI.
 
-The fixture scripts run in one interpreter (batch_runner.py: one torch import instead of a dozen);
-one of them also runs in a process of its own, and its report must be the same.
+The fixture scripts, and the small scripts the tests write, run in one interpreter
+(batch_runner.py: one torch import instead of two dozen); one of them also runs in a process of
+its own, and its report must be the same. Only what one interpreter cannot share runs alone:
+spawned and forked workers, a module run from its own folder, a script's own failing load.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, RunGpudoc, gpudoc_env, stretch
+from conftest import REPO, RunGpudoc, emulate_batch, stretch
 
 FIXTURES = REPO / "fixtures" / "emulate"
 Emulated = dict[tuple[str, ...], tuple[int, str, str]]
@@ -135,23 +134,54 @@ BATCH = (
 )
 
 
+WRITTEN = {
+    "interrupted.py": (
+        "import torch\n"
+        "x = torch.ones(3, device='cuda')\n"
+        "try:\n"
+        "    y = x + torch.ones(3)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('stopped')\n"
+    ),
+    "mps.py": "import torch\n\nx = torch.ones(3, device='mps')\n",
+    "broken.py": "import torch\n\ndef f():\n    raise ValueError('boom')\n\nf()\n",
+    "exits.py": (
+        "import sys, torch\n"
+        "print('args', sys.argv[1:], torch.cuda.device_count())\n"
+        "sys.exit(int(sys.argv[1]))\n"
+    ),
+    "ddp.py": (
+        "import os, torch.distributed as dist\n"
+        "os.environ.update(MASTER_ADDR='127.0.0.1', MASTER_PORT='29533')\n"
+        "dist.init_process_group('nccl', rank=0, world_size=1)\n"
+    ),
+}
+"""Scripts of the tests below, written to a folder of their own: they run in the batch too, after
+the fixture scripts, so what one leaves in the interpreter (ddp.py's environment variables, last)
+reaches no fixture script's run."""
+
+
+def _written(folder: Path, name: str) -> tuple[str, ...]:
+    """The command line that runs the written script ``name``."""
+    if name == "exits.py":
+        return ("--devices", "3", "--", str(folder / name), "7", "x")
+    return (str(folder / name),)
+
+
 @pytest.fixture(scope="module")
-def emulated() -> Emulated:
-    """Every command line of BATCH, run once in one interpreter: (exit status, stdout, stderr)."""
-    done = subprocess.run(
-        [sys.executable, str(Path(__file__).with_name("batch_runner.py"))],
-        input=json.dumps(BATCH),
-        cwd=REPO,
-        env=gpudoc_env(),
-        capture_output=True,
-        text=True,
-        timeout=stretch(600),
-    )
-    assert done.returncode == 0, done.stderr
-    runs = json.loads(done.stdout)
-    return {
-        args: (run["code"], run["out"], run["err"]) for args, run in zip(BATCH, runs, strict=True)
-    }
+def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("written")
+    for name, text in WRITTEN.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def emulated(written: Path) -> Emulated:
+    """Every command line of BATCH and of the WRITTEN scripts, run once in one interpreter:
+    (exit status, stdout, stderr)."""
+    batch = BATCH + tuple(_written(written, name) for name in WRITTEN)
+    return dict(zip(batch, emulate_batch(batch, REPO), strict=True))
 
 
 def _emulate(emulated: Emulated, *args: str) -> tuple[int, str, str]:
@@ -296,34 +326,22 @@ def test_lint_names_the_same_rule_without_running(run_gpudoc: RunGpudoc) -> None
 
 @pytest.mark.slow
 def test_a_script_that_needs_nccl_stops_with_a_clear_message(
-    run_gpudoc: RunGpudoc, tmp_path: Path
+    emulated: Emulated, written: Path
 ) -> None:
-    script = tmp_path / "ddp.py"
-    script.write_text(
-        "import os, torch.distributed as dist\n"
-        "os.environ.update(MASTER_ADDR='127.0.0.1', MASTER_PORT='29533')\n"
-        "dist.init_process_group('nccl', rank=0, world_size=1)\n"
-    )
-    result = run_gpudoc("run", "--emulate-cuda", str(script))
-    assert result.returncode == 2
-    assert "stopped: cannot emulate NCCL collectives" in result.stderr
-    assert "Traceback" not in result.stderr
+    code, _out, err = emulated[_written(written, "ddp.py")]
+    assert code == 2
+    assert "stopped: cannot emulate NCCL collectives" in err
+    assert "Traceback" not in err
 
 
 @pytest.mark.slow
 def test_the_scripts_exit_status_and_arguments_pass_through(
-    run_gpudoc: RunGpudoc, tmp_path: Path
+    emulated: Emulated, written: Path
 ) -> None:
-    script = tmp_path / "exits.py"
-    script.write_text(
-        "import sys, torch\n"
-        "print('args', sys.argv[1:], torch.cuda.device_count())\n"
-        "sys.exit(int(sys.argv[1]))\n"
-    )
-    result = run_gpudoc("run", "--emulate-cuda", "--devices", "3", "--", str(script), "7", "x")
-    assert result.returncode == 7
-    assert "args ['7', 'x'] 3" in result.stdout
-    assert "the script exited with 7" in result.stderr
+    code, out, err = emulated[_written(written, "exits.py")]
+    assert code == 7
+    assert "args ['7', 'x'] 3" in out
+    assert "the script exited with 7" in err
 
 
 @pytest.mark.slow
@@ -344,13 +362,11 @@ def test_a_module_runs_with_dash_m(run_gpudoc: RunGpudoc, tmp_path: Path) -> Non
 
 
 @pytest.mark.slow
-def test_an_ordinary_exception_keeps_its_traceback(run_gpudoc: RunGpudoc, tmp_path: Path) -> None:
-    script = tmp_path / "broken.py"
-    script.write_text("import torch\n\ndef f():\n    raise ValueError('boom')\n\nf()\n")
-    result = run_gpudoc("run", "--emulate-cuda", str(script))
-    assert result.returncode == 1
-    assert 'broken.py", line 4, in f' in result.stderr and "ValueError: boom" in result.stderr
-    assert "gpudoc/emulate" not in result.stderr.split("ValueError")[0]
+def test_an_ordinary_exception_keeps_its_traceback(emulated: Emulated, written: Path) -> None:
+    code, _out, err = emulated[_written(written, "broken.py")]
+    assert code == 1
+    assert 'broken.py", line 4, in f' in err and "ValueError: boom" in err
+    assert "gpudoc/emulate" not in err.split("ValueError")[0]
 
 
 @pytest.mark.parametrize(
@@ -417,33 +433,24 @@ def test_buggy_real_shaped_scripts_fail_at_their_line(
     assert "GPD302" not in err and "was never moved" not in err
 
 
+@pytest.mark.slow  # reads the batch
 def test_the_users_line_in_a_try_block_is_the_failing_one(
-    run_gpudoc: RunGpudoc, tmp_path: Path
+    emulated: Emulated, written: Path
 ) -> None:
-    script = tmp_path / "interrupted.py"
-    script.write_text(
-        "import torch\n"
-        "x = torch.ones(3, device='cuda')\n"
-        "try:\n"
-        "    y = x + torch.ones(3)\n"
-        "except KeyboardInterrupt:\n"
-        "    print('stopped')\n"
-    )
-    result = run_gpudoc("run", "--emulate-cuda", str(script))
-    assert result.returncode == 1
-    assert "interrupted.py:4 in <module>" in result.stderr
-    assert "y = x + torch.ones(3)" in result.stderr
+    code, _out, err = emulated[_written(written, "interrupted.py")]
+    assert code == 1
+    assert "interrupted.py:4 in <module>" in err
+    assert "y = x + torch.ones(3)" in err
 
 
+@pytest.mark.slow  # reads the batch
 def test_what_cannot_be_emulated_is_named_with_the_users_line(
-    run_gpudoc: RunGpudoc, tmp_path: Path
+    emulated: Emulated, written: Path
 ) -> None:
-    script = tmp_path / "mps.py"
-    script.write_text("import torch\n\nx = torch.ones(3, device='mps')\n")
-    result = run_gpudoc("run", "--emulate-cuda", str(script))
-    assert result.returncode == 2
-    assert "cannot emulate device 'mps'" in result.stderr
-    assert f"called at {script}:3: x = torch.ones(3, device='mps')" in result.stderr
+    code, _out, err = emulated[_written(written, "mps.py")]
+    assert code == 2
+    assert "cannot emulate device 'mps'" in err
+    assert f"called at {written / 'mps.py'}:3: x = torch.ones(3, device='mps')" in err
 
 
 @pytest.mark.slow

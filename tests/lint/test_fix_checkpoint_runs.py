@@ -14,39 +14,36 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import REPO, RunGpudoc
+from conftest import REPO, RunGpudoc, emulate_batch
 
 pytestmark = pytest.mark.slow
 
 SCRIPT = Path(__file__).parent / "data" / "fix_runs" / "reload_whole_model.py"
 
 
-def _emulate(run_gpudoc: RunGpudoc, script: Path) -> tuple[int, str]:
-    result = run_gpudoc(
-        "run", "--emulate-cuda", script.name, "ckpt.pt", cwd=script.parent,
-        env={"PYTHONPATH": str(REPO)}, timeout=600,
-    )  # fmt: skip
-    return result.returncode, result.stdout + result.stderr
-
-
 def test_map_location_fix_passes_the_scripts_device(run_gpudoc: RunGpudoc, tmp_path: Path) -> None:
     script = tmp_path / SCRIPT.name
     shutil.copy(SCRIPT, script)
     torch.save(torch.nn.Linear(4, 2), tmp_path / "ckpt.pt")
-
-    code, report = _emulate(run_gpudoc, script)
-    assert code == 1 and "Expected all tensors to be on the same device" in report, report
-
     cpu = tmp_path / "cpu_fixed.py"
     cpu.write_text(
         script.read_text().replace("weights_only=False", "weights_only=False, map_location='cpu'")
     )
-    code, report = _emulate(run_gpudoc, cpu)
-    assert code == 1 and "same device" in report, "map_location='cpu' must be a device error"
+    fixed = tmp_path / "fixed.py"
+    shutil.copy(SCRIPT, fixed)
+    result = run_gpudoc("lint", "--no-cache", "--fix", "--unsafe-fixes", fixed.name, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "map_location=device" in fixed.read_text()
 
-    fixed = run_gpudoc("lint", "--no-cache", "--fix", "--unsafe-fixes", script.name, cwd=tmp_path)
-    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
-    assert "map_location=device" in script.read_text()
-    code, report = _emulate(run_gpudoc, script)
+    # One interpreter for the three runs: one torch import (conftest.emulate_batch).
+    lines = [(path.name, "ckpt.pt") for path in (script, cpu, fixed)]
+    unfixed_run, cpu_run, fixed_run = emulate_batch(lines, tmp_path, PYTHONPATH=str(REPO))
+    code, out, err = unfixed_run
+    report = out + err
+    assert code == 1 and "Expected all tensors to be on the same device" in report, report
+    code, out, err = cpu_run
+    assert code == 1 and "same device" in out + err, "map_location='cpu' must be a device error"
+    code, out, err = fixed_run
+    report = out + err
     assert code == 0, report
     assert "no device errors" in report and "output on cuda:0" in report

@@ -14,19 +14,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO, RunGpudoc
+from conftest import REPO, RunGpudoc, emulate_batch
 
 pytestmark = pytest.mark.slow
 
 STANDIN = Path(__file__).parent / "data" / "standin"
-
-
-def _emulate(run_gpudoc: RunGpudoc, script: Path) -> tuple[int, str]:
-    env = {"PYTHONPATH": os.pathsep.join([str(STANDIN), str(REPO)])}
-    result = run_gpudoc(
-        "run", "--emulate-cuda", "--batches", "3", script.name, cwd=script.parent, env=env
-    )
-    return result.returncode, result.stdout + result.stderr
 
 
 def _phase(report: str, name: str) -> str:
@@ -34,24 +26,25 @@ def _phase(report: str, name: str) -> str:
 
 
 def test_fixed_tutorial_evaluates_on_the_device(run_gpudoc: RunGpudoc, tmp_path: Path) -> None:
-    fixed = tmp_path / "fixed" / "cifar_tutorial.py"
-    unfixed = tmp_path / "unfixed" / "cifar_tutorial.py"
+    fixed, unfixed = tmp_path / "fixed.py", tmp_path / "unfixed.py"
     for path in (fixed, unfixed):
-        path.parent.mkdir()
         shutil.copy(REPO / "fixtures" / "cifar_tutorial.py", path)
-    result = run_gpudoc(
-        "lint", "--no-cache", "--fix", "--unsafe-fixes", fixed.name, cwd=fixed.parent
-    )
+    result = run_gpudoc("lint", "--no-cache", "--fix", "--unsafe-fixes", fixed.name, cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert run_gpudoc("lint", "--no-cache", fixed.name, cwd=fixed.parent).returncode == 0
+    assert run_gpudoc("lint", "--no-cache", fixed.name, cwd=tmp_path).returncode == 0
 
-    code, report = _emulate(run_gpudoc, fixed)
+    # Both runs in one interpreter (one torch import): conftest.emulate_batch.
+    pythonpath = os.pathsep.join([str(STANDIN), str(REPO)])
+    lines = [("--batches", "3", path.name) for path in (fixed, unfixed)]
+    (code, out, err), unfixed_run = emulate_batch(lines, tmp_path, PYTHONPATH=pythonpath)
+    report = out + err
     assert code == 0, report
     assert "no device errors" in report and "Accuracy of plane" in report
     assert "on cuda:0" in _phase(report, "forward (training)")
     assert "on cuda:0" in _phase(report, "forward (evaluation)")
     assert "checkpoint loaded" in report
 
-    code, report = _emulate(run_gpudoc, unfixed)
+    code, out, err = unfixed_run
+    report = out + err
     assert code == 0, report  # no crash: the unfixed evaluation silently runs on the CPU
     assert "on cpu" in _phase(report, "forward (evaluation)")
