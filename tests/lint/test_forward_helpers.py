@@ -6,15 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lint_lines import lines
+
 from gpudoc.lint.config import LintConfig
-from gpudoc.lint.engine import lint_paths, lint_source
-
-
-def lines(source: str, code: str) -> list[int]:
-    result = lint_source(source, "x.py", LintConfig(select=(code,)))
-    assert result.error is None
-    return [finding.line for finding in result.findings]
-
+from gpudoc.lint.engine import lint_paths
 
 PLACED = """\
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")

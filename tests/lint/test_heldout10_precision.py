@@ -5,14 +5,7 @@ it must still report."""
 
 from __future__ import annotations
 
-from gpudoc.lint.config import LintConfig
-from gpudoc.lint.engine import lint_source
-
-
-def lines(source: str, code: str) -> list[int]:
-    result = lint_source(source, "x.py", LintConfig(select=(code,)))
-    return [finding.line for finding in result.findings]
-
+from lint_lines import lines
 
 # a live demo declares `--cuda` with type=bool and never reads it
 UNREAD_FLAG = """\

@@ -8,14 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lint_lines import lines
 
 from gpudoc.lint.config import LintConfig
-from gpudoc.lint.engine import lint_paths, lint_source
-
-
-def lines(source: str, code: str) -> list[int]:
-    result = lint_source(source, "x.py", LintConfig(select=(code,)))
-    return [finding.line for finding in result.findings]
+from gpudoc.lint.engine import lint_paths
 
 
 def project_lines(tmp_path: Path, files: dict[str, str], code: str) -> list[tuple[str, int]]:

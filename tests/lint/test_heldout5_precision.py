@@ -9,15 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lint_lines import lines
 
 from gpudoc.lint.config import LintConfig
-from gpudoc.lint.engine import lint_paths, lint_source
-
-
-def lines(source: str, code: str) -> list[int]:
-    result = lint_source(source, "x.py", LintConfig(select=(code,)))
-    return [finding.line for finding in result.findings]
-
+from gpudoc.lint.engine import lint_paths
 
 # a VAE notebook: encoder and decoder handed to the model's constructor, the model moved
 PARTS = """\

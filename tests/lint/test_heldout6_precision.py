@@ -6,15 +6,7 @@ next to the bug it must still report."""
 from __future__ import annotations
 
 import pytest
-
-from gpudoc.lint.config import LintConfig
-from gpudoc.lint.engine import lint_source
-
-
-def lines(source: str, code: str) -> list[int]:
-    result = lint_source(source, "x.py", LintConfig(select=(code,)))
-    return [finding.line for finding in result.findings]
-
+from lint_lines import lines
 
 BOTH_BRANCHES = """\
 import torch

@@ -9,14 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
+from lint_lines import lines
 
 from gpudoc.lint.config import LintConfig
-from gpudoc.lint.engine import lint_paths, lint_source
-
-
-def lines(source: str, code: str) -> list[int]:
-    result = lint_source(source, "x.py", LintConfig(select=(code,)))
-    return [finding.line for finding in result.findings]
+from gpudoc.lint.engine import lint_paths
 
 
 def notebook_findings(tmp_path: Path, cells: list[str], code: str) -> list[tuple[int, int]]:

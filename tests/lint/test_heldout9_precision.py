@@ -4,14 +4,7 @@ alone, next to the bug it must still report."""
 
 from __future__ import annotations
 
-from gpudoc.lint.config import LintConfig
-from gpudoc.lint.engine import lint_source
-
-
-def lines(source: str, code: str) -> list[int]:
-    result = lint_source(source, "x.py", LintConfig(select=(code,)))
-    return [finding.line for finding in result.findings]
-
+from lint_lines import lines
 
 # a focal loss that builds its targets on the host and moves them when CUDA is available,
 # with the same `torch.where` written once per arm of the availability test
