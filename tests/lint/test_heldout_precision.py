@@ -139,8 +139,9 @@ loader = torch.utils.data.DataLoader(dataset, batch_size=8)
 train_epoch(0, loader, net, torch.nn.CrossEntropyLoss(), optimizer, device)
 """
     assert lines(TRAIN_EPOCH.format(extra="") + caller, "GPD101") == [6]
-    wrapped = caller.replace(".to(device)", ").to(device").replace(
-        "torch.nn.Linear(", "torch.nn.DataParallel(torch.nn.Linear("
+    wrapped = caller.replace(
+        "torch.nn.Linear(4, 2).to(device)",
+        "torch.nn.DataParallel(torch.nn.Linear(4, 2)).to(device)",
     )
     assert lines(TRAIN_EPOCH.format(extra="") + wrapped, "GPD101") == []
 
