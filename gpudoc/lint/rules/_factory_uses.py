@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from gpudoc.lint.rules._helpers import chain_root
 from gpudoc.lint.visit import walk
 
 
@@ -13,7 +14,7 @@ class Uses(cst.CSTVisitor):
     """Where a function binds and reads ``name``, and which reads (or the ``call`` itself) are
     indices of a subscript (``x[batch, idx]``, ``x[torch.arange(b)[:, None]]``)."""
 
-    def __init__(self, name: str | None, call: cst.Call) -> None:
+    def __init__(self, name: str | None, call: cst.Call | None) -> None:
         self.name = name
         self.call = call
         self.bindings = 0
@@ -28,7 +29,7 @@ class Uses(cst.CSTVisitor):
 
     def only_indices(self, function: cst.FunctionDef, depth: int) -> bool:
         """Every read of the name is an index, or hands its elements or itself to a name
-        that is read only as an index (``depth`` levels of such hand-overs)."""
+        that is read only as an index (``depth`` levels of such hand-overs); and it is read."""
         loops = dict(self.loops)
         for load in self.loads:
             if load in self.index_loads:
@@ -38,7 +39,7 @@ class Uses(cst.CSTVisitor):
                 return False
             if handed == self.name or not _read_as_index(handed, function, depth - 1):
                 return False
-        return True
+        return bool(self.loads)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         for target in _names(node.target):
@@ -59,7 +60,7 @@ class Uses(cst.CSTVisitor):
                     self.note_index(operand)
 
     def note_index(self, expr: cst.BaseExpression) -> None:
-        root = _chain_root(expr, self.call)
+        root = chain_root(expr, self.call)
         if root is self.call:
             self.call_in_index = True
         elif isinstance(root, cst.Name) and root.value == self.name:
@@ -94,27 +95,14 @@ def only_indexes(name: str, call: cst.Call, function: cst.FunctionDef, depth: in
     or through a plain copy (``start = end``)."""
     uses = Uses(name, call)
     walk(function.body, uses)
-    return uses.bindings == 1 and bool(uses.loads) and uses.only_indices(function, depth)
+    return uses.bindings == 1 and uses.only_indices(function, depth)
 
 
 def _read_as_index(name: str, function: cst.FunctionDef, depth: int) -> bool:
     """``name`` (a loop target or a copy, bound anywhere) is only read as an index."""
-    uses = Uses(name, cst.Call(func=cst.Name("_")))
+    uses = Uses(name, None)
     walk(function.body, uses)
-    return bool(uses.loads) and uses.only_indices(function, depth)
-
-
-def _chain_root(expr: cst.BaseExpression, call: cst.Call) -> cst.BaseExpression:
-    """What a chain of methods and subscripts starts from (``idx`` in ``idx.long()[:, None]``),
-    stopping at ``call``."""
-    while expr is not call:
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            expr = expr.func.value
-        elif isinstance(expr, cst.Subscript):
-            expr = expr.value
-        else:
-            break
-    return expr
+    return uses.only_indices(function, depth)
 
 
 def _names(target: cst.BaseExpression) -> list[cst.Name]:
@@ -202,7 +190,7 @@ class _Fills(cst.CSTVisitor):
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in FILLS:
             return
-        root = _chain_root(func.value, self.call)
+        root = chain_root(func.value, self.call)
         if not isinstance(root, cst.Name):
             return
         self.fill_receivers.add(root)

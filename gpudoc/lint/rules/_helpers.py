@@ -87,6 +87,21 @@ def move_after_binding(
     return FixSpec((edit,), safe=False, description=f"move {', '.join(names)} to {device}")
 
 
+def chain_root(
+    expr: cst.BaseExpression, stop: cst.BaseExpression | None = None
+) -> cst.BaseExpression:
+    """What a chain of methods and subscripts starts from (``idx`` in ``idx.long()[:, None]``,
+    ``self.m`` in ``self.m[:, 0].unsqueeze(1)``), stopping at ``stop``."""
+    while expr is not stop:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
+        elif isinstance(expr, cst.Subscript):
+            expr = expr.value
+        else:
+            break
+    return expr
+
+
 def assigned_value(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
     """The expression ``statement`` assigns to ``name``: ``value`` of ``name = value``, or the
     matching element of ``a, name = x, value``; None for unpacking, loops and the rest."""

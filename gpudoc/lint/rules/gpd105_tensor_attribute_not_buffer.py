@@ -16,6 +16,7 @@ from gpudoc.lint.analysis.events import (
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._class_attrs import InitAttributes
+from gpudoc.lint.rules._helpers import chain_root
 from gpudoc.lint.visit import walk
 
 MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
@@ -212,14 +213,7 @@ class _Operands(cst.CSTVisitor):
 
     def attribute_of(self, expr: cst.BaseExpression) -> str | None:
         """The attribute ``expr`` reads: ``self.m[:, 0].unsqueeze(1)`` -> ``m``."""
-        while True:
-            if isinstance(expr, cst.Subscript):
-                expr = expr.value
-            elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-                expr = expr.func.value
-            else:
-                break
-        name = dotted(expr) or ""
+        name = dotted(chain_root(expr)) or ""
         if name.startswith("self.") and name.count(".") == 1:
             return name[5:]
         return self.aliases.get(name)

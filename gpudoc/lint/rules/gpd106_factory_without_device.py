@@ -355,7 +355,7 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         for index, arg in enumerate(event.node.args if self.scalars else ()):
             if index == 0 and arg.keyword is None:
                 continue  # `torch.log(t)`, `torch.sqrt(t)`: the tensor itself, still 0-dim
-            scalar = _scalar_inside(arg.value, self.scalars)
+            scalar = factory_inside(arg.value, self.scalars)
             if scalar is not None:
                 self.scalars.discard(scalar)
                 self.note_factory(scalar, "tensor", semantic)
@@ -538,21 +538,6 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
             walk(function.body, uses)
             return uses.call_in_index
         return only_indexes(bound[1], factory.call, function)
-
-
-def _scalar_inside(value: cst.BaseExpression, scalars: set[cst.Call]) -> cst.Call | None:
-    """The 0-dim tensor of ``scalars`` that ``value`` is, or computes from by a chain of
-    one-tensor functions and methods (``torch.log(torch.tensor(100.0)).exp()``)."""
-    while isinstance(value, cst.Call):
-        if value in scalars:
-            return value
-        if isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call):
-            value = value.func.value
-        elif value.args and value.args[0].keyword is None:
-            value = value.args[0].value
-        else:
-            return None
-    return None
 
 
 def gradient_arguments(event: CallEvent) -> tuple[Value | None, cst.Arg | None]:

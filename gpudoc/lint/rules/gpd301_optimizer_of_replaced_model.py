@@ -11,7 +11,7 @@ from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
-from gpudoc.lint.rules._helpers import Optimizers
+from gpudoc.lint.rules._helpers import Optimizers, assigned_value
 
 
 class OptimizerOfReplacedModel(Rule):
@@ -129,18 +129,11 @@ def _still_the_module(name: str, statement: cst.CSTNode, semantic: Semantic) -> 
     """``model = model.cuda()``, ``net = net.to(device).eval()``: a module moves in place; and
     ``model = DDP(model, device_ids=[rank])`` trains the same parameters. Either way the
     optimizer built before still steps the model."""
-    value = _assigned(statement)
+    value = assigned_value(statement, name)
     if isinstance(value, cst.Call) and semantic.qualify(value.func) in SHARING_WRAPPERS:
         first = value.args[0] if value.args else None
         value = first.value if first is not None and first.keyword is None else None
     return value is not None and _moves_itself(name, value)
-
-
-def _assigned(statement: cst.CSTNode) -> cst.BaseExpression | None:
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return None
-    small = statement.body[0]
-    return small.value if isinstance(small, cst.Assign) else None
 
 
 def _moves_itself(name: str, value: cst.BaseExpression | None) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
+from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
@@ -199,18 +200,11 @@ def _context_names_cuda(context: cst.BaseExpression, semantic: Semantic) -> bool
 
 
 def _names_cpu(argument: cst.BaseExpression, value: Value) -> bool:
-    """``set_default_device("cpu")`` (or ``None``, ``torch.device("cpu")``,
-    ``set_default_tensor_type(torch.FloatTensor)``): the host is the default device again."""
+    """``set_default_device("cpu")`` (or ``torch.device("cpu")``: the walk's CPU device,
+    ``None``, ``set_default_tensor_type(torch.FloatTensor)``): the host is the default again."""
     if value.kind is Kind.DEVICE:
         return value.cpu_device
-    if isinstance(argument, cst.Call) and argument.args:  # torch.device("cpu")
-        argument = argument.args[0].value
-    name = dotted(argument) or ""
-    if isinstance(argument, cst.SimpleString):
-        text = argument.evaluated_value
-        name = text if isinstance(text, str) else ""
-        if name.startswith("cpu"):
-            return True
+    name = string_value(argument) or dotted(argument) or ""
     return name == "None" or (name.startswith("torch.") and ".cuda." not in name)
 
 
