@@ -109,23 +109,48 @@ def _torchvision() -> dict[str, Any]:
     if spec is None or spec.origin is None:
         return {"installed": False}
     # Read the version from the file: the import may be exactly what fails.
-    version_file = Path(spec.origin).parent / "version.py"
-    match = _VERSION_LINE.search(_text(version_file))
+    package = Path(spec.origin).parent
+    match = _VERSION_LINE.search(_text(package / "version.py"))
     result: dict[str, Any] = {"installed": True, "version": match.group(1) if match else None}
-    try:
+    library = _ops_library(package)
+    if library is not None:
+        # What `import torchvision` does first, without the package's other imports (seconds on a
+        # GPU machine, measured 4.3 s on an H100 box): the ops load, or why they do not.
+        try:
+            import torch
+
+            torch.ops.load_library(str(library))
+            return {**result, "ops_load": True, "ops_error": None}
+        except BaseException as error:
+            cause = error.__cause__ or error
+            reason = f"its C++ library does not load: {cause}"
+    else:
+        reason = None
+    try:  # the error the user's own `import torchvision` meets
         import torchvision
     except BaseException as error:
         text = _describe(error)
-        ops_failed = "torchvision::" in text
+        ops_failed = "torchvision::" in text or reason is not None
+        error_text = f"{text}, because {reason}" if reason else text
         result.update(import_error=text, ops_load=False if ops_failed else None)
-        result["ops_error"] = text if ops_failed else None
+        result["ops_error"] = error_text if ops_failed else None
         return result
     try:
         has_ops = bool(torchvision.extension._has_ops())
-        result.update(ops_load=has_ops, ops_error=None if has_ops else "C++ ops not loaded")
+        result.update(ops_load=has_ops, ops_error=None if has_ops else reason or "C++ ops not loaded")
     except BaseException as error:
         result.update(ops_load=False, ops_error=_describe(error))
     return result
+
+
+def _ops_library(package: Path) -> Path | None:
+    """torchvision's C++ ops (``_C.so``, ``_C.pyd``), where its own extension.py finds them."""
+    import importlib.machinery
+
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        if (package / f"_C{suffix}").is_file():
+            return package / f"_C{suffix}"
+    return None
 
 
 def _quiet(function: Any) -> Any:

@@ -14,9 +14,14 @@ from dataclasses import dataclass
 from gpudoc.smoke.model import CheckResult
 
 # IEEE fp32 against a float64 recompute of the same step: measured <= 2.6e-7 (logits) and
-# <= 1.1e-5 (gradients, late in training); TF32 gives 1e-4 and 1e-3 and above.
+# <= 1.1e-5 (gradients, late in training) on CPUs. On a GPU the gradients are looser: with
+# deterministic algorithms (which the bitwise checks need) cuDNN computes the 5x5 weight
+# gradient with a Winograd algorithm, 2.2e-4 to 3.4e-4 on an H100 (torch 2.11, cuDNN 9.19;
+# conv1.weight alone 2e-3), 2e-7 with cuDNN off. TF32 gives 1.5e-4 and more on the logits, so
+# the logits bound is the one that tells TF32 from true fp32; the gradient bound catches wrong
+# backward maths (a fault is orders of magnitude off) with ~6x room over that Winograd figure.
 LOGITS_REL_ERR = 1e-5
-GRADS_REL_ERR = 1e-4
+GRADS_REL_ERR = 2e-3
 # Evaluation at batch 4 against one large batch: different kernels, same maths.
 EVAL_REL_ERR = 1e-5
 
