@@ -16,8 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+import torch.utils._device
 
-from gpudoc.emulate import errors, legacy, scope, tracking
+from gpudoc.emulate import errors, generators, legacy, scope, tracking
 from gpudoc.emulate.dispatch import target_index
 from gpudoc.emulate.state import STATE
 from gpudoc.emulate.tensor import EmulatedTensor, cuda_device, move_tensor, to_device
@@ -60,6 +61,7 @@ FACTORY_NAMES: tuple[str, ...] = (
     "as_tensor",
     "asarray",
 )
+_HOST = torch.device("cpu")
 TENSOR_FACTORY_NAMES: tuple[str, ...] = (
     "new_empty",
     "new_empty_strided",
@@ -70,13 +72,18 @@ TENSOR_FACTORY_NAMES: tuple[str, ...] = (
 )
 
 
-def device_aware(factory: Callable[..., Any]) -> Callable[..., Any]:
-    """A factory that makes ``device="cuda:N"`` tensors on the CPU and wraps them."""
+def device_aware(factory: Callable[..., Any], takes_default: bool = False) -> Callable[..., Any]:
+    """A factory that makes ``device="cuda:N"`` tensors on the CPU and wraps them.
+    ``takes_default``: without ``device=``, it makes them on a CUDA default device."""
 
     @functools.wraps(factory)
     def patched(*args: Any, **kwargs: Any) -> Any:
         device = kwargs.get("device")
+        if device is None and takes_default:
+            device = _cuda_default()
         if device is None:
+            if "generator" in kwargs and not any(isinstance(a, torch.Tensor) for a in args):
+                generators.check(kwargs["generator"], _HOST)
             result = factory(*args, **kwargs)
             caller = sys._getframe(1)
             code = caller.f_code
@@ -94,6 +101,7 @@ def device_aware(factory: Callable[..., Any]) -> Callable[..., Any]:
 
 def _with_device(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], device: Any) -> Any:
     requested = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
+    generators.check(kwargs.get("generator"), requested)
     if requested.type == "cpu":
         STATE.host_requested = True
         try:
@@ -156,5 +164,31 @@ def counted_backward(original: Callable[..., Any]) -> Callable[..., Any]:
             return original(self, *args, **kwargs)
         finally:
             inside.pop()
+
+    return patched
+
+
+def _cuda_default() -> torch.device | None:
+    """The device of ``torch.set_default_device`` / ``with torch.device(...)`` if it is CUDA."""
+    current = torch.utils._device.CURRENT_DEVICE
+    return current if current is not None and current.type == "cuda" else None
+
+
+def default_device_function(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``DeviceContext.__torch_function__``, the mode behind ``torch.set_default_device`` and
+    ``with torch.device(...)``: a CUDA default device makes the constructors' tensors here.
+    (Torch's own hands ``device="cuda"`` to the CPU build's kernels, which refuse it.)"""
+    constructors = generators.default_constructors()
+
+    @functools.wraps(original)
+    def patched(self: Any, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        if (
+            self.device.type == "cuda"
+            and kwargs.get("device") is None
+            and getattr(func, "__name__", None) in constructors
+        ):
+            return _with_device(func, tuple(args), kwargs, self.device)
+        return original(self, func, types, args, kwargs)
 
     return patched

@@ -16,12 +16,22 @@ from unittest import mock
 
 import torch
 import torch.nn.parallel.comm as parallel_comm
+import torch.utils._device
 import torch.utils.data
 import torch.utils.data._utils.pin_memory as pin_memory_module
 from torch.nn.modules import module as module_globals
 from torch.optim import optimizer as optimizer_globals
 
-from gpudoc.emulate import cuda_api, device, legacy, loading, parallel, phases, tracking
+from gpudoc.emulate import (
+    cuda_api,
+    device,
+    generators,
+    legacy,
+    loading,
+    parallel,
+    phases,
+    tracking,
+)
 from gpudoc.emulate.state import STATE
 
 
@@ -46,6 +56,7 @@ def emulated_cuda(device_count: int = 1, batch_limit: int | None = None) -> Iter
     STATE.configure(device_count, batch_limit)
     patcher = _Patcher()
     handles: list[Any] = []
+    default_device = torch.utils._device.CURRENT_DEVICE
     try:
         _patch_torch(patcher)
         handles = _register_hooks()
@@ -54,6 +65,8 @@ def emulated_cuda(device_count: int = 1, batch_limit: int | None = None) -> Iter
         for handle in handles:
             handle.remove()
         patcher.undo()
+        if torch.utils._device.CURRENT_DEVICE != default_device:  # the script's set_default_device
+            torch.set_default_device(default_device)
         registry = torch.serialization._package_registry
         registry[:] = [entry for entry in registry if entry[1] is not tracking.tag_saved_storage]
 
@@ -87,9 +100,15 @@ def _patch_torch(patcher: _Patcher) -> None:
 
 
 def _patch_placement(patcher: _Patcher) -> None:
+    takes_default = generators.default_constructors()
     for name in device.FACTORY_NAMES:
         if hasattr(torch, name):
-            patcher.set(torch, name, device.device_aware(getattr(torch, name)))
+            factory = device.device_aware(getattr(torch, name), name in takes_default)
+            patcher.set(torch, name, factory)
+    patcher.set(torch, "Generator", generators.EmulatedGenerator)
+    context = torch.utils._device.DeviceContext  # set_default_device, `with torch.device(...)`
+    default_device = device.default_device_function(context.__torch_function__)
+    patcher.set(context, "__torch_function__", default_device)
     tensor = torch.Tensor
     for name in device.TENSOR_FACTORY_NAMES:
         patcher.set(tensor, name, device.device_aware(getattr(tensor, name)))

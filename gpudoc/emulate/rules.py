@@ -73,6 +73,11 @@ OPTIMIZER_STATE = (
     "optimizer state loaded while the model was on the host, then the model moved",
     "GPD302",
 )
+GENERATOR = ("a random generator on another device than the tensors it draws", "GPD110")
+SHUFFLE_ON_DEFAULT_CUDA = (
+    "DataLoader(shuffle=True) under a CUDA default device: its sampler draws with a CPU generator",
+    "GPD502",
+)
 UNKNOWN = ("tensors on different devices meet in one operation", None)
 HOST_FACTORY = ("a tensor created on the host (no device=), used with tensors on the device", None)
 ASSIGNED_AFTER_MOVE = ("a submodule assigned after model.to(), which it does not reach", None)
@@ -102,6 +107,9 @@ def _classify(
         return ORDINAL
     if kind == "cuda-in-forked-worker":
         return FORKED_WORKER
+    if kind == "generator-device":
+        own_cpu_generator = str(error).endswith("found 'cpu'") and _in_sampler(error)
+        return SHUFFLE_ON_DEFAULT_CUDA if own_cpu_generator else GENERATOR
     if str(error).startswith("indices should be"):
         return INDEXING
     if str(error).startswith("module must have its parameters and buffers on device"):
@@ -117,6 +125,17 @@ def _classify(
     if _in_optimizer_step(error):  # params on the device, their state (momentum...) is not
         return OPTIMIZER_STATE
     return _host_pattern(*hosts[0])
+
+
+def _in_sampler(error: BaseException) -> bool:
+    """Raised while a DataLoader sampler draws its permutation."""
+    trace = error.__traceback__
+    while trace is not None:
+        filename = trace.tb_frame.f_code.co_filename.replace("\\", "/")
+        if filename.endswith("/torch/utils/data/sampler.py"):
+            return True
+        trace = trace.tb_next
+    return False
 
 
 def _in_optimizer_step(error: BaseException) -> bool:

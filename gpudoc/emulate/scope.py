@@ -24,6 +24,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from gpudoc.emulate import generators
 from gpudoc.emulate.reroute import REROUTES
 
 _disabled = torch._C._disabled_torch_function_impl
@@ -67,6 +68,10 @@ def torch_function(
     reroute = REROUTES.get(func)
     if reroute is not None:
         args, kwargs = reroute(args, kwargs)
+    if kwargs.get("generator") is not None:
+        # Here, not in __torch_dispatch__: there torch hands over a new generator object that no
+        # longer says it is an emulated CUDA one.
+        generators.check(kwargs["generator"], _draw_device(cls, args))
     scope = _SCOPE
     outer, outer_index = scope.call, scope.index
     scope.call, scope.index = (args, kwargs), None
@@ -200,3 +205,11 @@ def _storages(call: tuple[tuple[Any, ...], dict[str, Any]]) -> set[int]:
         elif isinstance(value, dict):
             pending.extend(value.values())
     return known
+
+
+def _draw_device(cls: Any, args: tuple[Any, ...]) -> torch.device:
+    """Where a call with emulated operands draws: the first emulated tensor's device."""
+    for arg in args:
+        if type(arg) is cls:
+            return torch.device("cuda", arg._index)
+    return torch.device("cpu")

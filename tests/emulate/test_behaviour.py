@@ -320,6 +320,47 @@ def test_legacy_typed_constructors(gpus: None) -> None:
     assert valid.type(torch.FloatTensor).device.type == "cpu"
 
 
+def test_cuda_generators_draw_and_a_gpus_generator_checks_hold(gpus: None) -> None:
+    """``torch.Generator(device="cuda")`` exists (a CPU build refuses it), and a draw with a
+    generator of another device type raises what a GPU raises."""
+    generator = torch.Generator(device="cuda:1").manual_seed(0)
+    assert generator.device == torch.device("cuda", 1) and generator.initial_seed() == 0
+    assert isinstance(generator, torch.Generator) and isinstance(torch.Generator(), torch.Generator)
+    assert torch.randn(2, device="cuda:1", generator=generator).device.index == 1
+    assert torch.randperm(4, generator=torch.Generator()).device.type == "cpu"
+    expects_cuda = r"Expected a 'cuda' device type for generator but found 'cpu'"
+    with pytest.raises(EmulatedDeviceError, match=expects_cuda):
+        torch.randn(2, device="cuda", generator=torch.Generator())
+    with pytest.raises(EmulatedDeviceError, match=expects_cuda):
+        torch.zeros(3, device="cuda").normal_(generator=torch.Generator())
+    with pytest.raises(EmulatedDeviceError, match="Expected a 'cpu' device type for generator"):
+        torch.randperm(4, generator=generator)  # what a DataLoader's sampler does
+
+
+def test_a_cuda_default_device_places_what_torch_places(gpus: None) -> None:
+    """``set_default_device("cuda")`` and ``with torch.device(...)``: the constructors torch
+    gives the default device to make emulated tensors; ``*_like`` follow their input."""
+    host = torch.ones(2)
+    torch.set_default_device("cuda:1")
+    try:
+        assert torch.get_default_device() == torch.device("cuda", 1)
+        assert torch.zeros(2).device.index == 1 and torch.tensor([1.0]).device.index == 1
+        assert nn.Linear(2, 2).weight.device == torch.device("cuda", 1)
+        assert torch.zeros_like(host).device.type == "cpu"
+    finally:
+        torch.set_default_device(None)
+    assert torch.zeros(2).device.type == "cpu"
+    with torch.device("cuda"):
+        assert torch.ones(1).device == torch.device("cuda", 0)
+    assert torch.ones(1).device.type == "cpu"
+
+
+def test_a_default_device_the_script_left_behind_goes_with_the_emulation() -> None:
+    with emulated_cuda(1):
+        torch.set_default_device("cuda")
+    assert torch.get_default_device().type == "cpu" and torch.zeros(1).device.type == "cpu"
+
+
 def test_a_whole_rnn_reloads_onto_the_device(gpus: None, tmp_path: Path) -> None:
     """torch.load of a whole model with an LSTM (weak references to its weights), issue 13/2."""
     model = nn.LSTM(3, 4, 2, dropout=0.1).cuda()
@@ -331,7 +372,8 @@ def test_a_whole_rnn_reloads_onto_the_device(gpus: None, tmp_path: Path) -> None
 
 def test_the_patches_leave_nothing_behind() -> None:
     """Attributes that did not exist (or lived on a base class) are removed again (issue 15)."""
-    before = {owner: dict(vars(owner)) for owner in (torch.cuda, torch.Tensor, torch.nn.Module)}
+    owners = (torch, torch.cuda, torch.Tensor, torch.nn.Module, torch.utils._device.DeviceContext)
+    before = {owner: dict(vars(owner)) for owner in owners}
     with emulated_cuda(2):
         assert torch.cuda.FloatTensor(2).is_cuda
     for owner, attributes in before.items():

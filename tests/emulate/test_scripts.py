@@ -103,6 +103,7 @@ CORRECT_REAL_SHAPED = (
     "lstm_lm_reload.py",
     "gan_legacy_tensor.py",
     "lbfgs_closure.py",
+    "default_device_loader.py",
 )
 BUGGY_REAL_SHAPED = [
     (
@@ -122,6 +123,18 @@ BUGGY_REAL_SHAPED = [
         "but got mat1 is on cuda:0, different from other tensors on cpu",
         "return self.fc(torch.flatten(self.features(x), 1))",
         "pattern  a submodule assigned after model.to()",
+    ),
+    (
+        "default_device_shuffle.py",
+        "Expected a 'cuda' device type for generator but found 'cpu'",
+        "for inputs, labels in loader:",
+        "pattern  DataLoader(shuffle=True) under a CUDA default device",
+    ),
+    (
+        "generator_on_device.py",
+        "Expected a 'cpu' device type for generator but found 'cuda'",
+        "for inputs, labels in loader:",
+        "pattern  a random generator on another device than the tensors it draws",
     ),
 ]
 BATCH = (
