@@ -7,7 +7,8 @@
 #     bash bench/gpu_checks.sh [OUTDIR]     # OUTDIR (default $OUT or /tmp/gpudoc-gpu): JSON reports
 #
 # Each step has its own time limit and prints its exit status; one failing step does not stop
-# the others, so one run shows everything.
+# the others, so one run shows everything. The tests need gpudoc's test extras there (pytest,
+# hypothesis, jsonschema): a machine without network takes them as wheels on PYTHONPATH.
 set -u
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-/tmp/gpudoc-gpu}}
