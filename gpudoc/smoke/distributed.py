@@ -170,6 +170,7 @@ class Job:
         # Its own session: when another rank dies, torchrun's SIGTERM to this rank's process
         # group must not kill the smoke rank 0 is about to report (other ranks end it at once).
         spec = WorkerSpec(0, label, torch_device, env, own_session=True)
+        _import_ddp_meanwhile()
         result = run_workers(self.config, [spec], self.config.timeout_s, lambda i, e: None)[0]
         return replace(result, index=self.rank)
 
@@ -330,6 +331,19 @@ class Job:
             # The failed ranks exit first, so that torchrun's "Root Cause" names one of them.
             time.sleep(LAST_OUT_S)
         return FINDINGS
+
+
+def _import_ddp_meanwhile() -> None:
+    """DistributedDataParallel's constructor imports ``torch._dynamo`` (2.4 CPU-s measured here):
+    import it while this rank waits for its device smoke, on the CPU cores a GPU's smoke leaves
+    idle, instead of after it. Not a daemon thread: an exit waits for the import, never cuts
+    it short; a failed import is left for DDP's own to raise."""
+    import concurrent.futures
+    import importlib
+
+    pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="gpudoc-import")
+    pool.submit(importlib.import_module, "torch._dynamo")
+    pool.shutdown(wait=False)
 
 
 def _one_line(error: BaseException) -> str:
