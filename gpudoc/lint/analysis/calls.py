@@ -15,12 +15,14 @@ from gpudoc.lint.analysis.bodies import Bodies
 from gpudoc.lint.analysis.builtin_calls import BUILTINS, builtin_value
 from gpudoc.lint.analysis.events import CallEvent
 from gpudoc.lint.analysis.expressions import Evaluator
+from gpudoc.lint.analysis.instance_weights import instance_holdings
 from gpudoc.lint.analysis.instances import Instances
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.qualified import QualifiedCalls
 from gpudoc.lint.analysis.self_placing import passes_device
+from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import (
     SCALAR,
     UNKNOWN,
@@ -148,14 +150,7 @@ class CallEvaluator:
             place = Place.UNKNOWN if name in self.model.device_datasets else Place.HOST
             return Value(Kind.LOADER, place, origin=node, source=f"dataset:{name}")
         if local is not None and not isinstance(local, str):
-            placed_parts = any(a.kind is Kind.MODULE and a.place is Place.DEVICE for a in args)
-            unplaced = local.places_itself or self.model.device_context or placed_parts
-            # `Yolo_loss(device=device)` whose __init__ moves what it builds there
-            unplaced = unplaced or passes_device(local.node, local.placing_parameters, node)
-            place = Place.UNKNOWN if unplaced else Place.HOST
-            return Value(
-                Kind.MODULE, place, weighted=local.weighted, managed=local.lightning, origin=node
-            )
+            return self.module_instance(node, local, args)
         callee = called_module(callee)
         if callee is not None and callee.kind is Kind.MODULE:
             return self.module_call(node, name, callee, args)
@@ -164,6 +159,17 @@ class CallEvaluator:
         if name not in BUILTINS:
             self.forget_placement(node, args)
         return builtin_value(name, args)
+
+    def module_instance(self, node: cst.Call, local: ModuleClass, args: list[Value]) -> Value:
+        """``Net(...)`` of a module class of the project: on the host, unless it places itself
+        or is built from placed modules."""
+        weighted, _ = instance_holdings(local, node, args, self.model.imports)
+        placed_parts = any(a.kind is Kind.MODULE and a.place is Place.DEVICE for a in args)
+        unplaced = local.places_itself or self.model.device_context or placed_parts
+        # `Yolo_loss(device=device)` whose __init__ moves what it builds there
+        unplaced = unplaced or passes_device(local.node, local.placing_parameters, node)
+        place = Place.UNKNOWN if unplaced else Place.HOST
+        return Value(Kind.MODULE, place, weighted=weighted, managed=local.lightning, origin=node)
 
     def forget_placement(self, node: cst.Call, args: list[Value]) -> None:
         """A helper given a host module may move it in place (`place(model, device)`)."""

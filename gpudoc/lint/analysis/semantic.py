@@ -24,6 +24,10 @@ class ModuleClass:
     weighted: bool = True
     """It may hold parameters, buffers or submodules (parameterless.py: a loss written as a
     module that stores nothing does not, and runs wherever its inputs are)."""
+    weights_from: frozenset[str] | None = None
+    """The ``__init__`` parameters whose arguments are all it can hold (a loss keeping
+    ``scale``, a wrapper keeping ``net``): an instance's call decides. None: it may build
+    weights of its own."""
 
 
 @dataclass
