@@ -75,6 +75,85 @@ def test_a_loss_of_weightless_parts_and_numbers_is_not_moved() -> None:
     assert lines(NESTED.format(factor="torch.nn.Linear(4, 4)"), "GPD102") == [19]
 
 
+# a wrapper built around a model the script moves, before or after wrapping it
+WRAPPED = """\
+import torch
+class Wrapper(torch.nn.Module):
+    def __init__(self, net, pad=0):
+        super().__init__()
+        self.net = net
+        self.pad = pad
+        self.max_len = net.max_len
+    def forward(self, x):
+        return self.net(x)
+model = torch.nn.Linear(4, 4)
+{before}wrapped = Wrapper(model)
+{after}x = torch.randn(2, 4).cuda()
+print(wrapped(x))
+"""
+
+
+def test_a_wrapper_lives_where_the_model_it_wraps_does() -> None:
+    for before, after in (("", "model.cuda()\n"), ("model.cuda()\n", ""), ("", "wrapped.cuda()\n")):
+        source = WRAPPED.format(before=before, after=after)
+        assert lines(source, "GPD102") == [], (before, after)
+        assert lines(source, "GPD203") == [], (before, after)
+
+
+def test_a_wrapper_of_an_unmoved_model_stays_gpd102() -> None:
+    assert lines(WRAPPED.format(before="", after=""), "GPD102") == [11]
+
+
+# a wrapper built in a method around a submodule, which moved with its parent
+IN_METHOD = """\
+import torch
+class Wrapper(torch.nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+    def generate(self, x, cond):
+        return self.net(x + cond)
+class Decoder(torch.nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.proj = torch.nn.Linear(4, 4)
+    def generate(self, x):
+        device = x.device
+        cond = self.proj(torch.randn(x.shape[0], 4, device=device))
+        wrapper = Wrapper(self.net)
+        return wrapper.generate(x, cond)
+"""
+
+
+def test_a_wrapper_of_a_submodule_is_not_a_host_module() -> None:
+    assert lines(IN_METHOD, "GPD102") == []
+
+
+# another name for the model, moved in place: `.to()` moves the one object
+ALIAS = """\
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+def build():
+    return torch.nn.Linear(4, 4)
+model = {model}
+policy = {policy}
+policy.to(device)
+print(model(torch.randn(2, 4, device=device)))
+"""
+
+
+def test_a_module_moved_under_another_name_is_moved() -> None:
+    assert lines(ALIAS.format(model="torch.nn.Linear(4, 4)", policy="model"), "GPD102") == []
+    assert lines(ALIAS.format(model="build()", policy="model"), "GPD102") == []
+
+
+def test_two_modules_of_one_factory_stay_two() -> None:
+    assert lines(ALIAS.format(model="build()", policy="build()"), "GPD102") == [5]
+    source = ALIAS.format(model="torch.nn.Linear(4, 4)", policy="torch.nn.Linear(4, 4)")
+    assert lines(source, "GPD102") == [5]
+
+
 def test_a_parameter_rebound_to_a_layer_is_a_weight() -> None:
     rebound = CALLER_GIVEN.replace(
         "super().__init__()", "super().__init__()\n        scale = torch.nn.Linear(3, 3)"

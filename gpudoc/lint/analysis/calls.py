@@ -23,6 +23,7 @@ from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.qualified import QualifiedCalls
 from gpudoc.lint.analysis.self_placing import passes_device
 from gpudoc.lint.analysis.semantic import ModuleClass
+from gpudoc.lint.analysis.sharing import move_module, wrapper_place
 from gpudoc.lint.analysis.values import (
     SCALAR,
     UNKNOWN,
@@ -162,14 +163,25 @@ class CallEvaluator:
 
     def module_instance(self, node: cst.Call, local: ModuleClass, args: list[Value]) -> Value:
         """``Net(...)`` of a module class of the project: on the host, unless it places itself
-        or is built from placed modules."""
-        weighted, _ = instance_holdings(local, node, args, self.model.imports)
+        or is built from placed modules; a wrapper of the caller's modules lives where they
+        do (sharing.py)."""
+        weighted, parts = instance_holdings(local, node, args, self.model.imports)
         placed_parts = any(a.kind is Kind.MODULE and a.place is Place.DEVICE for a in args)
         unplaced = local.places_itself or self.model.device_context or placed_parts
         # `Yolo_loss(device=device)` whose __init__ moves what it builds there
         unplaced = unplaced or passes_device(local.node, local.placing_parameters, node)
         place = Place.UNKNOWN if unplaced else Place.HOST
-        return Value(Kind.MODULE, place, weighted=weighted, managed=local.lightning, origin=node)
+        if parts and not (local.places_itself or self.model.device_context):
+            place = wrapper_place(parts)
+        instances = tuple(part.instance for part in parts if part.instance is not None)
+        return Value(
+            Kind.MODULE,
+            place,
+            weighted=weighted,
+            managed=local.lightning,
+            origin=node,
+            parts=instances,
+        )
 
     def forget_placement(self, node: cst.Call, args: list[Value]) -> None:
         """A helper given a host module may move it in place (`place(model, device)`)."""
@@ -207,7 +219,7 @@ class CallEvaluator:
             name = dotted(func.value)
             if name is not None and receiver.kind is Kind.MODULE and result.kind is Kind.MODULE:
                 # `net.to(device).eval()`: a module moves in place, whatever the chain does next
-                self.model.assign_name(name, replace(result, binding=receiver.binding))
+                move_module(self.model, name, replace(result, binding=receiver.binding))
             return result
         if receiver.kind is Kind.MODULE:
             return self.module_method(node, func, receiver, method, args)
