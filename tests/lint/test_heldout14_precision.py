@@ -160,3 +160,44 @@ def test_a_parameter_rebound_to_a_layer_is_a_weight() -> None:
     )
     on_device = "torch.randn(4, 3, device=device)"
     assert lines(rebound.format(kept=NORMED, centers=on_device, scale="0.5"), "GPD102") == [14]
+
+
+# a layer that brings its own weight to its input's device through the project's helper
+HELPER = """\
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+def to_device(x, tensor=None, device=None):
+    dv = device if device is not None else tensor.device
+    if x.device != dv:
+        x = x.to(dv)
+    return x
+class Cosine(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__(){layer}
+        self.weight = torch.nn.Parameter(torch.ones(n, n))
+        self.register_buffer("scale", torch.ones(n))
+        self.labels = torch.arange(n)
+    def forward(self, x, labels):
+        w = self.weight.renorm(2, 1, 1e-5)
+        w = to_device(w, tensor=x)
+        hit = to_device(self.labels, labels) == labels
+        return x.mm(w) * {scale} + hit.sum()
+layer = Cosine(4)
+print(layer(torch.randn(2, 4, device=device), torch.zeros(2, device=device)))
+"""
+BROUGHT = "to_device(self.scale, x)"
+
+
+def test_a_module_bringing_its_weights_to_its_input_is_not_moved() -> None:
+    assert lines(HELPER.format(layer="", scale=BROUGHT), "GPD102") == []
+    assert lines(HELPER.format(layer="", scale="self.scale.to(x.device)"), "GPD102") == []
+
+
+def test_a_tensor_attribute_brought_by_the_helper_is_moved_where_used() -> None:
+    assert lines(HELPER.format(layer="", scale=BROUGHT), "GPD105") == []
+
+
+def test_a_module_with_a_weight_left_behind_stays_gpd102() -> None:
+    assert lines(HELPER.format(layer="", scale="self.scale"), "GPD102") == [19]
+    linear = "\n        self.fc = torch.nn.Linear(4, 4)"
+    assert lines(HELPER.format(layer=linear, scale=BROUGHT), "GPD102") == [20]

@@ -15,6 +15,11 @@ from gpudoc.lint.analysis.bodies import Bodies
 from gpudoc.lint.analysis.builtin_calls import BUILTINS, builtin_value
 from gpudoc.lint.analysis.events import CallEvent
 from gpudoc.lint.analysis.expressions import Evaluator
+from gpudoc.lint.analysis.follows_inputs import (
+    note_helper,
+    note_method_move,
+    runs_where_its_inputs_are,
+)
 from gpudoc.lint.analysis.instance_weights import instance_holdings
 from gpudoc.lint.analysis.instances import Instances
 from gpudoc.lint.analysis.model import SemanticModel
@@ -88,6 +93,7 @@ class CallEvaluator:
             self.evaluator.eval_args(node)
             return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)
         if isinstance(func, cst.Attribute) and func.attr.value in MOVE_METHODS:
+            note_method_move(self.model, node)
             self.model.moved_receivers.update(_operand_calls(func.value))
             if (dotted(func.value) or "").split(".", 1)[0] == "self":
                 self.placement.note_self_placing()  # `self.cuda()`, `self.net.to(device)`
@@ -146,6 +152,7 @@ class CallEvaluator:
         args = self.evaluator.eval_args(node)
         function = self.model.local_functions.get(name)
         if function is not None and callee is None and local is None:
+            note_helper(self.model, function, node)
             return self.bodies.call_function(function, node, args, self.model.module_scope)
         if local == "dataset":
             place = Place.UNKNOWN if name in self.model.device_datasets else Place.HOST
@@ -166,6 +173,7 @@ class CallEvaluator:
         or is built from placed modules; a wrapper of the caller's modules lives where they
         do (sharing.py)."""
         weighted, parts = instance_holdings(local, node, args, self.model.imports)
+        weighted = weighted and not runs_where_its_inputs_are(local)
         placed_parts = any(a.kind is Kind.MODULE and a.place is Place.DEVICE for a in args)
         unplaced = local.places_itself or self.model.device_context or placed_parts
         # `Yolo_loss(device=device)` whose __init__ moves what it builds there

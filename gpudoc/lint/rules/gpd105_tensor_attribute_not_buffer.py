@@ -165,7 +165,8 @@ model = Norm().cuda()
                 # (`(x - self.mean) / self.std`), not an attribute handed to a helper that may
                 # move it, or read for numbers
                 used = used & _arithmetic_operands(cls.node)
-            moved = self.moved_on_use.get(id(cls), set())
+            # also through the project's helper (`to_device(self.t, tensor=x)`)
+            moved = self.moved_on_use.get(id(cls), set()) | cls.follows_inputs
             for attr in self.attrs.of(cls):
                 if attr.shape != "tensor" or attr.attr not in used or attr.attr in moved:
                     continue
