@@ -1,0 +1,47 @@
+"""Recall regressions from the fourteenth recall set (real bug reports), reduced and rewritten
+here: the bug each rule must report, next to the correct code it must leave alone."""
+
+from __future__ import annotations
+
+from lint_lines import lines
+
+# report 07: a `to()` override that carries two attributes along, not the third
+OVERRIDE = """\
+import torch
+class Policy(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.mean = torch.nn.Linear(n, n)
+        self.noise = torch.zeros(n)
+        self.scale = torch.ones(n)
+    def forward(self, x):
+        return self.mean(x) * self.scale + self.noise.normal_()
+    def to(self, device):
+        {moves}
+        return super().to(device)
+"""
+
+
+def test_a_to_override_covers_only_the_attributes_it_moves() -> None:
+    assert lines(OVERRIDE.format(moves="self.scale = self.scale.to(device)"), "GPD105") == [6]
+    both = "self.scale, self.noise = self.scale.to(device), self.noise.to(device)"
+    assert lines(OVERRIDE.format(moves=both), "GPD105") == []
+    generic = "for k, v in vars(self).items(): setattr(self, k, v)"
+    assert lines(OVERRIDE.format(moves=generic), "GPD105") == []
+
+
+# report 20: a notebook moves the tokenizer's `input_ids` to the device, never the model
+ENCODED = """\
+import torch
+from transformers import T5Tokenizer, T5ForConditionalGeneration
+device = "cuda" if torch.cuda.is_available() else "cpu"
+tokenizer = T5Tokenizer.from_pretrained("t5-small")
+model = T5ForConditionalGeneration.from_pretrained("t5-small"){move}
+input_ids = tokenizer("a prompt", return_tensors="pt").input_ids.to(device)
+print(model.generate(input_ids, max_new_tokens=8))
+"""
+
+
+def test_an_encoding_field_moved_to_the_device_is_a_device_tensor() -> None:
+    assert lines(ENCODED.format(move=""), "GPD102") == [5]
+    assert lines(ENCODED.format(move=".to(device)"), "GPD102") == []
