@@ -45,3 +45,26 @@ print(model.generate(input_ids, max_new_tokens=8))
 def test_an_encoding_field_moved_to_the_device_is_a_device_tensor() -> None:
     assert lines(ENCODED.format(move=""), "GPD102") == [5]
     assert lines(ENCODED.format(move=".to(device)"), "GPD102") == []
+
+
+# report 04: a model class's own save(path) and load(path, device): two callers' paths
+SAVE_LOAD = """\
+import torch
+class Model(torch.nn.Module):
+    def save(self, model_path):
+        torch.save(self.state_dict(), model_path)
+    def load(self, model_path, device="cuda"):
+        self.to(device)
+        self.load_state_dict(torch.load(model_path))
+model = Model()
+model.load("model.bin", device="cpu")
+"""
+
+
+def test_a_load_method_does_not_read_what_a_save_method_wrote() -> None:
+    assert lines(SAVE_LOAD, "GPD201") == [7]
+
+
+def test_a_function_reading_back_its_own_save_stays_quiet() -> None:
+    source = SAVE_LOAD.replace("self.to(device)", "torch.save(self.state_dict(), model_path)")
+    assert lines(source, "GPD201") == []

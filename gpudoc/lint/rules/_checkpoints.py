@@ -383,6 +383,10 @@ class CheckpointScan(cst.CSTVisitor):
             named = self.string_names.get(expr.value)
             if named is not None:
                 return f"str:{named}"
+            function = self._function()
+            if function is not None and expr.value in _parameters(function):
+                # `def save(self, path)` and `def load(self, path)`: two callers' paths
+                return f"expr:{expr.value}@{id(function)}"
         text = string_value(expr)
         if text is not None:
             return f"str:{text}"
@@ -768,3 +772,8 @@ def _wrapped_path(path: cst.BaseExpression | None) -> cst.BaseExpression | None:
         return None
     argument = path.args[0].value
     return argument if isinstance(argument, cst.Name) else None
+
+
+def _parameters(function: cst.FunctionDef) -> set[str]:
+    params = function.params
+    return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
