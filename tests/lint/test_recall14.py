@@ -68,3 +68,26 @@ def test_a_load_method_does_not_read_what_a_save_method_wrote() -> None:
 def test_a_function_reading_back_its_own_save_stays_quiet() -> None:
     source = SAVE_LOAD.replace("self.to(device)", "torch.save(self.state_dict(), model_path)")
     assert lines(source, "GPD201") == []
+
+
+# a script's own save and load helpers: what each call of the loader passes decides
+HELPERS = """\
+import torch
+model = torch.nn.Linear(2, 2)
+if torch.cuda.is_available():
+    model.cuda()
+def model_save(fn):
+    torch.save(model.state_dict(), fn)
+def model_load(fn):
+    model.load_state_dict(torch.load(fn))
+{resume}model_save("best.pt")
+model_load("best.pt")
+"""
+
+
+def test_a_loader_called_with_what_the_run_saved_is_quiet() -> None:
+    assert lines(HELPERS.format(resume=""), "GPD201") == []
+
+
+def test_a_loader_also_called_with_a_resume_path_is_reported() -> None:
+    assert lines(HELPERS.format(resume='model_load("resume.pt")\n'), "GPD201") == [8]
