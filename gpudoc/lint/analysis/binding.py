@@ -75,4 +75,6 @@ class Binder:
         if cls is not None and self.model.in_init and name.startswith("self."):
             # `self.net1 = nn.Linear(...).to("cuda:0")`: the module places its own parts
             cls.places_itself |= value.kind is Kind.MODULE and value.place is Place.DEVICE
+        if value.kind is Kind.MODULE and value.instance is None:
+            value = replace(value, instance=statement)  # a new module (sharing.py)
         self.model.assign_name(name, value.bound_at(statement))

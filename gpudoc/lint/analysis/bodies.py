@@ -25,6 +25,7 @@ from gpudoc.lint.analysis.functions import (
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import bound_names
 from gpudoc.lint.analysis.scope import Scope, parameter_values
+from gpudoc.lint.analysis.sharing import move_module
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, called_module
 
 ENTRY_METHODS = frozenset(
@@ -102,6 +103,7 @@ class Bodies:
             model.call_stack.pop()
             model.moved_results.pop()
             model.imports, model.local_functions = saved
+        result = _new_instance(result)
         summaries[shapes] = result
         if model.bus.wants("walked"):
             model.emit("walked", WalkedCallEvent(node, call, is_method, home is not None, start))
@@ -130,7 +132,7 @@ class Bodies:
             placed_here = final is not None and final.kind is Kind.MODULE
             placed_here = placed_here and final is not None and final.place is Place.DEVICE
             if placed_here or (given.origin is not None and given.origin in placed):
-                self.model.assign_name(name, given.with_place(Place.DEVICE))
+                move_module(self.model, name, given.with_place(Place.DEVICE))
 
     def function_scope(
         self, node: cst.FunctionDef, parent: Scope, arguments: dict[str, Value] | None
@@ -252,6 +254,15 @@ class Bodies:
             if method in self.model.pending:
                 del self.model.pending[method]
                 self.walk_function(method, scope)
+
+
+def _new_instance(result: Value) -> Value:
+    """What a call returns is a new object for each call (``a = make(); b = make()``), not
+    the instance its body bound (sharing.py)."""
+    if result.items is not None:
+        items = tuple(replace(item, instance=None) for item in result.items)
+        result = replace(result, items=items)
+    return replace(result, instance=None) if result.instance is not None else result
 
 
 def _iterator_of(yielded: list[Value]) -> Value:

@@ -15,12 +15,20 @@ from gpudoc.lint.analysis.bodies import Bodies
 from gpudoc.lint.analysis.builtin_calls import BUILTINS, builtin_value
 from gpudoc.lint.analysis.events import CallEvent
 from gpudoc.lint.analysis.expressions import Evaluator
+from gpudoc.lint.analysis.follows_inputs import (
+    note_helper,
+    note_method_move,
+    runs_where_its_inputs_are,
+)
+from gpudoc.lint.analysis.instance_weights import instance_holdings
 from gpudoc.lint.analysis.instances import Instances
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.qualified import QualifiedCalls
 from gpudoc.lint.analysis.self_placing import passes_device
+from gpudoc.lint.analysis.semantic import ModuleClass
+from gpudoc.lint.analysis.sharing import move_module, wrapper_place
 from gpudoc.lint.analysis.values import (
     SCALAR,
     UNKNOWN,
@@ -85,6 +93,7 @@ class CallEvaluator:
             self.evaluator.eval_args(node)
             return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)
         if isinstance(func, cst.Attribute) and func.attr.value in MOVE_METHODS:
+            note_method_move(self.model, node)
             self.model.moved_receivers.update(_operand_calls(func.value))
             if (dotted(func.value) or "").split(".", 1)[0] == "self":
                 self.placement.note_self_placing()  # `self.cuda()`, `self.net.to(device)`
@@ -143,19 +152,13 @@ class CallEvaluator:
         args = self.evaluator.eval_args(node)
         function = self.model.local_functions.get(name)
         if function is not None and callee is None and local is None:
+            note_helper(self.model, function, node)
             return self.bodies.call_function(function, node, args, self.model.module_scope)
         if local == "dataset":
             place = Place.UNKNOWN if name in self.model.device_datasets else Place.HOST
             return Value(Kind.LOADER, place, origin=node, source=f"dataset:{name}")
         if local is not None and not isinstance(local, str):
-            placed_parts = any(a.kind is Kind.MODULE and a.place is Place.DEVICE for a in args)
-            unplaced = local.places_itself or self.model.device_context or placed_parts
-            # `Yolo_loss(device=device)` whose __init__ moves what it builds there
-            unplaced = unplaced or passes_device(local.node, local.placing_parameters, node)
-            place = Place.UNKNOWN if unplaced else Place.HOST
-            return Value(
-                Kind.MODULE, place, weighted=local.weighted, managed=local.lightning, origin=node
-            )
+            return self.module_instance(node, local, args)
         callee = called_module(callee)
         if callee is not None and callee.kind is Kind.MODULE:
             return self.module_call(node, name, callee, args)
@@ -164,6 +167,29 @@ class CallEvaluator:
         if name not in BUILTINS:
             self.forget_placement(node, args)
         return builtin_value(name, args)
+
+    def module_instance(self, node: cst.Call, local: ModuleClass, args: list[Value]) -> Value:
+        """``Net(...)`` of a module class of the project: on the host, unless it places itself
+        or is built from placed modules; a wrapper of the caller's modules lives where they
+        do (sharing.py)."""
+        weighted, parts = instance_holdings(local, node, args, self.model.imports)
+        weighted = weighted and not runs_where_its_inputs_are(local)
+        placed_parts = any(a.kind is Kind.MODULE and a.place is Place.DEVICE for a in args)
+        unplaced = local.places_itself or self.model.device_context or placed_parts
+        # `Yolo_loss(device=device)` whose __init__ moves what it builds there
+        unplaced = unplaced or passes_device(local.node, local.placing_parameters, node)
+        place = Place.UNKNOWN if unplaced else Place.HOST
+        if parts and not (local.places_itself or self.model.device_context):
+            place = wrapper_place(parts)
+        instances = tuple(part.instance for part in parts if part.instance is not None)
+        return Value(
+            Kind.MODULE,
+            place,
+            weighted=weighted,
+            managed=local.lightning,
+            origin=node,
+            parts=instances,
+        )
 
     def forget_placement(self, node: cst.Call, args: list[Value]) -> None:
         """A helper given a host module may move it in place (`place(model, device)`)."""
@@ -201,7 +227,7 @@ class CallEvaluator:
             name = dotted(func.value)
             if name is not None and receiver.kind is Kind.MODULE and result.kind is Kind.MODULE:
                 # `net.to(device).eval()`: a module moves in place, whatever the chain does next
-                self.model.assign_name(name, replace(result, binding=receiver.binding))
+                move_module(self.model, name, replace(result, binding=receiver.binding))
             return result
         if receiver.kind is Kind.MODULE:
             return self.module_method(node, func, receiver, method, args)

@@ -9,7 +9,7 @@ from gpudoc.lint.analysis.homes import Home
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.module_like import builds_layers
 from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.analysis.parameterless import holds_nothing
+from gpudoc.lint.analysis.parameterless import weight_sources
 from gpudoc.lint.analysis.self_placing import places_itself, placing_parameters
 from gpudoc.lint.analysis.semantic import ModuleClass
 
@@ -48,7 +48,9 @@ class ClassFacts:
             for known, value in self.model.local_classes.items()
             if isinstance(value, ModuleClass) and not value.weighted
         )
-        module_class.weighted = not holds_nothing(node, self.model.imports, empty)
+        sources = weight_sources(node, self.model.imports, empty)
+        module_class.weighted = sources != frozenset()
+        module_class.weights_from = sources
         module_class.places_itself = foreign and places_itself(node)
         module_class.placing_parameters = placing_parameters(node)
         return module_class

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -55,6 +56,10 @@ class CallResolver(Protocol):
     evaluator does not depend on call resolution, which depends on it."""
 
     def eval_call(self, node: cst.Call) -> Value: ...
+
+
+ENCODING_FIELD = re.compile(r"_ids$|_mask$|^pixel_values$|^input_(features|values)$|^labels$")
+"""The tensors of a tokenizer's or processor's BatchEncoding, read as attributes."""
 
 
 class Evaluator:
@@ -134,6 +139,8 @@ class Evaluator:
             return Value(Kind.TENSOR, base.place, by_name=base.by_name)
         if base.kind is Kind.MODULE and attr == "module":
             return base
+        if base.kind is Kind.BATCH and base.inplace_to and ENCODING_FIELD.search(attr):
+            return Value(Kind.TENSOR, base.place)  # `tokenizer(text, ...).input_ids`
         return UNKNOWN
 
     def eval_subscript(self, node: cst.Subscript) -> Value:

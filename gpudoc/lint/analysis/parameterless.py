@@ -1,7 +1,9 @@
 """nn.Module subclasses that hold no parameters, buffers or submodules: a loss written as a
 module (``class DiceLoss(nn.Module)`` with only a ``forward``) runs wherever its inputs are, so
 it never needs moving. Read from the class's text alone, and only when that text is certain:
-any attribute the class stores that could be a module or a tensor makes it count as weighted."""
+any attribute the class stores that could be a module or a tensor makes it count as weighted,
+unless it is a constructor parameter (``self.scale = scale``, ``self.net = net``): then what
+an instance's call passes decides (instance_weights.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from functools import lru_cache
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.names import ImportTable, dotted
+from gpudoc.lint.analysis.names import ImportTable, bound_names_of, dotted, iter_statements
 from gpudoc.lint.visit import walk
 
 PLAIN_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
@@ -26,11 +28,20 @@ def holds_nothing(
     """``node`` derives from ``nn.Module`` alone, defines ``forward``, and none of its methods
     stores anything but literals (``self.reduction = "mean"``, or a parameter whose default is
     one)."""
+    return weight_sources(node, imports, empty_classes) == frozenset()
+
+
+def weight_sources(
+    node: cst.ClassDef, imports: ImportTable, empty_classes: frozenset[str] = frozenset()
+) -> frozenset[str] | None:
+    """The ``__init__`` parameters whose arguments are the only weights ``node`` can hold
+    (``self.scale = scale``, ``self.net = net``, ``self.n = centers.size(0)``): what the call
+    passes decides. An empty set: it holds nothing. None: it may make weights of its own."""
     if not node.bases or any(
         not _plain_base(imports.qualify(base.value) or "") for base in node.bases
     ):
-        return False
-    return _body_holds_nothing(node, empty_classes)
+        return None
+    return _body_sources(node, empty_classes)
 
 
 def _plain_base(qualified: str) -> bool:
@@ -42,19 +53,24 @@ def _plain_base(qualified: str) -> bool:
 
 
 @lru_cache(maxsize=256)
-def _body_holds_nothing(node: cst.ClassDef, empty_classes: frozenset[str]) -> bool:
-    """Its own ``forward`` (or ``__call__``) and nothing stored: a stub (``class Net(
+def _body_sources(node: cst.ClassDef, empty_classes: frozenset[str]) -> frozenset[str] | None:
+    """Its own ``forward`` (or ``__call__``; any method of a class that keeps what it is
+    given, ``Wrapper(net).generate(x)``) and nothing else stored: a stub (``class Net(
     nn.Module): pass``) stands for a real model and counts as weighted."""
-    methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
-    if not any(method.name.value in ("forward", "__call__") for method in methods):
-        return False
+    sources: set[str] = set()
     for statement in node.body.body:
         if isinstance(statement, cst.FunctionDef):
-            if not _method_holds_nothing(statement, empty_classes):
-                return False
+            stored = _method_sources(statement, empty_classes)
+            if stored is None:
+                return None
+            sources |= stored
         elif not _harmless_class_statement(statement):
-            return False
-    return True
+            return None
+    methods = [s.name.value for s in node.body.body if isinstance(s, cst.FunctionDef)]
+    called = any(name in ("forward", "__call__") for name in methods)
+    if not called and not (sources and any(name != "__init__" for name in methods)):
+        return None
+    return frozenset(sources)
 
 
 def _harmless_class_statement(statement: cst.BaseStatement | cst.BaseSmallStatement) -> bool:
@@ -76,15 +92,33 @@ def _harmless_class_statement(statement: cst.BaseStatement | cst.BaseSmallStatem
     return True
 
 
-def _method_holds_nothing(method: cst.FunctionDef, empty_classes: frozenset[str]) -> bool:
+def _method_sources(method: cst.FunctionDef, empty_classes: frozenset[str]) -> set[str] | None:
+    """The parameters of ``__init__`` it stores (None: it stores what may be weights)."""
+    params = [*method.params.posonly_params, *method.params.params, *method.params.kwonly_params]
     literal_params = {
         param.name.value
-        for param in [*method.params.params, *method.params.kwonly_params]
+        for param in params
         if param.default is not None and (_literal(param.default) or _tensor_type(param.default))
     }
-    visitor = _Stores(literal_params, empty_classes)
+    given = set()
+    if method.name.value == "__init__":
+        given = {param.name.value for param in params[1:]} - literal_params - _rebound(method)
+    visitor = _Stores(literal_params, given, empty_classes)
     walk(method.body, visitor)
-    return not visitor.stores
+    return None if visitor.stores else visitor.sources
+
+
+def _rebound(method: cst.FunctionDef) -> set[str]:
+    """Names the body assigns (``net = nn.Sequential(net, head)``): a parameter rebound is no
+    longer what the caller gave."""
+    names: set[str] = set()
+    for statement in iter_statements(method.body.body):
+        if isinstance(statement, cst.Assign):
+            for target in statement.targets:
+                names |= bound_names_of(target.target)
+        elif isinstance(statement, cst.AnnAssign | cst.AugAssign | cst.For):
+            names |= bound_names_of(statement.target)
+    return names
 
 
 def _literal(node: cst.BaseExpression) -> bool:
@@ -98,11 +132,16 @@ def _literal(node: cst.BaseExpression) -> bool:
 class _Stores(cst.CSTVisitor):
     """Finds what could give the module a parameter, buffer or submodule."""
 
-    def __init__(self, literal_params: set[str], empty_classes: frozenset[str]) -> None:
+    def __init__(
+        self, literal_params: set[str], given: set[str], empty_classes: frozenset[str]
+    ) -> None:
         self.literal_params = literal_params
+        self.given = given
+        """``__init__``'s other parameters: storing one makes the argument decide."""
         self.empty_classes = empty_classes
         """The file's own module classes already known to hold nothing (``FocalLoss``)."""
         self.stores = False
+        self.sources: set[str] = set()
 
     def _stored(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         if not _on_self(target):
@@ -110,11 +149,16 @@ class _Stores(cst.CSTVisitor):
         harmless = value is not None and (
             _literal(value)
             or _plain_tensor(value)
+            or _computed(value)
             or (isinstance(value, cst.Name) and value.value in self.literal_params)
             or _weightless_layer(value)
             or (isinstance(value, cst.Call) and dotted(value.func) in self.empty_classes)
         )
-        self.stores |= not harmless
+        given = _given_root(value, self.given) if value is not None and not harmless else None
+        if given is not None:
+            self.sources.add(given)  # `self.net = net`, `self.max_len = net.max_len`
+        else:
+            self.stores |= not harmless
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -130,6 +174,40 @@ class _Stores(cst.CSTVisitor):
         func = node.func
         registers = isinstance(func, cst.Attribute) and func.attr.value in REGISTERS
         self.stores |= registers or dotted(func) in SETATTR
+
+
+def _given_root(value: cst.BaseExpression, given: set[str]) -> str | None:
+    """The parameter ``value`` is, or an attribute of (``net``, ``net.max_seq_len``): the
+    same object as the argument, or a part of it."""
+    while isinstance(value, cst.Attribute):
+        value = value.value
+    return value.value if isinstance(value, cst.Name) and value.value in given else None
+
+
+def _computed(value: cst.BaseExpression) -> bool:
+    """Arithmetic (``centers / centers.norm()``) or a size (``centers.size(0)``): a new plain
+    tensor or a number, never a parameter or a submodule (a class called inside it may build
+    one: ``[Block()] * n``)."""
+    if isinstance(value, cst.BinaryOperation):
+        names = [(dotted(call.func) or "x").rsplit(".", 1)[-1] for call in _calls_in(value)]
+        return not any(name[:1].isupper() for name in names)
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        return value.func.attr.value in api.SCALAR_METHODS
+    return False
+
+
+def _calls_in(node: cst.CSTNode) -> list[cst.Call]:
+    visitor = _Calls()
+    walk(node, visitor)
+    return visitor.calls
+
+
+class _Calls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
 
 
 def _tensor_type(node: cst.BaseExpression) -> bool:

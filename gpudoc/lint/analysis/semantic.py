@@ -24,6 +24,13 @@ class ModuleClass:
     weighted: bool = True
     """It may hold parameters, buffers or submodules (parameterless.py: a loss written as a
     module that stores nothing does not, and runs wherever its inputs are)."""
+    follows_inputs: set[str] = field(default_factory=set)
+    """Attributes its methods bring to their inputs' device where they use them
+    (follows_inputs.py: ``self.w.to(x.device)``, ``to_device(self.w, tensor=x)``)."""
+    weights_from: frozenset[str] | None = None
+    """The ``__init__`` parameters whose arguments are all it can hold (a loss keeping
+    ``scale``, a wrapper keeping ``net``): an instance's call decides. None: it may build
+    weights of its own."""
 
 
 @dataclass

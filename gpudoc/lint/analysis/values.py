@@ -73,6 +73,12 @@ class Value:
     """The statement (or ``for`` loop) that bound the name: where a fix inserts a move."""
     origin: cst.CSTNode | None = None
     """For modules: the expression that created it."""
+    instance: cst.CSTNode | None = None
+    """For modules: the statement that first bound it to a name; the names that hold one
+    instance are one object (sharing.py)."""
+    parts: tuple[cst.CSTNode, ...] = ()
+    """For a module whose only weights are modules the caller gave it (``Wrapper(model)``):
+    their instances."""
     moved_if: cst.BaseExpression | None = None
     """For modules moved inside an ``if`` about something else: that test (placed on some paths)."""
     moved_at: cst.CSTNode | None = None

@@ -121,6 +121,9 @@ class CheckpointScan(cst.CSTVisitor):
         self.saving_helpers: dict[str, list[tuple[cst.FunctionDef, str, cst.BaseExpression]]] = {}
         """Function name -> (function, parameter, object) of a ``torch.save(object, parameter)``
         in its body: each call saves to the argument it passes for that parameter."""
+        self.calls_of: dict[str, list[tuple[cst.Call, int, cst.FunctionDef | None]]] = {}
+        """Calls by the last name called, with their order and enclosing function: the
+        paths a loading function's callers pass (``_callers_saved``)."""
         self._later_calls: list[tuple[str, cst.Call, int]] = []
         """Calls of plain names met before any saving function of that name (and their order)."""
         self._order = 0
@@ -286,6 +289,8 @@ class CheckpointScan(cst.CSTVisitor):
             self._load(node)
         if isinstance(node.func, cst.Name) and qualified not in ("torch.save", "torch.load"):
             self._helper_call(node.func.value, node, self._next())
+        if not (qualified or "").startswith("torch."):
+            self.calls_of.setdefault(last, []).append((node, self._order, self._function()))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._transfers.update(_cpu_transfer(node.value))  # `dist.to("cpu").numpy()`
@@ -383,6 +388,10 @@ class CheckpointScan(cst.CSTVisitor):
             named = self.string_names.get(expr.value)
             if named is not None:
                 return f"str:{named}"
+            function = self._function()
+            if function is not None and expr.value in _parameters(function):
+                # `def save(self, path)` and `def load(self, path)`: two callers' paths
+                return f"expr:{expr.value}@{id(function)}"
         text = string_value(expr)
         if text is not None:
             return f"str:{text}"
@@ -513,7 +522,29 @@ class CheckpointScan(cst.CSTVisitor):
             return True
         if self._handler_saved(key, site.order):
             return True
+        if site.function is not None and key.endswith(f"@{id(site.function)}"):
+            return self._callers_saved(site.function, key[5:].rsplit("@", 1)[0])
         return key in self.saved or self._temporary(key, site.function)
+
+    def _callers_saved(self, function: cst.FunctionDef, param: str) -> bool:
+        """``def load(fn): torch.load(fn)``: every call of it in the file passes a path the run
+        saved before that call (``model_save(args.save)`` then ``model_load(args.save)``)."""
+        calls = self.calls_of.get(function.name.value, [])
+        params = [*function.params.posonly_params, *function.params.params]
+        method = bool(params) and params[0].name.value in ("self", "cls")
+        saved_functions = self._functions
+        try:
+            for call, order, caller in calls:
+                arg = argument_for(function, call, param, is_method=method)
+                self._functions = [caller] if caller is not None else []
+                key = self.path_key(arg.value) if arg is not None else None
+                if key is None or not (
+                    self.first_save.get(key, order) < order or self._temporary(key, caller)
+                ):
+                    return False
+        finally:
+            self._functions = saved_functions
+        return bool(calls)
 
     def _handler_saved(self, key: str, order: int) -> bool:
         """The path names a directory that a checkpoint handler made earlier writes into
@@ -768,3 +799,8 @@ def _wrapped_path(path: cst.BaseExpression | None) -> cst.BaseExpression | None:
         return None
     argument = path.args[0].value
     return argument if isinstance(argument, cst.Name) else None
+
+
+def _parameters(function: cst.FunctionDef) -> set[str]:
+    params = function.params
+    return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}

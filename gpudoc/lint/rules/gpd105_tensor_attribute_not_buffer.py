@@ -59,7 +59,10 @@ class TensorAttributeNotBuffer(Rule):
     used in arithmetic (`(x - self.mean) / self.std`) are reported.
 
     ## Known problems
-    A tensor moved where it is used (`self.mean.to(x.device)`) is not reported; 0-dim tensors
+    A tensor moved where it is used (`self.mean.to(x.device)`, or through a project helper whose
+    body is `x.to(tensor.device)`), or by the class's own `to` / `cuda` / `_apply` override, is
+    not reported (an override that moves attributes by name at run time, through `vars(self)` or
+    `getattr`, silences the whole class); 0-dim tensors
     (`torch.tensor(0.5)`) combine with device tensors and are not reported either. In a file
     that places nothing itself (a library module), an attribute is reported only where it meets
     the inputs in another method: in arithmetic, or handed to a torch function or to one of the
@@ -157,15 +160,17 @@ model = Norm().cuda()
 
     def finish(self, context: Context) -> Iterator[Report]:
         for cls in self.attrs.classes:
-            if cls.custom_apply:
-                continue
+            overridden = _override_moves(cls.node) if cls.custom_apply else set()
+            if overridden is None:
+                continue  # its own `_apply` / `to` moves what the text does not name
             used = self.used_elsewhere.get(id(cls), set())
             if not context.flags.places:
                 # a library module: only the unmistakable use, arithmetic with the inputs
                 # (`(x - self.mean) / self.std`), not an attribute handed to a helper that may
                 # move it, or read for numbers
                 used = used & _arithmetic_operands(cls.node)
-            moved = self.moved_on_use.get(id(cls), set())
+            # also through the project's helper (`to_device(self.t, tensor=x)`)
+            moved = self.moved_on_use.get(id(cls), set()) | cls.follows_inputs | overridden
             for attr in self.attrs.of(cls):
                 if attr.shape != "tensor" or attr.attr not in used or attr.attr in moved:
                     continue
@@ -185,6 +190,38 @@ def _moved_value(statement: cst.CSTNode) -> bool:
     if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
         return False
     return value.func.attr.value in MOVE_METHODS - {"cpu"}
+
+
+OVERRIDES = frozenset({"_apply", "to", "cuda"})
+GENERIC = frozenset({"__dict__", "vars", "getattr", "setattr", "named_buffers", "_buffers"})
+
+
+def _override_moves(node: cst.ClassDef) -> set[str] | None:
+    """The attributes the class's own ``to`` / ``cuda`` / ``_apply`` handle (``self.scale =
+    self.scale.to(device)``); None when it handles them by name at run time (``vars(self)``,
+    ``getattr``), or is inherited."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    overrides = [s for s in body if isinstance(s, cst.FunctionDef) and s.name.value in OVERRIDES]
+    if not overrides:
+        return None
+    finder = _SelfNames()
+    for method in overrides:
+        walk(method.body, finder)
+    return None if finder.generic else finder.attributes
+
+
+class _SelfNames(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.attributes: set[str] = set()
+        self.generic = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == "self":
+            self.attributes.add(node.attr.value)
+        self.generic |= node.attr.value in GENERIC
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.generic |= node.value in GENERIC
 
 
 def _arithmetic_operands(node: cst.ClassDef) -> set[str]:

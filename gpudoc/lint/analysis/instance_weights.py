@@ -1,0 +1,72 @@
+"""What an instance of one of the project's module classes holds, when the class keeps only
+what its constructor is given (parameterless.weight_sources): the call's arguments decide.
+``ProxyLoss(proxies, alpha=0.9)`` with ``proxies`` made on the device holds nothing to move;
+``Wrapper(model)`` holds ``model``'s weights, and lives where ``model`` does."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpudoc.lint.analysis.functions import argument_for, bind_arguments
+from gpudoc.lint.analysis.names import ImportTable, dotted
+from gpudoc.lint.analysis.semantic import ModuleClass
+from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value
+
+WEIGHTLESS_KINDS = frozenset({Kind.SCALAR, Kind.DEVICE, Kind.NONE, Kind.NDARRAY})
+
+
+def instance_holdings(
+    cls: ModuleClass, call: cst.Call, values: list[Value], imports: ImportTable
+) -> tuple[bool, list[Value]]:
+    """Whether the instance ``call`` builds may hold weights, and the caller's modules when
+    they are all it holds (a wrapper's)."""
+    sources = cls.weights_from
+    if sources is None:
+        return cls.weighted, []
+    init = _init_of(cls.node)
+    if not sources or init is None:
+        return bool(sources), []
+    if any(arg.star for arg in call.args):  # `Loss(**config)`: what it passes is not known
+        return True, []
+    bound = bind_arguments(init.params, call, values, is_method=True)
+    defaults = {
+        param.name.value: param.default
+        for param in [*init.params.params, *init.params.kwonly_params]
+        if param.default is not None
+    }
+    modules: list[Value] = []
+    for param in sorted(sources):
+        arg = argument_for(init, call, param, is_method=True)
+        if arg is None:
+            default = defaults.get(param)
+            if default is not None and _weightless(default, UNKNOWN, imports):
+                continue
+            return True, []
+        value = bound.get(param, UNKNOWN)
+        if _weightless(arg.value, value, imports):
+            continue
+        if value.kind is not Kind.MODULE:
+            return True, []
+        modules.append(value)
+    return bool(modules), modules
+
+
+def _init_of(node: cst.ClassDef) -> cst.FunctionDef | None:
+    methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
+    return next((method for method in methods if method.name.value == "__init__"), None)
+
+
+def _weightless(expr: cst.BaseExpression, value: Value, imports: ImportTable) -> bool:
+    """A number, a string, a device, ``None``, a function, a weightless module, or a tensor
+    the caller already put on the device: nothing ``.to()`` would need to move."""
+    if isinstance(expr, cst.BaseString | cst.Integer | cst.Float):
+        return True
+    if isinstance(expr, cst.Name) and expr.value in ("None", "True", "False"):
+        return True
+    if value.kind in WEIGHTLESS_KINDS or (value.kind is Kind.MODULE and not value.weighted):
+        return True
+    if value.is_tensorish and value.place is Place.DEVICE:
+        return True
+    qualified = imports.qualify(expr) or ""
+    function = (dotted(expr) or "").rsplit(".", 1)[-1]
+    return qualified.startswith("torch.") and function[:1].islower()  # `F.cosine_similarity`
