@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import libcst as cst
@@ -227,3 +228,59 @@ def _text_key(key: cst.BaseExpression) -> bool:
         return True
     func = key.func if isinstance(key, cst.Call) else None
     return isinstance(func, cst.Attribute) and isinstance(func.value, cst.BaseString)
+
+
+TENSOR_ATTRIBUTES = frozenset(
+    {
+        "shape", "size", "device", "dtype", "dim", "ndim", "numel", "is_cuda", "view",
+        "reshape", "unsqueeze", "squeeze", "transpose", "permute", "contiguous", "flatten",
+        "expand", "float", "long", "half", "double", "type_as", "masked_fill", "new_zeros",
+        "new_ones", "new_empty", "new_full", "new_tensor",
+    }
+)  # fmt: skip
+"""Attributes only a tensor has: a parameter read through one is a tensor."""
+NOT_TENSOR_NAME = re.compile(
+    r"(^list_|_list$|(^|_)(texts?|str|strings?|sentences?|captions?|prompts?|words|paths?"
+    r"|files?|filenames?|names?)$)",
+    re.I,
+)
+"""Parameter names that say what they hold is no tensor (``list_of_text``, ``prompts``)."""
+
+
+class _TensorReads(cst.CSTVisitor):
+    """The names read through an attribute only a tensor has (``x.size(0)``, ``src.device``)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.attr.value in TENSOR_ATTRIBUTES:
+            self.names.add(node.value.value)
+
+
+def tensor_parameters(function: cst.FunctionDef, walked: Callable[[str], bool]) -> list[str]:
+    """The function's parameters known to hold tensors: by the walk's value (``walked``: the
+    caller's argument, an annotation, a conventional name such as ``x``), or by a read only a
+    tensor allows (``src.size(0)``), never by the name alone when it says otherwise."""
+    reads = _TensorReads()
+    walk(function.body, reads)
+    return [
+        name
+        for name in parameter_names(function)
+        if not NOT_TENSOR_NAME.search(name) and (walked(name) or name in reads.names)
+    ]
+
+
+def parameter_names(function: cst.FunctionDef) -> list[str]:
+    """The parameters besides ``self`` / ``cls``, positional first."""
+    params = function.params
+    names = [p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]]
+    return [name for name in names if name not in ("self", "cls")]
+
+
+def no_tensor_parameter(function: cst.FunctionDef, not_tensor: Callable[[str], bool]) -> bool:
+    """Every parameter of the function is known to hold something else than a tensor (a list
+    of strings, a path): its tensors meet no input's device there."""
+    return all(
+        NOT_TENSOR_NAME.search(name) or not_tensor(name) for name in parameter_names(function)
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import libcst as cst
@@ -23,9 +23,11 @@ from gpudoc.lint.rules._factory_uses import (
     Held,
     Uses,
     factory_inside,
+    no_tensor_parameter,
     only_filled_in,
     only_indexes,
     record_values,
+    tensor_parameters,
 )
 from gpudoc.lint.rules._helpers import assigned_value
 from gpudoc.lint.rules._host_instances import host_only_classes
@@ -53,14 +55,17 @@ class FactoryCall:
     moved_after: bool
     """Chained with .to()/.cuda()/.type_as()."""
     first_param: str | None
-    """The enclosing function's first tensor parameter (``x`` in ``forward(self, x)``)."""
+    """The enclosing function's first parameter known to hold a tensor (``x`` in
+    ``forward(self, x)``)."""
     callers: tuple[str, ...]
     """The functions whose calls led here, outermost first (``forward`` for its helper)."""
-    first_param_is_tensor: bool
     definition: cst.FunctionDef | None = None
     """The enclosing function itself."""
     owner: cst.ClassDef | None = None
     """The nn.Module subclass whose method holds the factory."""
+    meets_no_input: bool = False
+    """In a method of a module that holds no weights, whose every parameter holds something
+    else than a tensor (``forward(self, list_of_text)``): nothing there is on a device."""
 
 
 def _step_method(factory: FactoryCall) -> str | None:
@@ -362,8 +367,15 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
 
     def note_factory(self, node: cst.Call, function: str, semantic: Semantic) -> None:
         method = semantic.function or ""
-        first_param = _first_parameter(semantic.function_node)
-        held = semantic.lookup_local(first_param) if first_param is not None else None
+        definition = semantic.function_node
+        tensors = tensor_parameters(definition, _walked_tensor(semantic)) if definition else []
+        owner = semantic.module_class
+        meets_no_input = (
+            definition is not None
+            and owner is not None
+            and not owner.weighted
+            and no_tensor_parameter(definition, _walked_other(semantic))
+        )
         factory = FactoryCall(
             node,
             function,
@@ -371,11 +383,11 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
             semantic.module_class is not None,
             semantic.module_class is None and semantic.context_module_class is not None,
             semantic.result_moved(node) or semantic.result_moved_by_caller,
-            first_param,
+            tensors[0] if tensors else None,
             semantic.call_chain[:-1],
-            held is not None and held.is_tensorish,
-            semantic.function_node,
-            semantic.module_class.node if semantic.module_class is not None else None,
+            definition,
+            owner.node if owner is not None else None,
+            meets_no_input,
         )
         if semantic.module_class is not None and not semantic.module_class.weighted:
             self.unweighted.add(semantic.module_class.node)
@@ -459,6 +471,8 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
                 continue
             if self.only_handed_over(factory.call) or self.only_an_index(factory):
                 continue
+            if factory.meets_no_input:
+                continue  # a stub text encoder: `torch.randn(len(list_of_text), 32)`
             definition = factory.definition
             if definition is not None and only_filled_in(factory.call, definition):
                 continue
@@ -468,9 +482,9 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
                 continue
             if factory.owner is not None and factory.owner in on_host:
                 continue
+            # only a parameter known to hold a tensor has a `.device` (a helper's first one
+            # may be a size; a text encoder's, a list of strings)
             source = "self" if step.endswith("_step") else factory.first_param
-            if step != factory.method and not factory.first_param_is_tensor:
-                source = None  # a helper's first parameter may be a size, not a tensor
             hint = f"device={source}.device" if source else "device=..."
             where = f"`{factory.method}`"
             if step != factory.method:
@@ -573,9 +587,28 @@ def _torch_function(qualified: str | None) -> str:
     return qualified[6:] if qualified is not None and qualified.startswith("torch.") else ""
 
 
-def _first_parameter(function: cst.FunctionDef | None) -> str | None:
-    """The first parameter that is not ``self`` / ``cls``."""
-    if function is None:
-        return None
-    names = [p.name.value for p in function.params.params if p.name.value not in ("self", "cls")]
-    return names[0] if names else None
+NOT_TENSORS = frozenset(
+    {Kind.DEVICE, Kind.MODULE, Kind.LOADER, Kind.OPTIMIZER, Kind.NONE, Kind.PARAMS, Kind.NDARRAY}
+)
+"""Kinds of value that are known not to be a tensor."""
+
+
+def _walked_tensor(semantic: Semantic) -> Callable[[str], bool]:
+    """Whether the walk holds a tensor in a local name here (the caller's argument, an
+    annotation, a conventional name)."""
+
+    def holds(name: str) -> bool:
+        value = semantic.lookup_local(name)
+        return value is not None and value.is_tensorish
+
+    return holds
+
+
+def _walked_other(semantic: Semantic) -> Callable[[str], bool]:
+    """Whether the walk holds something known not to be a tensor in a local name here."""
+
+    def holds(name: str) -> bool:
+        value = semantic.lookup_local(name)
+        return value is not None and value.kind in NOT_TENSORS
+
+    return holds
