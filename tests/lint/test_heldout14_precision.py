@@ -51,3 +51,66 @@ class TextModel(torch.nn.Module):
 def test_a_weightless_module_fed_no_tensor_meets_no_device() -> None:
     assert lines(STUB, "GPD106") == []
     assert lines(STUB.replace("list_of_text", "x"), "GPD106") == [4]
+
+
+# random crops of a table: host offsets, made into positions by host arithmetic, then indices
+CROP = """\
+import torch
+import torch.nn as nn
+class Crop(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.register_buffer("table", torch.randn(n, 16))
+    def forward(self, x):
+        offs = torch.randint(0, 8, (4,))
+        pos = offs[:, None] + torch.arange(4{device})
+        rows = torch.arange(4, device=self.table.device)[:, None]
+        return x + self.table[rows, pos]
+model = Crop(8).cuda()
+"""
+
+
+def test_host_arithmetic_read_only_as_an_index_is_an_index() -> None:
+    assert lines(CROP.format(device=""), "GPD106") == []
+
+
+def test_arithmetic_with_a_device_operand_is_no_host_index() -> None:
+    # `offs` plus a device tensor fails where the sum is computed
+    assert lines(CROP.format(device=", device=x.device"), "GPD106") == [8]
+
+
+def test_a_host_tensor_indexed_by_a_device_tensor_is_still_reported() -> None:
+    source = """\
+import torch
+import torch.nn as nn
+class OneHot(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(10, 4)
+    def forward(self, labels):
+        return self.fc(torch.eye(10)[labels])
+model = OneHot().cuda()
+"""
+    assert lines(source, "GPD106") == [8]
+
+
+# a boolean mask kept as a plain attribute, only ever used to select from a device tensor
+MASK = """\
+import torch
+import torch.nn as nn
+class Reg(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(n, n))
+        self.mask = torch.zeros(n, n, dtype=torch.bool)
+    def forward(self, x):
+        sim = self.w.t() @ self.w
+        return x.sum() + {use}
+model = Reg(4).cuda()
+"""
+
+
+def test_an_attribute_read_only_as_a_mask_is_no_unmoved_buffer() -> None:
+    assert lines(MASK.format(use="sim[self.mask].sum()"), "GPD105") == []
+    assert lines(MASK.format(use="(sim * self.mask).sum()"), "GPD105") == [7]
+    assert lines(MASK.format(use="self.mask[x.long()].sum()"), "GPD105") == [7]

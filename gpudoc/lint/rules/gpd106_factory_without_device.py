@@ -121,8 +121,10 @@ class FactoryWithoutDevice(Rule):
     (`return create_variable(hidden)`, where `create_variable` calls `.cuda()` when CUDA is
     available), nor one on the CPU arm of an availability test, nor one used only as an index
     of other tensors (`tokens[batch, torch.randn(n).argsort()]`: PyTorch copies a CPU index to
-    the indexed tensor's device), nor one only put into a local list that the function never
-    reads (`results[1].extend(torch.tensor(labels))`, `results` neither returned nor used).
+    the indexed tensor's device; also through arithmetic with numbers and other host factories:
+    `pos = offs[:, None] + torch.arange(k)` read only in `table[rows, pos]`), nor one only put
+    into a local list that the function never reads (`results[1].extend(torch.tensor(labels))`,
+    `results` neither returned nor used).
     Arithmetic on a factory's tensor keeps it a factory's tensor: `t = torch.ones(s) * -1`
     followed by `if torch.cuda.is_available(): t = t.cuda()` is placed, and so is
     `xx = xx.float() / n` followed by `xx.type_as(x)`.
@@ -547,11 +549,24 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         function = bound[0] if bound is not None else factory.definition
         if function is None:
             return False
+        host = self.host_operand(function)
         if bound is None:
-            uses = Uses(None, factory.call)
+            uses = Uses(None, factory.call, host)
             walk(function.body, uses)
-            return uses.call_in_index
-        return only_indexes(bound[1], factory.call, function)
+            return uses.call_only_indexes(function)
+        return only_indexes(bound[1], factory.call, function, host=host)
+
+    def host_operand(self, function: cst.FunctionDef) -> Callable[[cst.BaseExpression], bool]:
+        """Whether an operand of arithmetic in ``function`` is on the host: a number, or a
+        factory's tensor made without ``device=`` (also through a name bound to one)."""
+        names = {name: call for call, (where, name) in self.bound.items() if where is function}
+
+        def host(operand: cst.BaseExpression) -> bool:
+            if is_number_expression(operand):
+                return True
+            return factory_inside(operand, self.calls, names.get) is not None
+
+        return host
 
 
 def gradient_arguments(event: CallEvent) -> tuple[Value | None, cst.Arg | None]:
