@@ -114,3 +114,25 @@ def test_an_attribute_read_only_as_a_mask_is_no_unmoved_buffer() -> None:
     assert lines(MASK.format(use="sim[self.mask].sum()"), "GPD105") == []
     assert lines(MASK.format(use="(sim * self.mask).sum()"), "GPD105") == [7]
     assert lines(MASK.format(use="self.mask[x.long()].sum()"), "GPD105") == [7]
+
+
+# a reference loss of a test: a zero made, converted to the input's dtype, moved to its device
+TYPED = """\
+import torch
+import torch.nn as nn
+class RankLoss(nn.Module):
+    def forward(self, batch):
+        dtype, device = batch.dtype, batch.device
+        loss = {made}
+        return loss + batch.sum()
+model = RankLoss().cuda()
+"""
+
+
+def test_a_dtype_conversion_before_the_move_keeps_the_move() -> None:
+    for made in ("torch.zeros(1).type(dtype).to(device)", "torch.empty(1).normal_().to(device)"):
+        assert lines(TYPED.format(made=made), "GPD106") == [], made
+
+
+def test_a_dtype_conversion_alone_is_no_move() -> None:
+    assert lines(TYPED.format(made="torch.zeros(1).type(dtype)"), "GPD106") == [6]
