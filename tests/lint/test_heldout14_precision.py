@@ -136,3 +136,39 @@ def test_a_dtype_conversion_before_the_move_keeps_the_move() -> None:
 
 def test_a_dtype_conversion_alone_is_no_move() -> None:
     assert lines(TYPED.format(made="torch.zeros(1).type(dtype)"), "GPD106") == [6]
+
+
+# a masked replacement of random tokens: `x` is rebound by torch.where, not moved
+WHERE = """\
+import torch
+import torch.nn as nn
+class Masker(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Embedding(10, 4)
+    def forward(self, x):
+        device = x.device
+        orig = x.clone()
+        noise = torch.randint(0, 10, x.shape, device=device)
+        mask = torch.rand(x.shape, device=device) < 0.1
+        x = {rebind}
+        return torch.where(mask, self.net(x).argmax(-1), orig)
+model = Masker().cuda()
+"""
+
+
+def test_a_masked_replacement_is_no_move() -> None:
+    assert lines(WHERE.format(rebind="torch.where(mask, noise, x)"), "GPD112") == []
+
+
+def test_a_torch_function_given_a_device_moves() -> None:
+    source = """\
+import torch
+def train_step(model, loader, device):
+    for tokens, labels in loader:
+        mask = (tokens != 0).float()
+        tokens = torch.as_tensor(tokens, device=device)
+        labels = labels.to(device)
+        logits = model(tokens, mask)
+"""
+    assert lines(source, "GPD112") == [4]
