@@ -172,3 +172,32 @@ def train_step(model, loader, device):
         logits = model(tokens, mask)
 """
     assert lines(source, "GPD112") == [4]
+
+
+# attention scaled by the square root of a head size kept on the module
+SCALED = """\
+import torch
+import torch.nn as nn
+class Attention(nn.Module):
+    def __init__(self, dim, d_head: int, levels=(1, 2)):
+        super().__init__()
+        self.q = nn.Linear(dim, dim)
+        self.d_head = d_head
+        self.half = d_head // 2
+        self.levels = list(levels)
+    def forward(self, x, scale: float = 1.0):
+        d_k = x.size(-1)
+        a = self.q(x) @ x.transpose(-2, -1)
+        return a / torch.sqrt(torch.tensor({value}))
+model = Attention(8, 4).cuda()
+"""
+
+
+def test_a_tensor_of_a_number_attribute_or_name_is_a_scalar() -> None:
+    for value in ("self.d_head", "self.half * 2.0", "d_k", "scale"):
+        assert lines(SCALED.format(value=value), "GPD106") == [], value
+
+
+def test_a_tensor_of_a_list_attribute_stays_gpd106() -> None:
+    assert lines(SCALED.format(value="self.levels"), "GPD106") == [13]
+    assert lines(SCALED.format(value="[self.d_head]"), "GPD106") == [13]

@@ -31,6 +31,7 @@ from gpudoc.lint.rules._factory_uses import (
 )
 from gpudoc.lint.rules._helpers import assigned_value
 from gpudoc.lint.rules._host_instances import host_only_classes
+from gpudoc.lint.rules._numbers import number_attributes, number_parameters
 from gpudoc.lint.visit import walk
 
 STEP_METHODS = frozenset(
@@ -110,7 +111,11 @@ class FactoryWithoutDevice(Rule):
     ```
 
     ## Known problems
-    `torch.zeros_like`, `x.new_zeros` and 0-dim `torch.tensor(1.0)` are correct and not reported.
+    `torch.zeros_like`, `x.new_zeros` and 0-dim `torch.tensor(1.0)` are correct and not reported,
+    nor is a 0-dim tensor of a name that holds a Python number: an attribute `__init__` assigns
+    only numbers (`self.d_head = d_head`, with `d_head: int`, a number default or a size's name),
+    such a parameter, or a size (`d_k = q.size(-1)`). A list (`torch.tensor(self.levels)`) is
+    reported.
     A tensor the same function moves later on some path (`h = torch.zeros(...)` then
     `if USE_CUDA: h = h.cuda()`) is placed by its author and not reported, even when the
     condition is a flag the linter cannot relate to the input's device.
@@ -246,6 +251,8 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         """A call of a helper -> the factory call whose tensor it returned."""
         self.fed: set[cst.CSTNode] = set()
         """Constructions of modules (``Net()``) whose instance is called on device tensors."""
+        self.number_attributes: dict[cst.ClassDef, frozenset[str]] = {}
+        """Per module class, the attributes its ``__init__`` only assigns numbers."""
         self.unweighted: set[cst.ClassDef] = set()
         """Module classes that hold nothing to move: on the host, they still meet device
         inputs wherever those are."""
@@ -350,10 +357,30 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         if semantic.on_cpu_path:
             return  # `else:` of `if torch.cuda.is_available():`: the CPU is the device there
         first = node.args[0].value if node.args else None
-        if function == "tensor" and first is not None and is_number_expression(first):
+        if function == "tensor" and first is not None and self.is_number(first, semantic):
             self.scalars.add(node)  # a 0-dim tensor: an operand of arithmetic on any device
             return
         self.note_factory(node, function, semantic)
+
+    def is_number(self, expr: cst.BaseExpression, semantic: Semantic) -> bool:
+        """``2.0 / math.pi``, ``self.d_head`` (``__init__`` assigns it a number), ``d_k`` (a
+        parameter annotated ``int``, or a size by its name), ``d = q.size(-1)``."""
+        owner = semantic.module_class
+        if owner is not None and owner.node not in self.number_attributes:
+            self.number_attributes[owner.node] = number_attributes(owner.node)
+        attributes = self.number_attributes.get(owner.node) if owner is not None else None
+        function = semantic.function_node
+        parameters = number_parameters(function) if function is not None else frozenset()
+
+        def number(name: str) -> bool:
+            if name.startswith("self."):
+                return attributes is not None and name[5:] in attributes
+            value = semantic.lookup_local(name)
+            if value is not None and value.is_tensorish:
+                return False
+            return name in parameters or (value is not None and value.kind is Kind.SCALAR)
+
+        return is_number_expression(expr, number)
 
     def note_scalar_argument(self, event: CallEvent, semantic: Semantic) -> None:
         """``torch.clamp(w, max=torch.log(torch.tensor(1 / 0.01)))`` (Swin-V2's logit scale): a
