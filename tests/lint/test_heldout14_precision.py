@@ -201,3 +201,22 @@ def test_a_tensor_of_a_number_attribute_or_name_is_a_scalar() -> None:
 def test_a_tensor_of_a_list_attribute_stays_gpd106() -> None:
     assert lines(SCALED.format(value="self.levels"), "GPD106") == [13]
     assert lines(SCALED.format(value="[self.d_head]"), "GPD106") == [13]
+
+
+# a notebook's polynomial degrees: converted, the result discarded, the name never read again
+UNUSED = """\
+import torch
+degrees = torch.arange(20)
+degrees.float()
+features = torch.randn(200, 1)
+print(features.pow(2).mean(){read})
+"""
+
+
+def test_a_discarded_conversion_of_a_name_never_read_again_changes_nothing() -> None:
+    assert lines(UNUSED.format(read=""), "GPD103") == []
+
+
+def test_a_discarded_conversion_of_a_name_read_later_stays_gpd103() -> None:
+    assert lines(UNUSED.format(read=" + degrees.mean()"), "GPD103") == [3]
+    assert lines(UNUSED.format(read="").replace(".float()", ".cuda()"), "GPD103") == [3]

@@ -28,6 +28,8 @@ class DiscardedMove:
     bound: bool = False
     """The receiver is a tensor by what bound it (a factory, an operation, a function's
     return), not only by a conventional name."""
+    scope: cst.FunctionDef | None = None
+    """The function the statement is in (None at module level)."""
 
 
 class DiscardedTensorMove(Rule):
@@ -64,7 +66,9 @@ class DiscardedTensorMove(Rule):
     In a file that places nothing itself, a discarded move is reported when it converts the
     dtype, or moves a tensor the file made to the device (`t.to(batch.device)`: accelerate,
     Lightning or a caller placed `batch`); a parameter typed only by its name (`x.to(dev)` in
-    a library function) is not, and neither is a move to the CPU there.
+    a library function) is not, and neither is a move to the CPU there. A discarded dtype
+    conversion of a name that its function (or, at module level, the file) never reads again
+    is not reported: the dtype it keeps meets nothing.
 
     ## Fix safety
     The fix assigns the result back (`x = x.to(device)`). It is safe only when the move goes to
@@ -179,7 +183,10 @@ def test_forward():
         tensor = receiver.is_tensorish and not receiver.inplace_to
         if tensor or _tensor_subscript(func.value):
             bound = tensor and not receiver.by_name
-            move = DiscardedMove(event.node, call, func.value, func.attr.value, event.line, bound)
+            move = DiscardedMove(
+                event.node, call, func.value, func.attr.value, event.line, bound,
+                semantic.function_node,
+            )  # fmt: skip
             self.moves.append(move)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
@@ -197,6 +204,8 @@ def test_forward():
                 continue
             if _may_hold_module(move.receiver):
                 continue  # `ckpt["model"].half()`, `models[name].cuda()`: modules convert in place
+            if _converts_dtype(move, context) and _never_read(move, context):
+                continue  # `degrees.float()`, `degrees` unused: the dtype it keeps meets nothing
             uses = uses or _NextUse(context.module, self.device_calls)
             if uses.shown_by_its_cell(move):
                 continue  # a notebook cell shows it as its result
@@ -357,6 +366,33 @@ def _converts_dtype(move: DiscardedMove, context: Context) -> bool:
         return True
     args = "".join(context.code(arg) for arg in move.call.args)
     return "dtype" in args or "torch." in args
+
+
+def _never_read(move: DiscardedMove, context: Context) -> bool:
+    """The receiver is a plain name that its scope (the function, or the whole file at module
+    level) reads nowhere but in the discarded statement itself."""
+    if not isinstance(move.receiver, cst.Name):
+        return False
+    reads = _NameReads(move.receiver.value)
+    walk(move.scope.body if move.scope is not None else context.module, reads)
+    return all(read is move.receiver for read in reads.found)
+
+
+class _NameReads(cst.CSTVisitor):
+    """The reads of a name (not the targets that bind it)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.targets: set[cst.Name] = set()
+        self.found: list[cst.Name] = []
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if isinstance(node.target, cst.Name):
+            self.targets.add(node.target)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name and node not in self.targets:
+            self.found.append(node)
 
 
 def _is_cell_marker(line: cst.EmptyLine) -> bool:
