@@ -220,3 +220,28 @@ def test_a_discarded_conversion_of_a_name_never_read_again_changes_nothing() -> 
 def test_a_discarded_conversion_of_a_name_read_later_stays_gpd103() -> None:
     assert lines(UNUSED.format(read=" + degrees.mean()"), "GPD103") == [3]
     assert lines(UNUSED.format(read="").replace(".float()", ".cuda()"), "GPD103") == [3]
+
+
+# a reference loss: a host buffer filled by slices, reduced, then moved back to the input's device
+FILLED = """\
+import torch
+import torch.nn as nn
+def hardest(dmat):
+    r, c = dmat.size()
+    best = torch.zeros(max(r, c))
+    best[:c], _ = torch.min(dmat, dim=0)
+    return best
+class RefLoss(nn.Module):
+    def forward(self, x):
+        loss = hardest(x @ x.t()).mean()
+        return {result}
+model = RefLoss().cuda()
+"""
+
+
+def test_a_helper_result_moved_after_a_method_chain_is_placed() -> None:
+    assert lines(FILLED.format(result="loss.to(device=x.device, dtype=x.dtype)"), "GPD106") == []
+
+
+def test_a_helper_result_never_moved_stays_gpd106() -> None:
+    assert lines(FILLED.format(result="loss + x.sum()"), "GPD106") == [5]

@@ -29,7 +29,7 @@ from gpudoc.lint.rules._factory_uses import (
     record_values,
     tensor_parameters,
 )
-from gpudoc.lint.rules._helpers import assigned_value
+from gpudoc.lint.rules._helpers import assigned_value, chain_root
 from gpudoc.lint.rules._host_instances import host_only_classes
 from gpudoc.lint.rules._numbers import number_attributes, number_parameters
 from gpudoc.lint.visit import walk
@@ -136,7 +136,8 @@ class FactoryWithoutDevice(Rule):
     A function of another project module that `forward` calls is not reported (it serves that
     module's callers too, a dataset's where the CPU is right), nor a helper function that
     keeps its tensor to itself, nor a tensor a helper returns that its caller moves later by
-    name (`grid = make_grid(h, w)`, then `grid.to(x.device)`).
+    name (`grid = make_grid(h, w)`, then `grid.to(x.device)`; also through a method chain:
+    `loss = hardest(d).mean()`, then `loss.to(x.device)`).
     A module class of the file whose every instance stays on the host is not reported (a
     notebook's CPU chapter, before a later cell redefines the class and moves that instance):
     each instance made by `model = Net(...)` as a whole top-level statement, bound to the
@@ -285,8 +286,10 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         factory = factory_inside(value, self.calls, self.held_in(semantic))
         self.held.pop(key, None)
         function = semantic.function_node
-        if factory is None and isinstance(value, cst.Call) and value in self.helper_results:
-            self.held[key] = self.helper_results[value]
+        # `loss = hardest(d).mean()`: the helper's tensor, through a method chain
+        root = chain_root(value) if value is not None else None
+        if factory is None and isinstance(root, cst.Call) and root in self.helper_results:
+            self.held[key] = self.helper_results[root]
         elif factory is not None:
             self.held[key] = factory
             if function is not None and "." not in event.name:
