@@ -37,8 +37,8 @@ class DiscardedTensorMove(Rule):
 
     ## What it does
     Finds expression statements such as `x.to(device)` or `mask.cuda()` whose receiver is a
-    tensor (bound from a torch factory, a tensor operation, a batch, or a parameter named like
-    one: `x`, `images`, `labels`).
+    tensor (bound from a torch factory, a tensor operation, a batch or an element of one such as
+    `x = batch[0]`, or a parameter named like one: `x`, `images`, `labels`).
 
     ## Why is this bad?
     `Module.to()` moves a module in place, but `Tensor.to()` returns a new tensor and leaves the
@@ -181,7 +181,10 @@ def test_forward():
         if func.attr.value == "type" and not call.args:
             return  # `x.type()` reads the type's name: nothing to assign back
         tensor = receiver.is_tensorish and not receiver.inplace_to
-        if tensor or _tensor_subscript(func.value):
+        element = _tensor_subscript(func.value) or _bound_to_element(
+            func.value, semantic.function_node
+        )
+        if tensor or element:
             bound = tensor and not receiver.by_name
             move = DiscardedMove(
                 event.node, call, func.value, func.attr.value, event.line, bound,
@@ -333,6 +336,50 @@ def _tensor_subscript(node: cst.BaseExpression) -> bool:
         return False
     base = (dotted(node.value) or "").rsplit(".", 1)[-1]
     return base.lower() in ("batch", "data", "inputs", "sample", "samples", "tensors", "x")
+
+
+def _bound_to_element(node: cst.BaseExpression, function: cst.FunctionDef | None) -> bool:
+    """``x`` of ``x = batch[0]``, its one binding in the function: an element of a batch."""
+    if not isinstance(node, cst.Name) or function is None:
+        return False
+    bindings = _Bindings(node.value)
+    walk(function.body, bindings)
+    if len(bindings.values) != 1:
+        return False
+    value = bindings.values[0]
+    return _tensor_subscript(value) and not _may_hold_module(value)  # not `batch["model"]`
+
+
+class _Bindings(cst.CSTVisitor):
+    """The values a function binds to a plain name (None for a binding that is no plain
+    assignment: a loop, an unpacking, an augmented assignment)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.values: list[cst.BaseExpression] = []
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name) and target.target.value == self.name:
+                self.values.append(node.value)
+            elif _binds(target.target, self.name):
+                self.values.append(cst.Name("None"))
+
+    def visit_For(self, node: cst.For) -> None:
+        if _binds(node.target, self.name):
+            self.values.append(cst.Name("None"))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if _binds(node.target, self.name):
+            self.values.append(cst.Name("None"))
+
+
+def _binds(target: cst.BaseExpression, name: str) -> bool:
+    if isinstance(target, cst.Name):
+        return target.value == name
+    if isinstance(target, cst.Tuple | cst.List):
+        return any(_binds(element.value, name) for element in target.elements)
+    return False
 
 
 def _combines_device(args: tuple[Value, ...]) -> bool:
