@@ -245,4 +245,3 @@ def test_a_helper_result_moved_after_a_method_chain_is_placed() -> None:
 
 def test_a_helper_result_never_moved_stays_gpd106() -> None:
     assert lines(FILLED.format(result="loss + x.sum()"), "GPD106") == [5]
-

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from lint_lines import lines
 
-
 # an engine's step callable: the batch's first element moved, the result discarded
 STEP = """\
 import torch

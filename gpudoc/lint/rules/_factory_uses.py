@@ -11,7 +11,6 @@ from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rules._helpers import chain_root
 from gpudoc.lint.visit import walk
 
-
 Host = Callable[[cst.BaseExpression], bool]
 """Whether an operand of arithmetic is known to be on the host (a number, a host factory)."""
 

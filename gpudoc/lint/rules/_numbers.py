@@ -29,7 +29,7 @@ def number_parameters(function: cst.FunctionDef) -> frozenset[str]:
         default = param.default
         if annotation is not None:
             number = annotation in NUMBER_ANNOTATIONS
-        elif default is not None and not (isinstance(default, cst.Name) and default.value == "None"):
+        elif default is not None and dotted(default) != "None":
             number = is_number_expression(default)
         else:
             number = bool(SIZE_NAME.match(param.name.value))
