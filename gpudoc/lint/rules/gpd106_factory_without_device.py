@@ -29,7 +29,7 @@ from gpudoc.lint.rules._factory_uses import (
     record_values,
     tensor_parameters,
 )
-from gpudoc.lint.rules._helpers import assigned_value, chain_root
+from gpudoc.lint.rules._helpers import assigned_value
 from gpudoc.lint.rules._host_instances import host_only_classes
 from gpudoc.lint.rules._numbers import number_attributes, number_parameters
 from gpudoc.lint.visit import walk
@@ -286,14 +286,27 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         factory = factory_inside(value, self.calls, self.held_in(semantic))
         self.held.pop(key, None)
         function = semantic.function_node
-        # `loss = hardest(d).mean()`: the helper's tensor, through a method chain
-        root = chain_root(value) if value is not None else None
-        if factory is None and isinstance(root, cst.Call) and root in self.helper_results:
-            self.held[key] = self.helper_results[root]
+        helper = self.helper_result(value)
+        if factory is None and helper is not None:
+            self.held[key] = helper
         elif factory is not None:
             self.held[key] = factory
             if function is not None and "." not in event.name:
                 self.bound.setdefault(factory, (function, event.name))
+
+    def helper_result(self, value: cst.BaseExpression | None) -> cst.Call | None:
+        """The factory whose tensor a helper's call returned, for that call or a method chain or
+        subscript on it (``g = self.grid(h, w)``, ``loss = hardest(d).mean()``)."""
+        while isinstance(value, cst.Call | cst.Subscript):
+            if isinstance(value, cst.Call) and value in self.helper_results:
+                return self.helper_results[value]
+            if isinstance(value, cst.Subscript):
+                value = value.value
+            elif isinstance(value.func, cst.Attribute):
+                value = value.func.value
+            else:
+                return None
+        return None
 
     def note_move(self, event: CallEvent, semantic: Semantic) -> None:
         """``h.cuda()`` / ``h.to(device)`` of a name holding a factory's tensor."""
