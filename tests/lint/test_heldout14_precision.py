@@ -201,6 +201,11 @@ def test_a_tensor_of_a_number_attribute_or_name_is_a_scalar() -> None:
 def test_a_tensor_of_a_list_attribute_stays_gpd106() -> None:
     assert lines(SCALED.format(value="self.levels"), "GPD106") == [13]
     assert lines(SCALED.format(value="[self.d_head]"), "GPD106") == [13]
+    # a size by a name that often holds a tuple
+    source = SCALED.replace("levels=(1, 2)", "kernel_size=None").replace(
+        "list(levels)", "kernel_size"
+    )
+    assert lines(source.format(value="self.levels"), "GPD106") == [13]
 
 
 # a notebook's polynomial degrees: converted, the result discarded, the name never read again

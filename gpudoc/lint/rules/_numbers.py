@@ -12,11 +12,12 @@ from gpudoc.lint.visit import walk
 
 NUMBER_ANNOTATIONS = frozenset({"int", "float"})
 SIZE_NAME = re.compile(
-    r"^((n|num)_\w+|\w+_(dim|size|len|length|count)|dim|d_(model|head|k|v|ff|hidden|inner|embed)"
-    r"|(n_)?heads|temperature)$",
+    r"^((n|num)_\w+|\w+_dim|dim|d_(model|head|k|v|ff|hidden|inner|embed)|(n_)?heads"
+    r"|(hidden|embed|head)_size|temperature)$",
     re.I,
 )
-"""Parameter names that hold a count or a size in nearly all code (``d_head``, ``num_heads``)."""
+"""Parameter names that hold one number in nearly all code (``d_head``, ``num_heads``); not
+``kernel_size`` or ``x_len``, often a tuple or a list."""
 
 
 def number_parameters(function: cst.FunctionDef) -> frozenset[str]:
