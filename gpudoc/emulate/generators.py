@@ -33,7 +33,7 @@ def _index(device: torch.device) -> int:
     return target_index(device)
 
 
-class _GeneratorType(type(REAL_GENERATOR)):  # type: ignore[misc]
+class _GeneratorType(type(torch.Generator)):  # type: ignore[misc]
     """``isinstance(g, torch.Generator)`` keeps holding for every generator, emulated or not."""
 
     def __instancecheck__(cls, instance: Any) -> bool:
@@ -43,7 +43,7 @@ class _GeneratorType(type(REAL_GENERATOR)):  # type: ignore[misc]
         return isinstance(subclass, type) and issubclass(subclass, REAL_GENERATOR)
 
 
-class EmulatedGenerator(REAL_GENERATOR, metaclass=_GeneratorType):  # type: ignore[misc]
+class EmulatedGenerator(torch.Generator, metaclass=_GeneratorType):  # type: ignore[misc]
     """What ``torch.Generator`` builds while devices are emulated: a plain generator, or for
     ``device="cuda:N"`` a CPU generator whose ``device`` is ``cuda:N``."""
 
@@ -92,5 +92,10 @@ def default_constructors() -> frozenset[str]:
 
         return frozenset(f.__name__ for f in _device_constructors())
     except (ImportError, AttributeError):  # a torch without it: the plain constructors
-        return frozenset(("empty", "zeros", "ones", "full", "arange", "rand", "randn", "randint",
-                          "randperm", "linspace", "logspace", "eye", "tensor", "as_tensor"))
+        return _PLAIN_CONSTRUCTORS
+
+
+_PLAIN_CONSTRUCTORS = frozenset(
+    {"empty", "zeros", "ones", "full", "arange", "rand", "randn", "randint", "randperm"}
+    | {"linspace", "logspace", "eye", "tensor", "as_tensor"}
+)

@@ -65,8 +65,8 @@ def emulated_cuda(device_count: int = 1, batch_limit: int | None = None) -> Iter
         for handle in handles:
             handle.remove()
         patcher.undo()
-        if torch.utils._device.CURRENT_DEVICE != default_device:  # the script's set_default_device
-            torch.set_default_device(default_device)
+        if torch.utils._device.CURRENT_DEVICE is not default_device:
+            torch.set_default_device(default_device)  # the script's set_default_device
         registry = torch.serialization._package_registry
         registry[:] = [entry for entry in registry if entry[1] is not tracking.tag_saved_storage]
 

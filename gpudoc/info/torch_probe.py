@@ -137,7 +137,8 @@ def _torchvision() -> dict[str, Any]:
         return result
     try:
         has_ops = bool(torchvision.extension._has_ops())
-        result.update(ops_load=has_ops, ops_error=None if has_ops else reason or "C++ ops not loaded")
+        missing = None if has_ops else reason or "C++ ops not loaded"
+        result.update(ops_load=has_ops, ops_error=missing)
     except BaseException as error:
         result.update(ops_load=False, ops_error=_describe(error))
     return result

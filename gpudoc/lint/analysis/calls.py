@@ -41,6 +41,13 @@ from gpudoc.lint.analysis.values import (
 )
 
 MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
+CHAIN_METHODS = api.PLACE_KEEPING_METHODS | {
+    *("type", "uniform_", "normal_", "random_", "bernoulli_", "exponential_", "masked_fill_"),
+    *("scatter_", "index_fill_", "fill_diagonal_", "clamp_min", "clamp_max"),
+}
+"""Methods a moved chain's result passes through: ``torch.zeros(1).type(dtype).to(dev)`` moves
+the factory's tensor (``.type(...)`` may move it to a GPU itself, which the ``.to`` then
+overrides), and so does ``torch.empty(n).normal_().to(dev)``."""
 CHECKPOINT_METHODS = frozenset(
     {"get", "pop", "eval", "train", "float", "half", "double", "bfloat16", "requires_grad_"}
 )
@@ -126,7 +133,7 @@ class CallEvaluator:
             for arg in node.args:
                 if arg.keyword is None:
                     self.model.moved_receivers.update(_operand_calls(arg.value))
-        elif isinstance(func, cst.Attribute) and func.attr.value in api.PLACE_KEEPING_METHODS:
+        elif isinstance(func, cst.Attribute) and func.attr.value in CHAIN_METHODS:
             receiver = func.value
             if isinstance(receiver, cst.Call):
                 self.model.moved_receivers.add(receiver)

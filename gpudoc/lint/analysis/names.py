@@ -3,7 +3,7 @@ and the names a function binds."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -30,23 +30,29 @@ NUMBER_CONSTANTS = frozenset(["pi", "e", "tau", "inf", "nan"])
 NUMBER_BUILTINS = frozenset(["float", "int", "abs", "round", "min", "max"])
 
 
-def is_number_expression(node: cst.BaseExpression) -> bool:
+def is_number_expression(
+    node: cst.BaseExpression, numbers: Callable[[str], bool] | None = None
+) -> bool:
     """``2.0``, ``-1``, ``2.0 / math.pi``, ``math.sqrt(2)``: an expression of numbers only, so
-    ``torch.tensor(...)`` of it is a 0-dim tensor (combined with tensors on any device)."""
+    ``torch.tensor(...)`` of it is a 0-dim tensor (combined with tensors on any device).
+    ``numbers`` says which other names (``self.d_head``, ``dim``) hold Python numbers."""
     if isinstance(node, cst.Integer | cst.Float):
         return True
     if isinstance(node, cst.UnaryOperation):
-        return is_number_expression(node.expression)
+        return is_number_expression(node.expression, numbers)
     if isinstance(node, cst.BinaryOperation):
-        return is_number_expression(node.left) and is_number_expression(node.right)
+        return is_number_expression(node.left, numbers) and is_number_expression(
+            node.right, numbers
+        )
     name = dotted(node)
     if name is not None:
         root, _, last = name.rpartition(".")
-        return root in NUMBER_MODULES and last in NUMBER_CONSTANTS
+        known = root in NUMBER_MODULES and last in NUMBER_CONSTANTS
+        return known or (numbers is not None and numbers(name))
     if isinstance(node, cst.Call) and node.args:
         function = dotted(node.func) or ""
         numeric = function in NUMBER_BUILTINS or function.startswith("math.")
-        return numeric and all(is_number_expression(arg.value) for arg in node.args)
+        return numeric and all(is_number_expression(arg.value, numbers) for arg in node.args)
     return False
 
 

@@ -2,30 +2,44 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import libcst as cst
 
+from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rules._helpers import chain_root
 from gpudoc.lint.visit import walk
 
+Host = Callable[[cst.BaseExpression], bool]
+"""Whether an operand of arithmetic is known to be on the host (a number, a host factory)."""
+
 
 class Uses(cst.CSTVisitor):
-    """Where a function binds and reads ``name``, and which reads (or the ``call`` itself) are
-    indices of a subscript (``x[batch, idx]``, ``x[torch.arange(b)[:, None]]``)."""
+    """Where a function binds and reads ``name`` (a plain name, or an attribute such as
+    ``self.mask``), and which reads (or the ``call`` itself) are indices of a subscript
+    (``x[batch, idx]``, ``x[torch.arange(b)[:, None]]``). With ``host``, a read (or the call)
+    that is an operand of arithmetic on the host only (``pos = offs[:, None] + torch.arange(k)``)
+    hands its tensor to the name it is bound to, like a plain copy."""
 
-    def __init__(self, name: str | None, call: cst.Call | None) -> None:
+    def __init__(self, name: str | None, call: cst.Call | None, host: Host | None = None) -> None:
         self.name = name
         self.call = call
+        self.host = host
         self.bindings = 0
-        self.targets: set[cst.Name] = set()
-        self.loads: list[cst.Name] = []
-        self.index_loads: set[cst.Name] = set()
+        self.targets: set[cst.CSTNode] = set()
+        self.loads: list[cst.Name | cst.Attribute] = []
+        self.index_loads: set[cst.CSTNode] = set()
         self.call_in_index = False
-        self.loops: list[tuple[cst.Name, str]] = []
+        self.loops: list[tuple[cst.CSTNode, str]] = []
         """``for t in name``: the iterated name and the loop's target."""
-        self.aliases: dict[cst.Name, str] = {}
-        """``other = name``: the read and the name it is copied to."""
+        self.aliases: dict[cst.CSTNode, str] = {}
+        """``other = name`` (or host arithmetic of it): the read and the name it goes to."""
+        self.call_copies: list[str] = []
+        """The names the call's tensor goes to through host arithmetic."""
+
+    def reads(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.Name | cst.Attribute) and dotted(node) == self.name
 
     def only_indices(self, function: cst.FunctionDef, depth: int) -> bool:
         """Every read of the name is an index, or hands its elements or itself to a name
@@ -37,17 +51,34 @@ class Uses(cst.CSTVisitor):
             handed = loops.get(load) or self.aliases.get(load)
             if handed is None or depth == 0:
                 return False
-            if handed == self.name or not _read_as_index(handed, function, depth - 1):
+            if handed == self.name or not _read_as_index(handed, function, depth - 1, self.host):
                 return False
         return bool(self.loads)
 
+    def call_only_indexes(self, function: cst.FunctionDef, depth: int = 2) -> bool:
+        """The call is an index itself, or goes by host arithmetic only to names read only as
+        indices."""
+        if self.call_in_index:
+            return True
+        return bool(self.call_copies) and all(
+            _read_as_index(name, function, depth - 1, self.host) for name in self.call_copies
+        )
+
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if self.reads(node.target):
+            self.targets.add(node.target)
+            self.bindings += 1
+            return
         for target in _names(node.target):
             self.targets.add(target)
             self.bindings += target.value == self.name
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value == self.name and node not in self.targets:
+            self.loads.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if "." in (self.name or "") and self.reads(node) and node not in self.targets:
             self.loads.append(node)
 
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
@@ -63,7 +94,7 @@ class Uses(cst.CSTVisitor):
         root = chain_root(expr, self.call)
         if root is self.call:
             self.call_in_index = True
-        elif isinstance(root, cst.Name) and root.value == self.name:
+        elif self.reads(root):
             self.index_loads.add(root)
 
     def visit_For(self, node: cst.For) -> None:
@@ -72,10 +103,31 @@ class Uses(cst.CSTVisitor):
             self.loops.append((node.iter, node.target.value))
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Name) and len(node.targets) == 1:
-            target = node.targets[0].target
-            if isinstance(target, cst.Name):
-                self.aliases[node.value] = target.value
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return
+        target = node.targets[0].target.value
+        if isinstance(node.value, cst.Name | cst.Attribute):
+            self.aliases[node.value] = target
+        elif self.host is not None:
+            self.note_arithmetic(node.value, target)
+
+    def note_arithmetic(self, value: cst.BaseExpression, target: str) -> None:
+        """``pos = offs[:, None] + torch.arange(k)``: the tensor goes to ``pos`` when every
+        other operand is on the host too (with a device operand the sum is no host index: it
+        fails where it is computed)."""
+        operands = _operands(value)
+        roots = [chain_root(operand, self.call) for operand in operands]
+        mine = [root for root in roots if root is self.call or self.reads(root)]
+        host = self.host
+        if not mine or host is None:
+            return
+        if not all(root in mine or host(op) for op, root in zip(operands, roots, strict=True)):
+            return
+        for root in mine:
+            if root is self.call:
+                self.call_copies.append(target)
+            else:
+                self.aliases[root] = target
 
 
 def _operands(expr: cst.BaseExpression | None) -> list[cst.BaseExpression]:
@@ -89,18 +141,34 @@ def _operands(expr: cst.BaseExpression | None) -> list[cst.BaseExpression]:
     return [expr]
 
 
-def only_indexes(name: str, call: cst.Call, function: cst.FunctionDef, depth: int = 2) -> bool:
+def only_indexes(
+    name: str, call: cst.Call, function: cst.FunctionDef, depth: int = 2, host: Host | None = None
+) -> bool:
     """``name`` (bound once, to ``call``'s tensor) is only read as an index or a slice bound,
     directly, through the elements of a loop over it (``for end in bounds: x[start:end]``),
-    or through a plain copy (``start = end``)."""
-    uses = Uses(name, call)
+    through a plain copy (``start = end``) or, with ``host``, host arithmetic
+    (``pos = offs[:, None] + torch.arange(k)``)."""
+    uses = Uses(name, call, host)
     walk(function.body, uses)
     return uses.bindings == 1 and uses.only_indices(function, depth)
 
 
-def _read_as_index(name: str, function: cst.FunctionDef, depth: int) -> bool:
+def read_only_as_index(attribute: str, functions: list[cst.FunctionDef]) -> bool:
+    """``self.mask`` is read in ``functions`` (a module's methods besides ``__init__``), and
+    only as an index or a slice bound, directly or through a plain copy or a loop."""
+    read = False
+    for function in functions:
+        uses = Uses(attribute, None)
+        walk(function.body, uses)
+        if uses.loads and not uses.only_indices(function, 2):
+            return False
+        read = read or bool(uses.loads)
+    return read
+
+
+def _read_as_index(name: str, function: cst.FunctionDef, depth: int, host: Host | None) -> bool:
     """``name`` (a loop target or a copy, bound anywhere) is only read as an index."""
-    uses = Uses(name, None)
+    uses = Uses(name, None, host)
     walk(function.body, uses)
     return uses.only_indices(function, depth)
 
@@ -227,3 +295,59 @@ def _text_key(key: cst.BaseExpression) -> bool:
         return True
     func = key.func if isinstance(key, cst.Call) else None
     return isinstance(func, cst.Attribute) and isinstance(func.value, cst.BaseString)
+
+
+TENSOR_ATTRIBUTES = frozenset(
+    {
+        "shape", "size", "device", "dtype", "dim", "ndim", "numel", "is_cuda", "view",
+        "reshape", "unsqueeze", "squeeze", "transpose", "permute", "contiguous", "flatten",
+        "expand", "float", "long", "half", "double", "type_as", "masked_fill", "new_zeros",
+        "new_ones", "new_empty", "new_full", "new_tensor",
+    }
+)  # fmt: skip
+"""Attributes only a tensor has: a parameter read through one is a tensor."""
+NOT_TENSOR_NAME = re.compile(
+    r"(^list_|_list$|(^|_)(texts?|str|strings?|sentences?|captions?|prompts?|words|paths?"
+    r"|files?|filenames?|names?)$)",
+    re.I,
+)
+"""Parameter names that say what they hold is no tensor (``list_of_text``, ``prompts``)."""
+
+
+class _TensorReads(cst.CSTVisitor):
+    """The names read through an attribute only a tensor has (``x.size(0)``, ``src.device``)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.attr.value in TENSOR_ATTRIBUTES:
+            self.names.add(node.value.value)
+
+
+def tensor_parameters(function: cst.FunctionDef, walked: Callable[[str], bool]) -> list[str]:
+    """The function's parameters known to hold tensors: by the walk's value (``walked``: the
+    caller's argument, an annotation, a conventional name such as ``x``), or by a read only a
+    tensor allows (``src.size(0)``), never by the name alone when it says otherwise."""
+    reads = _TensorReads()
+    walk(function.body, reads)
+    return [
+        name
+        for name in parameter_names(function)
+        if not NOT_TENSOR_NAME.search(name) and (walked(name) or name in reads.names)
+    ]
+
+
+def parameter_names(function: cst.FunctionDef) -> list[str]:
+    """The parameters besides ``self`` / ``cls``, positional first."""
+    params = function.params
+    names = [p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]]
+    return [name for name in names if name not in ("self", "cls")]
+
+
+def no_tensor_parameter(function: cst.FunctionDef, not_tensor: Callable[[str], bool]) -> bool:
+    """Every parameter of the function is known to hold something else than a tensor (a list
+    of strings, a path): its tensors meet no input's device there."""
+    return all(
+        NOT_TENSOR_NAME.search(name) or not_tensor(name) for name in parameter_names(function)
+    )

@@ -28,6 +28,8 @@ class DiscardedMove:
     bound: bool = False
     """The receiver is a tensor by what bound it (a factory, an operation, a function's
     return), not only by a conventional name."""
+    scope: cst.FunctionDef | None = None
+    """The function the statement is in (None at module level)."""
 
 
 class DiscardedTensorMove(Rule):
@@ -35,8 +37,8 @@ class DiscardedTensorMove(Rule):
 
     ## What it does
     Finds expression statements such as `x.to(device)` or `mask.cuda()` whose receiver is a
-    tensor (bound from a torch factory, a tensor operation, a batch, or a parameter named like
-    one: `x`, `images`, `labels`).
+    tensor (bound from a torch factory, a tensor operation, a batch or an element of one such as
+    `x = batch[0]`, or a parameter named like one: `x`, `images`, `labels`).
 
     ## Why is this bad?
     `Module.to()` moves a module in place, but `Tensor.to()` returns a new tensor and leaves the
@@ -64,7 +66,9 @@ class DiscardedTensorMove(Rule):
     In a file that places nothing itself, a discarded move is reported when it converts the
     dtype, or moves a tensor the file made to the device (`t.to(batch.device)`: accelerate,
     Lightning or a caller placed `batch`); a parameter typed only by its name (`x.to(dev)` in
-    a library function) is not, and neither is a move to the CPU there.
+    a library function) is not, and neither is a move to the CPU there. A discarded dtype
+    conversion of a name that its function (or, at module level, the file) never reads again
+    is not reported: the dtype it keeps meets nothing.
 
     ## Fix safety
     The fix assigns the result back (`x = x.to(device)`). It is safe only when the move goes to
@@ -177,9 +181,15 @@ def test_forward():
         if func.attr.value == "type" and not call.args:
             return  # `x.type()` reads the type's name: nothing to assign back
         tensor = receiver.is_tensorish and not receiver.inplace_to
-        if tensor or _tensor_subscript(func.value):
+        element = _tensor_subscript(func.value) or _bound_to_element(
+            func.value, semantic.function_node
+        )
+        if tensor or element:
             bound = tensor and not receiver.by_name
-            move = DiscardedMove(event.node, call, func.value, func.attr.value, event.line, bound)
+            move = DiscardedMove(
+                event.node, call, func.value, func.attr.value, event.line, bound,
+                semantic.function_node,
+            )  # fmt: skip
             self.moves.append(move)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
@@ -197,6 +207,8 @@ def test_forward():
                 continue
             if _may_hold_module(move.receiver):
                 continue  # `ckpt["model"].half()`, `models[name].cuda()`: modules convert in place
+            if _converts_dtype(move, context) and _never_read(move, context):
+                continue  # `degrees.float()`, `degrees` unused: the dtype it keeps meets nothing
             uses = uses or _NextUse(context.module, self.device_calls)
             if uses.shown_by_its_cell(move):
                 continue  # a notebook cell shows it as its result
@@ -326,6 +338,50 @@ def _tensor_subscript(node: cst.BaseExpression) -> bool:
     return base.lower() in ("batch", "data", "inputs", "sample", "samples", "tensors", "x")
 
 
+def _bound_to_element(node: cst.BaseExpression, function: cst.FunctionDef | None) -> bool:
+    """``x`` of ``x = batch[0]``, its one binding in the function: an element of a batch."""
+    if not isinstance(node, cst.Name) or function is None:
+        return False
+    bindings = _Bindings(node.value)
+    walk(function.body, bindings)
+    if len(bindings.values) != 1:
+        return False
+    value = bindings.values[0]
+    return _tensor_subscript(value) and not _may_hold_module(value)  # not `batch["model"]`
+
+
+class _Bindings(cst.CSTVisitor):
+    """The values a function binds to a plain name (None for a binding that is no plain
+    assignment: a loop, an unpacking, an augmented assignment)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.values: list[cst.BaseExpression] = []
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name) and target.target.value == self.name:
+                self.values.append(node.value)
+            elif _binds(target.target, self.name):
+                self.values.append(cst.Name("None"))
+
+    def visit_For(self, node: cst.For) -> None:
+        if _binds(node.target, self.name):
+            self.values.append(cst.Name("None"))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if _binds(node.target, self.name):
+            self.values.append(cst.Name("None"))
+
+
+def _binds(target: cst.BaseExpression, name: str) -> bool:
+    if isinstance(target, cst.Name):
+        return target.value == name
+    if isinstance(target, cst.Tuple | cst.List):
+        return any(_binds(element.value, name) for element in target.elements)
+    return False
+
+
 def _combines_device(args: tuple[Value, ...]) -> bool:
     return any(value.is_tensorish and value.place is Place.DEVICE for value in args)
 
@@ -357,6 +413,33 @@ def _converts_dtype(move: DiscardedMove, context: Context) -> bool:
         return True
     args = "".join(context.code(arg) for arg in move.call.args)
     return "dtype" in args or "torch." in args
+
+
+def _never_read(move: DiscardedMove, context: Context) -> bool:
+    """The receiver is a plain name that its scope (the function, or the whole file at module
+    level) reads nowhere but in the discarded statement itself."""
+    if not isinstance(move.receiver, cst.Name):
+        return False
+    reads = _NameReads(move.receiver.value)
+    walk(move.scope.body if move.scope is not None else context.module, reads)
+    return all(read is move.receiver for read in reads.found)
+
+
+class _NameReads(cst.CSTVisitor):
+    """The reads of a name (not the targets that bind it)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.targets: set[cst.Name] = set()
+        self.found: list[cst.Name] = []
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if isinstance(node.target, cst.Name):
+            self.targets.add(node.target)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name and node not in self.targets:
+            self.found.append(node)
 
 
 def _is_cell_marker(line: cst.EmptyLine) -> bool:

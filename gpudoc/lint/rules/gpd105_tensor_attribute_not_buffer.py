@@ -16,6 +16,7 @@ from gpudoc.lint.analysis.events import (
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._class_attrs import InitAttributes
+from gpudoc.lint.rules._factory_uses import read_only_as_index
 from gpudoc.lint.rules._helpers import chain_root
 from gpudoc.lint.visit import walk
 
@@ -67,7 +68,9 @@ class TensorAttributeNotBuffer(Rule):
     that places nothing itself (a library module), an attribute is reported only where it meets
     the inputs in another method: in arithmetic, or handed to a torch function or to one of the
     module's layers (also through a local alias or a subscript); one handed to the class's own
-    helper methods is not, since they may move it.
+    helper methods is not, since they may move it. An attribute only ever read as an index or a
+    mask of other tensors (`sim[self.mask]`) is not reported: PyTorch copies a host index to the
+    indexed tensor's device. One indexed itself by device indices (`self.eye[labels]`) is.
     """
 
     CODE = "GPD105"
@@ -171,14 +174,23 @@ model = Norm().cuda()
                 used = used & _arithmetic_operands(cls.node)
             # also through the project's helper (`to_device(self.t, tensor=x)`)
             moved = self.moved_on_use.get(id(cls), set()) | cls.follows_inputs | overridden
+            methods = _methods(cls.node)
             for attr in self.attrs.of(cls):
                 if attr.shape != "tensor" or attr.attr not in used or attr.attr in moved:
                     continue
+                if read_only_as_index(f"self.{attr.attr}", methods):
+                    continue  # `sim[self.mask]`: PyTorch copies a host mask to sim's device
                 message = (
                     f"`self.{attr.attr}` is a plain tensor attribute: `.to(device)` will not move "
                     f'it; use `self.register_buffer("{attr.attr}", ..., persistent=False)`'
                 )
                 yield Report(attr.statement, message)
+
+
+def _methods(node: cst.ClassDef) -> list[cst.FunctionDef]:
+    """The class's methods besides ``__init__``."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return [s for s in body if isinstance(s, cst.FunctionDef) and s.name.value != "__init__"]
 
 
 def _moved_value(statement: cst.CSTNode) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import libcst as cst
@@ -23,12 +23,15 @@ from gpudoc.lint.rules._factory_uses import (
     Held,
     Uses,
     factory_inside,
+    no_tensor_parameter,
     only_filled_in,
     only_indexes,
     record_values,
+    tensor_parameters,
 )
 from gpudoc.lint.rules._helpers import assigned_value
 from gpudoc.lint.rules._host_instances import host_only_classes
+from gpudoc.lint.rules._numbers import number_attributes, number_parameters
 from gpudoc.lint.visit import walk
 
 STEP_METHODS = frozenset(
@@ -53,14 +56,17 @@ class FactoryCall:
     moved_after: bool
     """Chained with .to()/.cuda()/.type_as()."""
     first_param: str | None
-    """The enclosing function's first tensor parameter (``x`` in ``forward(self, x)``)."""
+    """The enclosing function's first parameter known to hold a tensor (``x`` in
+    ``forward(self, x)``)."""
     callers: tuple[str, ...]
     """The functions whose calls led here, outermost first (``forward`` for its helper)."""
-    first_param_is_tensor: bool
     definition: cst.FunctionDef | None = None
     """The enclosing function itself."""
     owner: cst.ClassDef | None = None
     """The nn.Module subclass whose method holds the factory."""
+    meets_no_input: bool = False
+    """In a method of a module that holds no weights, whose every parameter holds something
+    else than a tensor (``forward(self, list_of_text)``): nothing there is on a device."""
 
 
 def _step_method(factory: FactoryCall) -> str | None:
@@ -105,7 +111,11 @@ class FactoryWithoutDevice(Rule):
     ```
 
     ## Known problems
-    `torch.zeros_like`, `x.new_zeros` and 0-dim `torch.tensor(1.0)` are correct and not reported.
+    `torch.zeros_like`, `x.new_zeros` and 0-dim `torch.tensor(1.0)` are correct and not reported,
+    nor is a 0-dim tensor of a name that holds a Python number: an attribute `__init__` assigns
+    only numbers (`self.d_head = d_head`, with `d_head: int`, a number default or a size's name),
+    such a parameter, or a size (`d_k = q.size(-1)`). A list (`torch.tensor(self.levels)`) is
+    reported.
     A tensor the same function moves later on some path (`h = torch.zeros(...)` then
     `if USE_CUDA: h = h.cuda()`) is placed by its author and not reported, even when the
     condition is a flag the linter cannot relate to the input's device.
@@ -116,15 +126,18 @@ class FactoryWithoutDevice(Rule):
     (`return create_variable(hidden)`, where `create_variable` calls `.cuda()` when CUDA is
     available), nor one on the CPU arm of an availability test, nor one used only as an index
     of other tensors (`tokens[batch, torch.randn(n).argsort()]`: PyTorch copies a CPU index to
-    the indexed tensor's device), nor one only put into a local list that the function never
-    reads (`results[1].extend(torch.tensor(labels))`, `results` neither returned nor used).
+    the indexed tensor's device; also through arithmetic with numbers and other host factories:
+    `pos = offs[:, None] + torch.arange(k)` read only in `table[rows, pos]`), nor one only put
+    into a local list that the function never reads (`results[1].extend(torch.tensor(labels))`,
+    `results` neither returned nor used).
     Arithmetic on a factory's tensor keeps it a factory's tensor: `t = torch.ones(s) * -1`
     followed by `if torch.cuda.is_available(): t = t.cuda()` is placed, and so is
     `xx = xx.float() / n` followed by `xx.type_as(x)`.
     A function of another project module that `forward` calls is not reported (it serves that
     module's callers too, a dataset's where the CPU is right), nor a helper function that
     keeps its tensor to itself, nor a tensor a helper returns that its caller moves later by
-    name (`grid = make_grid(h, w)`, then `grid.to(x.device)`).
+    name (`grid = make_grid(h, w)`, then `grid.to(x.device)`; also through a method chain:
+    `loss = hardest(d).mean()`, then `loss.to(x.device)`).
     A module class of the file whose every instance stays on the host is not reported (a
     notebook's CPU chapter, before a later cell redefines the class and moves that instance):
     each instance made by `model = Net(...)` as a whole top-level statement, bound to the
@@ -239,6 +252,8 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         """A call of a helper -> the factory call whose tensor it returned."""
         self.fed: set[cst.CSTNode] = set()
         """Constructions of modules (``Net()``) whose instance is called on device tensors."""
+        self.number_attributes: dict[cst.ClassDef, frozenset[str]] = {}
+        """Per module class, the attributes its ``__init__`` only assigns numbers."""
         self.unweighted: set[cst.ClassDef] = set()
         """Module classes that hold nothing to move: on the host, they still meet device
         inputs wherever those are."""
@@ -271,12 +286,27 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         factory = factory_inside(value, self.calls, self.held_in(semantic))
         self.held.pop(key, None)
         function = semantic.function_node
-        if factory is None and isinstance(value, cst.Call) and value in self.helper_results:
-            self.held[key] = self.helper_results[value]
+        helper = self.helper_result(value)
+        if factory is None and helper is not None:
+            self.held[key] = helper
         elif factory is not None:
             self.held[key] = factory
             if function is not None and "." not in event.name:
                 self.bound.setdefault(factory, (function, event.name))
+
+    def helper_result(self, value: cst.BaseExpression | None) -> cst.Call | None:
+        """The factory whose tensor a helper's call returned, for that call or a method chain or
+        subscript on it (``g = self.grid(h, w)``, ``loss = hardest(d).mean()``)."""
+        while isinstance(value, cst.Call | cst.Subscript):
+            if isinstance(value, cst.Call) and value in self.helper_results:
+                return self.helper_results[value]
+            if isinstance(value, cst.Subscript):
+                value = value.value
+            elif isinstance(value.func, cst.Attribute):
+                value = value.func.value
+            else:
+                return None
+        return None
 
     def note_move(self, event: CallEvent, semantic: Semantic) -> None:
         """``h.cuda()`` / ``h.to(device)`` of a name holding a factory's tensor."""
@@ -343,10 +373,30 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         if semantic.on_cpu_path:
             return  # `else:` of `if torch.cuda.is_available():`: the CPU is the device there
         first = node.args[0].value if node.args else None
-        if function == "tensor" and first is not None and is_number_expression(first):
+        if function == "tensor" and first is not None and self.is_number(first, semantic):
             self.scalars.add(node)  # a 0-dim tensor: an operand of arithmetic on any device
             return
         self.note_factory(node, function, semantic)
+
+    def is_number(self, expr: cst.BaseExpression, semantic: Semantic) -> bool:
+        """``2.0 / math.pi``, ``self.d_head`` (``__init__`` assigns it a number), ``d_k`` (a
+        parameter annotated ``int``, or a size by its name), ``d = q.size(-1)``."""
+        owner = semantic.module_class
+        if owner is not None and owner.node not in self.number_attributes:
+            self.number_attributes[owner.node] = number_attributes(owner.node)
+        attributes = self.number_attributes.get(owner.node) if owner is not None else None
+        function = semantic.function_node
+        parameters = number_parameters(function) if function is not None else frozenset()
+
+        def number(name: str) -> bool:
+            if name.startswith("self."):
+                return attributes is not None and name[5:] in attributes
+            value = semantic.lookup_local(name)
+            if value is not None and value.is_tensorish:
+                return False
+            return name in parameters or (value is not None and value.kind is Kind.SCALAR)
+
+        return is_number_expression(expr, number)
 
     def note_scalar_argument(self, event: CallEvent, semantic: Semantic) -> None:
         """``torch.clamp(w, max=torch.log(torch.tensor(1 / 0.01)))`` (Swin-V2's logit scale): a
@@ -362,8 +412,15 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
 
     def note_factory(self, node: cst.Call, function: str, semantic: Semantic) -> None:
         method = semantic.function or ""
-        first_param = _first_parameter(semantic.function_node)
-        held = semantic.lookup_local(first_param) if first_param is not None else None
+        definition = semantic.function_node
+        tensors = tensor_parameters(definition, _walked_tensor(semantic)) if definition else []
+        owner = semantic.module_class
+        meets_no_input = (
+            definition is not None
+            and owner is not None
+            and not owner.weighted
+            and no_tensor_parameter(definition, _walked_other(semantic))
+        )
         factory = FactoryCall(
             node,
             function,
@@ -371,11 +428,11 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
             semantic.module_class is not None,
             semantic.module_class is None and semantic.context_module_class is not None,
             semantic.result_moved(node) or semantic.result_moved_by_caller,
-            first_param,
+            tensors[0] if tensors else None,
             semantic.call_chain[:-1],
-            held is not None and held.is_tensorish,
-            semantic.function_node,
-            semantic.module_class.node if semantic.module_class is not None else None,
+            definition,
+            owner.node if owner is not None else None,
+            meets_no_input,
         )
         if semantic.module_class is not None and not semantic.module_class.weighted:
             self.unweighted.add(semantic.module_class.node)
@@ -459,6 +516,8 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
                 continue
             if self.only_handed_over(factory.call) or self.only_an_index(factory):
                 continue
+            if factory.meets_no_input:
+                continue  # a stub text encoder: `torch.randn(len(list_of_text), 32)`
             definition = factory.definition
             if definition is not None and only_filled_in(factory.call, definition):
                 continue
@@ -468,9 +527,9 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
                 continue
             if factory.owner is not None and factory.owner in on_host:
                 continue
+            # only a parameter known to hold a tensor has a `.device` (a helper's first one
+            # may be a size; a text encoder's, a list of strings)
             source = "self" if step.endswith("_step") else factory.first_param
-            if step != factory.method and not factory.first_param_is_tensor:
-                source = None  # a helper's first parameter may be a size, not a tensor
             hint = f"device={source}.device" if source else "device=..."
             where = f"`{factory.method}`"
             if step != factory.method:
@@ -533,11 +592,24 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         function = bound[0] if bound is not None else factory.definition
         if function is None:
             return False
+        host = self.host_operand(function)
         if bound is None:
-            uses = Uses(None, factory.call)
+            uses = Uses(None, factory.call, host)
             walk(function.body, uses)
-            return uses.call_in_index
-        return only_indexes(bound[1], factory.call, function)
+            return uses.call_only_indexes(function)
+        return only_indexes(bound[1], factory.call, function, host=host)
+
+    def host_operand(self, function: cst.FunctionDef) -> Callable[[cst.BaseExpression], bool]:
+        """Whether an operand of arithmetic in ``function`` is on the host: a number, or a
+        factory's tensor made without ``device=`` (also through a name bound to one)."""
+        names = {name: call for call, (where, name) in self.bound.items() if where is function}
+
+        def host(operand: cst.BaseExpression) -> bool:
+            if is_number_expression(operand):
+                return True
+            return factory_inside(operand, self.calls, names.get) is not None
+
+        return host
 
 
 def gradient_arguments(event: CallEvent) -> tuple[Value | None, cst.Arg | None]:
@@ -573,9 +645,28 @@ def _torch_function(qualified: str | None) -> str:
     return qualified[6:] if qualified is not None and qualified.startswith("torch.") else ""
 
 
-def _first_parameter(function: cst.FunctionDef | None) -> str | None:
-    """The first parameter that is not ``self`` / ``cls``."""
-    if function is None:
-        return None
-    names = [p.name.value for p in function.params.params if p.name.value not in ("self", "cls")]
-    return names[0] if names else None
+NOT_TENSORS = frozenset(
+    {Kind.DEVICE, Kind.MODULE, Kind.LOADER, Kind.OPTIMIZER, Kind.NONE, Kind.PARAMS, Kind.NDARRAY}
+)
+"""Kinds of value that are known not to be a tensor."""
+
+
+def _walked_tensor(semantic: Semantic) -> Callable[[str], bool]:
+    """Whether the walk holds a tensor in a local name here (the caller's argument, an
+    annotation, a conventional name)."""
+
+    def holds(name: str) -> bool:
+        value = semantic.lookup_local(name)
+        return value is not None and value.is_tensorish
+
+    return holds
+
+
+def _walked_other(semantic: Semantic) -> Callable[[str], bool]:
+    """Whether the walk holds something known not to be a tensor in a local name here."""
+
+    def holds(name: str) -> bool:
+        value = semantic.lookup_local(name)
+        return value is not None and value.kind in NOT_TENSORS
+
+    return holds

@@ -8,13 +8,14 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._helpers import assigned_value
 from gpudoc.lint.visit import walk
 
 HOST_ARGUMENTS = ("torch.nn.utils.rnn.",)
+MOVES = frozenset({"to", "cuda", "type_as", "to_device"})
 """Functions that want some arguments on the CPU (``pack_padded_sequence``'s lengths)."""
 
 Key = tuple[str | None, str]
@@ -86,7 +87,9 @@ class DerivedBeforeMove(Rule):
     does not read counts as on the host once the script moves it itself (`captions =
     captions.cuda()`); a script that moves a batch already on the device draws a report.
     Arguments of `torch.nn.utils.rnn` functions (the lengths of `pack_padded_sequence` must
-    stay on the CPU) are never uses.
+    stay on the CPU) are never uses. A move is `.to()` / `.cuda()`, a torch function given
+    `device=`, or a function of the project: a rebinding by arithmetic or a torch function
+    without `device=` (`x = torch.where(mask, noise, x)`) meets device tensors, so it is none.
 
     ## Fix safety
     No fix: moving the derivation below the move can change what it computes from.
@@ -241,9 +244,36 @@ def _moves_itself(event: BindingEvent, name: str, semantic: Semantic) -> bool:
     value = assigned_value(event.statement, name)
     if value is None:
         return False
-    finder = _Names()
+    finder = _Moved(semantic)
     walk(value, finder)
     return name in finder.found
+
+
+class _Moved(cst.CSTVisitor):
+    """The names an expression hands to a move: the receiver of ``.to()`` / ``.cuda()``, an
+    argument of a torch function given ``device=`` or of a function that may move it (a
+    helper). Not an operand of arithmetic or of a torch function without ``device=``:
+    ``x = torch.where(mask, noise, x)`` meets device tensors, so ``x`` was there already."""
+
+    def __init__(self, semantic: Semantic) -> None:
+        self.semantic = semantic
+        self.found: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in MOVES:
+            self.read(func.value)
+            return
+        qualified = self.semantic.qualify(func) or ""
+        if qualified.startswith("torch.") and keyword(node, "device") is None:
+            return
+        for arg in node.args:
+            self.read(arg.value)
+
+    def read(self, expr: cst.BaseExpression) -> None:
+        names = _Names()
+        walk(expr, names)
+        self.found |= names.found
 
 
 def _is_callable_name(name: str, value: cst.BaseExpression) -> bool:

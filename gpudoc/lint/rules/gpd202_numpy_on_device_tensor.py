@@ -42,8 +42,9 @@ class NumpyOnDeviceTensor(NumpyOnDeviceLists):
     ## What it does
     Finds `.numpy()` on a tensor known to be on the device (a placed model's output, a moved
     tensor) with no `.cpu()` in between, and NumPy, scikit-learn, SciPy or matplotlib functions
-    called on such a tensor, or on a list that `append` filled with device tensors
-    (`losses.append(loss)`, then `np.mean(losses)`). A helper that converts its parameter
+    called on such a tensor, on a list display that holds one among numbers
+    (`np.array([loss.item(), acc * 100])`), or on a list that `append` filled with device
+    tensors (`losses.append(loss)`, then `np.mean(losses)`). A helper that converts its parameter
     (`def imshow(img): plt.imshow(np.transpose(img, (1, 2, 0)))`) and is also called with NumPy
     arrays, or lives in another file of the project, is reported at the call that hands it a
     device tensor (`imshow(images[idx])`): that call is the bug, not the helper.
@@ -195,9 +196,10 @@ print(np.mean(losses))
         if not qualified.startswith(api.DATAFRAME_ROOTS):
             return
         for arg, value in zip(node.args, event.args, strict=True):
-            if value.is_tensorish and value.place is Place.DEVICE:
+            part = _on_device_part(arg.value, value)
+            if part is not None:
                 from_call = semantic.walked_for_call
-                use = NumpyUse(node, arg.value, value, qualified, from_call, semantic.step)
+                use = NumpyUse(node, part[0], part[1], qualified, from_call, semantic.step)
                 self.uses.append(use)
                 return
 
@@ -278,6 +280,24 @@ def _site_report(
     # unsafe: the helper may also use the tensor with device tensors
     edit = NodeEdit(argument.value, ".cpu()", "after")
     return Report(site, message, FixSpec((edit,), safe=False, description="insert .cpu()"))
+
+
+def _on_device_part(
+    node: cst.BaseExpression, value: Value
+) -> tuple[cst.BaseExpression, Value] | None:
+    """The argument itself when it is on the device, or the first device tensor among the
+    elements of a list or tuple display that mixes them with numbers (``[loss.item(), acc *
+    100]``: NumPy converts each element)."""
+    if value.is_tensorish and value.place is Place.DEVICE:
+        return node, value
+    if value.items is None or not isinstance(node, cst.List | cst.Tuple):
+        return None
+    if len(node.elements) != len(value.items):
+        return None
+    for element, item in zip(node.elements, value.items, strict=True):
+        if item.is_tensorish and item.place is Place.DEVICE and not item.by_name:
+            return element.value, item
+    return None
 
 
 def _root_name(node: cst.BaseExpression) -> str | None:

@@ -1,0 +1,79 @@
+"""Names that hold Python numbers, read from a function's or a class's text: ``torch.tensor`` of
+one makes a 0-dim tensor, which PyTorch combines with tensors on any device."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from gpudoc.lint.analysis.names import dotted, is_number_expression
+from gpudoc.lint.visit import walk
+
+NUMBER_ANNOTATIONS = frozenset({"int", "float"})
+SIZE_NAME = re.compile(
+    r"^((n|num)_\w+|\w+_dim|dim|d_(model|head|k|v|ff|hidden|inner|embed)|(n_)?heads"
+    r"|(hidden|embed|head)_size|temperature)$",
+    re.I,
+)
+"""Parameter names that hold one number in nearly all code (``d_head``, ``num_heads``); not
+``kernel_size`` or ``x_len``, often a tuple or a list."""
+
+
+def number_parameters(function: cst.FunctionDef) -> frozenset[str]:
+    """The parameters annotated ``int`` / ``float``, defaulting to a number, or named as a size
+    (``d_head``, ``n_layers``); never one annotated or defaulting to anything else."""
+    params = function.params
+    found = set()
+    for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+        annotation = dotted(param.annotation.annotation) if param.annotation else None
+        default = param.default
+        if annotation is not None:
+            number = annotation in NUMBER_ANNOTATIONS
+        elif default is not None and dotted(default) != "None":
+            number = is_number_expression(default)
+        else:
+            number = bool(SIZE_NAME.match(param.name.value))
+        if number:
+            found.add(param.name.value)
+    return frozenset(found)
+
+
+def number_attributes(node: cst.ClassDef) -> frozenset[str]:
+    """``self.X`` (as ``X``) that ``__init__`` only ever assigns numbers: literals, or
+    arithmetic of its number parameters (``self.scale = d_head ** -0.5``)."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    init = next(
+        (s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None
+    )
+    if init is None:
+        return frozenset()
+    parameters = number_parameters(init)
+    assigned = _SelfAssignments()
+    walk(init.body, assigned)
+    return frozenset(
+        name
+        for name, values in assigned.values.items()
+        if all(is_number_expression(value, parameters.__contains__) for value in values)
+    )
+
+
+class _SelfAssignments(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.values: dict[str, list[cst.BaseExpression]] = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self.note(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self.note(node.target, node.value)
+
+    def note(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        name = dotted(target) or ""
+        if name.startswith("self.") and name.count(".") == 1:
+            self.values.setdefault(name[5:], []).append(value)
+        elif isinstance(target, cst.Tuple | cst.List):
+            for element in target.elements:  # `self.a, self.b = ...`: not read element-wise
+                self.note(element.value, cst.Name("None"))
