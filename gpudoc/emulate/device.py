@@ -19,7 +19,7 @@ import torch
 import torch.utils._device
 
 from gpudoc.emulate import errors, generators, legacy, scope, tracking
-from gpudoc.emulate.dispatch import target_index
+from gpudoc.emulate.ordinal import target_index
 from gpudoc.emulate.state import STATE
 from gpudoc.emulate.tensor import EmulatedTensor, cuda_device, move_tensor, to_device
 

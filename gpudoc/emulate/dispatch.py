@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from gpudoc.emulate import errors, ops, scope
+from gpudoc.emulate.ordinal import target_index
 from gpudoc.emulate.state import STATE
 
 _CPU = torch.device("cpu")
@@ -99,14 +100,6 @@ def _call_kernel(func: Any, facts: ops.OpFacts, inner: Any, kwargs: dict[str, An
         if func.namespace == "aten":
             raise
         raise errors.not_emulated(_CUSTOM.format(func)) from None
-
-
-def target_index(device: torch.device) -> int:
-    """The emulated index for ``cuda`` / ``cuda:N``, checked against the device count."""
-    index = STATE.current_index if device.index is None else device.index
-    if not 0 <= index < STATE.device_count:
-        raise errors.invalid_ordinal()
-    return index
 
 
 def _dispatch_general(

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from gpudoc.emulate import errors
+from gpudoc.emulate.ordinal import target_index
 
 REAL_GENERATOR = torch.Generator
 
@@ -25,12 +26,6 @@ def _requested(device: Any) -> torch.device | None:
     if device is None:
         return None
     return torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
-
-
-def _index(device: torch.device) -> int:
-    from gpudoc.emulate.dispatch import target_index  # dispatch imports errors, not this module
-
-    return target_index(device)
 
 
 class _GeneratorType(type(torch.Generator)):  # type: ignore[misc]
@@ -54,7 +49,7 @@ class EmulatedGenerator(torch.Generator, metaclass=_GeneratorType):  # type: ign
         if requested is None or requested.type != "cuda":
             return REAL_GENERATOR() if device is None else REAL_GENERATOR(device=device)
         generator = super().__new__(cls)
-        generator.index = _index(requested)
+        generator.index = target_index(requested)
         return generator
 
     def __init__(self, device: Any = None) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from gpudoc.emulate import dispatch, errors, legacy, scope, tracking
-from gpudoc.emulate.dispatch import target_index
+from gpudoc.emulate.ordinal import target_index
 from gpudoc.emulate.state import STATE
 
 

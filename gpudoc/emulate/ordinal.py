@@ -1,0 +1,17 @@
+"""Which emulated device ``cuda`` / ``cuda:N`` means: its own module, so that whatever builds
+device objects (tensors, generators) can ask without importing the dispatcher."""
+
+from __future__ import annotations
+
+import torch
+
+from gpudoc.emulate import errors
+from gpudoc.emulate.state import STATE
+
+
+def target_index(device: torch.device) -> int:
+    """The emulated index for ``cuda`` / ``cuda:N``, checked against the device count."""
+    index = STATE.current_index if device.index is None else device.index
+    if not 0 <= index < STATE.device_count:
+        raise errors.invalid_ordinal()
+    return index
