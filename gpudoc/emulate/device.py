@@ -19,7 +19,7 @@ import torch
 import torch.utils._device
 
 from gpudoc.emulate import errors, generators, legacy, scope, tracking
-from gpudoc.emulate.ordinal import target_index
+from gpudoc.emulate.ordinal import requested_device, target_index
 from gpudoc.emulate.state import STATE
 from gpudoc.emulate.tensor import EmulatedTensor, cuda_device, move_tensor, to_device
 
@@ -100,7 +100,7 @@ def device_aware(factory: Callable[..., Any], takes_default: bool = False) -> Ca
 
 
 def _with_device(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], device: Any) -> Any:
-    requested = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
+    requested = requested_device(device)
     generators.check(kwargs.get("generator"), requested)
     if requested.type == "cpu":
         STATE.host_requested = True
@@ -174,11 +174,12 @@ def _cuda_default() -> torch.device | None:
     return current if current is not None and current.type == "cuda" else None
 
 
-def default_device_function(original: Callable[..., Any]) -> Callable[..., Any]:
+def default_device_function(
+    original: Callable[..., Any], constructors: frozenset[str]
+) -> Callable[..., Any]:
     """``DeviceContext.__torch_function__``, the mode behind ``torch.set_default_device`` and
-    ``with torch.device(...)``: a CUDA default device makes the constructors' tensors here.
+    ``with torch.device(...)``: a CUDA default device makes the ``constructors``' tensors here.
     (Torch's own hands ``device="cuda"`` to the CPU build's kernels, which refuse it.)"""
-    constructors = generators.default_constructors()
 
     @functools.wraps(original)
     def patched(self: Any, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:

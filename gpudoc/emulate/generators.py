@@ -3,8 +3,8 @@
 A CPU build refuses both: a CUDA generator raises "Cannot get CUDA generator without ATen_cuda
 library", and a CUDA default device leaves every factory on the host without a word. Here a CUDA
 generator is a CPU generator that says it is on ``cuda:N`` (its numbers are the CPU's stream, as
-every emulated number is the CPU's), and the default device is kept here and given to the
-factories torch gives it to. Where a generator meets a device, the GPU's own check runs: a draw
+every emulated number is the CPU's), and a CUDA default device is given to the factories torch
+gives it to (device.py). Where a generator meets a device, the GPU's own check runs: a draw
 on one device with a generator of another raises what a GPU raises, "Expected a 'cuda' device
 type for generator but found 'cpu'". That is the error of ``DataLoader(shuffle=True)`` under
 ``set_default_device("cuda")``: its sampler draws with a CPU generator it makes itself.
@@ -17,15 +17,9 @@ from typing import Any
 import torch
 
 from gpudoc.emulate import errors
-from gpudoc.emulate.ordinal import target_index
+from gpudoc.emulate.ordinal import requested_device, target_index
 
 REAL_GENERATOR = torch.Generator
-
-
-def _requested(device: Any) -> torch.device | None:
-    if device is None:
-        return None
-    return torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
 
 
 class _GeneratorType(type(torch.Generator)):  # type: ignore[misc]
@@ -45,7 +39,7 @@ class EmulatedGenerator(torch.Generator, metaclass=_GeneratorType):  # type: ign
     index: int
 
     def __new__(cls, device: Any = None) -> Any:
-        requested = _requested(device)
+        requested = None if device is None else requested_device(device)
         if requested is None or requested.type != "cuda":
             return REAL_GENERATOR() if device is None else REAL_GENERATOR(device=device)
         generator = super().__new__(cls)
@@ -60,17 +54,11 @@ class EmulatedGenerator(torch.Generator, metaclass=_GeneratorType):  # type: ign
         return torch.device("cuda", self.index)
 
 
-def generator_device(generator: Any) -> torch.device:
-    if type(generator) is EmulatedGenerator:
-        return torch.device("cuda", generator.index)
-    return torch.device(generator.device)
-
-
 def check(generator: Any, device: torch.device) -> None:
     """A GPU's ``check_generator``: a draw on ``device`` needs a generator of the same type."""
     if generator is None:
         return
-    found = generator_device(generator)
+    found = generator.device  # an emulated one says cuda:N
     if found.type != device.type:
         error = errors.EmulatedDeviceError(
             f"Expected a '{device.type}' device type for generator but found '{found.type}'", []

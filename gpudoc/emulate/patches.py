@@ -107,7 +107,7 @@ def _patch_placement(patcher: _Patcher) -> None:
             patcher.set(torch, name, factory)
     patcher.set(torch, "Generator", generators.EmulatedGenerator)
     context = torch.utils._device.DeviceContext  # set_default_device, `with torch.device(...)`
-    default_device = device.default_device_function(context.__torch_function__)
+    default_device = device.default_device_function(context.__torch_function__, takes_default)
     patcher.set(context, "__torch_function__", default_device)
     tensor = torch.Tensor
     for name in device.TENSOR_FACTORY_NAMES:
