@@ -214,15 +214,35 @@ def _edit(edit: NodeEdit, where: CodeRange, lines: list[str]) -> Edit:
     if edit.where == "replace":
         return Edit(start.line, start.column, end.line, end.column, edit.text)
     if edit.where == "before":
-        return Edit(start.line, start.column, start.line, start.column, edit.text)
+        column = _past_parens(lines[start.line - 1], start.column, edit.node, "lpar")
+        return Edit(start.line, column, start.line, column, edit.text)
     if edit.where == "after":
-        return Edit(end.line, end.column, end.line, end.column, edit.text)
+        column = _past_parens(lines[end.line - 1], end.column, edit.node, "rpar")
+        return Edit(end.line, column, end.line, column, edit.text)
     line = lines[start.line - 1]
     indent = line[: len(line) - len(line.lstrip())]
     if edit.where == "line_before":
         return Edit(start.line, 0, start.line, 0, f"{indent}{edit.text}\n")
     last = lines[end.line - 1].rstrip("\r")
     return Edit(end.line, len(last), end.line, len(last), f"\n{indent}{edit.text}")
+
+
+def _past_parens(line: str, column: int, node: cst.CSTNode, side: str) -> int:
+    """A position excludes a node's own parentheses (``(n, 1)`` of ``torch.ones((n, 1))``
+    ends before its ``)``): text inserted after the node goes after them, text before it before
+    them. Parentheses over several lines keep the position (the insertion stays inside)."""
+    count = len(getattr(node, side, ()))
+    step, paren = (1, ")") if side == "rpar" else (-1, "(")
+    at = column if step == 1 else column - 1
+    while count and 0 <= at < len(line):
+        if line[at] == paren:
+            count -= 1
+        elif not line[at].isspace():
+            return column
+        at += step
+    if count:
+        return column
+    return at if step == 1 else at + 1
 
 
 def _suppressed(finding: Finding, directives: dict[int, Directive]) -> bool:

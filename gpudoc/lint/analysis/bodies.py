@@ -23,7 +23,7 @@ from gpudoc.lint.analysis.functions import (
     returns_moved,
 )
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.names import bound_names
+from gpudoc.lint.analysis.names import bound_names, declared_globals
 from gpudoc.lint.analysis.scope import Scope, parameter_values
 from gpudoc.lint.analysis.sharing import move_module
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, called_module
@@ -142,6 +142,7 @@ class Bodies:
         scope = Scope(parent=parent, function=node.name.value, module_class=parent.module_class)
         scope.function_node = node
         scope.local_names = self.facts_of(node).local_names
+        scope.global_names = declared_globals(node)
         scope.env.update(parameter_values(node.params, self.model.imports))
         for name, value in (arguments or {}).items():
             if value.kind in (Kind.MODULE, Kind.DEVICE):

@@ -32,6 +32,7 @@ EventKind = Literal[
     "function",
     "return",
     "compare",
+    "operation",
     "item",
     "cuda",
     "class",
@@ -288,6 +289,15 @@ class WalkedCallEvent:
 class CompareEvent:
     node: cst.Comparison
     values: tuple[Value, ...]
+
+
+@dataclass(frozen=True)
+class OperationEvent:
+    """Arithmetic on two operands (``a + b``, ``mask * x``): tensors must share a device."""
+
+    node: cst.BinaryOperation
+    left: Value
+    right: Value
 
 
 Listener = Callable[[Any, Semantic], None]

@@ -13,6 +13,7 @@ from gpudoc.lint.analysis.events import (
     AttributeEvent,
     CompareEvent,
     MemberEvent,
+    OperationEvent,
     SubscriptEvent,
 )
 from gpudoc.lint.analysis.flow import join_values
@@ -86,7 +87,10 @@ class Evaluator:
         return self.calls.eval_call(node)
 
     def eval_binary(self, node: cst.BinaryOperation) -> Value:
-        return self.combine([self.eval(node.left), self.eval(node.right)])
+        left, right = self.eval(node.left), self.eval(node.right)
+        if self.model.bus.wants("operation"):
+            self.model.emit("operation", OperationEvent(node, left, right))
+        return self.combine([left, right])
 
     def eval_comparison(self, node: cst.Comparison) -> Value:
         values = [self.eval(node.left)]

@@ -243,6 +243,9 @@ class SemanticModel:
         scope = self.scope
         if name.startswith("self.") and scope.parent is not None and scope.parent.function == "":
             scope = scope.parent
+        elif name in scope.global_names:
+            while scope.parent is not None:  # `global device` in main(): the module's name
+                scope = scope.parent
         scope.env[name] = value
 
     def project_member(self, func: cst.Attribute) -> str | None:

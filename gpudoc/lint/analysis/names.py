@@ -38,6 +38,8 @@ def is_number_expression(
     ``numbers`` says which other names (``self.d_head``, ``dim``) hold Python numbers."""
     if isinstance(node, cst.Integer | cst.Float):
         return True
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return True  # `torch.tensor(True)`: a 0-dim flag
     if isinstance(node, cst.UnaryOperation):
         return is_number_expression(node.expression, numbers)
     if isinstance(node, cst.BinaryOperation):
@@ -247,6 +249,16 @@ def bound_names(function: cst.FunctionDef) -> frozenset[str]:
     every = [*params.posonly_params, *params.params, *params.kwonly_params]
     every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
     return frozenset((bound | {p.name.value for p in every}) - declared)
+
+
+def declared_globals(function: cst.FunctionDef) -> frozenset[str]:
+    """The names ``function`` declares ``global``."""
+    return frozenset(
+        item.name.value
+        for statement in iter_statements(function.body.body)
+        if isinstance(statement, cst.Global)
+        for item in statement.names
+    )
 
 
 class _CallCounter(cst.CSTVisitor):

@@ -151,7 +151,7 @@ class QualifiedCalls:
         elif self.model.flags.default_device or self.model.device_context:
             result = Value(Kind.TENSOR)
         else:
-            result = Value(Kind.TENSOR, Place.HOST)
+            result = Value(Kind.TENSOR, Place.HOST, origin=node)
         return result
 
     def cuda_call(self, node: cst.Call, rest: str) -> Value:

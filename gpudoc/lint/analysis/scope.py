@@ -25,6 +25,8 @@ class Scope:
     local_names: frozenset[str] = frozenset()
     """Names the function binds anywhere: they hide the module's names in all of it."""
     function_node: cst.FunctionDef | None = None
+    global_names: frozenset[str] = frozenset()
+    """Names the function declares ``global``: binding one binds the module's name."""
     methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
     """For a class's scope: its methods by name."""
     serial: int = field(default_factory=count().__next__)

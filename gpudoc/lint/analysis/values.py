@@ -72,7 +72,8 @@ class Value:
     binding: cst.CSTNode | None = None
     """The statement (or ``for`` loop) that bound the name: where a fix inserts a move."""
     origin: cst.CSTNode | None = None
-    """For modules: the expression that created it."""
+    """For modules: the expression that created it; for a tensor a factory made on the host
+    (``torch.zeros(n)``), that call."""
     instance: cst.CSTNode | None = None
     """For modules: the statement that first bound it to a name; the names that hold one
     instance are one object (sharing.py)."""

@@ -17,7 +17,7 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.flow import terminates
 from gpudoc.lint.analysis.functions import argument_for
-from gpudoc.lint.analysis.names import ImportTable, dotted
+from gpudoc.lint.analysis.names import ImportTable, bound_names, dotted
 from gpudoc.lint.rules._device_names import Binding, device_text
 from gpudoc.lint.visit import code_ids, walk
 
@@ -87,6 +87,8 @@ class CheckpointScan(cst.CSTVisitor):
         """path key -> the order of its first save."""
         self.bindings: list[Binding] = []
         self.none_params: set[tuple[cst.FunctionDef | None, str]] = set()
+        self.declared_global: set[str] = set()
+        """Names some function declares ``global``: it may rebind a module-level None."""
         self.defaulted: dict[tuple[cst.FunctionDef | None, str], int] = {}
         """``if device is None: device = ...``: where a None name got its value (first order)."""
         """(function, name) of names that hold None: a ``=None`` default or assignment."""
@@ -145,6 +147,9 @@ class CheckpointScan(cst.CSTVisitor):
         self.imports.add(node)
         module = dotted(node.module) if node.module is not None else ""
         self.tests |= (module or "").partition(".")[0] in TEST_FRAMEWORKS
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.declared_global.update(item.name.value for item in node.names)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node)
@@ -276,6 +281,10 @@ class CheckpointScan(cst.CSTVisitor):
             else:
                 self._evidence(3, "it moves to the device only under a condition")
         qualified = self.imports.qualify(node.func)
+        if qualified in DEFAULT_PLACERS and self._function() is None and self._unconditional():
+            # `torch.set_default_tensor_type("torch.cuda.FloatTensor")` in `__main__`: every
+            # run of the script needs CUDA, whatever it tests elsewhere
+            self.requires_gpu |= _names_cuda(node)
         if qualified == "torch.save":
             self._save(node)
         elif name.endswith("fabric.save"):  # Lightning Fabric: save(path, state)
@@ -643,7 +652,10 @@ class CheckpointScan(cst.CSTVisitor):
         if text is None or any(re.search(rf"\b{re.escape(text)}\b", t) for t in site.tests):
             return None
         if isinstance(location, cst.Name):
-            scopes = (site.function, None)
+            scopes: tuple[cst.FunctionDef | None, ...] = (site.function,)
+            local = site.function is not None and text in bound_names(site.function)
+            if not local and text not in self.declared_global:
+                scopes += (None,)  # the module's name, unless a function rebinds it (`global`)
             defaulted = self.defaulted.get((site.function, text))
             if defaulted is not None and defaulted < site.order:
                 return None  # `if device is None: device = "cuda" if ... else "cpu"` before
@@ -657,6 +669,18 @@ class CheckpointScan(cst.CSTVisitor):
         ):
             return text
         return None
+
+
+DEFAULT_PLACERS = frozenset({"torch.set_default_tensor_type", "torch.set_default_device"})
+
+
+def _names_cuda(call: cst.Call) -> bool:
+    """The call's first argument names CUDA: ``"cuda"``, ``torch.cuda.FloatTensor``."""
+    if not call.args:
+        return False
+    value = call.args[0].value
+    text = string_value(value) or dotted(value) or ""
+    return text.startswith("cuda") or "cuda." in text
 
 
 def _argument(call: cst.Call, index: int, name: str) -> cst.BaseExpression | None:

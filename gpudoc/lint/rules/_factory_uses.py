@@ -192,7 +192,10 @@ def factory_inside(
     a subscript's base, or an operand of arithmetic (``Variable(torch.zeros(n))``,
     ``torch.randn(s).argsort()[..., :k]``, ``torch.ones(s) * alpha``); with ``held``, also
     through a name that holds a factory's tensor (``xx.float() / (n - 1)``)."""
-    while isinstance(value, cst.Call | cst.Subscript | cst.BinaryOperation):
+    while isinstance(value, cst.Call | cst.Subscript | cst.BinaryOperation | cst.Comparison):
+        if isinstance(value, cst.Comparison):
+            value = value.left  # `torch.rand(n) < p`: a mask where the factory's tensor is
+            continue
         if isinstance(value, cst.BinaryOperation):
             # `torch.ones(shape) * -1`: arithmetic makes a new tensor where the factory's is
             inner = factory_inside(value.left, factories, held)

@@ -225,6 +225,9 @@ def test(model, device, test_loader):
         ]
         if _ctc_loss(event):
             args = args[:1]  # CTC takes targets and lengths from the host too
+        if combines and semantic.function is not None:
+            # a factory's tensor made in a function without device= is GPD106's finding
+            args = [a for a in args if not isinstance(a.value.origin, cst.Call)]
         name = event.module_name if module is not None else event.qualified
         by_name = _typed_by_name(self.conventional, semantic, name, module)
         by_name = by_name and (semantic.function_node, name) not in self.rebound
@@ -286,7 +289,7 @@ def test(model, device, test_loader):
                 message = (
                     f"`{shown}` is still on the host{_where(value.place)} but `{call.name}` "
                     f"also gets tensors on the device: move it first "
-                    f"({_move_text(arg.name, shown, device)})"
+                    f"({_move_text(arg, shown, device)})"
                 )
                 fix = _move_fix(arg, call.device_name) if value.place is Place.HOST else None
                 yield Report(arg.node, message, fix)
@@ -314,7 +317,7 @@ def test(model, device, test_loader):
                 where = _where(value.place)
                 message = (
                     f"`{shown}` is still on the host{where} but `{call.name}` {why}: "
-                    f"move it first ({_move_text(arg.name, shown, device)})"
+                    f"move it first ({_move_text(arg, shown, device)})"
                 )
                 fix = _move_fix(arg, call.device_name) if value.place is Place.HOST else None
                 yield Report(arg.node, message, fix), value.binding
@@ -365,10 +368,12 @@ def _on_host(value: Value) -> bool:
     return value.place is Place.HOST or not value.by_name
 
 
-def _move_text(name: str | None, shown: str, device: str) -> str:
+def _move_text(arg: Argument, shown: str, device: str) -> str:
     """How to move it: rebind a name; an expression is moved where it is written."""
+    name = arg.name
     if name is None:
-        return f"`{shown}.to({device})`"
+        atom = isinstance(arg.node, cst.Name | cst.Attribute | cst.Call | cst.Subscript)
+        return f"`{shown if atom else f'({shown})'}.to({device})`"
     return f"`{shown} = {shown}.to({device})`"
 
 

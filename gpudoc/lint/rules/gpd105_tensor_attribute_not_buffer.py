@@ -71,6 +71,9 @@ class TensorAttributeNotBuffer(Rule):
     helper methods is not, since they may move it. An attribute only ever read as an index or a
     mask of other tensors (`sim[self.mask]`) is not reported: PyTorch copies a host index to the
     indexed tensor's device. One indexed itself by device indices (`self.eye[labels]`) is.
+    Neither is one whose every read converts it to host data (`self.header.numpy()`, file
+    metadata written beside the weights): a buffer would take it to the GPU, where `.numpy()`
+    fails.
     """
 
     CODE = "GPD105"
@@ -180,11 +183,53 @@ model = Norm().cuda()
                     continue
                 if read_only_as_index(f"self.{attr.attr}", methods):
                     continue  # `sim[self.mask]`: PyTorch copies a host mask to sim's device
+                if _host_data(f"self.{attr.attr}", methods):
+                    continue  # `self.header.numpy().tofile(f)`: it must stay on the host
                 message = (
                     f"`self.{attr.attr}` is a plain tensor attribute: `.to(device)` will not move "
                     f'it; use `self.register_buffer("{attr.attr}", ..., persistent=False)`'
                 )
                 yield Report(attr.statement, message)
+
+
+HOST_READS = frozenset({"numpy", "tolist", "item"})
+
+
+def _host_data(name: str, methods: list[cst.FunctionDef]) -> bool:
+    """Every read of ``name`` in the methods converts it to host data (``.numpy()``,
+    ``.tolist()``), besides writes into it (``self.header[3] = n``) and rebinding: file
+    metadata, which a buffer would take to the GPU, where ``.numpy()`` fails."""
+    uses = _HostUses(name)
+    for method in methods:
+        walk(method, uses)
+    return uses.converted and uses.mentions <= uses.allowed
+
+
+class _HostUses(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.mentions: set[int] = set()
+        self.allowed: set[int] = set()
+        self.converted = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if dotted(node) == self.name:
+            self.mentions.add(id(node))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        host_read = isinstance(func, cst.Attribute) and func.attr.value in HOST_READS
+        if host_read and isinstance(func, cst.Attribute) and dotted(func.value) == self.name:
+            self.allowed.add(id(func.value))
+            self.converted = True
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            written: cst.BaseExpression = target.target
+            if isinstance(written, cst.Subscript):
+                written = written.value  # `self.header[3] = self.seen`
+            if dotted(written) == self.name:
+                self.allowed.add(id(written))
 
 
 def _methods(node: cst.ClassDef) -> list[cst.FunctionDef]:

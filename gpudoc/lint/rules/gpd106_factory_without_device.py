@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 
 import libcst as cst
@@ -11,10 +11,12 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import (
     BindingEvent,
     CallEvent,
+    OperationEvent,
     ReturnEvent,
     Semantic,
     WalkedCallEvent,
 )
+from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.functions import MOVES
 from gpudoc.lint.analysis.names import dotted, is_number_expression, keyword
 from gpudoc.lint.analysis.values import Kind, Place, Value
@@ -34,6 +36,15 @@ from gpudoc.lint.rules._host_instances import host_only_classes
 from gpudoc.lint.rules._numbers import number_attributes, number_parameters
 from gpudoc.lint.visit import walk
 
+COMBINING_METHODS = frozenset(
+    {
+        "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "matmul", "mm", "bmm",
+        "masked_fill", "masked_fill_", "where", "eq", "ne", "lt", "le", "gt", "ge",
+        "maximum", "minimum",
+    }
+)  # fmt: skip
+"""Tensor methods whose tensor argument must be on the receiver's device (``copy_`` and
+``expand_as`` take any device; an index may be a CPU tensor)."""
 STEP_METHODS = frozenset(
     {
         "forward", "training_step", "validation_step", "test_step", "predict_step",
@@ -69,11 +80,17 @@ class FactoryCall:
     else than a tensor (``forward(self, list_of_text)``): nothing there is on a device."""
 
 
+def _is_step(name: str) -> bool:
+    """A step method, or a part of forward by its name (``_forward``, the hook a base class's
+    forward calls; ``forward_features``, ``_forward_impl``)."""
+    return name in STEP_METHODS or "forward" in name
+
+
 def _step_method(factory: FactoryCall) -> str | None:
     """The step method the factory runs in: its own function, or the nearest caller."""
-    if factory.method in STEP_METHODS:
+    if _is_step(factory.method):
         return factory.method
-    return next((name for name in reversed(factory.callers) if name in STEP_METHODS), None)
+    return next((name for name in reversed(factory.callers) if _is_step(name)), None)
 
 
 class FactoryWithoutDevice(Rule):
@@ -89,6 +106,10 @@ class FactoryWithoutDevice(Rule):
     `.type(x.type())` (a CUDA type, on the current device rather than x's); and anywhere, such a
     factory handed as the gradient of outputs on the device (`grad_outputs=` of
     `torch.autograd.grad`, the argument of `out.backward(...)`: a WGAN gradient penalty).
+    And in any function, one whose tensor meets a tensor on the device in one operation
+    (arithmetic, `torch.cat([...])`, `torch.where`, `masked_fill_`...): a library's loss
+    function called with the model's outputs, or a test's reference attention whose mask sits
+    beside a bias made with `device=query.device`.
 
     ## Why is this bad?
     The new tensor is created on the CPU whatever device the input is on; as soon as the model
@@ -133,6 +154,10 @@ class FactoryWithoutDevice(Rule):
     Arithmetic on a factory's tensor keeps it a factory's tensor: `t = torch.ones(s) * -1`
     followed by `if torch.cuda.is_available(): t = t.cuda()` is placed, and so is
     `xx = xx.float() / n` followed by `xx.type_as(x)`.
+    Where a factory's tensor meets a device tensor, a full reduction of it (`torch.sum(t)`, a
+    0-dim tensor), a conversion to a tensor type that may be CUDA's (`.type(FloatTensor)`), and
+    a pass through one of the file's own functions (a `Variable` lambda that calls `.cuda()`)
+    count as placed.
     A function of another project module that `forward` calls is not reported (it serves that
     module's callers too, a dataset's where the CPU is right), nor a helper function that
     keeps its tensor to itself, nor a tensor a helper returns that its caller moves later by
@@ -218,9 +243,30 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
             line=5,
             col=49,
         ),
+        # a library's loss function, called on the device: the host column meets the labels
+        Invalid(
+            """\
+import torch
+def ordinal_loss(logits, labels):
+    first = torch.ones(labels.shape[0], 1)
+    return (torch.cat([first, labels[:, 1:]], dim=1) * logits).sum()
+logits = torch.randn(4, 3, device="cuda")
+loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
+""",
+            line=3,
+            col=13,
+            expected_replacement="""\
+import torch
+def ordinal_loss(logits, labels):
+    first = torch.ones(labels.shape[0], 1, device=labels.device)
+    return (torch.cat([first, labels[:, 1:]], dim=1) * logits).sum()
+logits = torch.randn(4, 3, device="cuda")
+loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
+""",
+        ),
     )
 
-    EVENTS = ("call", "binding", "return", "walked")
+    EVENTS = ("call", "binding", "return", "walked", "operation")
 
     def __init__(self) -> None:
         super().__init__()
@@ -257,6 +303,18 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         self.unweighted: set[cst.ClassDef] = set()
         """Module classes that hold nothing to move: on the host, they still meet device
         inputs wherever those are."""
+        self.meets: dict[cst.Call, cst.BaseExpression] = {}
+        """Factory call -> a tensor on the device its tensor meets in one operation
+        (``torch.cat([torch.ones(n, 1), labels])`` with ``labels`` on the GPU)."""
+        self.left_host: set[cst.Call] = set()
+        """Factory calls whose tensor only becomes a Python value or is copied into another
+        tensor (``.item()``, ``.copy_(t)``): the host is right for them."""
+        self.host_held: dict[tuple[int, str], cst.Call] = {}
+        """(scope, name) -> the factory call whose host tensor the name still holds (not
+        through the file's own functions, which may move it: see ``host_factory``)."""
+        self.follows: set[tuple[int, str]] = set()
+        """(scope, name) of tensors made on another tensor's device (``device=q.device``): the
+        function's author expects its inputs on a device."""
 
     def on_walked(self, event: WalkedCallEvent, semantic: Semantic) -> None:
         """``g = self.grid(h, w)``: the call's result is the helper's factory tensor, so a
@@ -282,6 +340,15 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         """``h = torch.zeros(...)`` (also ``Variable(torch.zeros(...))``): ``h`` holds it."""
         key = (semantic.scope_id, event.name)
         value = assigned_value(event.statement, event.name)
+        if _made_on_input_device(value):
+            self.follows.add(key)
+        else:
+            self.follows.discard(key)
+        strict = self.host_factory(value, semantic) if value is not None else None
+        if strict is None or (value is not None and _full_reduction(value, semantic)):
+            self.host_held.pop(key, None)  # `s = torch.sum(h)`: 0-dim, meets any device
+        else:
+            self.host_held[key] = strict
         # `h = h.float() / n`: still the factory's tensor
         factory = factory_inside(value, self.calls, self.held_in(semantic))
         self.held.pop(key, None)
@@ -310,10 +377,14 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
 
     def note_move(self, event: CallEvent, semantic: Semantic) -> None:
         """``h.cuda()`` / ``h.to(device)`` of a name holding a factory's tensor."""
-        # a later `h = h.cuda()` (under `if USE_CUDA:`) places what the factory made
-        if event.method in MOVES and isinstance(event.node.func, cst.Attribute):
-            name = dotted(event.node.func.value)
-            created = self.held.get((semantic.scope_id, name or ""))
+        # a later `h = h.cuda()` (under `if USE_CUDA:`) places what the factory made, and so
+        # does `a.expand_as(x).to(x.device)` or `.type(FloatTensor)` with a CUDA type
+        func = event.node.func
+        moves = event.method in MOVES or (
+            event.method == "type" and _may_be_cuda_type(event.node, semantic)
+        )
+        if moves and isinstance(func, cst.Attribute):
+            created = factory_inside(func.value, self.calls, self.held_in(semantic))
             if created is not None:
                 self.moved_later.add(created)
 
@@ -353,6 +424,94 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
             ):
                 self.handed.add(arg.value)
 
+    def on_operation(self, event: OperationEvent, semantic: Semantic) -> None:
+        node = event.node
+        self.note_meeting([(node.left, event.left), (node.right, event.right)], semantic)
+
+    def note_combining_call(self, event: CallEvent, semantic: Semantic) -> None:
+        """``torch.cat([torch.ones(n, 1), labels])``, ``torch.where(c, x, torch.zeros(n))``,
+        ``bias.masked_fill_(torch.ones(n, n).tril() == 0, -inf)``: one operation on them all."""
+        node = event.node
+        operands: list[tuple[cst.BaseExpression, Value]] = []
+        if event.combines:
+            for arg, value in zip(node.args, event.args, strict=True):
+                listed = arg.value
+                if isinstance(listed, cst.List | cst.Tuple) and value.items is not None:
+                    items = [element.value for element in listed.elements]
+                    operands += zip(items, value.items, strict=False)
+                elif not arg.star:
+                    operands.append((arg.value, value))
+        elif event.method in COMBINING_METHODS and event.receiver is not None:
+            receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+            if receiver is not None and event.receiver.is_tensorish:
+                operands.append((receiver, event.receiver))
+                operands += ((a.value, v) for a, v in zip(node.args, event.args, strict=True))
+        if len(operands) >= 2:
+            self.note_meeting(operands, semantic)
+
+    def note_left_on_host(self, event: CallEvent, semantic: Semantic) -> None:
+        """``torch.prod(torch.tensor(x.shape)).item()`` (a Python number) and
+        ``buf.copy_(torch.tensor(v))`` (copied across devices): the host tensor is right."""
+        func, node = event.node.func, event.node
+        if event.method in ("item", "tolist") and isinstance(func, cst.Attribute):
+            operand: cst.BaseExpression | None = func.value
+        elif event.method == "copy_" and node.args:
+            operand = node.args[0].value
+        else:
+            return
+        factory = factory_inside(operand, self.calls, self.held_in(semantic))
+        if factory is not None:
+            self.left_host.add(factory)
+
+    def note_meeting(
+        self, operands: list[tuple[cst.BaseExpression, Value]], semantic: Semantic
+    ) -> None:
+        """A factory's tensor and a tensor on the device (or made on an input's device) in one
+        operation, in a function: the operation fails on a GPU, wherever the function is."""
+        if semantic.function is None or semantic.on_cpu_path:
+            return
+        factories: list[cst.Call] = []
+        placed: list[cst.BaseExpression] = []
+        for node, value in operands:
+            if _full_reduction(node, semantic):
+                continue  # `torch.sum(t)`: a 0-dim tensor, an operand on any device
+            factory = self.host_factory(node, semantic)
+            if factory is not None and value.place in (Place.HOST, Place.UNKNOWN):
+                factories.append(factory)
+            elif (value.is_tensorish and value.place is Place.DEVICE) or (
+                isinstance(node, cst.Name) and (semantic.scope_id, node.value) in self.follows
+            ):
+                placed.append(node)
+        for factory in factories if placed else ():
+            self.meets.setdefault(factory, placed[0])
+
+    def host_factory(self, operand: cst.BaseExpression, semantic: Semantic) -> cst.Call | None:
+        """The factory whose tensor ``operand`` still is: through subscripts, arithmetic,
+        tensor methods and torch functions, not through the file's own functions (a
+        ``Variable`` lambda that calls ``.cuda()``)."""
+        while True:
+            if isinstance(operand, cst.Subscript):
+                operand = operand.value
+            elif isinstance(operand, cst.BinaryOperation):
+                left = self.host_factory(operand.left, semantic)
+                return left if left is not None else self.host_factory(operand.right, semantic)
+            elif isinstance(operand, cst.Call):
+                if operand in self.calls:
+                    return operand
+                if (
+                    isinstance(operand.func, cst.Attribute)
+                    and semantic.qualify(operand.func) is None
+                ):
+                    operand = operand.func.value  # `mask.logical_not()`, `h.float()`
+                elif (semantic.qualify(operand.func) or "").startswith("torch.") and operand.args:
+                    operand = operand.args[0].value  # `torch.log(h)`, `autograd.Variable(h)`
+                else:
+                    return None
+            elif isinstance(operand, cst.Name):
+                return self.host_held.get((semantic.scope_id, operand.value))
+            else:
+                return None
+
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         module = event.module
         device_inputs = any(arg.place in (Place.DEVICE, Place.MIXED) for arg in event.args)
@@ -364,6 +523,8 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         self.note_gradient(event, semantic)
         self.note_typed(event, semantic)
         self.note_scalar_argument(event, semantic)
+        self.note_combining_call(event, semantic)
+        self.note_left_on_host(event, semantic)
         function = _torch_function(event.qualified)
         if not (function in api.SHAPE_FACTORIES or function == "tensor"):
             return
@@ -402,6 +563,10 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
         """``torch.clamp(w, max=torch.log(torch.tensor(1 / 0.01)))`` (Swin-V2's logit scale): a
         0-dim host tensor handed to a function beside the first argument is no arithmetic
         operand: it must be on that tensor's device."""
+        torch_function = (event.qualified or "").startswith("torch.")
+        tensor_method = event.receiver is not None and event.receiver.is_tensorish
+        if not (torch_function or tensor_method):
+            return  # `self.register_buffer("flag", torch.tensor(False))`: no operand
         for index, arg in enumerate(event.node.args if self.scalars else ()):
             if index == 0 and arg.keyword is None:
                 continue  # `torch.log(t)`, `torch.sqrt(t)`: the tensor itself, still 0-dim
@@ -502,17 +667,20 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
             yield Report(call, message)
         # a library's module classes are placed by the project's scripts: their forward
         # meets the inputs there (the other step methods' callers may move what they return)
+        met = yield from self.meeting_reports(context, typed)
         library = not (flags.places or "lightning" in flags.frameworks)
         if library and not context.library:
             return
         on_host = self.host_only(context)
         for factory in self.factories:
-            if id(factory.call) in typed:
+            if id(factory.call) in typed or factory.call in met:
                 continue
             step = _step_method(factory)
             if step is None or factory.moved_after or factory.call in self.moved_later:
                 continue
-            if library and step != "forward":
+            if factory.call in self.left_host:
+                continue
+            if library and "forward" not in step:
                 continue
             if self.only_handed_over(factory.call) or self.only_an_index(factory):
                 continue
@@ -523,7 +691,7 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
                 continue
             if definition is not None and factory.call in self.records_of(definition):
                 continue  # `log = {"train/disc_factor": torch.tensor(f), ...}`: only recorded
-            if step == "forward" and not self.runs_in_module(factory, context):
+            if "forward" in step and not self.runs_in_module(factory, context):
                 continue
             if factory.owner is not None and factory.owner in on_host:
                 continue
@@ -543,6 +711,39 @@ grad = torch.autograd.grad(out, x, grad_outputs=torch.ones(4, 1), create_graph=T
                 edit = NodeEdit(factory.call.args[-1].value, f", {hint}", "after")
                 fix = FixSpec((edit,), safe=False, description=hint)
             yield Report(factory.call, message, fix)
+
+    def meeting_reports(
+        self, context: Context, typed: set[int]
+    ) -> Generator[Report, None, set[cst.Call]]:
+        """Factories whose tensor meets a device tensor in an operation, in any function (a
+        library's loss, a test's reference implementation): the walk saw the device there."""
+        met: set[cst.Call] = set()
+        for factory in self.factories:
+            other = self.meets.get(factory.call)
+            if other is None or factory.call in met or id(factory.call) in typed:
+                continue
+            if factory.moved_after or factory.call in self.moved_later:
+                continue
+            if factory.call in self.left_host:
+                continue
+            definition = factory.definition
+            if definition is not None and only_filled_in(factory.call, definition):
+                continue
+            met.add(factory.call)
+            shown = _operand_name(other)
+            source = shown or factory.first_param
+            hint = f"device={source}.device" if source else "device=..."
+            meets = f"`{shown}`" if shown else "a tensor"
+            message = (
+                f"`torch.{factory.function}(...)` in `{factory.method}` creates the tensor on "
+                f"the CPU, but it meets {meets} on the device: pass `{hint}`"
+            )
+            fix = None
+            if source and factory.call.args and not factory.call.args[-1].star:
+                edit = NodeEdit(factory.call.args[-1].value, f", {hint}", "after")
+                fix = FixSpec((edit,), safe=False, description=hint)
+            yield Report(factory.call, message, fix)
+        return met
 
     def host_only(self, context: Context) -> set[cst.ClassDef]:
         """The file's module classes whose instances all stay on the host (a notebook's CPU
@@ -638,6 +839,64 @@ def _argument(
             return arg, value
     positional = [(arg, value) for arg, value in args if arg.keyword is None and not arg.star]
     return positional[position] if position < len(positional) else None
+
+
+REDUCTIONS = frozenset(
+    {"sum", "mean", "prod", "max", "min", "norm", "std", "var", "amax", "amin", "all", "any"}
+)
+
+
+def _full_reduction(expr: cst.BaseExpression, semantic: Semantic) -> bool:
+    """``torch.sum(t)``, ``t.mean()``: reduced over every dimension to a 0-dim tensor."""
+    if not isinstance(expr, cst.Call) or any(arg.keyword is not None for arg in expr.args):
+        return False
+    func = expr.func
+    qualified = semantic.qualify(func) or ""
+    if qualified.startswith("torch.") and qualified[6:] in REDUCTIONS:
+        return len(expr.args) == 1
+    return isinstance(func, cst.Attribute) and func.attr.value in REDUCTIONS and not expr.args
+
+
+def _may_be_cuda_type(call: cst.Call, semantic: Semantic) -> bool:
+    """``t.type(FloatTensor)`` with ``FloatTensor = torch.cuda.FloatTensor if cuda else ...``:
+    not a CPU type nor a dtype named outright (``torch.float32``, ``"torch.FloatTensor"``)."""
+    if len(call.args) != 1:
+        return False
+    target = call.args[0].value
+    text = string_value(target)
+    if text is not None:
+        return "cuda" in text
+    if "dtype" in (dotted(target) or "").rsplit(".", 1)[-1].lower():
+        return False  # `.type(dtype)`, `.type(x.dtype)`: a dtype, no device
+    qualified = semantic.qualify(target) or ""
+    return not (qualified.startswith("torch.") and not qualified.startswith("torch.cuda."))
+
+
+def _operand_name(operand: cst.BaseExpression) -> str | None:
+    """``labels`` for ``labels[:, :-1]`` or ``labels.float()``: the tensor an operand reads."""
+    while True:
+        if isinstance(operand, cst.Subscript):
+            operand = operand.value
+        elif isinstance(operand, cst.Call) and isinstance(operand.func, cst.Attribute):
+            operand = operand.func.value
+        else:
+            return dotted(operand)
+
+
+def _made_on_input_device(value: cst.BaseExpression | None) -> bool:
+    """``torch.zeros(n, device=q.device)``, ``x.to(q.device)``: made where a tensor is."""
+    if not isinstance(value, cst.Call):
+        return False
+    argument = keyword(value, "device")
+    device = argument.value if argument is not None else None
+    if device is None and isinstance(value.func, cst.Attribute) and value.func.attr.value == "to":
+        device = value.args[0].value if value.args else None
+    return (
+        isinstance(device, cst.Attribute)
+        and device.attr.value == "device"
+        and isinstance(device.value, cst.Name)
+        and device.value.value != "self"
+    )
 
 
 def _torch_function(qualified: str | None) -> str:

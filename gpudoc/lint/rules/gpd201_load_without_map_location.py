@@ -72,6 +72,10 @@ class LoadWithoutMapLocation(Rule):
     `ModelCheckpoint("./saved_models", ...)`, then `torch.load(last("./saved_models"))`). A
     `map_location="cpu"` is where that checkpoint is loaded, not evidence that the script
     runs on the CPU.
+    A script whose `__main__` sets a CUDA default (`torch.set_default_tensor_type(
+    "torch.cuda.FloatTensor")`, `torch.set_default_device("cuda")`) outside any test needs a
+    GPU on every run: it has no CPU path. A module-level `device = None` that a function rebinds
+    through `global device` is not taken as None where it is read.
 
     ## Fix safety
     Unsafe: it changes where the loaded tensors live. The fix passes the script's own device

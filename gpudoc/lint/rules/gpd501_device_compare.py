@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.events import CompareEvent, FunctionEvent, Semantic
+from gpudoc.lint.analysis.events import CompareEvent, FunctionEvent, ReturnEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind
@@ -44,7 +44,9 @@ class DeviceCompareWithoutIndex(Rule):
 
     ## Known problems
     Only tensors the analysis knows are checked (`args.device` is often a plain string, where the
-    comparison is right), and only names whose binding or annotation says `torch.device`.
+    comparison is right), and only names whose binding or annotation says `torch.device`, or
+    that hold what one of the file's functions returns when its every return is a
+    `torch.device` (`device = get_device()`).
 
     ## Fix safety
     Safe: `x.device == "cuda"` is always False (a `torch.device` never equals a string), so
@@ -114,13 +116,27 @@ def load(path: str, device: Union[str, torch.device] = "cpu"):
         ),
     )
 
-    EVENTS = ("compare", "function")
+    EVENTS = ("compare", "function", "return")
 
     def __init__(self) -> None:
         super().__init__()
         self.compares: list[DeviceCompare] = []
         self.device_params: dict[str, dict[str, bool]] = {}
         """Function -> its parameters annotated with torch.device -> whether only with it."""
+        self.device_returns: dict[str, bool] = {}
+        """Function -> whether each of its walked returns hands back a torch.device."""
+
+    def on_return(self, event: ReturnEvent, semantic: Semantic) -> None:
+        """``return torch.device("cuda")``, ``return device`` (bound to one): a helper whose
+        result is a torch.device (``device = gpu_setup()``)."""
+        function, value = semantic.function_node, event.node.value
+        if function is None or semantic.module_class is not None:
+            return
+        device = isinstance(value, cst.Call) and semantic.qualify(value.func) == "torch.device"
+        if isinstance(value, cst.Name):
+            device = self.holds_torch_device(value.value, semantic) is True
+        name = function.name.value
+        self.device_returns[name] = self.device_returns.get(name, True) and device
 
     def on_function(self, event: FunctionEvent, semantic: Semantic) -> None:
         params = event.node.params
@@ -168,8 +184,11 @@ def load(path: str, device: Union[str, torch.device] = "cpu"):
         if held.binding is None:  # a parameter, not rebound since
             return self.device_params.get(semantic.function or "", {}).get(name)
         value = assigned_value(held.binding, name)
-        is_call = isinstance(value, cst.Call) and semantic.qualify(value.func) == "torch.device"
-        return True if is_call else None
+        if not isinstance(value, cst.Call):
+            return None
+        if isinstance(value.func, cst.Name) and self.device_returns.get(value.func.value):
+            return True  # `device = gpu_setup()`, which returns torch.device(...)
+        return True if semantic.qualify(value.func) == "torch.device" else None
 
     def finish(self, context: Context) -> Iterator[Report]:
         for compare in self.compares:

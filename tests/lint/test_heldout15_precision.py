@@ -1,0 +1,130 @@
+"""Precision regressions from the fifteenth held-out set (public repositories linted before any
+tuning, every finding judged): minimal programs of our own for each cause of a wrong finding,
+beside the variant that must still be reported."""
+
+from __future__ import annotations
+
+from lint_lines import lines
+
+# a host random mask that only selects rows of a device tensor (a codebook's dead-code sampler)
+MASK = """\
+import torch
+import torch.nn as nn
+class Dropper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+    def forward(self, x):
+        keep = torch.rand(x.shape[0]) < 0.5
+        return self.proj({use})
+model = Dropper().cuda()
+"""
+
+
+def test_a_host_comparison_mask_used_as_an_index_is_fine() -> None:
+    assert lines(MASK.format(use="x[keep]"), "GPD106") == []
+    assert lines(MASK.format(use="x * keep"), "GPD106") == [8]
+
+
+# a flag buffer set from a host 0-dim tensor, and a shape product read as a Python number
+FLAGS = """\
+import torch
+import torch.nn as nn
+from torch import tensor
+class Codebook(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("initted", tensor(False))
+        self.register_buffer("embed", torch.zeros(8, 4))
+    def init_embed_(self, data):
+        self.embed.data.copy_(data[:8])
+        {line}
+    def forward(self, x):
+        self.init_embed_(x)
+        size = torch.prod(torch.tensor(x.shape[1:])).item()
+        return x.view(-1, size) @ self.embed.t()
+model = Codebook().cuda()
+"""
+
+
+def test_copies_flags_and_python_numbers_need_no_device() -> None:
+    for line in (
+        "self.initted.data.copy_(tensor(True))",
+        'self.register_buffer("initted", tensor(True))',
+        "self.embed.data.copy_(torch.randn(8, 4))",
+    ):
+        assert lines(FLAGS.format(line=line), "GPD106") == [], line
+    assert lines(FLAGS.format(line="self.embed.add_(torch.randn(8, 4))"), "GPD106") == [11]
+
+
+# hifi-gan: the module's `device = None` is set by main() through `global` before any load
+GLOBAL = """\
+import torch
+import torch.nn as nn
+device = None
+def restore(path{param}):
+    return torch.load(path, map_location=device)
+def main():
+    {declare}
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    net = nn.Linear(4, 2).to(device)
+    net.load_state_dict(restore("g.pt"{argument}))
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_module_none_rebound_through_global_maps_to_the_device() -> None:
+    declared = GLOBAL.format(param="", declare="global device", argument="")
+    assert lines(declared, "GPD201") == []
+    parameter = GLOBAL.format(param=", device", declare="pass", argument=", device")
+    assert lines(parameter, "GPD201") == []
+    undeclared = GLOBAL.format(param="", declare="pass", argument="")
+    assert lines(undeclared, "GPD201") == [5]
+
+
+# nerf: `__main__` sets a CUDA default tensor type before anything runs
+DEFAULT_TYPE = """\
+import torch
+import torch.nn as nn
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+def train(path):
+    net = nn.Linear(4, 2).to(device)
+    net.load_state_dict(torch.load(path))
+if __name__ == "__main__":
+    {line}
+    train("run/ckpt.tar")
+"""
+
+
+def test_a_script_that_sets_a_cuda_default_type_has_no_cpu_path() -> None:
+    for line in (
+        'torch.set_default_tensor_type("torch.cuda.FloatTensor")',
+        'torch.set_default_device("cuda")',
+    ):
+        assert lines(DEFAULT_TYPE.format(line=line), "GPD201") == [], line
+    conditional = 'if torch.cuda.is_available(): torch.set_default_device("cuda")'
+    assert lines(DEFAULT_TYPE.format(line=conditional), "GPD201") == [6]
+
+
+# yolo-v3: a tensor attribute that is file metadata, only ever converted with .numpy()
+HEADER = """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 4)
+        self.header = torch.IntTensor([0, 0, 0, 0])
+    def forward(self, x):
+        return self.body(x)
+    def save_weights(self, fp, seen):
+        self.header[3] = seen
+        {use}
+net = Net().cuda()
+"""
+
+
+def test_a_tensor_attribute_only_written_to_a_file_stays_on_the_host() -> None:
+    assert lines(HEADER.format(use="self.header.numpy().tofile(fp)"), "GPD105") == []
+    assert lines(HEADER.format(use="return self.header + self.body.weight"), "GPD105") == [7]
