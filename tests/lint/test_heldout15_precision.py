@@ -127,4 +127,33 @@ net = Net().cuda()
 
 def test_a_tensor_attribute_only_written_to_a_file_stays_on_the_host() -> None:
     assert lines(HEADER.format(use="self.header.numpy().tofile(fp)"), "GPD105") == []
+    aliased = "header = self.header\n        header.numpy().tofile(fp)"
+    assert lines(HEADER.format(use=aliased), "GPD105") == []
     assert lines(HEADER.format(use="return self.header + self.body.weight"), "GPD105") == [7]
+
+
+# the annotated transformer: the parent process loads a vocabulary before mp.spawn starts ranks
+SPAWNED = """\
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn as nn
+def restore():
+    return torch.load("final.pt")
+def worker(rank, n):
+    dist.init_process_group("nccl", rank=rank, world_size=n)
+    net = nn.Linear(4, 2).cuda(rank)
+    {restore}
+    torch.save(net.state_dict(), "final.pt")
+def load_words():
+    torch.save(["<s>", "</s>"], "words.pt")
+    return torch.load("words.pt")
+if __name__ == "__main__":
+    words = load_words()
+    mp.spawn(worker, nprocs=torch.cuda.device_count(), args=(torch.cuda.device_count(),))
+"""
+
+
+def test_only_loads_in_the_spawned_worker_run_once_per_gpu() -> None:
+    assert lines(SPAWNED.format(restore="pass"), "GPD201") == []
+    assert lines(SPAWNED.format(restore="net.load_state_dict(restore())"), "GPD201") == [6]

@@ -46,3 +46,57 @@ class CrossEntropy(LossFunction):
 def test_a_forward_hook_of_a_subclass_is_part_of_forward() -> None:
     assert lines(HOOK.format(device=""), "GPD106") == [11]
     assert lines(HOOK.format(device=", device=prediction.device"), "GPD106") == []
+
+
+# report 16: the model moved only beside DataParallel, under a test for several GPUs
+SEVERAL = """\
+import torch
+import torch.nn as nn
+from data import get_loader
+class UNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv3d(1, 1, 3)
+    def forward(self, x):
+        return self.conv(x)
+def main(config):
+    model = UNet()
+    if {test}:
+        model = nn.DataParallel(model)
+        model.cuda()
+    for batch in get_loader(config):
+        if torch.cuda.is_available():
+            batch = batch.cuda(non_blocking=True)
+        output = model(batch)
+"""
+
+
+def test_a_move_under_a_test_for_several_gpus_misses_the_one_gpu_machine() -> None:
+    assert lines(SEVERAL.format(test="torch.cuda.device_count() > 1"), "GPD102") == [14]
+    assert lines(SEVERAL.format(test="n_gpu >= 2 and not args.cpu"), "GPD102") == [14]
+    # a test for any GPU is the guard the batches share
+    assert lines(SEVERAL.format(test="torch.cuda.device_count() > 0"), "GPD102") == []
+    assert lines(SEVERAL.format(test="torch.cuda.is_available()"), "GPD102") == []
+
+
+# report 10: layers built by name from torch.nn and kept in a plain list
+MERGE = """\
+import torch
+from torch import nn
+def get_layer(hparams):
+    layer_class = getattr({namespace}, hparams["type"])
+    return layer_class(**hparams.get("kwargs", {{}}))
+class MergeLayer(nn.Module):
+    def __init__(self, layers):
+        super().__init__()
+        self._layers = []
+        for layer in layers:
+            self._layers.append(get_layer(hparams=layer))
+    def forward(self, x):
+        return torch.cat([layer(x) for layer in self._layers], dim=1)
+"""
+
+
+def test_layers_looked_up_by_name_in_torch_nn_are_modules() -> None:
+    assert lines(MERGE.format(namespace="nn"), "GPD104") == [9]
+    assert lines(MERGE.format(namespace="nn.functional"), "GPD104") == []

@@ -255,7 +255,9 @@ own: ``torch.broadcast_tensors(t, torch.empty(shape))`` only expands, on any dev
 IN_PLACE_SHARDING = frozenset({"fully_shard"})
 """FSDP2's ``fully_shard(model)``: shards (and places) the module in place."""
 
-ZOO_NAMESPACES = ("torchvision.models", "timm.models", "timm", "segmentation_models_pytorch")
+ZOO_NAMESPACES = (
+    *("torchvision.models", "timm.models", "timm", "segmentation_models_pytorch", "torch.nn"),
+)
 """Modules whose ``__dict__[arch]`` / ``getattr(module, arch)`` is a model constructor."""
 
 LEGACY_TENSOR_TYPES = frozenset(
@@ -320,6 +322,8 @@ MODULE_NAME = re.compile(
     re.I,
 )
 LOADER_NAME = re.compile(r"^([a-z_]*loader|[a-z_]*_dl|dl)$", re.I)
+LOADER_CALL = re.compile(r"^(get|make|build|create)_(\w+_)?(data_?)?loader$", re.I)
+"""A function of another module named for the DataLoader it returns (``get_loader(cfg)``)."""
 TENSOR_NAME = re.compile(
     r"^(x|y|t|tensor|inputs?|images?|imgs?|labels?|targets?|masks?|logits|features?|feats"
     r"|weights?|embeddings?|hidden|h|x_\w+|input_ids|attention_mask)$",

@@ -54,6 +54,11 @@ CHECKPOINT_METHODS = frozenset(
 """Methods of a dict or a module that return what it holds, or the module itself."""
 
 
+MODULE_CLASS = "module-class"
+"""The source of a value that holds a module class looked up by name in a namespace of
+modules (``getattr(nn, "Linear")``): calling it builds a module."""
+
+
 class CallEvaluator:
     """The value of a call, resolved to what it calls: an imported name (``library``), a move
     (``placement``), an instance of a plain class (``instances``), a function or method of
@@ -98,7 +103,12 @@ class CallEvaluator:
             self.note_moved_chain(node)
         if self.is_zoo_lookup(func):
             self.evaluator.eval_args(node)
-            return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)
+            # `getattr(nn, cfg.act)()` may be a ReLU: weights are not known
+            weighted = not self.looks_up_layers(func)
+            return Value(Kind.MODULE, Place.HOST, weighted=weighted, origin=node)
+        if self.is_zoo_lookup(node):  # `layer_class = getattr(nn, name)`: a module class
+            self.evaluator.eval_args(node)
+            return Value(source=MODULE_CLASS)
         if isinstance(func, cst.Attribute) and func.attr.value in MOVE_METHODS:
             note_method_move(self.model, node)
             self.model.moved_receivers.update(_operand_calls(func.value))
@@ -150,6 +160,12 @@ class CallEvaluator:
             return False
         return (self.model.imports.qualify(namespace) or "") in api.ZOO_NAMESPACES
 
+    def looks_up_layers(self, func: cst.BaseExpression) -> bool:
+        """``getattr(nn, name)``: a layer class of torch.nn, not a model of a zoo."""
+        if not isinstance(func, cst.Call) or not func.args:
+            return False
+        return self.model.imports.qualify(func.args[0].value) == "torch.nn"
+
     def eval_named_call(self, node: cst.Call, name: str) -> Value:
         instance = self.instances.named_call(node, name)
         if instance is not None:
@@ -166,6 +182,8 @@ class CallEvaluator:
             return Value(Kind.LOADER, place, origin=node, source=f"dataset:{name}")
         if local is not None and not isinstance(local, str):
             return self.module_instance(node, local, args)
+        if callee is not None and callee.source == MODULE_CLASS:
+            return Value(Kind.MODULE, Place.HOST, origin=node)  # weights not known
         callee = called_module(callee)
         if callee is not None and callee.kind is Kind.MODULE:
             return self.module_call(node, name, callee, args)

@@ -112,6 +112,22 @@ def _comparison_polarity(test: cst.Comparison) -> Polarity | None:
     return _flip(polarity) if negated else polarity
 
 
+def counts_several_gpus(test: cst.BaseExpression) -> bool:
+    """``torch.cuda.device_count() > 1``, ``n_gpu >= 2`` (also one side of an ``and``): a test
+    for several GPUs, whose other path still runs on one GPU."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return counts_several_gpus(test.left) or counts_several_gpus(test.right)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    if not isinstance(target.comparator, cst.Integer) or _word_polarity(test.left) != "gpu":
+        return False
+    count = int(target.comparator.value, 0)
+    if isinstance(target.operator, cst.GreaterThan):
+        return count >= 1
+    return isinstance(target.operator, cst.GreaterThanEqual) and count >= 2
+
+
 def truth_on_cpu(
     test: cst.BaseExpression,
     polarity_of: Callable[[cst.BaseExpression], Polarity | None],

@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from gpudoc.lint.analysis.events import EventBus, EventKind
-from gpudoc.lint.analysis.flow import Join, Polarity, guard_polarity, join_of, option_of
+from gpudoc.lint.analysis.flow import (
+    Join,
+    Polarity,
+    counts_several_gpus,
+    guard_polarity,
+    join_of,
+    option_of,
+)
 from gpudoc.lint.analysis.functions import FunctionSyntax
 from gpudoc.lint.analysis.names import ImportTable, call_counts, dotted
 from gpudoc.lint.analysis.scope import Scope
@@ -292,7 +299,9 @@ class SemanticModel:
     def join_after(self, test: cst.BaseExpression) -> Join:
         """How the paths of a test meet: a test that picks a GPU is no guard there (a value
         moved on one path only stays on the host on the other, where a GPU is used too)."""
-        return "unrelated" if self.picks_a_gpu(test) else join_of(self.polarity(test))
+        if self.picks_a_gpu(test) or counts_several_gpus(test):
+            return "unrelated"  # `if torch.cuda.device_count() > 1:`: one GPU takes the other
+        return join_of(self.polarity(test))
 
     def emit(self, kind: EventKind, event: object) -> None:
         self.bus.emit(kind, event, self)

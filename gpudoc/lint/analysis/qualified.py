@@ -59,6 +59,10 @@ class QualifiedCalls:
             # `d2l.train(net, loader, device)`: a function we cannot read, given a module and a
             # device, may move the module in place
             self.placement.forget(node, args)
+        elif api.LOADER_CALL.match(last):
+            # `for x in get_loader(cfg):` of another module: batches of tensors, placed by
+            # whatever that module does
+            return Value(Kind.LOADER, Place.UNKNOWN, by_name=True)
         return UNKNOWN
 
     def eval_torch(self, node: cst.Call, qualified: str, rest: str, args: list[Value]) -> Value:

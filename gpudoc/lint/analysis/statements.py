@@ -14,7 +14,7 @@ from gpudoc.lint.analysis.bodies import Bodies
 from gpudoc.lint.analysis.compound import Compound
 from gpudoc.lint.analysis.events import ReturnEvent, StatementEvent
 from gpudoc.lint.analysis.expressions import Evaluator
-from gpudoc.lint.analysis.flow import terminates
+from gpudoc.lint.analysis.flow import counts_several_gpus, terminates
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted, module_chain_root
 from gpudoc.lint.analysis.placement import Placement
@@ -142,7 +142,8 @@ class StatementWalker:
         """A module newly moved to the device inside an ``if`` about something else: placed on
         some paths only, which the join after the ``if`` keeps (flow.join_values)."""
         test = self.model.branch_tests[-1] if self.model.branch_tests else None
-        guarded = self.model.guard_depth > 0
+        # `if torch.cuda.device_count() > 1:` guards CUDA calls, but one GPU takes the other path
+        guarded = self.model.guard_depth > 0 and not (test and counts_several_gpus(test))
         if test is None or guarded or _is_main_test(test):
             return after
         placed = before is not None and before.kind is Kind.MODULE and before.place is Place.DEVICE

@@ -202,6 +202,11 @@ def _host_data(name: str, methods: list[cst.FunctionDef]) -> bool:
     uses = _HostUses(name)
     for method in methods:
         walk(method, uses)
+        for alias in uses.take_aliases():  # `header = self.header`, then `header.numpy()`
+            if _host_data(alias, [method]):
+                uses.converted = True
+            else:
+                return False
     return uses.converted and uses.mentions <= uses.allowed
 
 
@@ -211,6 +216,7 @@ class _HostUses(cst.CSTVisitor):
         self.mentions: set[int] = set()
         self.allowed: set[int] = set()
         self.converted = False
+        self.aliases: list[str] = []
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if dotted(node) == self.name:
@@ -223,7 +229,21 @@ class _HostUses(cst.CSTVisitor):
             self.allowed.add(id(func.value))
             self.converted = True
 
+    def take_aliases(self) -> list[str]:
+        aliases, self.aliases = self.aliases, []
+        return aliases
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        index = node.slice[0].slice if len(node.slice) == 1 else None
+        integer = isinstance(index, cst.Index) and isinstance(index.value, cst.Integer)
+        if integer and dotted(node.value) == self.name:
+            self.allowed.add(id(node.value))  # `self.seen = self.header[3]`: one number
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        alias = node.targets[0].target if len(node.targets) == 1 else None
+        if isinstance(alias, cst.Name) and dotted(node.value) == self.name:
+            self.allowed.add(id(node.value))
+            self.aliases.append(alias.value)
         for target in node.targets:
             written: cst.BaseExpression = target.target
             if isinstance(written, cst.Subscript):

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
 from gpudoc.lint.analysis.events import CallEvent, Semantic
-from gpudoc.lint.analysis.names import keyword
+from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._checkpoints import LoadSite, scan
 from gpudoc.lint.rules._device_names import DEVICE_PARAMETER
 from gpudoc.lint.rules._helpers import backend, is_process_group_init
+
+SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 
 
 class LoadWithoutMapLocation(Rule):
@@ -228,6 +232,10 @@ torch.save(model.state_dict(), "snapshot.pt")
         """id of each ``torch.load`` without a map location -> the device name in its scope."""
         self.per_rank = False
         """A process group that is not gloo's: one process per GPU."""
+        self.spawned: set[str] = set()
+        """Functions the script starts once per GPU (``mp.spawn(worker, ...)``)."""
+        self.walked_in: dict[int, set[str]] = {}
+        """id of each unmapped load -> the functions of the call chains that reached it."""
         self.gpu_only: dict[int, bool] = {}
         """id of each such load -> whether every walk met it on the GPU path of a guard."""
 
@@ -243,9 +251,19 @@ torch.save(model.state_dict(), "snapshot.pt")
                 # where CUDA exists (on every walk of it)
                 gpu = self.gpu_only.get(id(node), True)
                 self.gpu_only[id(node)] = gpu and semantic.on_gpu_path
+                self.walked_in.setdefault(id(node), set()).update(semantic.call_chain)
         elif is_process_group_init(event.qualified):
             # `set_device(args.gpu)` alone is a one-GPU script choosing its GPU
             self.per_rank |= backend(node) in ("nccl", None)
+        elif event.qualified in SPAWNS and node.args:
+            self.spawned.add(dotted(node.args[0].value) or "")
+
+    def in_a_rank(self, call: cst.Call) -> bool:
+        """Run once per GPU: anywhere under torchrun; only in the spawned function (or what it
+        calls) when the script starts its ranks with ``mp.spawn(worker, ...)``."""
+        if not self.per_rank:
+            return False
+        return not self.spawned or bool(self.walked_in.get(id(call), set()) & self.spawned)
 
     def finish(self, context: Context) -> Iterator[Report]:
         if not (context.flags.device_notion or context.flags.places):
@@ -253,7 +271,7 @@ torch.save(model.state_dict(), "snapshot.pt")
         if not context.flags.loads_checkpoints:
             return  # no torch.load: nothing to read the whole file for
         found = scan(context.module)
-        ranks = self.per_rank
+        ranks = self.per_rank and any(self.in_a_rank(site.call) for site in found.loads)
         if (found.cpu_path is None and not found.flag_classes and not ranks) or (
             found.saves_cpu_state()
         ):
@@ -263,7 +281,7 @@ torch.save(model.state_dict(), "snapshot.pt")
                 continue  # a test reads back what it wrote
             evidence = found.cpu_path_at(site.call)
             known = id(site.call) in self.unmapped
-            if ranks and known:
+            if ranks and known and self.in_a_rank(site.call):
                 # `if args.gpu is None: torch.load(path)`: one process drives every GPU, and
                 # cuda:0 is its own; the per-GPU ranks take the other arm
                 if not found.without_rank_device(site):
