@@ -3,7 +3,12 @@ here: the bug each rule must report, next to the correct code it must leave alon
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lint_lines import lines
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_paths
 
 # report 03 (and set 14's 16): a helper returns a torch.device, which is then compared with text
 HELPER_DEVICE = """\
@@ -100,3 +105,33 @@ class MergeLayer(nn.Module):
 def test_layers_looked_up_by_name_in_torch_nn_are_modules() -> None:
     assert lines(MERGE.format(namespace="nn"), "GPD104") == [9]
     assert lines(MERGE.format(namespace="nn.functional"), "GPD104") == []
+
+
+# report 03: the helper reaches the pipeline through the package's __init__, re-exported by name
+def test_a_function_re_exported_by_name_is_followed(tmp_path: Path) -> None:
+    utils = tmp_path / "app" / "utils"
+    utils.mkdir(parents=True)
+    (tmp_path / "app" / "__init__.py").write_text("")
+    (utils / "devices.py").write_text(
+        "import torch\n"
+        "def get_torch_device():\n"
+        "    if torch.cuda.is_available():\n"
+        '        return torch.device("cuda")\n'
+        '    return torch.device("cpu")\n'
+    )
+    pipeline = tmp_path / "app" / "pipeline.py"
+    pipeline.write_text(
+        "from app.utils import get_torch_device\n"
+        "def load():\n"
+        "    device = get_torch_device()\n"
+        '    return device != "cpu"\n'
+    )
+    for exported in (
+        "from app.utils.devices import get_torch_device\n",
+        "from .devices import *\n",
+    ):
+        (utils / "__init__.py").write_text(exported)
+        result = lint_paths([str(pipeline)], LintConfig(select=("GPD501",)), 1, use_cache=False)
+        found = [(Path(f.path).name, f.line) for f in result.findings]
+        # a function behind `import *` is not followed (it would be walked at every call)
+        assert found == ([("pipeline.py", 4)] if "devices import get" in exported else [])

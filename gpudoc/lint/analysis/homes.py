@@ -113,8 +113,9 @@ def load_name(
 ) -> tuple[cst.FunctionDef | cst.ClassDef, Home] | None:
     """The function or class ``name`` in ``path``, with its home module;
     a class also when ``path`` only re-exports it (``from .base import *`` in a package's
-    ``__init__.py``). Re-exported functions are not followed: walking them at every call costs
-    more than it tells."""
+    ``__init__.py``), a function when it re-exports it by name (``from .utils import
+    get_device``). Functions behind ``import *`` are not followed: walking them at every call
+    costs more than it tells."""
     parsed = project.load(path)
     if parsed is None:
         return None
@@ -151,8 +152,13 @@ def _find_reexport(
         found = _reexported(statement, str(path), name)
         if found is not None and _may_define(found[0], found[1]):
             loaded = load_name(found[0], found[1], hops + 1)
-            if loaded is not None and isinstance(loaded[0], cst.ClassDef):
-                return loaded  # a class: what it is (a module, a dataset) is cheap to know
+            named = not isinstance(statement, cst.ImportFrom) or not isinstance(
+                statement.names, cst.ImportStar
+            )
+            # a class: what it is (a module, a dataset) is cheap to know; a function only when
+            # the package names it (`from .utils import get_device`), not behind `import *`
+            if loaded is not None and (isinstance(loaded[0], cst.ClassDef) or named):
+                return loaded
     return None
 
 
