@@ -106,31 +106,42 @@ def _is_node(value: object) -> bool:
 
 
 class _Dispatch:
-    """CSTVisitor's own ``on_visit`` / ``on_leave``, with each class's methods looked up once."""
+    """CSTVisitor's own ``on_visit`` / ``on_leave``, with each class's methods and fields looked
+    up once: a walk's own cost is per node, and most nodes have no method of the visitor."""
 
     def __init__(self, visitor: cst.CSTVisitor) -> None:
         self.visitor = visitor
-        self.methods: dict[type[cst.CSTNode], tuple[Visit | None, Visit | None]] = {}
-
-    def enter(self, node: cst.CSTNode) -> bool:
-        method = self._methods(type(node))[0]
-        return method is None or method(node) is not False
-
-    def leave(self, node: cst.CSTNode) -> None:
-        method = self._methods(type(node))[1]
-        if method is not None:
-            method(node)
-
-    def _methods(self, cls: type[cst.CSTNode]) -> tuple[Visit | None, Visit | None]:
-        found = self.methods.get(cls)
-        if found is None:
-            name = cls.__name__
-            visit = getattr(self.visitor, f"visit_{name}", None)
-            found = self.methods[cls] = (visit, getattr(self.visitor, f"leave_{name}", None))
-        return found
+        self.table: dict[type[cst.CSTNode], _Entry] = {}
 
     def walk(self, node: cst.CSTNode) -> None:
-        _walk(node, self.visitor, self.enter, self.leave)
+        entry = self.table.get(type(node))
+        if entry is None:
+            entry = self._entry(type(node))
+        fields, visit, leave = entry
+        if visit is None or visit(node) is not False:
+            if fields is None:
+                node._visit_and_replace_children(self.visitor)
+            else:
+                for name in fields:
+                    value = getattr(node, name)
+                    if type(value) is tuple or type(value) is list:
+                        for child in value:
+                            if _is_node(child):
+                                self.walk(child)
+                    elif _is_node(value):
+                        self.walk(value)
+        if leave is not None:
+            leave(node)
+
+    def _entry(self, cls: type[cst.CSTNode]) -> _Entry:
+        name = cls.__name__
+        visit = getattr(self.visitor, f"visit_{name}", None)
+        leave = getattr(self.visitor, f"leave_{name}", None)
+        entry = self.table[cls] = (child_fields(cls), visit, leave)
+        return entry
+
+
+_Entry = tuple[tuple[str, ...] | None, Visit | None, Visit | None]
 
 
 def code_ids(root: cst.CSTNode) -> Iterator[int]:
