@@ -107,18 +107,20 @@ def _is_node(value: object) -> bool:
 
 class _Dispatch:
     """CSTVisitor's own ``on_visit`` / ``on_leave``, with each class's methods and fields looked
-    up once: a walk's own cost is per node, and most nodes have no method of the visitor."""
+    up once per visitor class: a walk's own cost is per node, and most nodes have no method of
+    the visitor (libcst's CSTVisitor defines a do-nothing ``visit_``/``leave_`` method for every
+    node class: those are not called)."""
 
     def __init__(self, visitor: cst.CSTVisitor) -> None:
         self.visitor = visitor
-        self.table: dict[type[cst.CSTNode], _Entry] = {}
+        self.table = _TABLES.setdefault(type(visitor), {})
 
     def walk(self, node: cst.CSTNode) -> None:
         entry = self.table.get(type(node))
         if entry is None:
             entry = self._entry(type(node))
         fields, visit, leave = entry
-        if visit is None or visit(node) is not False:
+        if visit is None or visit(self.visitor, node) is not False:
             if fields is None:
                 node._visit_and_replace_children(self.visitor)
             else:
@@ -131,17 +133,25 @@ class _Dispatch:
                     elif _is_node(value):
                         self.walk(value)
         if leave is not None:
-            leave(node)
+            leave(self.visitor, node)
 
     def _entry(self, cls: type[cst.CSTNode]) -> _Entry:
-        name = cls.__name__
-        visit = getattr(self.visitor, f"visit_{name}", None)
-        leave = getattr(self.visitor, f"leave_{name}", None)
+        kind = type(self.visitor)
+        visit, leave = (_own(kind, f"{which}_{cls.__name__}") for which in ("visit", "leave"))
         entry = self.table[cls] = (child_fields(cls), visit, leave)
         return entry
 
 
-_Entry = tuple[tuple[str, ...] | None, Visit | None, Visit | None]
+Method = Callable[[cst.CSTVisitor, cst.CSTNode], object]
+_Entry = tuple[tuple[str, ...] | None, Method | None, Method | None]
+_TABLES: dict[type[cst.CSTVisitor], dict[type[cst.CSTNode], _Entry]] = {}
+"""Per visitor class: per node class, its fields and the visitor's own methods for it."""
+
+
+def _own(kind: type[cst.CSTVisitor], name: str) -> Method | None:
+    """The visitor class's method ``name``; None when it is CSTVisitor's own (does nothing)."""
+    method = getattr(kind, name, None)
+    return None if method is None or method is getattr(cst.CSTVisitor, name, None) else method
 
 
 def code_ids(root: cst.CSTNode) -> Iterator[int]:
