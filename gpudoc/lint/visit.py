@@ -124,13 +124,14 @@ class _Dispatch:
             if fields is None:
                 node._visit_and_replace_children(self.visitor)
             else:
+                known = _NODE_TYPES  # _is_node, inlined: it runs for every field of every node
                 for name in fields:
                     value = getattr(node, name)
                     if type(value) is tuple or type(value) is list:
                         for child in value:
-                            if _is_node(child):
+                            if known.get(type(child)) or _is_node(child):
                                 self.walk(child)
-                    elif _is_node(value):
+                    elif known.get(type(value)) or _is_node(value):
                         self.walk(value)
         if leave is not None:
             leave(self.visitor, node)
