@@ -7,11 +7,14 @@ per-finding work. Each measurement runs in a fresh process, which prints its own
 (user + sys) and peak RSS. Prints, for each of bare parse, `gpudoc lint`, `gpudoc lint --fix
 --unsafe-fixes`: CPU s, peak MB, the ratio to the bare parse (target: lint within 1.5x), and how
 many times the file was analysed (lint passes). The parse is paid once (--fix re-parses only the
-statements it edits), the analysis once per pass: on this file it costs about as much as the
-parse, so --fix cannot come near 1.5x. --fix needs a pass after each round of fixes, and starts
-over where a fix did not remove its finding: on this file, one long script where ``model`` flows
-from fixture to fixture, GPD102's ``model.to(...)`` does not silence it in dozens of places
-(48 at 10,000 lines), so --fix needs 5 passes.
+statements it edits), the analysis once per pass: on this file it costs about two thirds of a
+parse, so --fix cannot come near 1.5x. --fix needs a pass after each round of fixes: on this
+file 3 in all (the lint, and one after each of two rounds), because some findings appear only
+once the first round's fixes are in (a model that GPD102's fix moves makes ``model(x).numpy()``
+a GPD202 finding) and GPD202 reports one device argument of a call per round
+(``accuracy_score(targets, predictions)``). It needed 5 while GPD102 reported a rebinding moved
+before its use whenever a later rebinding of the same name was not: its fix came back and --fix
+started over.
 
     python bench/lint_bigfile.py [--lines N] [--keep DIR] [--baseline CHECKOUT] [--repeat N]
 
