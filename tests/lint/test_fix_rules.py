@@ -219,3 +219,31 @@ def test_a_rebinding_moved_before_its_use_is_not_reported_for_a_later_one() -> N
     result = fix_source(SCRIPTS_ONE_AFTER_THE_OTHER, counted, unsafe=True)
     assert result.fixed.count("model.to(device)") == 2 and result.remaining == ()
     assert len(passes) == 2  # the source, then the fixed text: one round, nothing came back
+
+
+TWO_DEVICE_ARGUMENTS = """\
+import torch
+from sklearn.metrics import accuracy_score
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 2).to(device)
+targets = torch.randint(0, 2, (8,)).to(device)
+predictions = model(torch.randn(8, 4).to(device)).argmax(dim=1)
+print(accuracy_score(targets, predictions))
+"""
+
+
+def test_a_call_given_two_device_tensors_is_fixed_in_one_round() -> None:
+    """GPD202 reported the first device argument of a NumPy / scikit-learn call only, so --fix
+    needed a round for each; now one finding names both and its fix moves both."""
+    (finding,) = lint(TWO_DEVICE_ARGUMENTS)
+    assert finding.code == "GPD202" and "`targets`, `predictions`" in finding.message
+    passes: list[str] = []
+
+    def counted(text: str) -> list[Finding]:
+        passes.append(text)
+        return lint(text)
+
+    result = fix_source(TWO_DEVICE_ARGUMENTS, counted)
+    assert "accuracy_score(targets.cpu(), predictions.cpu())" in result.fixed
+    assert result.remaining == () and len(passes) == 2
