@@ -11,10 +11,10 @@ statements it edits), the analysis once per pass: on this file it costs about tw
 parse, so --fix cannot come near 1.5x. --fix needs a pass after each round of fixes: on this
 file 3 in all (the lint, and one after each of two rounds), because some findings appear only
 once the first round's fixes are in (a model that GPD102's fix moves makes ``model(x).numpy()``
-a GPD202 finding) and GPD202 reports one device argument of a call per round
-(``accuracy_score(targets, predictions)``). It needed 5 while GPD102 reported a rebinding moved
-before its use whenever a later rebinding of the same name was not: its fix came back and --fix
-started over.
+a GPD202 finding) and GPD202 reports, of a call that hands two device tensors to a helper that
+converts them (``score.update(outputs, labels)``), one per round. It needed 5 while GPD102
+reported a rebinding moved before its use whenever a later rebinding of the same name was not:
+its fix came back and --fix started over.
 
     python bench/lint_bigfile.py [--lines N] [--keep DIR] [--baseline CHECKOUT] [--repeat N]
 
