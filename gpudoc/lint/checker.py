@@ -19,7 +19,7 @@ from gpudoc.lint.model import Edit, Finding, Fix
 from gpudoc.lint.noqa import Directive, noqa_directives
 from gpudoc.lint.parse import parse_module
 from gpudoc.lint.positions import positions
-from gpudoc.lint.project import ProjectModule
+from gpudoc.lint.project import ProjectModule, resolving_once
 from gpudoc.lint.rule import Context, FixSpec, NodeEdit, Report, Rule, all_rules
 
 PREFILTER = "torch"
@@ -49,7 +49,7 @@ def check_source(
     applied, sorted. Only those rules are built and listen to the walk. Raises SourceError."""
     if PREFILTER not in source:
         return []
-    with gc_paused():
+    with gc_paused(), resolving_once():
         return _check(source, path, enabled)
 
 

@@ -11,6 +11,8 @@ directory, the directory holding its top package, and the project's root (a dire
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -45,9 +47,39 @@ class ProjectModule:
     classes: dict[str, cst.ClassDef] = field(default_factory=dict)
 
 
+_resolved: list[dict[tuple[str, str, int], Path | None]] = []
+"""While ``resolving_once`` is active: each import's answer, looked up once."""
+
+
+@contextmanager
+def resolving_once() -> Iterator[None]:
+    """Within this, ``resolve`` looks each (importer, module, level) up on disk once: a big
+    file names the same modules again and again (``import torch`` in every pasted script), and
+    each look-up costs a ``realpath`` and a few ``stat`` calls. Held for one file's lint, so a
+    module created between two runs in one process is still found."""
+    if _resolved:
+        yield
+        return
+    _resolved.append({})
+    try:
+        yield
+    finally:
+        _resolved.clear()
+
+
 def resolve(importer: str, module: str, level: int) -> Path | None:
     """The file ``from <level dots><module> import ...`` in ``importer`` reads, if it is part of
     the project."""
+    if not _resolved:
+        return _resolve(importer, module, level)
+    known = _resolved[0]
+    key = (importer, module, level)
+    if key not in known:
+        known[key] = _resolve(importer, module, level)
+    return known[key]
+
+
+def _resolve(importer: str, module: str, level: int) -> Path | None:
     if importer.startswith("<") or not importer.endswith((".py", ".ipynb")):
         return None
     here = Path(importer).resolve().parent
@@ -127,6 +159,11 @@ def _module_file(base: Path, parts: list[str]) -> Path | None:
 def dependencies(source: str, importer: str) -> list[Path]:
     """The project files ``source`` imports from, and what the package ``__init__`` files among
     them import (a name may be re-exported there), found by a text scan (for cache keys)."""
+    with resolving_once():
+        return _dependencies(source, importer)
+
+
+def _dependencies(source: str, importer: str) -> list[Path]:
     found: list[Path] = []
     frontier = _direct_dependencies(source, importer)
     for depth in range(MAX_REEXPORT_DEPTH + 1):

@@ -106,31 +106,53 @@ def _is_node(value: object) -> bool:
 
 
 class _Dispatch:
-    """CSTVisitor's own ``on_visit`` / ``on_leave``, with each class's methods looked up once."""
+    """CSTVisitor's own ``on_visit`` / ``on_leave``, with each class's methods and fields looked
+    up once per visitor class: a walk's own cost is per node, and most nodes have no method of
+    the visitor (libcst's CSTVisitor defines a do-nothing ``visit_``/``leave_`` method for every
+    node class: those are not called)."""
 
     def __init__(self, visitor: cst.CSTVisitor) -> None:
         self.visitor = visitor
-        self.methods: dict[type[cst.CSTNode], tuple[Visit | None, Visit | None]] = {}
-
-    def enter(self, node: cst.CSTNode) -> bool:
-        method = self._methods(type(node))[0]
-        return method is None or method(node) is not False
-
-    def leave(self, node: cst.CSTNode) -> None:
-        method = self._methods(type(node))[1]
-        if method is not None:
-            method(node)
-
-    def _methods(self, cls: type[cst.CSTNode]) -> tuple[Visit | None, Visit | None]:
-        found = self.methods.get(cls)
-        if found is None:
-            name = cls.__name__
-            visit = getattr(self.visitor, f"visit_{name}", None)
-            found = self.methods[cls] = (visit, getattr(self.visitor, f"leave_{name}", None))
-        return found
+        self.table = _TABLES.setdefault(type(visitor), {})
 
     def walk(self, node: cst.CSTNode) -> None:
-        _walk(node, self.visitor, self.enter, self.leave)
+        entry = self.table.get(type(node))
+        if entry is None:
+            entry = self._entry(type(node))
+        fields, visit, leave = entry
+        if visit is None or visit(self.visitor, node) is not False:
+            if fields is None:
+                node._visit_and_replace_children(self.visitor)
+            else:
+                known = _NODE_TYPES  # _is_node, inlined: it runs for every field of every node
+                for name in fields:
+                    value = getattr(node, name)
+                    if type(value) is tuple or type(value) is list:
+                        for child in value:
+                            if known.get(type(child)) or _is_node(child):
+                                self.walk(child)
+                    elif known.get(type(value)) or _is_node(value):
+                        self.walk(value)
+        if leave is not None:
+            leave(self.visitor, node)
+
+    def _entry(self, cls: type[cst.CSTNode]) -> _Entry:
+        kind = type(self.visitor)
+        visit, leave = (_own(kind, f"{which}_{cls.__name__}") for which in ("visit", "leave"))
+        entry = self.table[cls] = (child_fields(cls), visit, leave)
+        return entry
+
+
+Method = Callable[[cst.CSTVisitor, cst.CSTNode], object]
+_Entry = tuple[tuple[str, ...] | None, Method | None, Method | None]
+_TABLES: dict[type[cst.CSTVisitor], dict[type[cst.CSTNode], _Entry]] = {}
+"""Per visitor class: per node class, its fields and the visitor's own methods for it."""
+
+
+def _own(kind: type[cst.CSTVisitor], name: str) -> Method | None:
+    """The visitor class's method ``name``; None when it is CSTVisitor's own (does nothing)."""
+    method = getattr(kind, name, None)
+    return None if method is None or method is getattr(cst.CSTVisitor, name, None) else method
 
 
 def code_ids(root: cst.CSTNode) -> Iterator[int]:

@@ -185,3 +185,65 @@ def test_discarded_move_fix_is_safe_only_where_the_device_needs_it() -> None:
     host = head + "model = torch.nn.Linear(4, 2)\nx = torch.randn(3, 4)\n"
     assert safety(host + "x.to(device)\ny = model(x)\n") is False  # the model stays on the CPU
     assert safety(placed + "x = x.to(device)\nx.half()\ny = model(x)\n") is False  # a dtype
+
+
+SCRIPTS_ONE_AFTER_THE_OTHER = """\
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(8, 3).to(device)
+out = model(torch.randn(2, 8).to(device))
+
+model = nn.Linear(4, 4)
+model.to(device)
+out = model(torch.randn(2, 4).to(device))
+
+model = nn.Linear(4, 2)
+out = model(torch.randn(2, 4).to(device))
+"""
+
+
+def test_a_rebinding_moved_before_its_use_is_not_reported_for_a_later_one() -> None:
+    """Scripts pasted one after the other (bench/lint_bigfile.py): the second `model = ...` is
+    moved before its use; only the third stays on the host. The third's use once reported the
+    second too, so its fix (`model.to(device)`) came back in every round and --fix started over."""
+    found = [(f.code, f.line) for f in lint(SCRIPTS_ONE_AFTER_THE_OTHER)]
+    assert found == [("GPD102", 12)]
+    passes: list[str] = []
+
+    def counted(text: str) -> list[Finding]:
+        passes.append(text)
+        return lint(text)
+
+    result = fix_source(SCRIPTS_ONE_AFTER_THE_OTHER, counted, unsafe=True)
+    assert result.fixed.count("model.to(device)") == 2 and result.remaining == ()
+    assert len(passes) == 2  # the source, then the fixed text: one round, nothing came back
+
+
+TWO_DEVICE_ARGUMENTS = """\
+import torch
+from sklearn.metrics import accuracy_score
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 2).to(device)
+targets = torch.randint(0, 2, (8,)).to(device)
+predictions = model(torch.randn(8, 4).to(device)).argmax(dim=1)
+print(accuracy_score(targets, predictions))
+"""
+
+
+def test_a_call_given_two_device_tensors_is_fixed_in_one_round() -> None:
+    """GPD202 reported the first device argument of a NumPy / scikit-learn call only, so --fix
+    needed a round for each; now one finding names both and its fix moves both."""
+    (finding,) = lint(TWO_DEVICE_ARGUMENTS)
+    assert finding.code == "GPD202" and "`targets`, `predictions`" in finding.message
+    passes: list[str] = []
+
+    def counted(text: str) -> list[Finding]:
+        passes.append(text)
+        return lint(text)
+
+    result = fix_source(TWO_DEVICE_ARGUMENTS, counted)
+    assert "accuracy_score(targets.cpu(), predictions.cpu())" in result.fixed
+    assert result.remaining == () and len(passes) == 2

@@ -259,3 +259,34 @@ def test_a_cached_project_finding_keeps_its_own_file(
     assert again.files[0].cached
     assert [(f.path, f.line) for f in again.findings] == [(f.path, f.line) for f in first.findings]
     assert Path(again.findings[0].path).resolve() == root / "schedules" / "linear.py"
+
+
+def test_each_import_is_looked_up_once_per_file_and_again_in_the_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scripts pasted one after the other import the same modules again and again: each is
+    looked up on disk once per lint of the file (the engine's text scan and the walk share the
+    answers); a helper created before the next run is found by it."""
+    import gpudoc.lint.project as project_module
+
+    looked_up: list[tuple[str, str, int]] = []
+    real = project_module._resolve
+
+    def counted(importer: str, module: str, level: int) -> Path | None:
+        looked_up.append((importer, module, level))
+        return real(importer, module, level)
+
+    monkeypatch.setattr(project_module, "_resolve", counted)
+    script = tmp_path / "train.py"
+    pasted = (
+        "import torch\nimport utils\nfrom utils import build_model\n"
+        'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+        "model = build_model()\nmodel(torch.randn(2, 4).to(device))\n"
+    )
+    script.write_text(pasted * 20)
+    assert lint_paths([str(script)], jobs=1, use_cache=False).findings == ()
+    assert len(looked_up) == len(set(looked_up)) * 2  # the engine's scan, then the walk
+    assert {module for _, module, _ in looked_up} == {"torch", "utils"}
+    (tmp_path / "utils.py").write_text(UTILS)
+    found = lint_paths([str(script)], jobs=1, use_cache=False).findings
+    assert (5, "GPD102") in {(f.line, f.code) for f in found}

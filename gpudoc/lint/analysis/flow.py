@@ -297,9 +297,14 @@ def terminates(statement: cst.CSTNode) -> bool:
     return False
 
 
+_TERMINAL = frozenset([cst.Return, cst.Raise, cst.Continue, cst.Break])
+
+
 def _terminal_small(node: cst.BaseSmallStatement) -> bool:
-    if isinstance(node, cst.Return | cst.Raise | cst.Continue | cst.Break):
+    # by exact type: isinstance against libcst's abstract-base classes runs Python code on
+    # each miss, and this runs for every statement the walk passes
+    if type(node) in _TERMINAL:
         return True
-    if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+    if type(node) is cst.Expr and isinstance(node.value, cst.Call):
         return (dotted(node.value.func) or "") in ("sys.exit", "exit", "quit", "os._exit")
     return False

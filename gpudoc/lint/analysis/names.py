@@ -17,9 +17,11 @@ if TYPE_CHECKING:
 
 def dotted(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` as text, or None for anything that is not a plain dotted name."""
-    if isinstance(node, cst.Name):
+    # `type(...) is`, not isinstance: libcst's nodes are abstract-base classes, whose
+    # isinstance misses run Python code, and this runs for most expressions the walk meets
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         base = dotted(node.value)
         return None if base is None else f"{base}.{node.attr.value}"
     return None

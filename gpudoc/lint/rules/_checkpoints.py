@@ -270,9 +270,11 @@ class CheckpointScan(cst.CSTVisitor):
         if last == "add_argument":
             self._option(node)
         switches = [
-            test for test in self._tests if CPU_SWITCH.search(TENSOR_PLACE_TEST.sub("", test))
+            test
+            for test in (self._tests if last in ("to", "cuda") else ())
+            if CPU_SWITCH.search(TENSOR_PLACE_TEST.sub("", test))
         ]
-        if last in ("to", "cuda") and switches:
+        if switches:
             scope = self._flag_scope(switches)
             if scope is not None:
                 # `if self.cuda: grid = grid.cuda()`, `def check(x, cuda=False): if cuda: ...`:
@@ -280,7 +282,7 @@ class CheckpointScan(cst.CSTVisitor):
                 self.flag_classes.setdefault(id(scope), scope)
             else:
                 self._evidence(3, "it moves to the device only under a condition")
-        qualified = self.imports.qualify(node.func)
+        qualified = library or None
         if qualified in DEFAULT_PLACERS and self._function() is None and self._unconditional():
             # `torch.set_default_tensor_type("torch.cuda.FloatTensor")` in `__main__`: every
             # run of the script needs CUDA, whatever it tests elsewhere
@@ -739,7 +741,9 @@ def scan(module: cst.Module) -> CheckpointScan:
 
 def _cpu_transfer(node: cst.BaseExpression) -> set[int]:
     """The ``"cpu"`` argument of ``x.to("cpu")`` (by id), if ``node`` is such a call."""
-    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+    # exact types: isinstance misses on libcst's abstract-base classes run Python code, and
+    # this runs for every call and attribute of the file
+    if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
         return set()
     if node.func.attr.value != "to" or not node.args:
         return set()

@@ -19,8 +19,12 @@ class Rebinding:
 
     statement: cst.CSTNode
     name: str
+    scope: int
     device_name: str | None
     first_use: cst.Call | None = None
+    settled: bool = False
+    """Moved (``name.to(device)``) before any use: a later rebinding of the name that stays
+    stale is not this one's."""
 
 
 @dataclass
@@ -203,7 +207,10 @@ out = model(x)
         if value.kind is not Kind.MODULE or value.place is not Place.HOST or not value.weighted:
             return  # a loss with nothing to move (`nn.BCELoss()`) runs where its inputs are
         if previous is not None and previous.is_device_module:
-            self.rebindings.append(Rebinding(event.statement, event.name, semantic.device_name()))
+            rebinding = Rebinding(
+                event.statement, event.name, semantic.scope_id, semantic.device_name()
+            )
+            self.rebindings.append(rebinding)
             return
         root, dot, _ = event.name.partition(".")
         held = semantic.lookup(root) if dot and root != "self" else None
@@ -221,11 +228,20 @@ out = model(x)
             if name in (part.root, part.name) and part.scope == semantic.scope_id and not part.used:
                 part.settled = True
 
+    def settle_rebindings(self, name: str, semantic: Semantic) -> None:
+        """``model.to(device)`` after ``model = Net()``, before ``model`` is used: that
+        rebinding is placed. (Its fix inserts this very move: a fixed file must not report it
+        again when a later rebinding of the name is used without a move.)"""
+        for rebinding in self.rebindings:
+            if rebinding.name == name and rebinding.scope == semantic.scope_id:
+                rebinding.settled = rebinding.settled or rebinding.first_use is None
+
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         module, name, node = event.module, event.module_name, event.node
         func = node.func
         if event.method in ("to", "cuda") and isinstance(func, cst.Attribute):
             self.moved_again(dotted(func.value) or "", semantic)
+            self.settle_rebindings(dotted(func.value) or "", semantic)
         if module is None or name is None:
             return
         if any(value.place is Place.DEVICE for value in event.args):  # `images.to(device)`
@@ -239,7 +255,7 @@ out = model(x)
         self.note_conditional_move(event, module, name, semantic)
         if module.stale:
             for rebinding in self.rebindings:
-                if rebinding.name == name and rebinding.first_use is None:
+                if rebinding.name == name and rebinding.first_use is None and not rebinding.settled:
                     rebinding.first_use = node
 
     def note_conditional_move(

@@ -34,6 +34,9 @@ class NumpyUse:
     one of its parameters, when the helper is also called elsewhere or lives in another file:
     the finding belongs there (``imshow(images[i])``, not ``np.transpose(img)`` in imshow)."""
     site_argument: cst.Arg | None = None
+    also: tuple[tuple[cst.BaseExpression, Value], ...] = ()
+    """The call's other arguments on the device (``accuracy_score(targets, predictions)``):
+    one finding, one fix for all of them, so that one round of --fix settles the call."""
 
 
 class NumpyOnDeviceTensor(NumpyOnDeviceLists):
@@ -82,7 +85,8 @@ class NumpyOnDeviceTensor(NumpyOnDeviceLists):
     (`imshow(images[i].cpu())`), since the helper may need that tensor on the device too. For NumPy
     reductions that call the tensor's method (`np.mean(t)` calls
     `t.mean(axis=None, out=None)`, which fails on any device) the fix inserts `.cpu().numpy()`
-    and is unsafe: it turns a crash on the CPU into a NumPy result.
+    and is unsafe: it turns a crash on the CPU into a NumPy result. A call given several device
+    tensors (`accuracy_score(targets, predictions)`) is one finding, whose fix moves them all.
     """
 
     CODE = "GPD202"
@@ -195,13 +199,17 @@ print(np.mean(losses))
         qualified = event.qualified or ""
         if not qualified.startswith(api.DATAFRAME_ROOTS):
             return
+        parts: list[tuple[cst.BaseExpression, Value]] = []
         for arg, value in zip(node.args, event.args, strict=True):
             part = _on_device_part(arg.value, value)
             if part is not None:
-                from_call = semantic.walked_for_call
-                use = NumpyUse(node, part[0], part[1], qualified, from_call, semantic.step)
-                self.uses.append(use)
-                return
+                parts.append(part)
+        if parts:
+            (argument, argument_value), *also = parts
+            from_call = semantic.walked_for_call
+            use = NumpyUse(node, argument, argument_value, qualified, from_call, semantic.step)
+            use.also = tuple(also)
+            self.uses.append(use)
 
     def on_walked(self, event: WalkedCallEvent, semantic: Semantic) -> None:
         """A helper that converts a parameter to NumPy (``def imshow(img): np.transpose(img)``)
@@ -234,8 +242,10 @@ print(np.mean(losses))
         shown = context.code(use.receiver)
         # `.cpu()` on what only its name calls a tensor may fail, and so may one in a helper
         # that other calls hand NumPy arrays
-        safe = not (use.value.by_name or use.from_call)
+        by_name = use.value.by_name or any(value.by_name for _node, value in use.also)
+        safe = not (by_name or use.from_call)
         text, description = ".cpu()", "insert .cpu()"
+        others = [node for node, _value in use.also]
         if not function:
             message = f"`{shown}` is on the device: `.numpy()` needs `.cpu()` first"
         elif first and function in NUMPY_TENSOR_METHOD_REDUCTIONS:
@@ -245,12 +255,18 @@ print(np.mean(losses))
                 f"(`{shown}.cpu().numpy()`)"
             )
             text, description, safe = ".cpu().numpy()", "insert .cpu().numpy()", False
+        elif others:
+            names = ", ".join(f"`{context.code(node)}`" for node in [use.receiver, *others])
+            message = f"`{function}()` converts {names}, which are on the device: add `.cpu()`"
         else:
             message = f"`{function}()` converts `{shown}`, which is on the device: add `.cpu()`"
         if not isinstance(use.receiver, SIMPLE):
             return Report(use.node, message)
-        edit = NodeEdit(use.receiver, text, "after")
-        return Report(use.node, message, FixSpec((edit,), safe=safe, description=description))
+        edits = [NodeEdit(use.receiver, text, "after")] + [
+            NodeEdit(node, ".cpu()", "after") for node in others if isinstance(node, SIMPLE)
+        ]
+        fix = FixSpec(tuple(edits), safe=safe, description=description)
+        return Report(use.node, message, fix)
 
 
 NUMPY_NO_CONVERSION = frozenset({"shape", "ndim", "size", "squeeze", "nonzero", "swapaxes"})
