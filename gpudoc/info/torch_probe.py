@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
+import os
 import re
 import sys
 import time
@@ -180,6 +181,10 @@ def main() -> None:
     with contextlib.redirect_stdout(sys.stderr):  # stray prints must not corrupt the JSON
         result = probe()
     sys.stdout.write(json.dumps(result) + "\n")
+    # The answer is out: end without tearing torch down, ~0.5 s that the parent would wait for.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

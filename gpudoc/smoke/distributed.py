@@ -170,7 +170,8 @@ class Job:
         # Its own session: when another rank dies, torchrun's SIGTERM to this rank's process
         # group must not kill the smoke rank 0 is about to report (other ranks end it at once).
         spec = WorkerSpec(0, label, torch_device, env, own_session=True)
-        _import_ddp_meanwhile()
+        if self.device_kind == "cuda":
+            _import_ddp_meanwhile()
         result = run_workers(self.config, [spec], self.config.timeout_s, lambda i, e: None)[0]
         return replace(result, index=self.rank)
 
@@ -335,9 +336,12 @@ class Job:
 
 def _import_ddp_meanwhile() -> None:
     """DistributedDataParallel's constructor imports ``torch._dynamo`` (2.4 CPU-s measured here):
-    import it while this rank waits for its device smoke, on the CPU cores a GPU's smoke leaves
-    idle, instead of after it. Not a daemon thread: an exit waits for the import, never cuts
-    it short; a failed import is left for DDP's own to raise."""
+    a GPU rank imports it while it waits for its device smoke, on the CPU cores a GPU's smoke
+    leaves idle, instead of after it. A CPU rank does not: its smoke runs on the CPU, so the
+    import is not free there, and a job that stops before DDP (a rank failed, hung or lost)
+    would pay it for nothing. Not a daemon thread: an exit through the interpreter's teardown waits
+    for the import, never cuts it short (``exit_now`` has no teardown to race with); a failed
+    import is left for DDP's own to raise."""
     import concurrent.futures
     import importlib
 

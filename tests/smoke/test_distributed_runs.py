@@ -37,14 +37,20 @@ pytestmark = pytest.mark.slow
 
 
 def _torchrun(
-    *args: str, inject: str = "", ranks: int = 2, quick: bool = True, alone: bool = False
+    *args: str,
+    inject: str = "",
+    ranks: int = 2,
+    quick: bool = True,
+    alone: bool = False,
+    env: dict[str, str] | None = None,
 ) -> Run:
     """A job of ``ranks`` under torchrun. Its --timeout is a hang guard for device smokes side by
     side with the module's other jobs on a loaded machine (the default 120 s is not)."""
     launch = [*TORCHRUN[1:-1], str(ranks)]
     smoke = [*(SMOKE[1:] if quick else SMOKE[1:-1]), "--timeout", str(DEVICE_TIMEOUT_S)]
     limit = LIMIT_S * ranks / 2 * (1 if quick else 2)
-    return Run((*launch, *smoke, *args), limit, {"GPUDOC_SMOKE_INJECT": inject}, alone=alone)
+    variables = {"GPUDOC_SMOKE_INJECT": inject, **(env or {})}
+    return Run((*launch, *smoke, *args), limit, variables, alone=alone)
 
 
 def _srun(mode: str) -> Run:
@@ -70,7 +76,9 @@ def _table(out: Path) -> dict[str, Run]:
             inject="bitflip:rank=1"
         ),
         "test_a_rank_that_dies_is_named_by_rank_0_and_fails_the_job": _torchrun(
-            inject="crash:rank=1@collectives"
+            # -X importtime for torchrun and its ranks: their stderr lists what they imported
+            inject="crash:rank=1@collectives",
+            env={"PYTHONPROFILEIMPORTTIME": "1"},
         ),
         # Rank 0's device smoke must end within torchrun's 30 s after rank 1 died: by itself.
         "test_a_rank_that_dies_at_once_leaves_rank_0s_smoke_running_to_its_verdict": _torchrun(
@@ -156,6 +164,11 @@ def test_a_rank_that_dies_is_named_by_rank_0_and_fails_the_job(runs: Runs) -> No
     assert "its process died before collectives" in line
     assert "FAIL: 1 of 2 ranks" in done.stdout
     assert "SIGSEGV" in done.stderr  # and torchrun's own summary has the root cause
+    # The job stopped before DDP, and a CPU rank imports torch._dynamo (for DDP) only there.
+    lines = [x for x in done.stderr.splitlines() if x.startswith("import time:")]
+    imported = {x.rsplit("|", 1)[-1].strip() for x in lines}
+    assert "gpudoc.smoke.distributed" in imported
+    assert not {m for m in imported if m.partition(".")[2].startswith("_dynamo")}
 
 
 def test_a_rank_that_dies_at_once_leaves_rank_0s_smoke_running_to_its_verdict(runs: Runs) -> None:

@@ -90,3 +90,30 @@ def test_a_launchers_sigterm_to_the_group_spares_a_worker_in_its_own_session(
     assert lines[-1].split()[0] == expected, rank.stdout + rank.stderr
     if expected == "FAIL":
         assert "killed by SIGTERM" in lines[-1]
+
+
+EXIT_NOW = """
+import atexit, sys
+from gpudoc.smoke.spawn import exit_now
+atexit.register(lambda: print("teardown ran", flush=True))
+sys.stdout.write("result, still in the buffer")
+sys.stderr.write("and a last word")
+exit_now(3)
+"""
+
+
+def test_exit_now_flushes_the_output_and_skips_the_teardown() -> None:
+    """How a worker and a rank end once their result is out: all they wrote arrives, with their
+    exit status, and nothing of the interpreter's teardown (atexit, then torch's) runs."""
+    done = subprocess.run(
+        [sys.executable, "-c", EXIT_NOW],
+        env=gpudoc_env(),
+        capture_output=True,
+        text=True,
+        timeout=stretch(60),
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (
+        3,
+        "result, still in the buffer",
+        "and a last word",
+    )
