@@ -706,11 +706,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 f"`torch.{factory.function}(...)` in {where} creates the tensor on the "
                 f"CPU whatever the input's device: pass `{hint}`"
             )
-            fix = None
-            if source and factory.call.args and not factory.call.args[-1].star:
-                edit = NodeEdit(factory.call.args[-1].value, f", {hint}", "after")
-                fix = FixSpec((edit,), safe=False, description=hint)
-            yield Report(factory.call, message, fix)
+            yield Report(factory.call, message, _device_fix(factory.call, source, hint))
 
     def meeting_reports(
         self, context: Context, typed: set[int]
@@ -738,11 +734,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 f"`torch.{factory.function}(...)` in `{factory.method}` creates the tensor on "
                 f"the CPU, but it meets {meets} on the device: pass `{hint}`"
             )
-            fix = None
-            if source and factory.call.args and not factory.call.args[-1].star:
-                edit = NodeEdit(factory.call.args[-1].value, f", {hint}", "after")
-                fix = FixSpec((edit,), safe=False, description=hint)
-            yield Report(factory.call, message, fix)
+            yield Report(factory.call, message, _device_fix(factory.call, source, hint))
         return met
 
     def host_only(self, context: Context) -> set[cst.ClassDef]:
@@ -870,6 +862,15 @@ def _may_be_cuda_type(call: cst.Call, semantic: Semantic) -> bool:
         return False  # `.type(dtype)`, `.type(x.dtype)`: a dtype, no device
     qualified = semantic.qualify(target) or ""
     return not (qualified.startswith("torch.") and not qualified.startswith("torch.cuda."))
+
+
+def _device_fix(call: cst.Call, source: str | None, hint: str) -> FixSpec | None:
+    """Add ``device=<source>.device`` as the factory's last argument (unsafe: a random
+    factory then draws from the device's generator)."""
+    if not source or not call.args or call.args[-1].star:
+        return None
+    edit = NodeEdit(call.args[-1].value, f", {hint}", "after")
+    return FixSpec((edit,), safe=False, description=hint)
 
 
 def _operand_name(operand: cst.BaseExpression) -> str | None:
