@@ -118,7 +118,8 @@ def _run_rules(
         rule.subscribe(bus)
     analyzer = analyze(module, bus, path)
     flags = analyzer.flags
-    context = Context(module, flags, library=not flags.places and _is_library(module, path))
+    library = not flags.places and _is_library(module, path)
+    context = Context(module, flags, library=library, path=path)
     reports: list[tuple[type[Rule], Report]] = []
     seen: set[tuple[str, cst.CSTNode]] = set()
     for rule in rules:

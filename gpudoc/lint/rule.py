@@ -71,6 +71,8 @@ class Context:
     library: bool = False
     """A library module that places nothing itself (no ``if __name__ == "__main__":``, only
     definitions at top level): the project's scripts may place its classes."""
+    path: str = ""
+    """The linted file's path, as given (``<stdin>`` for standard input)."""
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

@@ -12,6 +12,7 @@ from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._checkpoints import LoadSite, scan
 from gpudoc.lint.rules._device_names import DEVICE_PARAMETER
 from gpudoc.lint.rules._helpers import backend, is_process_group_init
+from gpudoc.lint.rules._saved_device import saved_on_cpu
 
 SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 
@@ -76,6 +77,10 @@ class LoadWithoutMapLocation(Rule):
     `ModelCheckpoint("./saved_models", ...)`, then `torch.load(last("./saved_models"))`). A
     `map_location="cpu"` is where that checkpoint is loaded, not evidence that the script
     runs on the CPU.
+    A checkpoint that lies in the project (its path a literal, relative to the file or to where
+    gpudoc runs) and whose `torch.save` archive names CPU storages only is not reported: it loads
+    on any host. Its bytes are read, never unpickled; the result cache does not notice such a
+    file replaced later (`--no-cache`).
     A script whose `__main__` sets a CUDA default (`torch.set_default_tensor_type(
     "torch.cuda.FloatTensor")`, `torch.set_default_device("cuda")`) outside any test needs a
     GPU on every run: it has no CPU path. A module-level `device = None` that a function rebinds
@@ -279,6 +284,9 @@ torch.save(model.state_dict(), "snapshot.pt")
         for site in found.loads:
             if found.in_test(site):
                 continue  # a test reads back what it wrote
+            key = site.path_key or ""
+            if key.startswith("str:") and saved_on_cpu(key[4:], context.path):
+                continue  # the project's own checkpoint, saved with CPU storages
             evidence = found.cpu_path_at(site.call)
             known = id(site.call) in self.unmapped
             if ranks and known and self.in_a_rank(site.call):

@@ -1,0 +1,50 @@
+"""Where a checkpoint that lies in the project saved its tensors, read from its bytes and never
+unpickled: ``torch.save``'s zip archive keeps, in ``data.pkl``, each storage's location
+(``"cpu"``, ``"cuda:0"``) as a pickled string."""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from pathlib import Path
+
+MAX_PICKLE = 64 << 20
+"""A larger ``data.pkl`` is not read (a state dict's pickle is kilobytes; tensors are apart)."""
+_LOCATION = re.compile(rb"cpu|cuda(?::\d{1,3})?|mps|xpu(?::\d{1,3})?")
+
+
+def saved_locations(path: Path) -> frozenset[str] | None:
+    """The storage locations a ``torch.save`` zip archive names; None when ``path`` is no such
+    archive (the legacy format, another file, unreadable)."""
+    try:
+        if not path.is_file() or not zipfile.is_zipfile(path):
+            return None
+        with zipfile.ZipFile(path) as archive:
+            pickles = [i for i in archive.infolist() if i.filename.endswith("data.pkl")]
+            if len(pickles) != 1 or pickles[0].file_size > MAX_PICKLE:
+                return None
+            data = archive.read(pickles[0])
+    except (OSError, zipfile.BadZipFile, ValueError, RuntimeError, NotImplementedError):
+        return None
+    return frozenset(
+        match.group().decode()
+        for match in _LOCATION.finditer(data)
+        if _pickled_string(data, match.start(), match.end() - match.start())
+    )
+
+
+def _pickled_string(data: bytes, start: int, size: int) -> bool:
+    """The bytes at ``start`` are a whole pickled string: BINUNICODE (``X`` and a 4-byte
+    length) or SHORT_BINUNICODE (``\\x8c`` and a 1-byte length)."""
+    long = data[start - 5 : start] == b"X" + size.to_bytes(4, "little")
+    return long or data[start - 2 : start] == b"\x8c" + bytes([size])
+
+
+def saved_on_cpu(load_path: str, linted: str) -> bool:
+    """The checkpoint ``load_path`` names (relative to the linted file, or to where gpudoc
+    runs) is in the project and holds CPU storages only: it loads on any host."""
+    for base in (Path(linted).parent, Path.cwd()):
+        locations = saved_locations(base / load_path)
+        if locations is not None:
+            return locations == {"cpu"}
+    return False
