@@ -53,6 +53,20 @@ def test_a_checkpoint_saved_on_the_cpu_in_the_project_loads_anywhere(tmp_path: P
     assert lines(tmp_path) == [5]
 
 
+def test_a_legacy_checkpoint_is_read_too(tmp_path: Path) -> None:
+    (tmp_path / "models").mkdir()
+    saved = tmp_path / "models" / "net.pt"
+    state = torch.nn.Linear(2, 2).state_dict()
+    torch.save(state, saved, _use_new_zipfile_serialization=False)
+    assert saved_locations(saved) == {"cpu"}
+    assert lines(tmp_path) == []
+    saved.write_bytes(
+        saved.read_bytes().replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0")
+    )
+    assert saved_locations(saved) == {"cuda:0"}
+    assert lines(tmp_path) == [5]
+
+
 def test_a_missing_or_unreadable_checkpoint_is_still_reported(tmp_path: Path) -> None:
     assert lines(tmp_path) == [5]
     (tmp_path / "models").mkdir()

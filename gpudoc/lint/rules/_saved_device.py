@@ -13,24 +13,39 @@ MAX_PICKLE = 64 << 20
 _LOCATION = re.compile(rb"cpu|cuda(?::\d{1,3})?|mps|xpu(?::\d{1,3})?")
 
 
+LEGACY_MAGIC = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19"
+"""The start of a checkpoint in torch.save's legacy format (before PyTorch 1.6): its magic
+number, pickled. The pickle that names the storages follows, then their raw bytes."""
+
+
 def saved_locations(path: Path) -> frozenset[str] | None:
-    """The storage locations a ``torch.save`` zip archive names; None when ``path`` is no such
-    archive (the legacy format, another file, unreadable)."""
-    try:
-        if not path.is_file() or not zipfile.is_zipfile(path):
-            return None
-        with zipfile.ZipFile(path) as archive:
-            pickles = [i for i in archive.infolist() if i.filename.endswith("data.pkl")]
-            if len(pickles) != 1 or pickles[0].file_size > MAX_PICKLE:
-                return None
-            data = archive.read(pickles[0])
-    except (OSError, zipfile.BadZipFile, ValueError, RuntimeError, NotImplementedError):
+    """The storage locations a ``torch.save`` file names (its zip archive's ``data.pkl``, or
+    the head of the legacy format); None when ``path`` is no such file or cannot be read."""
+    data = _pickle_bytes(path)
+    if data is None:
         return None
     return frozenset(
         match.group().decode()
         for match in _LOCATION.finditer(data)
         if _pickled_string(data, match.start(), match.end() - match.start())
     )
+
+
+def _pickle_bytes(path: Path) -> bytes | None:
+    try:
+        if not path.is_file():
+            return None
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                pickles = [i for i in archive.infolist() if i.filename.endswith("data.pkl")]
+                if len(pickles) != 1 or pickles[0].file_size > MAX_PICKLE:
+                    return None
+                return archive.read(pickles[0])
+        with path.open("rb") as file:
+            head = file.read(MAX_PICKLE)  # the storages' pickle comes before their bytes
+        return head if head.startswith(LEGACY_MAGIC) else None
+    except (OSError, zipfile.BadZipFile, ValueError, RuntimeError, NotImplementedError):
+        return None
 
 
 def _pickled_string(data: bytes, start: int, size: int) -> bool:

@@ -78,7 +78,7 @@ class LoadWithoutMapLocation(Rule):
     `map_location="cpu"` is where that checkpoint is loaded, not evidence that the script
     runs on the CPU.
     A checkpoint that lies in the project (its path a literal, relative to the file or to where
-    gpudoc runs) and whose `torch.save` archive names CPU storages only is not reported: it loads
+    gpudoc runs) whose `torch.save` file (zip or legacy) names CPU storages only is not reported: it loads
     on any host. Its bytes are read, never unpickled; the result cache does not notice such a
     file replaced later (`--no-cache`).
     A script whose `__main__` sets a CUDA default (`torch.set_default_tensor_type(
