@@ -138,11 +138,14 @@ def lint_paths(
 
 def _with_dependencies(source: str, path: str) -> bytes:
     """The bytes a file's findings depend on: its own, and the stamps (modification time, size)
-    of the project modules it imports (a change to a helper re-lints the files that call it)."""
+    of the project modules it imports (a change to a helper re-lints the files that call it)
+    and of the checkpoint files it names."""
     from gpudoc.lint.project import dependencies
+    from gpudoc.lint.rules._saved_device import checkpoint_files
 
     data = [source.encode("utf-8", "surrogatepass")]
-    for dependency in dependencies(source, path):
+    # and of the checkpoints it loads that lie in the project (GPD201 reads where they were saved)
+    for dependency in [*dependencies(source, path), *checkpoint_files(source, path)]:
         # a stamp, not the bytes: a package __init__ brings dozens of modules into the key
         try:
             stat = dependency.stat()

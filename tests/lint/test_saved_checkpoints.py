@@ -3,9 +3,11 @@ archive's bytes, never unpickled): one saved on the CPU loads on any host."""
 
 from __future__ import annotations
 
+import os
 import zipfile
 from pathlib import Path
 
+import pytest
 import torch
 
 from gpudoc.lint.config import LintConfig
@@ -72,3 +74,21 @@ def test_a_missing_or_unreadable_checkpoint_is_still_reported(tmp_path: Path) ->
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "net.pt").write_bytes(b"not a zip archive")
     assert lines(tmp_path) == [5]
+
+
+def test_a_replaced_checkpoint_is_read_again_despite_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GPUDOC_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "models").mkdir()
+    saved = tmp_path / "models" / "net.pt"
+    torch.save(torch.nn.Linear(2, 2).state_dict(), saved)
+    script = tmp_path / "load.py"
+    script.write_text(SCRIPT)
+    config = LintConfig(select=("GPD201",))
+    assert lint_paths([str(script)], config, 1).findings == ()
+    _as_if_saved_on_gpu(saved)
+    os.utime(saved, ns=(1, 1))  # another stamp, whatever the file system's clock resolution
+    again = lint_paths([str(script)], config, 1)
+    assert not again.files[0].cached
+    assert [finding.line for finding in again.findings] == [5]

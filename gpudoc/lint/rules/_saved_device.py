@@ -5,7 +5,6 @@ unpickled: ``torch.save``'s zip archive keeps, in ``data.pkl``, each storage's l
 from __future__ import annotations
 
 import re
-import zipfile
 from pathlib import Path
 
 MAX_PICKLE = 64 << 20
@@ -32,6 +31,8 @@ def saved_locations(path: Path) -> frozenset[str] | None:
 
 
 def _pickle_bytes(path: Path) -> bytes | None:
+    import zipfile  # only where a checkpoint lies in the project: not on every lint's start-up
+
     try:
         if not path.is_file():
             return None
@@ -58,8 +59,28 @@ def _pickled_string(data: bytes, start: int, size: int) -> bool:
 def saved_on_cpu(load_path: str, linted: str) -> bool:
     """The checkpoint ``load_path`` names (relative to the linted file, or to where gpudoc
     runs) is in the project and holds CPU storages only: it loads on any host."""
-    for base in (Path(linted).parent, Path.cwd()):
-        locations = saved_locations(base / load_path)
+    for candidate in _candidates(load_path, linted):
+        locations = saved_locations(candidate)
         if locations is not None:
             return locations == {"cpu"}
     return False
+
+
+def _candidates(load_path: str, linted: str) -> list[Path]:
+    return [Path(linted).parent / load_path, Path.cwd() / load_path]
+
+
+_CHECKPOINT_LITERAL = re.compile(r"""["']([^"'\n]{1,300}\.(?:pt|pth|ckpt|tar|bin|pkl))["']""")
+
+
+def checkpoint_files(source: str, linted: str) -> list[Path]:
+    """The checkpoint files that a file's ``torch.load`` may read and that exist (for cache
+    keys: replacing one must re-lint the file), found by a text scan."""
+    if "load" not in source:
+        return []
+    return [
+        candidate
+        for text in dict.fromkeys(_CHECKPOINT_LITERAL.findall(source))
+        for candidate in _candidates(text, linted)
+        if candidate.is_file()
+    ]

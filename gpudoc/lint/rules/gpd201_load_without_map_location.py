@@ -79,8 +79,8 @@ class LoadWithoutMapLocation(Rule):
     runs on the CPU.
     A checkpoint that lies in the project (its path a literal, relative to the file or to where
     gpudoc runs) whose `torch.save` file (zip or legacy) names CPU storages only is not
-    reported: it loads on any host. Its bytes are read, never unpickled; the result cache does
-    not notice such a file replaced later (`--no-cache`).
+    reported: it loads on any host. Its bytes are read, never unpickled; a file replaced later
+    is read again (the result cache keys on its modification time and size).
     A script whose `__main__` sets a CUDA default (`torch.set_default_tensor_type(
     "torch.cuda.FloatTensor")`, `torch.set_default_device("cuda")`) outside any test needs a
     GPU on every run: it has no CPU path. A module-level `device = None` that a function rebinds
