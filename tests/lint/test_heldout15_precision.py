@@ -157,3 +157,25 @@ if __name__ == "__main__":
 def test_only_loads_in_the_spawned_worker_run_once_per_gpu() -> None:
     assert lines(SPAWNED.format(restore="pass"), "GPD201") == []
     assert lines(SPAWNED.format(restore="net.load_state_dict(restore())"), "GPD201") == [6]
+
+
+# ignite: an engine's process function named like a Lightning step, without a `self`
+ENGINE_STEP = """\
+import torch
+import torch.nn as nn
+model = nn.Linear(4, 2).cuda()
+{header}
+    def test_step({params}):
+        x, labels = batch
+        y_pred = model(x.cuda())
+        y_true = torch.tensor(labels)
+        return y_pred, y_true
+"""
+
+
+def test_a_plain_function_named_like_a_step_is_no_lightning_step() -> None:
+    plain = ENGINE_STEP.format(header="if True:", params="engine, batch")
+    assert lines(plain, "GPD106") == []
+    lightning = "import lightning as L\nclass Model(L.LightningModule):"
+    method = ENGINE_STEP.format(header=lightning, params="self, batch")
+    assert lines(method, "GPD106") == [9]

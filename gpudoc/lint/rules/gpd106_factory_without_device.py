@@ -80,17 +80,22 @@ class FactoryCall:
     else than a tensor (``forward(self, list_of_text)``): nothing there is on a device."""
 
 
-def _is_step(name: str) -> bool:
+def _is_step(name: str, of_module: bool) -> bool:
     """A step method, or a part of forward by its name (``_forward``, the hook a base class's
-    forward calls; ``forward_features``, ``_forward_impl``)."""
+    forward calls; ``forward_features``, ``_forward_impl``). A ``*_step`` is a Lightning
+    module's method: a plain function of that name (an ignite engine's ``test_step(engine,
+    batch)``) has no ``self.device`` and hands its tensors to whatever runs it."""
+    if name.endswith("_step") and not of_module:
+        return False
     return name in STEP_METHODS or "forward" in name
 
 
 def _step_method(factory: FactoryCall) -> str | None:
     """The step method the factory runs in: its own function, or the nearest caller."""
-    if _is_step(factory.method):
+    if _is_step(factory.method, factory.in_module_class):
         return factory.method
-    return next((name for name in reversed(factory.callers) if _is_step(name)), None)
+    of_module = factory.in_module_class or factory.helper_of_module
+    return next((name for name in reversed(factory.callers) if _is_step(name, of_module)), None)
 
 
 class FactoryWithoutDevice(Rule):
