@@ -159,7 +159,7 @@ def test_only_loads_in_the_spawned_worker_run_once_per_gpu() -> None:
     assert lines(SPAWNED.format(restore="net.load_state_dict(restore())"), "GPD201") == [6]
 
 
-# ignite: an engine's process function named like a Lightning step, without a `self`
+# ignite: an engine's process function, named like a Lightning step
 ENGINE_STEP = """\
 import torch
 import torch.nn as nn
@@ -173,9 +173,19 @@ model = nn.Linear(4, 2).cuda()
 """
 
 
-def test_a_plain_function_named_like_a_step_is_no_lightning_step() -> None:
+def test_an_engine_process_function_is_no_step() -> None:
     plain = ENGINE_STEP.format(header="if True:", params="engine, batch")
     assert lines(plain, "GPD106") == []
     lightning = "import lightning as L\nclass Model(L.LightningModule):"
     method = ENGINE_STEP.format(header=lightning, params="self, batch")
     assert lines(method, "GPD106") == [9]
+
+
+def test_a_plain_step_function_is_told_its_own_input_not_self() -> None:
+    from gpudoc.lint.config import LintConfig
+    from gpudoc.lint.engine import lint_source
+
+    source = ENGINE_STEP.format(header="if True:", params="x, labels, batch")
+    result = lint_source(source, "x.py", LintConfig(select=("GPD106",)))
+    assert [f.line for f in result.findings] == [8]
+    assert "self.device" not in result.findings[0].message  # a plain function has no self

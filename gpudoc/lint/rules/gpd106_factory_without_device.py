@@ -80,22 +80,27 @@ class FactoryCall:
     else than a tensor (``forward(self, list_of_text)``): nothing there is on a device."""
 
 
-def _is_step(name: str, of_module: bool) -> bool:
+def _is_step(name: str) -> bool:
     """A step method, or a part of forward by its name (``_forward``, the hook a base class's
-    forward calls; ``forward_features``, ``_forward_impl``). A ``*_step`` is a Lightning
-    module's method: a plain function of that name (an ignite engine's ``test_step(engine,
-    batch)``) has no ``self.device`` and hands its tensors to whatever runs it."""
-    if name.endswith("_step") and not of_module:
-        return False
+    forward calls; ``forward_features``, ``_forward_impl``)."""
     return name in STEP_METHODS or "forward" in name
 
 
 def _step_method(factory: FactoryCall) -> str | None:
-    """The step method the factory runs in: its own function, or the nearest caller."""
-    if _is_step(factory.method, factory.in_module_class):
+    """The step method the factory runs in: its own function, or the nearest caller. An
+    ignite engine's process function (``def test_step(engine, batch)``) is none: it hands what
+    it returns to the engine's metrics, which align devices themselves."""
+    definition = factory.definition
+    if definition is not None and _engine_process_function(definition):
+        return None
+    if _is_step(factory.method):
         return factory.method
-    of_module = factory.in_module_class or factory.helper_of_module
-    return next((name for name in reversed(factory.callers) if _is_step(name, of_module)), None)
+    return next((name for name in reversed(factory.callers) if _is_step(name)), None)
+
+
+def _engine_process_function(function: cst.FunctionDef) -> bool:
+    params = function.params.params
+    return bool(params) and params[0].name.value == "engine"
 
 
 class FactoryWithoutDevice(Rule):
@@ -702,7 +707,9 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 continue
             # only a parameter known to hold a tensor has a `.device` (a helper's first one
             # may be a size; a text encoder's, a list of strings)
-            source = "self" if step.endswith("_step") else factory.first_param
+            # a Lightning module's step: `self.device`; a plain function's: its first tensor
+            lightning = step.endswith("_step") and factory.in_module_class
+            source = "self" if lightning else factory.first_param
             hint = f"device={source}.device" if source else "device=..."
             where = f"`{factory.method}`"
             if step != factory.method:
