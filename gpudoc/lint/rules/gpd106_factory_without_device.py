@@ -31,7 +31,7 @@ from gpudoc.lint.rules._factory_uses import (
     record_values,
     tensor_parameters,
 )
-from gpudoc.lint.rules._helpers import assigned_value
+from gpudoc.lint.rules._helpers import assigned_value, chain_root
 from gpudoc.lint.rules._host_instances import host_only_classes
 from gpudoc.lint.rules._numbers import number_attributes, number_parameters
 from gpudoc.lint.visit import walk
@@ -738,7 +738,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             if definition is not None and only_filled_in(factory.call, definition):
                 continue
             met.add(factory.call)
-            shown = _operand_name(other)
+            shown = dotted(chain_root(other))  # `labels` for `labels[:, :-1]`
             source = shown or factory.first_param
             hint = f"device={source}.device" if source else "device=..."
             meets = f"`{shown}`" if shown else "a tensor"
@@ -883,17 +883,6 @@ def _device_fix(call: cst.Call, source: str | None, hint: str) -> FixSpec | None
         return None
     edit = NodeEdit(call.args[-1].value, f", {hint}", "after")
     return FixSpec((edit,), safe=False, description=hint)
-
-
-def _operand_name(operand: cst.BaseExpression) -> str | None:
-    """``labels`` for ``labels[:, :-1]`` or ``labels.float()``: the tensor an operand reads."""
-    while True:
-        if isinstance(operand, cst.Subscript):
-            operand = operand.value
-        elif isinstance(operand, cst.Call) and isinstance(operand.func, cst.Attribute):
-            operand = operand.func.value
-        else:
-            return dotted(operand)
 
 
 def _made_on_input_device(value: cst.BaseExpression | None) -> bool:
