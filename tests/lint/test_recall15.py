@@ -8,7 +8,7 @@ from pathlib import Path
 from lint_lines import lines
 
 from gpudoc.lint.config import LintConfig
-from gpudoc.lint.engine import lint_paths
+from gpudoc.lint.engine import lint_paths, lint_source
 
 # report 03 (and set 14's 16): a helper returns a torch.device, which is then compared with text
 HELPER_DEVICE = """\
@@ -135,3 +135,107 @@ def test_a_function_re_exported_by_name_is_followed(tmp_path: Path) -> None:
         found = [(Path(f.path).name, f.line) for f in result.findings]
         # a function behind `import *` is not followed (it would be walked at every call)
         assert found == ([("pipeline.py", 4)] if "devices import get" in exported else [])
+
+
+# report 17 (tsts): a trainer subclass's loop reads the model and device its base's __init__ set
+TRAINER_SUBCLASS = """\
+import torch
+from torch.nn import Module
+class Trainer(object):
+    def __init__(self, model: Module, loader, device: str) -> None:
+        self.model = model
+        self.loader = loader
+        self.device = device
+class SupervisedTrainer(Trainer):
+    def on_train(self):
+        for (X, y, bias) in self.loader:
+            X = X.to(self.device)
+            y = y.to(self.device)
+{moved}            Z = self.model(X, bias)
+            (Z - y).sum().backward()
+"""
+
+
+def test_a_subclass_method_reads_the_attributes_its_base_set() -> None:
+    assert lines(TRAINER_SUBCLASS.format(moved=""), "GPD101") == [13]
+    moved = "            bias = bias.to(self.device)\n"
+    assert lines(TRAINER_SUBCLASS.format(moved=moved), "GPD101") == []
+
+
+MODULE_SUBCLASS = """\
+import torch
+import torch.nn as nn
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.register_buffer("scale", torch.ones(4))
+class Child(Base):
+    def forward(self, x):
+        return self.fc(x) * self.scale
+model = Child().to("cuda")
+"""
+
+
+def test_a_module_subclass_uses_its_base_parts_without_a_finding() -> None:
+    result = lint_source(MODULE_SUBCLASS, "x.py", LintConfig())
+    assert result.error is None
+    assert result.findings == ()
+
+
+# report 06 (mrs): a model from a project factory this file cannot read, known by its use
+RESUME_FACTORY = """\
+import torch
+from torch import optim
+from network import network_io
+def train_model(args, device, loader):
+    model = network_io.create_model(args)
+    optimizer = optim.Adam({params}, lr=0.1)
+    optimizer.load_state_dict(torch.load(args.path, map_location="cpu")["opt"])
+    model.to(device)
+    for x, y in loader:
+        optimizer.zero_grad()
+        model(x.to(device)).sum().backward()
+        optimizer.step()
+"""
+
+
+def test_a_factory_model_used_as_a_module_is_one() -> None:
+    assert lines(RESUME_FACTORY.format(params="model.parameters()"), "GPD302") == [7]
+    # `model.set_train_params(lrs)`: a module's method named for its parameter groups
+    groups = "model.set_train_params((0.1, 0.01))"
+    assert lines(RESUME_FACTORY.format(params=groups), "GPD302") == [7]
+    # a count of parameters is no parameter group
+    assert lines(RESUME_FACTORY.format(params="[model.num_params()]"), "GPD302") == []
+
+
+# held-out set 15 (annotated transformer): a holder class stores the criterion each caller gives
+HOLDER_CLASS = """\
+import torch
+import torch.nn as nn
+class LossCompute:
+    def __init__(self, generator, criterion):
+        self.generator = generator
+        self.criterion = criterion
+    def __call__(self, x, y):
+        return self.criterion(self.generator(x), y)
+def train_worker(gpu, x, y):
+    criterion = nn.CrossEntropyLoss(weight=torch.ones(4))
+    criterion.cuda(gpu)
+    generator = nn.Linear(4, 4).cuda(gpu)
+    return LossCompute(generator, criterion)(x.cuda(gpu), y.cuda(gpu))
+def example(x, y):
+    criterion = nn.CrossEntropyLoss(weight=torch.ones(4))
+    return LossCompute(nn.Linear(4, 4), criterion)(x, y)
+"""
+
+
+def test_a_holder_class_storing_what_each_caller_gives_re_creates_nothing() -> None:
+    assert lines(HOLDER_CLASS, "GPD102") == []
+    # the class re-creating its criterion on the host after the caller's move: reported
+    recreated = HOLDER_CLASS.replace(
+        "        self.criterion = criterion\n",
+        "        self.criterion = criterion\n        self.generator = nn.Linear(4, 4)\n",
+    )
+    only_gpu = recreated[: recreated.index("def example")]
+    assert lines(only_gpu, "GPD102") == [7]

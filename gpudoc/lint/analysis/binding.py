@@ -39,6 +39,17 @@ class Binder:
             self.evaluator.eval(target)
             self.bind_subscript(target, statement)
 
+    def used_as_module(self, name: str, statement: cst.CSTNode) -> bool:
+        """A name bound to what a call returned, that the file uses as a module."""
+        if isinstance(statement, cst.SimpleStatementLine) and statement.body:
+            statement = statement.body[0]
+        assigned = statement.value if isinstance(statement, cst.Assign | cst.AnnAssign) else None
+        if isinstance(assigned, cst.Await):
+            assigned = assigned.expression
+        if not isinstance(assigned, cst.Call):
+            return False
+        return name in self.model.census.used_as_modules
+
     def bind_data(self, name: str, value: Value) -> None:
         """``x.data = x.data.cuda()`` (PyTorch 0.3 era): x itself now lives where the new data
         does."""
@@ -62,6 +73,13 @@ class Binder:
         self, name: str, target: cst.BaseExpression | None, value: Value, statement: cst.CSTNode
     ) -> None:
         previous = self.model.scope.lookup(name)
+        if previous is not None and name.startswith("self.") and previous.binding is statement:
+            # the same line, walked for another instance of the class (or call of the method):
+            # that instance's attribute, not one this line re-creates
+            previous = None
+        if value.kind is Kind.UNKNOWN and self.used_as_module(name, statement):
+            # `model = network_io.create_model(args)`, then `model.to(device)`: a module
+            value = Value(Kind.MODULE, weighted=True)
         if (
             value.kind is Kind.MODULE
             and value.place is Place.HOST

@@ -225,6 +225,8 @@ class Bodies:
         if model.bus.wants("class"):
             model.emit("class", ClassEvent(node, module_class))
         scope = Scope(parent=model.module_scope, function="", module_class=module_class)
+        scope.bases = _base_scopes(node, model.class_scopes)
+        model.class_scopes[node.name.value] = scope
         saved = model.scope
         model.scope = scope
         is_dataset = model.local_classes.get(node.name.value) == "dataset"
@@ -279,6 +281,12 @@ def _joined_returns(returned: list[Value], on_cpu_path: list[bool]) -> Value:
     gpu_returns = [value for value, cpu in zip(returned, on_cpu_path, strict=True) if not cpu]
     returned = gpu_returns or returned
     return join_envs([{"": value} for value in returned], "unrelated").get("", UNKNOWN)
+
+
+def _base_scopes(node: cst.ClassDef, known: dict[str, Scope]) -> tuple[Scope, ...]:
+    """The scopes of a class's bases that this file defined above it."""
+    names = [base.value.value for base in node.bases if isinstance(base.value, cst.Name)]
+    return tuple(known[name] for name in names if name in known)
 
 
 def _inherit_methods(node: cst.ClassDef, scope: Scope, plain: dict[str, Scope]) -> None:

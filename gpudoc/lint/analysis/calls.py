@@ -298,11 +298,21 @@ class CallEvaluator:
             # named_parameters yields (name, parameter) pairs: `items` is one element's shape
             pair = (UNKNOWN, Value(Kind.TENSOR)) if method == "named_parameters" else None
             return Value(Kind.PARAMS, module.place, source=dotted(func.value) or "", items=pair)
+        if _returns_parameters(method):
+            # `model.get_1x_lr_params()`, `model.set_train_params(lrs)`: its parameter groups
+            return Value(Kind.PARAMS, module.place, source=dotted(func.value) or "")
         if method in ("forward", "generate"):  # HF `generate` runs forward on its inputs
             return self.module_call(node, dotted(func.value) or "", module, args)
         if method in ("eval", "train", "half", "float", "double", "requires_grad_", "bfloat16"):
             return module
         return UNKNOWN
+
+
+def _returns_parameters(method: str) -> bool:
+    """A module's own method named for its parameters (or parameter groups), not for a count of
+    them (``num_params``)."""
+    lowered = method.lower()
+    return "param" in lowered and not any(word in lowered for word in ("num", "count", "size"))
 
 
 def _operand_calls(expr: cst.BaseExpression) -> list[cst.Call]:

@@ -25,7 +25,7 @@ from gpudoc.lint.analysis.flow import (
     option_of,
 )
 from gpudoc.lint.analysis.functions import FunctionSyntax
-from gpudoc.lint.analysis.names import ImportTable, call_counts, dotted
+from gpudoc.lint.analysis.names import CallCensus, ImportTable, call_census, dotted
 from gpudoc.lint.analysis.scope import Scope
 from gpudoc.lint.analysis.semantic import FileFlags, ModuleClass
 from gpudoc.lint.analysis.values import Kind, Value
@@ -63,8 +63,9 @@ class SemanticModel:
         self.gpu_choices: set[str] = set()
         """Options of device tests whose CPU path uses CUDA too (``if args.gpu is not None:``
         then ``else: model = DataParallel(model).cuda()``): they pick a GPU, not GPU or CPU."""
-        self.call_counts: dict[str, int] | None = None
-        """Calls in the file by the name called, counted the first time it matters."""
+        self._census: CallCensus | None = None
+        """Calls in the file by name, and the names it uses as modules: read the first time
+        either matters."""
         self.resolve_project_name: Callable[[str], None] = lambda local: None
         """Reads an imported project name the first time it matters (homes.ProjectNames)."""
 
@@ -83,6 +84,9 @@ class SemanticModel:
         self.plain_classes: dict[str, Scope] = {}
         """The file's classes that are neither modules nor datasets, with their class scope:
         their methods are walked where an instance calls them, with the call's values."""
+        self.class_scopes: dict[str, Scope] = {}
+        """Every class of this file by name, with its scope: a subclass reads the ``self.*``
+        its bases set (Scope.bases)."""
         self.device_datasets: set[str] = set()
         """Dataset classes that move something: their batches' place is not known."""
         self.pending: dict[cst.FunctionDef, Scope] = {}
@@ -237,10 +241,15 @@ class SemanticModel:
         # `make_head(dim, n)`: walked by the time its result is assigned
         return any(v.kind is Kind.MODULE for v in self.summaries.get(function, {}).values())
 
+    @property
+    def census(self) -> CallCensus:
+        if self._census is None:
+            empty = CallCensus({}, frozenset())
+            self._census = call_census(self.module) if self.module is not None else empty
+        return self._census
+
     def calls_named(self, name: str) -> int:
-        if self.call_counts is None:
-            self.call_counts = call_counts(self.module) if self.module is not None else {}
-        return self.call_counts.get(name, 0)
+        return self.census.counts.get(name, 0)
 
     def is_local_function(self, node: cst.BaseExpression) -> bool:
         return isinstance(node, cst.Name) and node.value in self.local_functions

@@ -4,7 +4,7 @@ and the names a function binds."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import libcst as cst
 
@@ -263,24 +263,54 @@ def declared_globals(function: cst.FunctionDef) -> frozenset[str]:
     )
 
 
+MODULE_ONLY_METHODS = frozenset(["parameters", "named_parameters"])
+"""Methods only a module has: a name they are called on holds one."""
+IN_PLACE_MOVES = frozenset(["to", "cuda"])
+
+
+class CallCensus(NamedTuple):
+    counts: dict[str, int]
+    """Calls by the name called (``name(...)`` or ``x.name(...)``)."""
+    used_as_modules: frozenset[str]
+    """Names the file uses as modules (``model.parameters()``, ``model.to(device)`` as a
+    statement, which only a module does in place): what an unknown call bound them to."""
+
+
 class _CallCounter(cst.CSTVisitor):
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
+        self.modules: set[str] = set()
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         name = func.value if isinstance(func, cst.Name) else None
         if isinstance(func, cst.Attribute):
             name = func.attr.value
+            if name in MODULE_ONLY_METHODS:
+                self._note_module(func.value)
         if name is not None:
             self.counts[name] = self.counts.get(name, 0) + 1
 
+    def visit_Expr(self, node: cst.Expr) -> None:
+        call = node.value
+        func = call.func if isinstance(call, cst.Call) else None
+        if isinstance(func, cst.Attribute) and func.attr.value in IN_PLACE_MOVES:
+            receiver = dotted(func.value)
+            # `x.to(device)` discarded on a tensor is a bug, not a hint (GPD103)
+            if receiver is not None and not api.TENSOR_NAME.match(receiver.rsplit(".", 1)[-1]):
+                self.modules.add(receiver)
 
-def call_counts(module: cst.Module) -> dict[str, int]:
-    """Calls in ``module`` by the name called (``name(...)`` or ``x.name(...)``)."""
+    def _note_module(self, node: cst.BaseExpression) -> None:
+        name = dotted(node)
+        if name is not None:
+            self.modules.add(name)
+
+
+def call_census(module: cst.Module) -> CallCensus:
+    """One read of ``module`` for what the walk asks of the whole file."""
     counter = _CallCounter()
     walk(module, counter)
-    return counter.counts
+    return CallCensus(counter.counts, frozenset(counter.modules))
 
 
 def module_chain_root(node: cst.BaseExpression) -> cst.BaseExpression:

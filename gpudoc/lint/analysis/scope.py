@@ -31,12 +31,25 @@ class Scope:
     """For a class's scope: its methods by name."""
     serial: int = field(default_factory=count().__next__)
     """Tells scopes apart (for rules that keep state per scope)."""
+    bases: tuple[Scope, ...] = ()
+    """For a class's scope: the scopes of its bases defined in this file, first base first."""
 
     def lookup(self, name: str) -> Value | None:
         value = self.env.get(name)
+        if value is None and self.bases and name.startswith("self."):
+            value = self.inherited(name)
         if value is None and self.parent is not None:
             return self.parent.lookup(name)
         return value
+
+    def inherited(self, name: str) -> Value | None:
+        """``self.model`` that a base class's ``__init__`` set, as Python finds it: the first
+        base first, depth first."""
+        for base in self.bases:
+            value = base.env.get(name) or base.inherited(name)
+            if value is not None:
+                return value
+        return None
 
     def device_name(self) -> str | None:
         """A name holding the script's (non-CPU) device here: what a fix moves things to."""
