@@ -239,3 +239,18 @@ def test_a_holder_class_storing_what_each_caller_gives_re_creates_nothing() -> N
     )
     only_gpu = recreated[: recreated.index("def example")]
     assert lines(only_gpu, "GPD102") == [7]
+
+
+def test_a_factory_model_keeps_the_place_its_binding_gave_it() -> None:
+    # recall set 14's hgraph2graph: `HierVAE(args).cuda()` from a star import, used as a module
+    source = """\
+import numpy as np
+import torch
+from hgraph import *
+model = HierVAE(args).cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for batch in loader:
+    loss, acc = model(*batch)
+    print(np.array([loss.item(), acc * 100]))
+"""
+    assert lines(source, "GPD202") == [8]

@@ -79,7 +79,7 @@ class Binder:
             previous = None
         if value.kind is Kind.UNKNOWN and self.used_as_module(name, statement):
             # `model = network_io.create_model(args)`, then `model.to(device)`: a module
-            value = Value(Kind.MODULE, weighted=True)
+            value = replace(value, kind=Kind.MODULE, weighted=True)
         if (
             value.kind is Kind.MODULE
             and value.place is Place.HOST

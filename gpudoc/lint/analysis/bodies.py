@@ -215,7 +215,10 @@ class Bodies:
         while pending:
             node, parent = next(iter(pending.items()))
             del pending[node]
+            fresh = dict(parent.env) if _runs_on_a_fresh_fixture(node, parent) else None
             self.walk_function(node, parent)
+            if fresh is not None:
+                parent.env = fresh
 
     def walk_class(self, node: cst.ClassDef) -> None:
         model = self.model
@@ -281,6 +284,19 @@ def _joined_returns(returned: list[Value], on_cpu_path: list[bool]) -> Value:
     gpu_returns = [value for value, cpu in zip(returned, on_cpu_path, strict=True) if not cpu]
     returned = gpu_returns or returned
     return join_envs([{"": value} for value in returned], "unrelated").get("", UNKNOWN)
+
+
+FIXTURE_SETUPS = ("setUp", "setup_method")
+"""A test class's set-up: run before each test on a fresh instance (unittest, pytest)."""
+
+
+def _runs_on_a_fresh_fixture(node: cst.FunctionDef, parent: Scope) -> bool:
+    """A test of a class with a set-up: what another test did to ``self`` (``self.model.cuda()``)
+    is not what this one starts from. The class's ``self.*`` are restored after it."""
+    is_setup = node.name.value in FIXTURE_SETUPS
+    return (
+        parent.function == "" and not is_setup and any(s in parent.methods for s in FIXTURE_SETUPS)
+    )
 
 
 def _base_scopes(node: cst.ClassDef, known: dict[str, Scope]) -> tuple[Scope, ...]:

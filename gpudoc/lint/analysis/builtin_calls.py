@@ -63,6 +63,8 @@ def builtin_value(name: str, args: list[Value]) -> Value:
         first = args[0]
         if first.kind is Kind.LOADER or first.is_tensorish:
             return first
+        if first.kind is Kind.PARAMS and first.items is None and name in ("list", "tuple"):
+            return Value(Kind.BATCH, first.place)  # `list(model.parameters())[0]`: where it is
     if name in ("len", "int", "float", "range", "round", "bool", "abs"):
         return SCALAR
     if name == "dict" and args[0].is_tensorish:

@@ -280,6 +280,10 @@ class CallEvaluator:
             return element_of(receiver)  # `iter(loader).next()`, Python 2 style
         if method in api.SCALAR_METHODS:
             return SCALAR
+        if method == "type" and not node.args:  # only tensors have a `.type()` of nothing
+            return Value(Kind.TYPENAME, receiver.place)
+        if method == "type" and receiver.is_tensorish and args[0].kind is Kind.TYPENAME:
+            return Value(Kind.TENSOR, args[0].place)  # `t.type(x.type())`: where x is
         if method.startswith("new_") or method in ("type_as",):
             if method == "type_as" and args:
                 return Value(Kind.TENSOR, args[0].place)

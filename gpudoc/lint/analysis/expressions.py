@@ -139,6 +139,8 @@ class Evaluator:
         attr = node.attr.value
         if attr == "device":
             return Value(Kind.DEVICE, base.place, cpu_device=base.place is Place.HOST)
+        if attr == "type" and base.kind is Kind.DEVICE:
+            return base  # `x.to(p.device.type)` goes where `p` is, as `.to(p.device)` does
         if base.is_tensorish and attr in TENSOR_ATTRS:
             return Value(Kind.TENSOR, base.place, by_name=base.by_name)
         if base.kind is Kind.MODULE and attr == "module":

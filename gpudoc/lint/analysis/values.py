@@ -23,6 +23,9 @@ class Kind(Enum):
     """A number or a 0-dim tensor: PyTorch combines these with tensors on any device."""
     PARAMS = "params"
     """``model.parameters()``: remembers the module it came from."""
+    TYPENAME = "typename"
+    """``x.type()``: a tensor type's name (``'torch.cuda.FloatTensor'``), which names the
+    device too: ``t.type(x.type())`` moves ``t`` where ``x`` is."""
     NONE = "none"
     """``None`` where a device goes (a ``device=None`` parameter the call leaves out): the
     default device for a new tensor, no move at all for ``.to(device)``."""

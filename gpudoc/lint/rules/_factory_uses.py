@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -192,31 +192,50 @@ def factory_inside(
     a subscript's base, or an operand of arithmetic (``Variable(torch.zeros(n))``,
     ``torch.randn(s).argsort()[..., :k]``, ``torch.ones(s) * alpha``); with ``held``, also
     through a name that holds a factory's tensor (``xx.float() / (n - 1)``)."""
+    return next(factories_inside(value, factories, held), None)
+
+
+def factories_inside(
+    value: cst.BaseExpression | None, factories: set[cst.Call], held: Held | None = None
+) -> Iterator[cst.Call]:
+    """Every factory call ``value`` holds as ``factory_inside`` finds one, the first first:
+    both operands of arithmetic, each element of a tuple or list (``torch.stack((xv, yv))``)."""
     while isinstance(value, cst.Call | cst.Subscript | cst.BinaryOperation | cst.Comparison):
         if isinstance(value, cst.Comparison):
             value = value.left  # `torch.rand(n) < p`: a mask where the factory's tensor is
             continue
         if isinstance(value, cst.BinaryOperation):
             # `torch.ones(shape) * -1`: arithmetic makes a new tensor where the factory's is
-            inner = factory_inside(value.left, factories, held)
-            return inner if inner is not None else factory_inside(value.right, factories, held)
+            yield from factories_inside(value.left, factories, held)
+            yield from factories_inside(value.right, factories, held)
+            return
         if isinstance(value, cst.Subscript):
             value = value.value
         elif value in factories:
-            return value
+            yield value
+            return
         elif isinstance(value.func, cst.Attribute) and isinstance(
             value.func.value, cst.Call | cst.Subscript
         ):
             value = value.func.value
         elif _held_receiver(value.func, held) is not None:
-            return _held_receiver(value.func, held)
+            yield from _optional(_held_receiver(value.func, held))
+            return
         elif value.args and value.args[0].keyword is None:
             value = value.args[0].value
         else:
-            return None
-    if isinstance(value, cst.Name) and held is not None:
-        return held(value.value)
-    return None
+            return
+    if isinstance(value, cst.Tuple | cst.List):
+        # `torch.stack((xv, yv))`, `torch.meshgrid([torch.arange(h), torch.arange(w)])`
+        for element in value.elements:
+            yield from factories_inside(element.value, factories, held)
+    elif isinstance(value, cst.Name) and held is not None:
+        yield from _optional(held(value.value))
+
+
+def _optional(call: cst.Call | None) -> Iterator[cst.Call]:
+    if call is not None:
+        yield call
 
 
 def _held_receiver(func: cst.BaseExpression, held: Held | None) -> cst.Call | None:

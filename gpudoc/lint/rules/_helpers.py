@@ -117,6 +117,22 @@ def assigned_value(statement: cst.CSTNode, name: str) -> cst.BaseExpression | No
     return None
 
 
+def unpacked_from(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+    """The call whose result ``statement`` unpacks into ``name`` among others: ``grid`` of
+    ``yv, xv = torch.meshgrid(...)``."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    for small in statement.body:
+        if not isinstance(small, cst.Assign) or not isinstance(small.value, cst.Call):
+            continue
+        for target in small.targets:
+            unpacked = target.target
+            parts = unpacked.elements if isinstance(unpacked, cst.Tuple | cst.List) else ()
+            if any(dotted(part.value) == name for part in parts):
+                return small.value
+    return None
+
+
 def _matching(
     target: cst.BaseExpression, value: cst.BaseExpression, name: str
 ) -> cst.BaseExpression | None:

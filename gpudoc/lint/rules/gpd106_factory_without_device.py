@@ -24,6 +24,7 @@ from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._factory_uses import (
     Held,
     Uses,
+    factories_inside,
     factory_inside,
     no_tensor_parameter,
     only_filled_in,
@@ -31,7 +32,7 @@ from gpudoc.lint.rules._factory_uses import (
     record_values,
     tensor_parameters,
 )
-from gpudoc.lint.rules._helpers import assigned_value, chain_root
+from gpudoc.lint.rules._helpers import assigned_value, chain_root, unpacked_from
 from gpudoc.lint.rules._host_instances import host_only_classes
 from gpudoc.lint.rules._numbers import number_attributes, number_parameters
 from gpudoc.lint.visit import walk
@@ -288,6 +289,9 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         """The calls in ``factories``."""
         self.moved_later: set[cst.Call] = set()
         """Factory calls whose tensor a later statement of the same function moves."""
+        self.groups: dict[cst.Call, tuple[cst.Call, ...]] = {}
+        """The factories one unpacking spreads over its names (``yv, xv = torch.meshgrid(
+        ...)``): a move of one part moves the grid they make together."""
         self.bound: dict[cst.Call, tuple[cst.FunctionDef, str]] = {}
         """Factory call -> the function and the plain name it is bound to."""
         self.handed: set[cst.Name] = set()
@@ -359,8 +363,13 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             self.host_held.pop(key, None)  # `s = torch.sum(h)`: 0-dim, meets any device
         else:
             self.host_held[key] = strict
-        # `h = h.float() / n`: still the factory's tensor
-        factory = factory_inside(value, self.calls, self.held_in(semantic))
+        # `h = h.float() / n`: still the factory's tensor; so are the parts of
+        # `yv, xv = torch.meshgrid(torch.arange(h), torch.arange(w))`
+        unpacked = unpacked_from(event.statement, event.name) if value is None else None
+        factory = factory_inside(value or unpacked, self.calls, self.held_in(semantic))
+        if unpacked is not None:  # each part holds all of them: a move of one moves its grid
+            group = tuple(factories_inside(unpacked, self.calls, self.held_in(semantic)))
+            self.groups.update((part, group) for part in group)
         self.held.pop(key, None)
         function = semantic.function_node
         helper = self.helper_result(value)
@@ -385,18 +394,37 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 return None
         return None
 
+    def note_filled(self, event: CallEvent, semantic: Semantic) -> None:
+        """``grids.append(grid)``: the list holds the factories of all it was given, which a
+        later ``torch.cat(grids).to(dev)`` moves together."""
+        func, node = event.node.func, event.node
+        if event.method != "append" or not node.args or not isinstance(func, cst.Attribute):
+            return
+        if not isinstance(func.value, cst.Name):
+            return
+        held = self.held_in(semantic)
+        given = list(factories_inside(node.args[0].value, self.calls, held))
+        if not given:
+            return
+        key = (semantic.scope_id, func.value.value)
+        first = self.held.setdefault(key, given[0])
+        group = {*self.groups.get(first, (first,))}
+        for factory in given:
+            group.update(self.groups.get(factory, (factory,)))
+        together = tuple(group)
+        self.groups.update((part, together) for part in together)
+
     def note_move(self, event: CallEvent, semantic: Semantic) -> None:
         """``h.cuda()`` / ``h.to(device)`` of a name holding a factory's tensor."""
         # a later `h = h.cuda()` (under `if USE_CUDA:`) places what the factory made, and so
         # does `a.expand_as(x).to(x.device)` or `.type(FloatTensor)` with a CUDA type
         func = event.node.func
         moves = event.method in MOVES or (
-            event.method == "type" and _may_be_cuda_type(event.node, semantic)
+            event.method == "type" and _may_be_cuda_type(event, semantic)
         )
         if moves and isinstance(func, cst.Attribute):
-            created = factory_inside(func.value, self.calls, self.held_in(semantic))
-            if created is not None:
-                self.moved_later.add(created)
+            for created in factories_inside(func.value, self.calls, self.held_in(semantic)):
+                self.moved_later.update(self.groups.get(created, (created,)))
 
     def note_placing_helper(self, event: CallEvent, semantic: Semantic) -> None:
         """``create_variable(torch.zeros(...))`` / ``return cuda_variable(hidden)``: one of the
@@ -528,6 +556,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         if module is not None and module.origin is not None and device_inputs:
             self.fed.add(module.origin)  # `net(x.cuda())`: forward meets the device
         self.note_move(event, semantic)
+        self.note_filled(event, semantic)
         self.note_placing_helper(event, semantic)
         self.note_handed(event, semantic)
         self.note_gradient(event, semantic)
@@ -861,11 +890,16 @@ def _full_reduction(expr: cst.BaseExpression, semantic: Semantic) -> bool:
     return isinstance(func, cst.Attribute) and func.attr.value in REDUCTIONS and not expr.args
 
 
-def _may_be_cuda_type(call: cst.Call, semantic: Semantic) -> bool:
+def _may_be_cuda_type(event: CallEvent, semantic: Semantic) -> bool:
     """``t.type(FloatTensor)`` with ``FloatTensor = torch.cuda.FloatTensor if cuda else ...``:
-    not a CPU type nor a dtype named outright (``torch.float32``, ``"torch.FloatTensor"``)."""
+    not a CPU type nor a dtype named outright (``torch.float32``, ``"torch.FloatTensor"``);
+    ``t.type(x.type())`` (or a ``dtype`` parameter a caller gave ``x.type()``) where ``x`` may
+    be on the device."""
+    call = event.node
     if len(call.args) != 1:
         return False
+    if event.args and event.args[0].kind is Kind.TYPENAME:
+        return event.args[0].place is not Place.HOST
     target = call.args[0].value
     text = string_value(target)
     if text is not None:
