@@ -81,3 +81,102 @@ def test_each_unit_test_starts_from_its_set_up() -> None:
     # one test that moves the model and then feeds it host data: reported
     one_test = UNIT_TESTS.replace("    def test_forward(self):\n", "")
     assert lines(one_test, "GPD101") == [11]
+
+
+# a tutorial demonstrates pos_weight on two host tensors, beside its GPU model
+LOSS_DEMO = """\
+import torch
+import torch.nn as nn
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = nn.Linear(2, 1).to(device)
+labels = torch.tensor([1.0, 0.0, 0.0, 0.0])
+logits = torch.tensor([2.0, -1.0, -1.0, -1.0])
+pos_weight = ((labels == 0).sum() / (labels == 1).sum()).view(1,)
+loss_fn = nn.BCEWithLogitsLoss(pos_weight=pos_weight)
+print(loss_fn({inputs}))
+"""
+
+
+def test_a_weighted_loss_used_only_on_host_tensors_is_fine() -> None:
+    assert lines(LOSS_DEMO.format(inputs="logits, labels"), "GPD107") == []
+    x = "model(torch.randn(4, 2, device=device)).squeeze(1), labels.to(device)"
+    assert lines(LOSS_DEMO.format(inputs=x), "GPD107") == [8]
+
+
+# a random draw read as a Python bool (teacher forcing), and shape numbers read as slice bounds
+PYTHON_READS = """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        self.cell = nn.Linear(2, 2)
+        self.p = p
+    def forward(self, src, tgt):
+        x, outs = src, []
+        for i in range(tgt.shape[1]):
+            out = self.cell(x)
+            outs.append(out)
+            if {test}:
+                x = tgt[:, i]
+            else:
+                x = out
+        return torch.stack(outs, 1)
+model = Decoder().cuda()
+"""
+
+
+def test_a_host_draw_compared_in_a_test_is_a_python_bool() -> None:
+    assert lines(PYTHON_READS.format(test="torch.rand(1) <= self.p"), "GPD106") == []
+    assert lines(PYTHON_READS.format(test="torch.rand(1) < 0.5 and i > 0"), "GPD106") == []
+    # compared with a device tensor made by a call, the draw meets the device
+    assert lines(PYTHON_READS.format(test="(torch.rand(1) <= out.mean(0)).all()"), "GPD106") == [13]
+
+
+# each rank saves its own queue file and reads it back (SwAV)
+RANK_FILE = """\
+import os
+import torch
+import torch.distributed as dist
+def main(rank, world_size, dump_path):
+    dist.init_process_group("nccl", rank=rank, world_size=world_size)
+    torch.cuda.set_device(rank % torch.cuda.device_count())
+    queue_path = os.path.join(dump_path, {name})
+    queue = None
+    if os.path.isfile(queue_path):
+        queue = torch.load(queue_path)["queue"]
+    for epoch in range(3):
+        if queue is None:
+            queue = torch.zeros(128, 16).cuda()
+        torch.save({{"queue": queue}}, queue_path)
+if __name__ == "__main__":
+    main(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), "run")
+"""
+
+
+def test_a_file_each_rank_saves_and_reads_back_is_its_own() -> None:
+    assert lines(RANK_FILE.format(name='"queue" + str(rank) + ".pth"'), "GPD201") == []
+    # one file for all ranks: every rank restores it onto the GPU it was saved from
+    assert lines(RANK_FILE.format(name='"queue.pth"'), "GPD201") == [10]
+
+
+# a notebook saves through the trainer's method, then a new trainer loads that file
+METHOD_PAIR = """\
+import torch
+import torch.nn as nn
+class Trainer:
+    def __init__(self, model):
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.model = model.to(self.device)
+    def save_checkpoint(self, filename):
+        torch.save({{"model": self.model.state_dict()}}, filename)
+    def load_checkpoint(self, filename):
+        self.model.load_state_dict(torch.load(filename)["model"])
+{save}Trainer(nn.Linear(2, 1)).load_checkpoint("model_checkpoint.pth")
+"""
+
+
+def test_a_checkpoint_the_run_saved_through_a_method_loads_back() -> None:
+    saved = 'Trainer(nn.Linear(2, 1)).save_checkpoint("model_checkpoint.pth")\n'
+    assert lines(METHOD_PAIR.format(save=saved), "GPD201") == []
+    assert lines(METHOD_PAIR.format(save=""), "GPD201") == [10]

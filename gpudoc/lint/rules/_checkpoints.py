@@ -17,7 +17,7 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.flow import terminates
 from gpudoc.lint.analysis.functions import argument_for
-from gpudoc.lint.analysis.names import ImportTable, bound_names, dotted
+from gpudoc.lint.analysis.names import ImportTable, bound_names, dotted, iter_statements, names_in
 from gpudoc.lint.rules._device_names import Binding, device_text
 from gpudoc.lint.visit import code_ids, walk
 
@@ -253,6 +253,8 @@ class CheckpointScan(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         name = dotted(node.func) or ""
         last = name.rsplit(".", 1)[-1]
+        if not name and isinstance(node.func, cst.Attribute):
+            last = node.func.attr.value  # `Trainer(model).save_checkpoint(path)`
         library = self.imports.qualify(node.func) or ""
         self._note_transfers(node)
         if last in CHECKPOINT_HANDLERS and node.args:
@@ -550,9 +552,11 @@ class CheckpointScan(cst.CSTVisitor):
                 self._functions = [caller] if caller is not None else []
                 key = self.path_key(arg.value) if arg is not None else None
                 if key is None or not (
-                    self.first_save.get(key, order) < order or self._temporary(key, caller)
+                    self.first_save.get(key, order) < order
+                    or self._temporary(key, caller)
+                    or (key.startswith("str:") and self._helper_saved(key[4:], order))
                 ):
-                    return False
+                    return False  # (a helper: `runner.save_checkpoint("m.pth")` before it)
         finally:
             self._functions = saved_functions
         return bool(calls)
@@ -591,6 +595,24 @@ class CheckpointScan(cst.CSTVisitor):
         ]
         return bool(values) and all(
             self._temporary(self.path_key(value) or "", function, depth + 1) for value in values
+        )
+
+    def own_rank_file(self, site: LoadSite) -> bool:
+        """``queue{rank}.pth``, which each rank saves and reads back itself: it returns to the
+        GPU it was saved from, that rank's own."""
+        if site.function is None or not site.call.args or not self.saved_here(site):
+            return False
+        path = site.call.args[0].value
+        expressions: list[cst.BaseExpression] = [path]
+        name = dotted(path)
+        if name is not None:
+            for statement in iter_statements(site.function.body.body):
+                if isinstance(statement, cst.Assign) and any(
+                    dotted(target.target) == name for target in statement.targets
+                ):
+                    expressions.append(statement.value)
+        return any(
+            "rank" in text.lower() for expression in expressions for text in names_in(expression)
         )
 
     def without_rank_device(self, site: LoadSite) -> bool:

@@ -97,6 +97,36 @@ class Uses(cst.CSTVisitor):
         elif self.reads(root):
             self.index_loads.add(root)
 
+    def visit_If(self, node: cst.If) -> None:
+        self.note_test(node.test)
+
+    def visit_While(self, node: cst.While) -> None:
+        self.note_test(node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self.note_test(node.test)
+
+    def note_test(self, test: cst.BaseExpression) -> None:
+        """``if torch.rand(1) <= self.p:``, ``if start == 0:``: a comparison with a number (or
+        a plain name, a probability in real code) that a test reads as a Python bool, which
+        needs no device, like an index."""
+        if isinstance(test, cst.BooleanOperation):
+            self.note_test(test.left)
+            self.note_test(test.right)
+        elif isinstance(test, cst.UnaryOperation):
+            self.note_test(test.expression)
+        elif isinstance(test, cst.Comparison):
+            operands = [test.left, *(part.comparator for part in test.comparisons)]
+            roots = [chain_root(operand, self.call) for operand in operands]
+            mine = [op for op, root in zip(operands, roots, strict=True) if self.is_mine(root)]
+            others = [op for op in operands if op not in mine]
+            if mine and all(_plain_operand(op, self.host) for op in others):
+                for operand in mine:
+                    self.note_index(operand)
+
+    def is_mine(self, root: cst.BaseExpression | None) -> bool:
+        return root is not None and (root is self.call or self.reads(root))
+
     def visit_For(self, node: cst.For) -> None:
         self.targets.update(_names(node.target))
         if isinstance(node.iter, cst.Name) and isinstance(node.target, cst.Name):
@@ -128,6 +158,14 @@ class Uses(cst.CSTVisitor):
                 self.call_copies.append(target)
             else:
                 self.aliases[root] = target
+
+
+def _plain_operand(operand: cst.BaseExpression, host: Host | None) -> bool:
+    """A number, a host operand, or a plain name or attribute (``self.p``): not a tensor made
+    by a call here."""
+    if isinstance(operand, cst.Integer | cst.Float | cst.Name | cst.Attribute):
+        return True
+    return host is not None and host(operand)
 
 
 def _operands(expr: cst.BaseExpression | None) -> list[cst.BaseExpression]:

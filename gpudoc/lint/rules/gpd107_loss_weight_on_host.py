@@ -92,9 +92,16 @@ criterion = nn.CrossEntropyLoss(weight=weights)
         self.weights: list[LossWeight] = []
         self.moved_names: set[str] = set()
         """Names (any scope) whose module a statement moved to the device."""
+        self.host_only: dict[str, bool] = {}
+        """Criterion name (any scope) -> whether every call of it had only host tensors."""
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         """``nn.CrossEntropyLoss(weight=w)``"""
+        if event.module_name is not None:
+            tensors = [value for value in event.args if value.is_tensorish]
+            host = bool(tensors) and all(value.place is Place.HOST for value in tensors)
+            known = self.host_only.get(event.module_name, True)
+            self.host_only[event.module_name] = known and host
         qualified = event.qualified or ""
         last = qualified.rsplit(".", 1)[-1]
         if not qualified.startswith("torch.nn.") or qualified.startswith("torch.nn.functional."):
@@ -128,6 +135,8 @@ criterion = nn.CrossEntropyLoss(weight=weights)
                 continue
             if weight.target is not None and weight.target in self.moved_names:
                 continue
+            if weight.target is not None and self.host_only.get(weight.target, False):
+                continue  # a demo of the weight on host tensors: it meets no device tensor
             shown = context.code(weight.weight)
             device = weight.device_name or "device"
             message = (
