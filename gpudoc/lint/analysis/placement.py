@@ -49,7 +49,7 @@ class Placement:
         if method == "cuda":
             self.note_cuda(node, ".cuda()")
             self.model.flags.places = True
-            self.model.flags.per_rank_device |= bool(node.args)
+            self.model.flags.per_rank_device |= _names_a_rank_device(node)
             place = Place.DEVICE
         elif method == "cpu":
             place = Place.HOST
@@ -133,3 +133,12 @@ class Placement:
         ):
             self.model.flags.per_rank_device = True  # f"cuda:{local_rank}"
             self.model.flags.device_notion = True
+
+
+def _names_a_rank_device(call: cst.Call) -> bool:
+    """``.cuda(args.gpu)``, ``.cuda(local_rank)``: each process its own GPU. ``.cuda(0)`` or
+    ``.cuda(self.cuda_index)`` is one GPU chosen for every run, hard-coded like ``.cuda()``."""
+    if not call.args:
+        return False
+    name = (dotted(call.args[0].value) or "").rsplit(".", 1)[-1].lower()
+    return any(word in name for word in ("rank", "gpu", "dev", "local"))

@@ -1,0 +1,31 @@
+"""Recall regressions from the sixteenth recall set (real bug reports), reduced and rewritten
+here: the bug each rule must report, next to the correct code it must leave alone."""
+
+from __future__ import annotations
+
+from lint_lines import lines
+
+# report 05 (WGAN-GP): `.cuda(self.cuda_index)` picks one GPU for every run, as `.cuda()` does
+GAN = """\
+import torch
+import torch.nn as nn
+class WGAN:
+    def __init__(self, cuda):
+        self.G = nn.Linear(4, 4)
+        self.cuda = cuda == "True"
+        self.cuda_index = 0
+        if self.cuda:
+            self.G.cuda(self.cuda_index)
+    def sample(self):
+        z = torch.randn(8, 4).cuda({index})
+        return self.G(z)
+model = WGAN("False")
+print(model.sample())
+"""
+
+
+def test_a_gpu_index_chosen_once_is_hard_coded_cuda() -> None:
+    assert lines(GAN.format(index="self.cuda_index"), "GPD203") == [11]
+    assert lines(GAN.format(index="0"), "GPD203") == [11]
+    # the rank's own GPU (`.cuda(args.gpu)`): one process per GPU, not a hard-coded device
+    assert lines(GAN.format(index="self.local_rank"), "GPD203") == []
