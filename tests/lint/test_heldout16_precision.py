@@ -180,3 +180,22 @@ def test_a_checkpoint_the_run_saved_through_a_method_loads_back() -> None:
     saved = 'Trainer(nn.Linear(2, 1)).save_checkpoint("model_checkpoint.pth")\n'
     assert lines(METHOD_PAIR.format(save=saved), "GPD201") == []
     assert lines(METHOD_PAIR.format(save=""), "GPD201") == [10]
+
+
+# a GPU tutorial notebook that displays devices, and a demo that spreads over every GPU
+GPU_DEMO = """\
+import torch
+import torch.nn as nn
+{shown}
+x = torch.ones((2, 3), device=torch.device("cuda:0"))
+z = x.cuda(1)
+net = nn.DataParallel(nn.Linear(3, 1), device_ids=range(torch.cuda.device_count()))
+"""
+
+
+def test_devices_only_displayed_or_counted_offer_no_cpu_path() -> None:
+    shown = 'torch.device("cpu"), torch.device("cuda"), torch.device("cuda:1")'
+    assert lines(GPU_DEMO.format(shown=shown), "GPD203") == []
+    # a device the script binds and runs on is a CPU path
+    chosen = 'device = torch.device("cpu")\nprint(torch.ones(2, device=device))'
+    assert lines(GPU_DEMO.format(shown=chosen), "GPD203") == [5, 6]

@@ -254,3 +254,33 @@ for batch in loader:
     print(np.array([loss.item(), acc * 100]))
 """
     assert lines(source, "GPD202") == [8]
+
+
+# report 14 (darts TFT): masks cached on the module in forward, reused while the batch size holds
+CACHED_MASK = """\
+import torch
+import torch.nn as nn
+class TFT(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(hidden, 2, batch_first=True)
+        self.batch_size_last = -1
+        self.attention_mask = None
+    def forward(self, x):
+        batch_size, length = x.shape[0], x.shape[1]
+        if {test}:
+            self.attention_mask = torch.ones(length, length, device=x.device).triu(1).bool()
+            self.batch_size_last = batch_size
+        out, _ = self.attn(x, x, x, attn_mask=self.attention_mask)
+        return out
+model = TFT(8).cuda()
+"""
+
+
+def test_a_tensor_cached_on_the_module_in_forward_is_gpd105() -> None:
+    assert lines(CACHED_MASK.format(test="batch_size != self.batch_size_last"), "GPD105") == [8]
+    # a cache that checks its device rebuilds itself after a move
+    test = "self.attention_mask is None or self.attention_mask.device != x.device"
+    assert lines(CACHED_MASK.format(test=test), "GPD105") == []
+    # rebuilt on every call: nothing is kept across a move
+    assert lines(CACHED_MASK.format(test="True"), "GPD105") == []

@@ -29,3 +29,20 @@ def test_a_gpu_index_chosen_once_is_hard_coded_cuda() -> None:
     assert lines(GAN.format(index="0"), "GPD203") == [11]
     # the rank's own GPU (`.cuda(args.gpu)`): one process per GPU, not a hard-coded device
     assert lines(GAN.format(index="self.local_rank"), "GPD203") == []
+
+
+def test_a_move_with_only_non_blocking_is_hard_coded_cuda() -> None:
+    # tacotron2's utils: `x.cuda(non_blocking=True)` names no rank, so other `.cuda()` calls count
+    source = """\
+import torch
+def to_gpu(x):
+    x = x.contiguous()
+    if torch.cuda.is_available():
+        x = x.cuda(non_blocking=True)
+    return x
+def get_mask_from_lengths(lengths):
+    max_len = torch.max(lengths).item()
+    ids = torch.arange(0, max_len).cuda()
+    return ids < lengths.unsqueeze(1)
+"""
+    assert lines(source, "GPD203") == [9]

@@ -157,6 +157,9 @@ PLACE_KEEPING_METHODS = frozenset(
         "nonzero",
         "argsort",
         "logsumexp",
+        *("triu", "tril", "triu_", "tril_", "diag", "diagonal", "cumprod", "amax", "amin"),
+        *("logical_not", "logical_and", "logical_or", "square", "rsqrt", "reciprocal"),
+        *("sin", "cos", "remainder", "fmod", "scatter", "scatter_add", "index_fill"),
     ]
 )
 """Tensor methods whose result lives where the receiver lives."""

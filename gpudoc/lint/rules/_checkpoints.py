@@ -35,9 +35,10 @@ TEST_FRAMEWORKS = frozenset({"pytest", "unittest"})
 TEST_NAME = re.compile(r"_?test")
 CPU_SWITCH = re.compile(r"cuda|gpu|accel|cpu|device", re.I)
 """An option about these (``--no-cuda``, ``--accel``, ``--device``) offers a CPU path."""
-TENSOR_PLACE_TEST = re.compile(r"[\w.\]\[]+\.is_cuda\b(\(\))?")
-"""``if raw_w.is_cuda: mask = mask.cuda()``: code that follows a tensor's own device, wherever
-the script put it, not a switch of the script between a GPU and the CPU."""
+TENSOR_PLACE_TEST = re.compile(r"[\w.\]\[]+\.is_cuda\b(\(\))?|\bis_\w+_on_cuda\b")
+"""``if raw_w.is_cuda: mask = mask.cuda()`` (or ``is_model_on_cuda``, read from the model's
+parameters): code that follows a tensor's own device, wherever the script put it, not a switch
+of the script between a GPU and the CPU."""
 
 
 class Arm(NamedTuple):
@@ -136,6 +137,9 @@ class CheckpointScan(cst.CSTVisitor):
         """``"cpu"`` strings that are where a result is brought back (``feat.to("cpu")``
         handed on or chained) or where a checkpoint is loaded (``map_location="cpu"``): a
         copy for NumPy, saving or loading, not a device the script runs on."""
+        self._shown: set[int] = set()
+        """``"cpu"`` strings in an expression a notebook cell only displays
+        (``torch.device("cpu"), torch.device("cuda:1")``): a demo, not a path the script runs."""
 
     # -- structure -------------------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:
@@ -232,10 +236,16 @@ class CheckpointScan(cst.CSTVisitor):
                 elif self._arms and self._arms[-1].none == target.target.value:
                     self.defaulted.setdefault((self._function(), binding.name), binding.order)
 
+    def visit_Expr(self, node: cst.Expr) -> None:
+        value = node.value
+        shown = not isinstance(value, cst.Call) or dotted(value.func) == "torch.device"
+        if shown:
+            self._shown.update(code_ids(value))
+
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         text = string_value(node)
         if text is not None and api.CPU_LITERAL.match(text):
-            if id(node) in self._transfers:
+            if id(node) in self._transfers or id(node) in self._shown:
                 return
             strength = WEAK if id(node) in self._foreign_cpu else 1
             self._evidence(strength, f'a `"{text}"` device')
@@ -266,6 +276,10 @@ class CheckpointScan(cst.CSTVisitor):
         distributed = library.startswith("torch.distributed.")  # a process group, not CUDA
         if last in REPORTERS:  # `print("CUDA:", torch.cuda.is_available())` chooses nothing
             self._reported.update(id(arg.value) for arg in node.args)
+        if last in ("DataParallel", "DistributedDataParallel"):
+            # `device_ids=range(torch.cuda.device_count())`: which GPUs, not whether any
+            for arg in node.args:
+                self._reported.update(code_ids(arg.value))
         asked = last in ("is_available", "device_count") and name != last
         if asked and not distributed and id(node) not in self._reported:
             self._evidence(0, f"`{name}()`")

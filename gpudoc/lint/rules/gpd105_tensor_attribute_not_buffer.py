@@ -14,9 +14,11 @@ from gpudoc.lint.analysis.events import (
     Semantic,
 )
 from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._class_attrs import InitAttributes
 from gpudoc.lint.rules._factory_uses import read_only_as_index
+from gpudoc.lint.rules._forward_cache import cached_without_device_check, none_in_init
 from gpudoc.lint.rules._helpers import chain_root
 from gpudoc.lint.visit import walk
 
@@ -133,6 +135,9 @@ model = Norm().cuda()
         """id of a module class -> attributes read in methods other than ``__init__``."""
         self.moved_on_use: dict[int, set[str]] = {}
         """id of a module class -> attributes moved where they are used (``self.mean.to(x)``)."""
+        self.cached: dict[int, dict[str, set[cst.CSTNode]]] = {}
+        """id of a module class -> attribute -> the statements of its methods (not
+        ``__init__``) that bind it a tensor (_forward_cache.py)."""
 
     def on_class(self, event: ClassEvent, semantic: Semantic) -> None:
         if event.module_class is not None:
@@ -143,6 +148,9 @@ model = Norm().cuda()
         cls, name = semantic.module_class, event.name
         if cls is None or semantic.in_init or not name.startswith("self."):
             return
+        attr = name[5:]
+        if event.value.is_tensorish and "." not in attr and isinstance(event.target, cst.Attribute):
+            self.cached.setdefault(id(cls), {}).setdefault(attr, set()).add(event.statement)
         if _moved_value(event.statement):
             # a lazy cache (`self.grid = make_grid(...).to(x.device)` in forward): the class
             # rebuilds it on its input's device before using it
@@ -190,6 +198,26 @@ model = Norm().cuda()
                     f'it; use `self.register_buffer("{attr.attr}", ..., persistent=False)`'
                 )
                 yield Report(attr.statement, message)
+            # made on the input's device is what a cache does: only a move where it is read helps
+            yield from self.forward_caches(cls, used, self.moved_on_use.get(id(cls), set()))
+
+    def forward_caches(self, cls: ModuleClass, used: set[str], moved: set[str]) -> Iterator[Report]:
+        """``self.mask = None`` in ``__init__``, a tensor cached there by ``forward``."""
+        cached = self.cached.get(id(cls), {})
+        if not cached:
+            return
+        for attr, statement in none_in_init(cls.node).items():
+            bindings = cached.get(attr)
+            if not bindings or attr not in used or attr in moved:
+                continue
+            if not cached_without_device_check(cls.node, bindings):
+                continue
+            message = (
+                f"`self.{attr}` caches a tensor on the module as a plain attribute: "
+                "`.to()` / `.cpu()` will not move it, and after a move the next forward mixes "
+                f'devices; declare it `self.register_buffer("{attr}", None, persistent=False)`'
+            )
+            yield Report(statement, message)
 
 
 HOST_READS = frozenset({"numpy", "tolist", "item"})
