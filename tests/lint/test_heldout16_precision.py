@@ -199,3 +199,33 @@ def test_devices_only_displayed_or_counted_offer_no_cpu_path() -> None:
     # a device the script binds and runs on is a CPU path
     chosen = 'device = torch.device("cpu")\nprint(torch.ones(2, device=device))'
     assert lines(GPU_DEMO.format(shown=chosen), "GPD203") == [5, 6]
+
+
+# the last step of packed sequences: an arange index on one arm, a slice on the other
+LAST_STEP = """\
+import torch
+import torch.nn as nn
+import torch.nn.utils.rnn as rnn_utils
+class Last(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(2, 3, batch_first=True)
+    def forward(self, X):
+        out, _ = self.rnn(X)
+        if isinstance(X, rnn_utils.PackedSequence):
+            padded, sizes = rnn_utils.pad_packed_sequence(out, batch_first=True)
+            rows = torch.arange(sizes.size(0))
+        else:
+            padded, sizes = out, 0
+            rows = {other}
+        return {use}
+model = Last().cuda()
+"""
+
+
+def test_an_index_bound_to_a_slice_on_the_other_arm_is_still_an_index() -> None:
+    index = "padded[rows, sizes - 1]"
+    assert lines(LAST_STEP.format(other="slice(None, None, None)", use=index), "GPD106") == []
+    # read as arithmetic with the device output, the host arange fails
+    product = "padded[:, -1] * rows[:, None]"
+    assert lines(LAST_STEP.format(other="slice(None, None, None)", use=product), "GPD106") == [12]

@@ -136,6 +136,8 @@ class Uses(cst.CSTVisitor):
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
             return
         target = node.targets[0].target.value
+        if target == self.name and _no_tensor(node.value):
+            self.bindings -= 1  # `seq_slice = slice(None)` on the other arm: no tensor to place
         if isinstance(node.value, cst.Name | cst.Attribute):
             self.aliases[node.value] = target
         elif self.host is not None:
@@ -158,6 +160,13 @@ class Uses(cst.CSTVisitor):
                 self.call_copies.append(target)
             else:
                 self.aliases[root] = target
+
+
+def _no_tensor(value: cst.BaseExpression) -> bool:
+    """``slice(None, None)``, ``None``, a number: a binding that holds no tensor."""
+    if isinstance(value, cst.Call):
+        return dotted(value.func) == "slice"
+    return dotted(value) == "None" or isinstance(value, cst.Integer | cst.Float)
 
 
 def _plain_operand(operand: cst.BaseExpression, host: Host | None) -> bool:
