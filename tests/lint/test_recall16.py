@@ -46,3 +46,22 @@ def get_mask_from_lengths(lengths):
     return ids < lengths.unsqueeze(1)
 """
     assert lines(source, "GPD203") == [9]
+
+
+# report 02 (a TensorBoard tutorial): add_graph traces the model on a batch never moved
+GRAPH = """\
+import torch
+import torch.nn as nn
+from torch.utils.tensorboard import SummaryWriter
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+writer = SummaryWriter("runs/mnist")
+model = nn.Linear(784, 10).to(device)
+images = torch.randn(8, 784)
+writer.add_graph(model, {example})
+"""
+
+
+def test_add_graph_traces_a_call_of_the_model() -> None:
+    assert lines(GRAPH.format(example="images"), "GPD101") == [8]
+    assert lines(GRAPH.format(example="images.to(device)"), "GPD101") == []
+    assert lines(GRAPH.format(example="images.to(device)"), "GPD102") == []

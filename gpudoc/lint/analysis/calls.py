@@ -280,6 +280,10 @@ class CallEvaluator:
             return element_of(receiver)  # `iter(loader).next()`, Python 2 style
         if method in api.SCALAR_METHODS:
             return SCALAR
+        if method == "add_graph" and args and args[0].kind is Kind.MODULE:
+            # TensorBoard's `writer.add_graph(model, x)` traces `model(x)`: a call of it
+            name = dotted(node.args[0].value) or ""
+            return self.module_call(node, name, args[0], args[1:])
         if method == "type" and not node.args:  # only tensors have a `.type()` of nothing
             return Value(Kind.TYPENAME, receiver.place)
         if method == "type" and receiver.is_tensorish and args[0].kind is Kind.TYPENAME:
