@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import os
 import re
 import warnings
@@ -67,6 +66,8 @@ def check_torch(version: str | None) -> None:
 
 
 def _torch_version() -> str | None:
+    import importlib.metadata  # here: `gpudoc lint` builds this parser too, and must start fast
+
     try:
         return importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
