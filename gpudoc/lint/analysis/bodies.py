@@ -23,7 +23,7 @@ from gpudoc.lint.analysis.functions import (
     returns_moved,
 )
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.names import bound_names, declared_globals
+from gpudoc.lint.analysis.names import bound_names, declared_globals, dotted, moves_each
 from gpudoc.lint.analysis.scope import Scope, parameter_values
 from gpudoc.lint.analysis.sharing import move_module
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, called_module
@@ -78,6 +78,8 @@ class Bodies:
         """The value a call of a function of this file returns, its body walked for this call
         (once per shape of arguments). A module the body moves is moved for the caller too."""
         model = self.model
+        is_method = parent.function == ""
+        self.moved_elements(call, node, is_method)  # read from the text: however it is walked
         shapes = argument_shapes(values)
         summaries = model.summaries.setdefault(node, {})
         if shapes in summaries:
@@ -86,7 +88,6 @@ class Bodies:
             return UNKNOWN
         if len(summaries) >= MAX_CONTEXTS:
             return UNKNOWN
-        is_method = parent.function == ""
         arguments = bind_arguments(node.params, call, values, is_method)
         model.pending.pop(node, None)
         model.call_stack.append(node)
@@ -133,6 +134,24 @@ class Bodies:
             placed_here = placed_here and final is not None and final.place is Place.DEVICE
             if placed_here or (given.origin is not None and given.origin in placed):
                 move_module(self.model, name, given.with_place(Place.DEVICE))
+
+    def moved_elements(self, call: cst.Call, function: cst.FunctionDef, is_method: bool) -> None:
+        """``utils.cuda([G, D])`` whose body moves each element (``[x.cuda() for x in xs]``):
+        each module of the list the caller wrote moves in place."""
+        positional = [*function.params.posonly_params, *function.params.params]
+        positional = positional[1:] if is_method else positional
+        for arg, param in zip(call.args, positional, strict=False):
+            if arg.keyword is not None or arg.star:
+                break
+            if not isinstance(arg.value, cst.List | cst.Tuple):
+                continue
+            if not moves_each(function, param.name.value):
+                continue
+            for element in arg.value.elements:
+                name = dotted(element.value)
+                held = self.model.scope.lookup(name) if name is not None else None
+                if name is not None and held is not None and held.kind is Kind.MODULE:
+                    move_module(self.model, name, held.with_place(Place.DEVICE))
 
     def function_scope(
         self, node: cst.FunctionDef, parent: Scope, arguments: dict[str, Value] | None

@@ -306,6 +306,37 @@ class _CallCounter(cst.CSTVisitor):
             self.modules.add(name)
 
 
+class _EachMoved(cst.CSTVisitor):
+    def __init__(self, sequence: str) -> None:
+        self.sequence = sequence
+        self.targets: set[str] = set()
+        self.receivers: set[str] = set()
+        """Names moved by a call; a comprehension's element comes before its ``for``."""
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self.note_loop(node.target, node.iter)
+
+    def visit_For(self, node: cst.For) -> None:
+        self.note_loop(node.target, node.iter)
+
+    def note_loop(self, target: cst.BaseExpression, iterated: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name) and dotted(iterated) == self.sequence:
+            self.targets.add(target.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in IN_PLACE_MOVES:
+            self.receivers.add(dotted(func.value) or "")
+
+
+def moves_each(function: cst.FunctionDef, sequence: str) -> bool:
+    """``function`` moves each element of its parameter ``sequence`` (``[x.cuda() for x in
+    xs]``, ``for m in models: m.to(device)``): modules among them move in place."""
+    finder = _EachMoved(sequence)
+    walk(function.body, finder)
+    return bool(finder.targets & finder.receivers)
+
+
 def call_census(module: cst.Module) -> CallCensus:
     """One read of ``module`` for what the walk asks of the whole file."""
     counter = _CallCounter()

@@ -124,7 +124,8 @@ class StatementWalker:
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
             return self.evaluator.eval(call), None
         method = call.func.attr.value
-        if method not in api.DISCARDABLE_MOVES:
+        if method not in api.DISCARDABLE_MOVES or self.model.project_member(call.func):
+            # `utils.cuda([G])`: a function of the project's `utils` module, not a move of it
             return self.evaluator.eval(call), None
         receiver_node = call.func.value
         receiver = self.evaluator.eval(receiver_node)

@@ -103,6 +103,11 @@ class CheckpointScan(cst.CSTVisitor):
         """FSDP state gathered to the CPU: ``offload_to_cpu=True``, ``cpu_offload=...``."""
         self.evidence: dict[int, str] = {}
         """By strength (0 strongest): what shows that the script runs on the CPU too."""
+        self.value_options: list[tuple[str, str]] = []
+        """(dest, evidence) of options about the device that take a value (``--cuda 1``): a
+        CPU path unless the value only picks GPUs (``CUDA_VISIBLE_DEVICES = args.cuda``)."""
+        self.gpu_selectors: set[str] = set()
+        """Option dests whose value becomes ``CUDA_VISIBLE_DEVICES``: which GPUs, not whether."""
         self.requires_gpu = False
         """``assert torch.cuda.is_available()`` (or ``if not ...: sys.exit(...)``) outside any
         ``if``: the script stops on a CPU-only host, whatever else it tests."""
@@ -225,6 +230,8 @@ class CheckpointScan(cst.CSTVisitor):
     # -- facts -----------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
+            if _visible_devices(target.target) and isinstance(node.value, cst.Attribute):
+                self.gpu_selectors.add(node.value.attr.value)
             if isinstance(target.target, cst.Name):
                 binding = Binding(target.target.value, node.value, self._function(), self._next())
                 self.bindings.append(binding)
@@ -351,7 +358,15 @@ class CheckpointScan(cst.CSTVisitor):
         """The best evidence that the script runs on the CPU too (``torch.cuda.is_available()``)."""
         if self.requires_gpu:
             return None
-        return self.evidence[min(self.evidence)] if self.evidence else None
+        evidence = self.all_evidence()
+        return evidence[min(evidence)] if evidence else None
+
+    def all_evidence(self) -> dict[int, str]:
+        evidence = dict(self.evidence)
+        for dest, text in self.value_options:
+            if dest not in self.gpu_selectors:
+                evidence.setdefault(2, text)
+        return evidence
 
     def _flag_scope(self, switches: list[str]) -> cst.ClassDef | cst.FunctionDef | None:
         """The class whose own attribute (``self.cuda``), or the function whose own parameter
@@ -384,7 +399,8 @@ class CheckpointScan(cst.CSTVisitor):
     def cpu_path_is_weak(self) -> bool:
         """The only evidence is a ``"cpu"`` keyword of a library call (``summary(model, shape,
         device="cpu")``), which says where that library runs, not where the script does."""
-        return bool(self.evidence) and min(self.evidence) == WEAK
+        evidence = self.all_evidence()
+        return bool(evidence) and min(evidence) == WEAK
 
     def _option(self, node: cst.Call) -> None:
         flags = [string_value(arg.value) or "" for arg in node.args if arg.keyword is None]
@@ -396,7 +412,10 @@ class CheckpointScan(cst.CSTVisitor):
         dest = dest or long[0].lstrip("-").replace("-", "_")
         action = string_value(keywords["action"]) if "action" in keywords else None
         if CPU_SWITCH.search(long[0]) and _may_choose_cpu(long[0], keywords):
-            self._evidence(2, f"the `{long[0]}` option")
+            if action in (None, "store") and dotted(keywords.get("type", cst.Name("x"))) != "bool":
+                self.value_options.append((dest, f"the `{long[0]}` option"))
+            else:
+                self._evidence(2, f"the `{long[0]}` option")
         default = keywords.get("default")
         required = dotted(keywords["required"]) == "True" if "required" in keywords else False
         no_default = default is None or dotted(default) == "None"
@@ -832,6 +851,15 @@ CHECKPOINT_FILE = re.compile(r"\.(pth?|ckpt|pkl|bin|tar)$")
 
 GPU_LIST = re.compile(r"^--?(n_?|num_?)?gpus?(_ids?|_num)?$|^--?ngpus?$", re.I)
 """``--gpus 0,1``, ``--ngpu 2``, ``--gpu_ids``: which or how many GPUs, not whether."""
+
+
+def _visible_devices(target: cst.BaseExpression) -> bool:
+    """``os.environ["CUDA_VISIBLE_DEVICES"]`` as an assignment's target."""
+    if not isinstance(target, cst.Subscript) or len(target.slice) != 1:
+        return False
+    index = target.slice[0].slice
+    key = string_value(index.value) if isinstance(index, cst.Index) else None
+    return key == "CUDA_VISIBLE_DEVICES" and (dotted(target.value) or "").endswith("environ")
 
 
 def _may_choose_cpu(flag: str, keywords: dict[str, cst.BaseExpression]) -> bool:

@@ -1,0 +1,69 @@
+"""Precision regressions from the seventeenth held-out set (public repositories linted before any
+tuning, every finding judged): minimal programs of our own for each cause of a wrong finding,
+beside the variant that must still be reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lint_lines import lines
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_paths
+
+# a GAN's own `utils.cuda(x)` helper, which checks is_available() and moves lists element-wise
+UTILS = """\
+import torch
+def cuda(xs):
+    if torch.cuda.is_available():
+        if not isinstance(xs, (list, tuple)):
+            return xs.cuda()
+        return [x.cuda() for x in xs]
+    return xs
+"""
+TRAIN = """\
+import torch
+import torch.nn as nn
+import utils
+D = nn.Linear(4, 1)
+G = nn.Linear(2, 4)
+{move}
+z = utils.cuda(torch.randn(8, 2))
+print(D(G(z)))
+"""
+
+
+def _lint(tmp_path: Path, move: str) -> list[tuple[int, str]]:
+    (tmp_path / "utils.py").write_text(UTILS)
+    (tmp_path / "train.py").write_text(TRAIN.format(move=move))
+    result = lint_paths([str(tmp_path / "train.py")], LintConfig())
+    return [(f.line, f.code) for file in result.files for f in file.findings]
+
+
+def test_a_project_helper_named_cuda_is_no_move_and_moves_each_module(tmp_path: Path) -> None:
+    assert _lint(tmp_path, "utils.cuda([D, G])") == []
+    # the helper given only one of the two modules: the other meets the device input unmoved
+    assert _lint(tmp_path, "utils.cuda([G])") == [(4, "GPD102")]
+
+
+# an option named --cuda that only picks which GPUs the job sees
+GPU_PICK = """\
+import argparse
+import os
+import torch
+import torch.nn as nn
+parser = argparse.ArgumentParser()
+parser.add_argument("--cuda", dest="cuda", help="CUDA.")
+parser.set_defaults(cuda="1")
+args = parser.parse_args()
+{visible}
+model = nn.Linear(4, 1).cuda()
+print(model(torch.randn(2, 4).cuda()))
+"""
+
+
+def test_an_option_that_sets_cuda_visible_devices_is_no_cpu_path() -> None:
+    visible = 'os.environ["CUDA_VISIBLE_DEVICES"] = args.cuda'
+    assert lines(GPU_PICK.format(visible=visible), "GPD203") == []
+    # an option named --cuda whose value the script reads otherwise may pick the CPU
+    assert lines(GPU_PICK.format(visible="print(args.cuda)"), "GPD203") == [10, 11]
