@@ -67,3 +67,44 @@ def test_an_option_that_sets_cuda_visible_devices_is_no_cpu_path() -> None:
     assert lines(GPU_PICK.format(visible=visible), "GPD203") == []
     # an option named --cuda whose value the script reads otherwise may pick the CPU
     assert lines(GPU_PICK.format(visible="print(args.cuda)"), "GPD203") == [10, 11]
+
+
+# stochastic depth: a host draw compared with torch.equal into a Python bool
+SURVIVAL = """\
+import torch
+import torch.nn as nn
+class Block(nn.Module):
+    def __init__(self, p):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.p = p
+    def survival(self):
+        var = torch.bernoulli(torch.tensor(self.p).float())
+        return {use}
+    def forward(self, x):
+        return self.fc(x) if self.survival() else x
+model = Block(0.5).cuda()
+"""
+
+
+def test_a_draw_compared_by_torch_equal_is_a_python_bool() -> None:
+    equal = "torch.equal(var, torch.tensor(1).float().to(var.device))"
+    assert lines(SURVIVAL.format(use=equal), "GPD106") == []
+
+
+# a fine-tuning script that needs CUDA, with a check for several GPUs
+SEVERAL_GPUS = """\
+import torch
+import torch.nn as nn
+model = nn.Linear(4, 2).cuda()
+{check}
+model.load_state_dict(torch.load("adapter.bin"))
+"""
+
+
+def test_a_check_for_several_gpus_offers_no_cpu_path() -> None:
+    several = "if torch.cuda.device_count() > 1:\n    model.is_parallelizable = True"
+    assert lines(SEVERAL_GPUS.format(check=several), "GPD201") == []
+    # any GPU at all, or none: the script has a CPU path
+    some = "if torch.cuda.device_count() > 0:\n    model.is_parallelizable = True"
+    assert lines(SEVERAL_GPUS.format(check=some), "GPD201") == [6]

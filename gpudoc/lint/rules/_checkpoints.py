@@ -249,6 +249,13 @@ class CheckpointScan(cst.CSTVisitor):
         if shown:
             self._shown.update(code_ids(value))
 
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        # `torch.cuda.device_count() > 1`: several GPUs or one, not a GPU or the CPU
+        if len(node.comparisons) != 1 or not isinstance(node.left, cst.Call):
+            return
+        if (dotted(node.left.func) or "").endswith("device_count") and _more_than_one(node):
+            self._reported.add(id(node.left))
+
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         text = string_value(node)
         if text is not None and api.CPU_LITERAL.match(text):
@@ -851,6 +858,14 @@ CHECKPOINT_FILE = re.compile(r"\.(pth?|ckpt|pkl|bin|tar)$")
 
 GPU_LIST = re.compile(r"^--?(n_?|num_?)?gpus?(_ids?|_num)?$|^--?ngpus?$", re.I)
 """``--gpus 0,1``, ``--ngpu 2``, ``--gpu_ids``: which or how many GPUs, not whether."""
+
+
+def _more_than_one(comparison: cst.Comparison) -> bool:
+    """``> 1``, ``>= 2``."""
+    part = comparison.comparisons[0]
+    bound = part.comparator.value if isinstance(part.comparator, cst.Integer) else None
+    more = isinstance(part.operator, cst.GreaterThan) and bound == "1"
+    return more or (isinstance(part.operator, cst.GreaterThanEqual) and bound == "2")
 
 
 def _visible_devices(target: cst.BaseExpression) -> bool:

@@ -11,6 +11,11 @@ from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rules._helpers import chain_root
 from gpudoc.lint.visit import walk
 
+METADATA = frozenset({"device", "shape", "dtype", "ndim", "is_cuda"})
+"""Attributes that describe a tensor without reading it."""
+BOOL_COMPARISONS = frozenset({"torch.equal", "torch.allclose"})
+"""torch functions that compare tensors into a Python bool."""
+
 Host = Callable[[cst.BaseExpression], bool]
 """Whether an operand of arithmetic is known to be on the host (a number, a host factory)."""
 
@@ -80,6 +85,14 @@ class Uses(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if "." in (self.name or "") and self.reads(node) and node not in self.targets:
             self.loads.append(node)
+        if node.attr.value in METADATA and self.reads(node.value):
+            self.index_loads.add(node.value)  # `var.device`, `x.shape`: no data is read
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if dotted(node.func) in BOOL_COMPARISONS:
+            # `torch.equal(var, one)`: a Python bool, like a comparison in a test
+            for arg in node.args:
+                self.note_index(arg.value)
 
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
         part = node.slice
