@@ -108,3 +108,44 @@ def test_a_check_for_several_gpus_offers_no_cpu_path() -> None:
     # any GPU at all, or none: the script has a CPU path
     some = "if torch.cuda.device_count() > 0:\n    model.is_parallelizable = True"
     assert lines(SEVERAL_GPUS.format(check=some), "GPD201") == [6]
+
+
+# a notebook trains through its helper, which saves the best model where it is told, and reloads it
+TRAINED = """\
+import torch
+import torch.nn as nn
+from helper_train import train_classifier
+DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 2).to(DEVICE)
+train_classifier(model, epochs=3, {keyword}="mobilenet-best.pt", device=DEVICE)
+model.load_state_dict(torch.load("mobilenet-best.pt"))
+"""
+
+
+def test_a_checkpoint_a_trainer_saved_where_told_loads_back() -> None:
+    assert lines(TRAINED.format(keyword="best_model_save_path"), "GPD201") == []
+    # a keyword that names no save: the file comes from elsewhere
+    assert lines(TRAINED.format(keyword="log_path"), "GPD201") == [7]
+
+
+# a notebook saves each epoch with the device in the name, then reloads the last epoch's file
+EPOCHS = """\
+import torch
+import torch.nn as nn
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 2).to(device)
+num_epochs = 20
+{save}
+model.load_state_dict(torch.load("ae_i_20_%s.pt" % device))
+"""
+
+
+def test_a_file_named_by_the_save_s_percent_template_loads_back() -> None:
+    save = (
+        "for epoch in range(num_epochs):\n"
+        '    torch.save(model.state_dict(), "ae_i_%d_%s.pt" % (epoch, device))'
+    )
+    assert lines(EPOCHS.format(save=save), "GPD201") == []
+    # another file name: an earlier run's checkpoint, perhaps a GPU's
+    other = save.replace("ae_i_", "vae_i_")
+    assert lines(EPOCHS.format(save=other), "GPD201") == [8]

@@ -323,6 +323,9 @@ class CheckpointScan(cst.CSTVisitor):
             self._save_to(_argument(node, 0, "path"), _argument(node, 1, "state"))
         elif HELPER_SAVE.search(last):
             self._helper_save(node)
+        elif any(arg.keyword and SAVE_KEYWORD.search(arg.keyword.value) for arg in node.args):
+            # `train(model, ..., best_model_save_path="best.pt")`: a trainer that saves there
+            self._helper_save(node)
         elif qualified == "torch.load":
             positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
             if len(positional) >= 2:  # torch.load(f, "cpu")
@@ -569,8 +572,13 @@ class CheckpointScan(cst.CSTVisitor):
             return False
         if key.startswith("template:"):
             # `"{}.pkl".format(best)` after the loop saved `"{}.pkl".format(epoch)`: this run's
-            # own file; a resume above the saves (`generator_{opt.epoch}.pth`) may be a GPU run's
-            return self.first_save.get(key, site.order) < site.order
+            # own file; a resume above the saves (`generator_{opt.epoch}.pth`) may be a GPU run's.
+            # `"ae_20_{}.pt" % device` reads what `"ae_{}_{}.pt" % (epoch, device)` wrote
+            return any(
+                order < site.order and _instance_of(key[9:], saved[9:])
+                for saved, order in self.first_save.items()
+                if saved.startswith("template:")
+            )
         if key.startswith("str:") and self._helper_saved(key[4:], site.order):
             return True
         if self._handler_saved(key, site.order):
@@ -832,6 +840,9 @@ def _path_template(expr: cst.BaseExpression) -> str | None:
             part.value if isinstance(part, cst.FormattedStringText) else "{}" for part in expr.parts
         ]
         template = "".join(parts)
+    elif isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo):
+        text = string_value(expr.left)  # `"ae_%d_%s.pt" % (epoch, device)`
+        template = None if text is None else re.sub(r"%[-+ #0-9.]*[diufFeEgGsr]", "{}", text)
     # `f"{path}"` alone says nothing about which file it is
     return template if template and template.replace("{}", "") else None
 
@@ -853,11 +864,21 @@ RANK_DEVICE = re.compile(r"^(gpu|gpu_id|gpu_index|local_rank|device_id)$")
 """The one device of a process in a job with one process per GPU (``args.gpu``)."""
 HELPER_SAVE = re.compile(r"^save_?(model|checkpoint|ckpt|weights|state|network|net)s?$", re.I)
 """A project's own checkpoint helper (``save_model``, ``save_checkpoint``)."""
+SAVE_KEYWORD = re.compile(r"save.*(path|file|name)|^(checkpoint|ckpt)_?(path|file)$", re.I)
+"""A keyword naming where a project's trainer saves (``best_model_save_path=``)."""
 CHECKPOINT_FILE = re.compile(r"\.(pth?|ckpt|pkl|bin|tar)$")
 
 
 GPU_LIST = re.compile(r"^--?(n_?|num_?)?gpus?(_ids?|_num)?$|^--?ngpus?$", re.I)
 """``--gpus 0,1``, ``--ngpu 2``, ``--gpu_ids``: which or how many GPUs, not whether."""
+
+
+def _instance_of(template: str, saved: str) -> bool:
+    """``ae_20_{}.pt`` is one of the names ``ae_{}_{}.pt`` makes (each ``{}`` a part of a name)."""
+    if template == saved:
+        return True
+    parts = [re.escape(part) for part in saved.split("{}")]
+    return re.fullmatch("[^/]*".join(parts), template) is not None
 
 
 def _more_than_one(comparison: cst.Comparison) -> bool:
