@@ -31,7 +31,11 @@ class TensorAttributeNotBuffer(Rule):
     ## What it does
     Finds `self.name = torch.tensor(...)` (or another new tensor) in the `__init__` of an
     `nn.Module` subclass, not wrapped in `nn.Parameter` or `register_buffer`, and then used in
-    another method without being moved there.
+    another method without being moved there. Also a tensor the module caches on itself while it
+    runs: `self.mask = None` in `__init__`, then `if self.mask is None: self.mask = ...` (or
+    rebuilt only when the batch size changes) in `forward` or a helper it calls. Built on the
+    input's device, the cache stays there when the module is moved (Lightning hands it back on
+    the CPU after training, a CPU probe runs before `.cuda()`), and the next forward mixes devices.
 
     ## Why is this bad?
     `model.to(device)` moves parameters and buffers only. The plain tensor stays on the CPU and
@@ -75,7 +79,8 @@ class TensorAttributeNotBuffer(Rule):
     indexed tensor's device. One indexed itself by device indices (`self.eye[labels]`) is.
     Neither is one whose every read converts it to host data (`self.header.numpy()`, file
     metadata written beside the weights): a buffer would take it to the GPU, where `.numpy()`
-    fails.
+    fails. A cache whose test looks at the device (`self.mask.device != x.device`) rebuilds
+    itself after a move and is not reported.
     """
 
     CODE = "GPD105"
@@ -122,6 +127,25 @@ class Norm(nn.Module):
 model = Norm().cuda()
 """,
             line=6,
+            col=9,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Causal(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+        self.mask = None
+    def forward(self, x):
+        if self.mask is None:
+            n = x.shape[1]
+            self.mask = torch.ones(n, n, device=x.device).triu(1).bool()
+        return self.attn(x, x, x, attn_mask=self.mask)[0]
+model = Causal().cuda()
+""",
+            line=7,
             col=9,
         ),
     )
