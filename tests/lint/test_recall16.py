@@ -65,3 +65,29 @@ def test_add_graph_traces_a_call_of_the_model() -> None:
     assert lines(GRAPH.format(example="images"), "GPD101") == [8]
     assert lines(GRAPH.format(example="images.to(device)"), "GPD101") == []
     assert lines(GRAPH.format(example="images.to(device)"), "GPD102") == []
+
+
+# report 10 (faster-rcnn): the optimizer's groups filled in a loop over named_parameters()
+RESUME = """\
+import torch
+import torch.nn as nn
+from model.faster_rcnn.resnet import resnet
+fasterRCNN = resnet(21, 101, pretrained=True)
+params = []
+for key, value in dict(fasterRCNN.named_parameters()).items():
+    if value.requires_grad:
+        params += [{{"params": [value], "lr": 0.01}}]
+optimizer = torch.optim.SGD(params, momentum=0.9)
+checkpoint = torch.load("faster_rcnn.pth", map_location="cpu")
+optimizer.load_state_dict(checkpoint["optimizer"])
+{move}
+"""
+
+
+def test_an_optimizer_over_groups_filled_from_named_parameters_is_the_model_s() -> None:
+    assert lines(RESUME.format(move="fasterRCNN.cuda()"), "GPD302") == [11]
+    # groups of two modules belong to neither
+    two = RESUME.replace(
+        "optimizer = ", "for p in head.parameters():\n    params.append(p)\noptimizer = "
+    )
+    assert lines(two.format(move="fasterRCNN.cuda()"), "GPD302") == []

@@ -337,6 +337,62 @@ def moves_each(function: cst.FunctionDef, sequence: str) -> bool:
     return bool(finder.targets & finder.receivers)
 
 
+class _ParameterLists(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.modules: list[str] = []
+        """The modules whose parameters the loops being visited iterate."""
+        self.lists: dict[str, set[str]] = {}
+
+    def visit_For(self, node: cst.For) -> None:
+        self.modules.append(_parameters_of(node.iter) or "")
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.modules.pop()
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        name = dotted(node.target)
+        if name is not None and isinstance(node.operator, cst.AddAssign):
+            self.note(name)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend"):
+            self.note(dotted(func.value) or "")
+
+    def note(self, name: str) -> None:
+        module = next((m for m in reversed(self.modules) if m), None)
+        if name and module is not None:
+            self.lists.setdefault(name, set()).add(module)
+
+
+def _parameters_of(node: cst.BaseExpression) -> str | None:
+    """``model`` of ``model.named_parameters()`` anywhere in a loop's iterable
+    (``dict(model.named_parameters()).items()``)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            func = current.func
+            if isinstance(func, cst.Attribute) and func.attr.value in MODULE_ONLY_METHODS:
+                return dotted(func.value)
+            stack.append(func)
+            stack += [arg.value for arg in current.args]
+        elif isinstance(current, cst.Attribute):
+            stack.append(current.value)
+    return None
+
+
+def parameter_lists(body: Sequence[cst.CSTNode]) -> dict[str, str]:
+    """Lists that loops over one module's parameters fill (``params += [...]``,
+    ``params.append(...)``), with that module: an optimizer built on the list is its."""
+    finder = _ParameterLists()
+    for statement in body:
+        walk(statement, finder)
+    return {
+        name: next(iter(modules)) for name, modules in finder.lists.items() if len(modules) == 1
+    }
+
+
 def call_census(module: cst.Module) -> CallCensus:
     """One read of ``module`` for what the walk asks of the whole file."""
     counter = _CallCounter()

@@ -11,7 +11,13 @@ from gpudoc.lint.analysis.builtin_calls import builtin_value
 from gpudoc.lint.analysis.expressions import PARAM_GROUPS, Evaluator, string_value
 from gpudoc.lint.analysis.functions import moves_anything
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.names import dotted, is_number_expression, keyword, keyword_value
+from gpudoc.lint.analysis.names import (
+    dotted,
+    is_number_expression,
+    keyword,
+    keyword_value,
+    parameter_lists,
+)
 from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.values import (
     CHECKPOINT,
@@ -99,6 +105,14 @@ class QualifiedCalls:
             return self.process_group(node)
         return self.torch_object(node, qualified, rest, args)
 
+    def filled_from(self, name: str) -> str:
+        """The module whose parameters a loop put into the list ``name`` (``for key, value in
+        dict(model.named_parameters()).items(): params += [{"params": [value], ...}]``)."""
+        function = self.model.scope.function_node
+        module = self.model.module
+        body = function.body.body if function is not None else module.body if module else ()
+        return parameter_lists(body).get(name, "")
+
     def torch_object(self, node: cst.Call, qualified: str, rest: str, args: list[Value]) -> Value:
         last = rest.rsplit(".", 1)[-1]
         if last in api.IN_PLACE_SHARDING and args and args[0].kind is Kind.MODULE:
@@ -116,6 +130,8 @@ class QualifiedCalls:
             source = args[0].source if args and args[0].kind is Kind.PARAMS else ""
             if args and args[0].source.startswith(PARAM_GROUPS):
                 source = args[0].source[len(PARAM_GROUPS) :]
+            if not source and node.args and isinstance(node.args[0].value, cst.Name):
+                source = self.filled_from(node.args[0].value.value)
             held = self.model.scope.lookup(source) if source else None
             if held is not None and held.kind is Kind.MODULE and held.stale:
                 # a new model trained from scratch where the old one was: a fresh CPU workflow
