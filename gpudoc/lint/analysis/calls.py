@@ -235,6 +235,8 @@ class CallEvaluator:
         if member is not None:  # `utils.normalize(x)` of `import utils`, a project module
             return self.eval_named_call(node, member)
         instance = self.instances.method_call(node, func)
+        if instance is None:
+            instance = self.instances.alternative_constructor(node, func)
         if instance is not None:
             return instance
         method = func.attr.value

@@ -117,6 +117,8 @@ class Compound:
             model.guard_depth -= guarded
 
         def other() -> None:
+            # `if cpu: ... else: net.cuda()`: the other arm of a CPU test is the GPU's, guarded
+            model.guard_depth += polarity == "cpu"
             self.enter_cpu_path(node.test, cpu_side == "gpu")
             model.gpu_path += polarity == "cpu"
             model.branch_tests.append(node.test)
@@ -127,6 +129,7 @@ class Compound:
             model.branch_tests.pop()
             model.gpu_path -= polarity == "cpu"
             self.leave_cpu_path(cpu_side == "gpu")
+            model.guard_depth -= polarity == "cpu"
 
         paths: tuple[Callable[[], None], ...] = (
             (other, body) if polarity == "cpu" else (body, other)

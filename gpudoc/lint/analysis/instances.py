@@ -17,6 +17,12 @@ INSTANCE = "instance:"
 """``Value.source`` of an instance of one of the file's plain classes: ``instance:Trainer``."""
 
 
+ALTERNATIVE_CONSTRUCTORS = frozenset(
+    {"from_pretrained", "from_local", "from_config", "from_checkpoint", "from_file", "load"}
+)
+"""Class methods that build an instance (``Model.from_pretrained(...)``)."""
+
+
 class Instances:
     def __init__(self, model: SemanticModel, evaluator: Evaluator, bodies: Bodies) -> None:
         self.model = model
@@ -51,6 +57,19 @@ class Instances:
         if held is not None and held.source.startswith(INSTANCE):
             return self.call_method(self.instance_scope(held), func.attr.value, node, held)
         return None
+
+    def alternative_constructor(self, node: cst.Call, func: cst.Attribute) -> Value | None:
+        """``ChatterboxTTS.from_pretrained(device)`` of one of the project's plain classes: an
+        instance of it (whose own ``generate`` is walked), not a library's model."""
+        name = dotted(func.value)
+        if name is None or func.attr.value not in ALTERNATIVE_CONSTRUCTORS:
+            return None
+        if name in self.model.project_imports:
+            self.model.resolve_project_name(name)
+        if name not in self.model.plain_classes or self.model.scope.lookup(name) is not None:
+            return None
+        self.evaluator.eval_args(node)
+        return Value(source=INSTANCE + name)
 
     def instance_scope(self, instance: Value) -> Scope | None:
         return self.model.plain_classes.get(instance.source[len(INSTANCE) :])

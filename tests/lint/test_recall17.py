@@ -1,0 +1,77 @@
+"""Recall and precision regressions from the seventeenth recall set (real bug reports), reduced
+and rewritten here: the bug each rule must report, next to the correct code it must leave alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lint_lines import lines
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_paths
+
+# report 08 (SAFA): the loader moves the models only in the `else:` of `if cpu:`, the animation
+# moves the driving frames unconditionally
+ANIMATE = """\
+import torch
+import torch.nn as nn
+def load_checkpoints(checkpoint_path, cpu=False):
+    generator = nn.Linear(4, 4)
+    if cpu:
+        checkpoint = torch.load(checkpoint_path, map_location=torch.device("cpu"))
+    else:
+        checkpoint = torch.load(checkpoint_path)
+        generator.cuda()
+    generator.load_state_dict(checkpoint["generator"])
+    return generator
+def make_animation(source, driving, generator, cpu=False):
+    if not cpu:
+        source = source.cuda()
+    first = driving[:, 0].cuda()
+    return generator(source) + generator(first)
+"""
+
+
+def test_the_else_of_a_cpu_test_is_the_gpu_s_arm() -> None:
+    assert lines(ANIMATE, "GPD203") == [15]
+    assert lines(ANIMATE, "GPD102") == []
+
+
+# report 07 (chatterbox): the project's own TTS class, built by its from_pretrained, returns audio
+# brought back to the CPU
+TTS = """\
+import torch
+class MultilingualTTS:
+    def __init__(self, model, device):
+        self.model = model
+        self.device = device
+    @classmethod
+    def from_pretrained(cls, device):
+        return cls(torch.nn.Linear(4, 4).to(device), device)
+    def to(self, device):
+        self.model.to(device)
+        return self
+    def generate(self, text):
+        wav = self.model(torch.randn(1, 4, device=self.device))
+        return wav.detach(){back}
+"""
+APP = """\
+import torch
+from tts import MultilingualTTS
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+MODEL = MultilingualTTS.from_pretrained(DEVICE)
+MODEL.to(DEVICE)
+print(MODEL.generate("hello").squeeze(0).numpy())
+"""
+
+
+def _lint_app(tmp_path: Path, back: str) -> list[tuple[int, str]]:
+    (tmp_path / "tts.py").write_text(TTS.format(back=back))
+    (tmp_path / "app.py").write_text(APP)
+    result = lint_paths([str(tmp_path / "app.py")], LintConfig(select=("GPD202",)))
+    return [(f.line, f.code) for file in result.files for f in file.findings]
+
+
+def test_a_project_class_built_by_from_pretrained_runs_its_own_generate(tmp_path: Path) -> None:
+    # before, `from_pretrained` made it a library model whose `generate` runs on the device
+    assert _lint_app(tmp_path, ".cpu()") == []
