@@ -75,3 +75,35 @@ def _lint_app(tmp_path: Path, back: str) -> list[tuple[int, str]]:
 def test_a_project_class_built_by_from_pretrained_runs_its_own_generate(tmp_path: Path) -> None:
     # before, `from_pretrained` made it a library model whose `generate` runs on the device
     assert _lint_app(tmp_path, ".cpu()") == []
+
+
+# report 11 (mmaction): a loss's class weight moved by hand in one branch, used unmoved in another
+WEIGHTED = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class CrossEntropyLoss(nn.Module):
+    def __init__(self, class_weight=None):
+        super().__init__()
+        self.class_weight = None
+        if class_weight is not None:
+            self.class_weight = torch.Tensor(class_weight)
+    def forward(self, cls_score, label):
+        if cls_score.size() == label.size():
+            lsm = F.log_softmax(cls_score, 1)
+            return -(lsm * {soft}.unsqueeze(0) * label).sum(1).mean()
+        return F.cross_entropy(cls_score, label, weight=self.class_weight.to(cls_score.device))
+"""
+
+
+def test_one_use_moved_by_hand_does_not_move_another() -> None:
+    assert lines(WEIGHTED.format(soft="self.class_weight"), "GPD105") == [9]
+    moved = "self.class_weight.to(cls_score.device)"
+    assert lines(WEIGHTED.format(soft=moved), "GPD105") == []
+    # rebuilt on the input's device before any use: a cache that follows its input
+    rebuilt = WEIGHTED.replace(
+        "        if cls_score.size() == label.size():\n",
+        "        self.class_weight = self.class_weight.to(cls_score.device)\n"
+        "        if cls_score.size() == label.size():\n",
+    )
+    assert lines(rebuilt.format(soft="self.class_weight"), "GPD105") == []

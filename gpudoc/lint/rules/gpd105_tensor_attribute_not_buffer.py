@@ -159,6 +159,8 @@ model = Causal().cuda()
         """id of a module class -> attributes read in methods other than ``__init__``."""
         self.moved_on_use: dict[int, set[str]] = {}
         """id of a module class -> attributes moved where they are used (``self.mean.to(x)``)."""
+        self.rebuilt: dict[int, set[str]] = {}
+        """id of a module class -> attributes rebound moved (``self.grid = ....to(x.device)``)."""
         self.cached: dict[int, dict[str, set[cst.CSTNode]]] = {}
         """id of a module class -> attribute -> the statements of its methods (not
         ``__init__``) that bind it a tensor (_forward_cache.py)."""
@@ -178,7 +180,7 @@ model = Causal().cuda()
         if _moved_value(event.statement):
             # a lazy cache (`self.grid = make_grid(...).to(x.device)` in forward): the class
             # rebuilds it on its input's device before using it
-            self.moved_on_use.setdefault(id(cls), set()).add(name[5:].split(".")[0])
+            self.rebuilt.setdefault(id(cls), set()).add(name[5:].split(".")[0])
 
     def on_member(self, event: MemberEvent, semantic: Semantic) -> None:
         cls, node = semantic.module_class, event.node
@@ -207,8 +209,11 @@ model = Causal().cuda()
                 # (`(x - self.mean) / self.std`), not an attribute handed to a helper that may
                 # move it, or read for numbers
                 used = used & _arithmetic_operands(cls.node)
-            # also through the project's helper (`to_device(self.t, tensor=x)`)
-            moved = self.moved_on_use.get(id(cls), set()) | cls.follows_inputs | overridden
+            # also through the project's helper (`to_device(self.t, tensor=x)`); one use moved
+            # by hand does not move another (`lsm * self.w` beside `weight=self.w.to(dev)`)
+            by_hand = self.moved_on_use.get(id(cls), set()) | cls.follows_inputs
+            rebuilt = self.rebuilt.get(id(cls), set())
+            moved = (by_hand - _unmoved_operands(cls.node)) | rebuilt | overridden
             methods = _methods(cls.node)
             for attr in self.attrs.of(cls):
                 if attr.shape != "tensor" or attr.attr not in used or attr.attr in moved:
@@ -223,7 +228,8 @@ model = Causal().cuda()
                 )
                 yield Report(attr.statement, message)
             # made on the input's device is what a cache does: only a move where it is read helps
-            yield from self.forward_caches(cls, used, self.moved_on_use.get(id(cls), set()))
+            moved_where_read = self.moved_on_use.get(id(cls), set()) | rebuilt
+            yield from self.forward_caches(cls, used, moved_where_read)
 
     def forward_caches(self, cls: ModuleClass, used: set[str], moved: set[str]) -> Iterator[Report]:
         """``self.mask = None`` in ``__init__``, a tensor cached there by ``forward``."""
@@ -374,6 +380,9 @@ class _Operands(cst.CSTVisitor):
         self.methods = methods
         """The class's own methods: one may move what it is handed (a layer does not)."""
         self.found: set[str] = set()
+        self.unmoved: set[str] = set()
+        """Of ``found``, those met at least once with no move in their chain (``lsm *
+        self.w.unsqueeze(0)``, not ``self.w.to(x.device)``), also through an alias."""
         self.aliases: dict[str, str] = {}
         """Local names bound to an attribute (``ht_1 = self.ht_1``)."""
 
@@ -388,9 +397,11 @@ class _Operands(cst.CSTVisitor):
         attr = self.attribute_of(expr)
         if attr is not None:
             self.found.add(attr)
+            if not _chain_moves(expr):
+                self.unmoved.add(attr)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        attr = self.attribute_of(node.value)
+        attr = None if _chain_moves(node.value) else self.attribute_of(node.value)
         for target in node.targets:
             if isinstance(target.target, cst.Name):
                 if attr is not None:
@@ -408,3 +419,29 @@ class _Operands(cst.CSTVisitor):
         if layer or func.startswith(("torch.", "F.")):
             for arg in node.args:
                 self.note(arg.value)
+
+
+def _chain_moves(expr: cst.BaseExpression) -> bool:
+    """A method chain that moves what it starts from (``self.w.to(x.device).unsqueeze(0)``)."""
+    while True:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            if expr.func.attr.value in MOVE_METHODS:
+                return True
+            expr = expr.func.value
+        elif isinstance(expr, cst.Subscript):
+            expr = expr.value
+        else:
+            return False
+
+
+def _unmoved_operands(node: cst.ClassDef) -> set[str]:
+    """Attributes that meet the inputs at least once without a move in their chain."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    methods = {s.name.value for s in body if isinstance(s, cst.FunctionDef)}
+    found: set[str] = set()
+    for statement in body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value != "__init__":
+            finder = _Operands(methods)
+            walk(statement.body, finder)
+            found |= finder.unmoved
+    return found
