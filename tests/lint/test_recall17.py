@@ -107,3 +107,24 @@ def test_one_use_moved_by_hand_does_not_move_another() -> None:
         "        if cls_score.size() == label.size():\n",
     )
     assert lines(rebuilt.format(soft="self.class_weight"), "GPD105") == []
+
+
+# report 19 (data-prep-kit's HAP): a tokenizer kept on self, its batch moved, the model not
+HAP = """\
+import torch
+from transformers import AutoTokenizer, AutoModelForSequenceClassification
+device = "cuda:0" if torch.cuda.is_available() else "cpu"
+class HAPTransform:
+    def __init__(self, name):
+        self.tokenizer = AutoTokenizer.from_pretrained(name)
+        self.model = AutoModelForSequenceClassification.from_pretrained(name){move}
+    def apply(self, texts):
+        inputs = self.tokenizer(texts, padding=True, return_tensors="pt").to(device)
+        with torch.no_grad():
+            return self.model(**inputs).logits.cpu()
+"""
+
+
+def test_a_tokenizer_kept_on_self_makes_host_batches() -> None:
+    assert lines(HAP.format(move=""), "GPD102") == [7]
+    assert lines(HAP.format(move=".to(device)"), "GPD102") == []

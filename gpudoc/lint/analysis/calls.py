@@ -124,6 +124,10 @@ class CallEvaluator:
                 if name.startswith("self.") and self.model.scope.module_class is not None:
                     held = held.with_place(Place.UNKNOWN)  # a submodule moves with its parent
                 return self.module_call(node, name, held, self.evaluator.eval_args(node))
+            kept = self.model.scope.lookup(name)
+            if kept is not None and kept.source in ("transform", "tokenizer"):
+                self.evaluator.eval_args(node)
+                return host_output(kept, node)  # `self.tokenizer(texts, return_tensors="pt")`
             return self.eval_method(node, func)
         if isinstance(func, cst.Name):
             return self.eval_named_call(node, func.value)
