@@ -364,15 +364,26 @@ def _arithmetic_operands(node: cst.ClassDef) -> set[str]:
     operand of arithmetic, an argument of a torch function or of one of the module's own layers,
     also through a subscript, a method chain or a local alias (``h = self.h``, ``self.m[:, 0]``,
     ``torch.max(y, self.m)``, ``self.gate(h)``)."""
+    return _operands(node)[0]
+
+
+def _unmoved_operands(node: cst.ClassDef) -> set[str]:
+    """Of those, the attributes met at least once without a move in their chain."""
+    return _operands(node)[1]
+
+
+def _operands(node: cst.ClassDef) -> tuple[set[str], set[str]]:
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     methods = {s.name.value for s in body if isinstance(s, cst.FunctionDef)}
     found: set[str] = set()
+    unmoved: set[str] = set()
     for statement in body:
         if isinstance(statement, cst.FunctionDef) and statement.name.value != "__init__":
             finder = _Operands(methods)
             walk(statement.body, finder)
             found |= finder.found
-    return found
+            unmoved |= finder.unmoved
+    return found, unmoved
 
 
 class _Operands(cst.CSTVisitor):
@@ -432,16 +443,3 @@ def _chain_moves(expr: cst.BaseExpression) -> bool:
             expr = expr.value
         else:
             return False
-
-
-def _unmoved_operands(node: cst.ClassDef) -> set[str]:
-    """Attributes that meet the inputs at least once without a move in their chain."""
-    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-    methods = {s.name.value for s in body if isinstance(s, cst.FunctionDef)}
-    found: set[str] = set()
-    for statement in body:
-        if isinstance(statement, cst.FunctionDef) and statement.name.value != "__init__":
-            finder = _Operands(methods)
-            walk(statement.body, finder)
-            found |= finder.unmoved
-    return found
