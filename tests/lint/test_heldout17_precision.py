@@ -149,3 +149,21 @@ def test_a_file_named_by_the_save_s_percent_template_loads_back() -> None:
     # another file name: an earlier run's checkpoint, perhaps a GPU's
     other = save.replace("ae_i_", "vae_i_")
     assert lines(EPOCHS.format(save=other), "GPD201") == [8]
+
+
+# deepspeech's validation: the sequence lengths stay on the host, as its forward wants them
+LENGTHS = """\
+import torch
+def run_evaluation(test_loader, model, device):
+    model.eval()
+    for batch in test_loader:
+        inputs, targets, input_percentages, target_sizes = batch
+        {name} = input_percentages.mul_(int(inputs.size(3))).int()
+        inputs = inputs.to(device)
+        out, output_sizes = model(inputs, {name})
+"""
+
+
+def test_lengths_derived_before_the_move_stay_on_the_host_on_purpose() -> None:
+    assert lines(LENGTHS.format(name="input_sizes"), "GPD112") == []
+    assert lines(LENGTHS.format(name="scaled"), "GPD112") == [6]

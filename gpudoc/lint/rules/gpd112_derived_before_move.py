@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -15,10 +16,15 @@ from gpudoc.lint.rules._helpers import assigned_value
 from gpudoc.lint.visit import walk
 
 HOST_ARGUMENTS = ("torch.nn.utils.rnn.",)
-MOVES = frozenset({"to", "cuda", "type_as", "to_device"})
 """Functions that want some arguments on the CPU (``pack_padded_sequence``'s lengths)."""
+MOVES = frozenset({"to", "cuda", "type_as", "to_device"})
 
 Key = tuple[str | None, str]
+
+
+LENGTHS = re.compile(r"(^|_)(len|lens|length|lengths|sizes|seq_len|seq_lens)$", re.I)
+"""Sequence lengths, kept on the host on purpose (``pack_padded_sequence`` wants them there,
+and a model's forward often calls ``lengths.cpu()`` itself)."""
 
 
 @dataclass
@@ -202,6 +208,8 @@ def train_step(model, loader, device):
             derived = self.derived.get((function, name or ""))
             if derived is None or derived.move is None or not _off_device(value):
                 continue
+            if LENGTHS.search(name or ""):
+                continue  # `input_sizes`: lengths stay on the host for pack_padded_sequence
             if _with_device_tensors(event, semantic, arg):
                 self.findings.append(Finding(derived, name or "", event.node))
                 del self.derived[(function, name or "")]
