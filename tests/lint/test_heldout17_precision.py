@@ -167,3 +167,24 @@ def run_evaluation(test_loader, model, device):
 def test_lengths_derived_before_the_move_stay_on_the_host_on_purpose() -> None:
     assert lines(LENGTHS.format(name="input_sizes"), "GPD112") == []
     assert lines(LENGTHS.format(name="scaled"), "GPD112") == [6]
+
+
+# a test helper moves its inputs only `if cuda:`; one test leaves `cuda` at its False default
+CHECK = """\
+import torch
+import torch.nn as nn
+def check(bn, x, cuda=False):
+    if cuda:
+        x = x.cuda()
+    return bn(x)
+def test_train():
+    bn = nn.BatchNorm1d(10)
+    check(bn, torch.rand(16, 10){flag})
+"""
+
+
+def test_a_device_flag_the_call_leaves_false_turns_its_arm_off() -> None:
+    assert lines(CHECK.format(flag=""), "GPD102") == []
+    assert lines(CHECK.format(flag=", cuda=False"), "GPD102") == []
+    # turned on, the arm runs: the host BatchNorm meets the moved input
+    assert lines(CHECK.format(flag=", cuda=True"), "GPD102") == [8]

@@ -80,7 +80,8 @@ class Bodies:
         model = self.model
         is_method = parent.function == ""
         self.moved_elements(call, node, is_method)  # read from the text: however it is walked
-        shapes = argument_shapes(values)
+        # `check(bn, x, cuda=True)` and `check(bn, x)` walk different arms of `if cuda:`
+        shapes = (*argument_shapes(values), *_literal_flags(call))
         summaries = model.summaries.setdefault(node, {})
         if shapes in summaries:
             return summaries[shapes]
@@ -315,6 +316,15 @@ def _runs_on_a_fresh_fixture(node: cst.FunctionDef, parent: Scope) -> bool:
     is_setup = node.name.value in FIXTURE_SETUPS
     return (
         parent.function == "" and not is_setup and any(s in parent.methods for s in FIXTURE_SETUPS)
+    )
+
+
+def _literal_flags(call: cst.Call) -> tuple[str, ...]:
+    """The call's ``True`` / ``False`` arguments, by position or keyword."""
+    return tuple(
+        f"{arg.keyword.value if arg.keyword else index}={arg.value.value}"
+        for index, arg in enumerate(call.args)
+        if isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False")
     )
 
 

@@ -13,6 +13,7 @@ from gpudoc.lint.analysis.binding import Binder
 from gpudoc.lint.analysis.bodies import BlockWalker
 from gpudoc.lint.analysis.expressions import Evaluator
 from gpudoc.lint.analysis.flow import Env, Join, join_envs, truth_on_cpu
+from gpudoc.lint.analysis.functions import OFF_FLAG
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import bound_names_of
 from gpudoc.lint.analysis.values import Kind, element_of
@@ -96,9 +97,31 @@ class Compound:
             joined = join_envs([end[index] for end in ends], join, before[index])
             env.update(joined if ends else {})
 
+    def dead_arm(self, test: cst.BaseExpression) -> str | None:
+        """``"body"`` when ``test`` is a device flag this call turned off, ``"orelse"`` for its
+        negation (``if not cuda:``); None when both arms may run."""
+        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+        name = test.expression if isinstance(test, cst.UnaryOperation) else test
+        if not isinstance(name, cst.Name) or (isinstance(test, cst.UnaryOperation) and not negated):
+            return None
+        held = self.model.scope.lookup(name.value)
+        if held is None or held.source != OFF_FLAG:
+            return None
+        return "orelse" if negated else "body"
+
     def walk_if(self, node: cst.If) -> None:
         self.evaluator.eval(node.test)
         model = self.model
+        dead = self.dead_arm(node.test)
+        if dead is not None:  # `if cuda:` in a call that passes `cuda=False`: one arm runs
+            if dead == "body":
+                if isinstance(node.orelse, cst.If):
+                    self.walk_if(node.orelse)
+                elif node.orelse is not None:
+                    self.statements.walk_body(node.orelse.body)
+            else:
+                self.statements.walk_body(node.body)
+            return
         polarity = model.polarity(node.test)
         guarded = polarity is not None
         # the other path of a test that picks a GPU is no CPU path

@@ -51,14 +51,24 @@ def bind_arguments(
             name = positional[index].name.value
             index += 1
         if name is not None:
-            bound[name] = _none_device(name, arg.value) or value
+            bound[name] = _none_device(name, arg.value) or _off_flag(name, arg.value) or value
     for param in [*positional, *params.kwonly_params]:
         name = param.name.value
         if name not in bound and param.default is not None:
-            default = _device_default(name, param.default)
+            default = _device_default(name, param.default) or _off_flag(name, param.default)
             if default is not None:
                 bound[name] = default
     return bound
+
+
+OFF_FLAG = "off-flag"
+"""``Value.source`` of a device flag that is ``False`` for this call (``cuda=False`` left out):
+the body's ``if cuda:`` arm does not run (compound.walk_if)."""
+
+
+def _off_flag(name: str, expr: cst.BaseExpression) -> Value | None:
+    off = isinstance(expr, cst.Name) and expr.value == "False"
+    return Value(Kind.SCALAR, source=OFF_FLAG) if off and api.DEVICE_NAME.search(name) else None
 
 
 def _none_device(name: str, expr: cst.BaseExpression) -> Value | None:
