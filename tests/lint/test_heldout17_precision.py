@@ -188,3 +188,26 @@ def test_a_device_flag_the_call_leaves_false_turns_its_arm_off() -> None:
     assert lines(CHECK.format(flag=", cuda=False"), "GPD102") == []
     # turned on, the arm runs: the host BatchNorm meets the moved input
     assert lines(CHECK.format(flag=", cuda=True"), "GPD102") == [8]
+
+
+# (set 12, ignite) a trainer factory's `loss_fn: nn.Module` beside a device, called on the CPU
+TRAINER = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+def create_trainer(model: nn.Module, loss_fn: nn.Module, device: str = None):
+    def update(batch):
+        x, y = batch
+        y_pred = model(x.to(device))
+        return loss_fn(y_pred, y.to(device))
+    return update
+def test_trainer(device):
+    model = nn.Linear(1, 1)
+    model.to(device)
+    return create_trainer(model, F.mse_loss, device=device)
+test_trainer({device})
+"""
+
+
+def test_a_module_typed_by_annotation_is_not_placed_in_a_call_on_the_cpu() -> None:
+    assert lines(TRAINER.format(device='"cpu"'), "GPD101") == []

@@ -164,12 +164,19 @@ class Bodies:
         scope.local_names = self.facts_of(node).local_names
         scope.global_names = declared_globals(node)
         scope.env.update(parameter_values(node.params, self.model.imports))
+        typed = dict(scope.env)
         for name, value in (arguments or {}).items():
             if value.kind in (Kind.MODULE, Kind.DEVICE):
                 # its binding: where the caller created it (a device the file chose, say)
                 scope.env[name] = value
             elif value.kind is not Kind.UNKNOWN:
                 scope.env[name] = replace(value, binding=None)  # a move fix stays in the body
+        if any(v.kind is Kind.DEVICE and v.cpu_device for v in (arguments or {}).values()):
+            # `trainer(model, loss_fn, device="cpu")`: a module typed by its annotation or name
+            # as placed (`loss_fn: nn.Module` beside a device) is not, in a call on the CPU
+            for name, value in typed.items():
+                if scope.env.get(name) is value and value.is_device_module:
+                    scope.env[name] = value.with_place(Place.UNKNOWN)
         if any(v.kind is Kind.MODULE and v.place is Place.DEVICE for v in scope.env.values()):
             self.model.flags.places = True  # `def test(model, device, loader)`: for a device
         if node.name.value in ("_apply", "to", "cuda") and parent.module_class is not None:
