@@ -119,12 +119,12 @@ class CallEvaluator:
             return self.library.eval_qualified(node, qualified)
         if isinstance(func, cst.Attribute):
             name = dotted(func) or ""
-            held = called_module(self.model.scope.lookup(name))
+            kept = self.model.scope.lookup(name)
+            held = called_module(kept)
             if held is not None and held.kind is Kind.MODULE:  # `self.model(x)`
                 if name.startswith("self.") and self.model.scope.module_class is not None:
                     held = held.with_place(Place.UNKNOWN)  # a submodule moves with its parent
                 return self.module_call(node, name, held, self.evaluator.eval_args(node))
-            kept = self.model.scope.lookup(name)
             if kept is not None and kept.source in ("transform", "tokenizer"):
                 self.evaluator.eval_args(node)
                 return host_output(kept, node)  # `self.tokenizer(texts, return_tensors="pt")`

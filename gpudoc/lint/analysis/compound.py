@@ -97,31 +97,19 @@ class Compound:
             joined = join_envs([end[index] for end in ends], join, before[index])
             env.update(joined if ends else {})
 
-    def dead_arm(self, test: cst.BaseExpression) -> str | None:
-        """``"body"`` when ``test`` is a device flag this call turned off, ``"orelse"`` for its
-        negation (``if not cuda:``); None when both arms may run."""
+    def off_flag_truth(self, test: cst.BaseExpression) -> bool | None:
+        """``if cuda:`` (False) or ``if not cuda:`` (True) where this call turned the device
+        flag off (``cuda=False`` passed or left at its default); None otherwise."""
         negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
-        name = test.expression if isinstance(test, cst.UnaryOperation) else test
-        if not isinstance(name, cst.Name) or (isinstance(test, cst.UnaryOperation) and not negated):
+        name = test.expression if isinstance(test, cst.UnaryOperation) and negated else test
+        if not isinstance(name, cst.Name):
             return None
         held = self.model.scope.lookup(name.value)
-        if held is None or held.source != OFF_FLAG:
-            return None
-        return "orelse" if negated else "body"
+        return negated if held is not None and held.source == OFF_FLAG else None
 
     def walk_if(self, node: cst.If) -> None:
         self.evaluator.eval(node.test)
         model = self.model
-        dead = self.dead_arm(node.test)
-        if dead is not None:  # `if cuda:` in a call that passes `cuda=False`: one arm runs
-            if dead == "body":
-                if isinstance(node.orelse, cst.If):
-                    self.walk_if(node.orelse)
-                elif node.orelse is not None:
-                    self.statements.walk_body(node.orelse.body)
-            else:
-                self.statements.walk_body(node.body)
-            return
         polarity = model.polarity(node.test)
         guarded = polarity is not None
         # the other path of a test that picks a GPU is no CPU path
@@ -158,6 +146,8 @@ class Compound:
             (other, body) if polarity == "cpu" else (body, other)
         )
         truth = truth_on_cpu(node.test, model.polarity, model.scope.lookup)
+        if truth is None:  # `if cuda:` in a call that passes `cuda=False`
+            truth = self.off_flag_truth(node.test)
         if truth is not None:  # a GPU path that cannot run with this call's CPU device
             paths = (body,) if truth else (other,)
         # read after the paths: CUDA on the CPU path shows the test picks a GPU
