@@ -21,6 +21,12 @@ from gpudoc.lint.analysis.functions import MOVES
 from gpudoc.lint.analysis.names import dotted, is_number_expression, keyword
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+from gpudoc.lint.rules._factory_reach import (
+    COMBINING_METHODS,
+    REDUCTIONS,
+    other_arm,
+    reaches_device,
+)
 from gpudoc.lint.rules._factory_uses import (
     Held,
     Uses,
@@ -37,15 +43,6 @@ from gpudoc.lint.rules._host_instances import host_only_classes
 from gpudoc.lint.rules._numbers import number_attributes, number_parameters
 from gpudoc.lint.visit import walk
 
-COMBINING_METHODS = frozenset(
-    {
-        "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "matmul", "mm", "bmm",
-        "masked_fill", "masked_fill_", "where", "eq", "ne", "lt", "le", "gt", "ge",
-        "maximum", "minimum",
-    }
-)  # fmt: skip
-"""Tensor methods whose tensor argument must be on the receiver's device (``copy_`` and
-``expand_as`` take any device; an index may be a CPU tensor)."""
 STEP_METHODS = frozenset(
     {
         "forward", "training_step", "validation_step", "test_step", "predict_step",
@@ -293,6 +290,9 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         """The factories one unpacking spreads over its names (``yv, xv = torch.meshgrid(
         ...)``): a move of one part moves the grid they make together."""
         self.bound: dict[cst.Call, tuple[cst.FunctionDef, str]] = {}
+        self.bound_to: dict[tuple[int, str], list[cst.Call]] = {}
+        """(function, name) -> the factory calls bound to that name there: the arms of an
+        ``if``/``else`` each bind their own."""
         """Factory call -> the function and the plain name it is bound to."""
         self.handed: set[cst.Name] = set()
         """Names passed to a method of an object the linter knows nothing about."""
@@ -377,8 +377,9 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             self.held[key] = helper
         elif factory is not None:
             self.held[key] = factory
-            if function is not None and "." not in event.name:
-                self.bound.setdefault(factory, (function, event.name))
+            if function is not None and "." not in event.name and factory not in self.bound:
+                self.bound[factory] = (function, event.name)
+                self.bound_to.setdefault((id(function), event.name), []).append(factory)
 
     def helper_result(self, value: cst.BaseExpression | None) -> cst.Call | None:
         """The factory whose tensor a helper's call returned, for that call or a method chain or
@@ -422,9 +423,18 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         moves = event.method in MOVES or (
             event.method == "type" and _may_be_cuda_type(event, semantic)
         )
-        if moves and isinstance(func, cst.Attribute):
-            for created in factories_inside(func.value, self.calls, self.held_in(semantic)):
-                self.moved_later.update(self.groups.get(created, (created,)))
+        if not moves or not isinstance(func, cst.Attribute):
+            return
+        created = list(factories_inside(func.value, self.calls, self.held_in(semantic)))
+        root = chain_root(func.value)
+        function = semantic.function_node
+        if isinstance(root, cst.Name) and function is not None and created:
+            # whichever arm of an `if`/`else` made it (`if scalar: h = torch.zeros(b, 1)`
+            # `else: h = torch.zeros(b, c)`, then `h = h.cuda()`)
+            bound = self.bound_to.get((id(function), root.value), ())
+            created += [c for c in bound if other_arm(function, created[0], c)]
+        for call in created:
+            self.moved_later.update(self.groups.get(call, (call,)))
 
     def note_placing_helper(self, event: CallEvent, semantic: Semantic) -> None:
         """``create_variable(torch.zeros(...))`` / ``return cuda_variable(hidden)``: one of the
@@ -734,6 +744,8 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 continue
             if factory.owner is not None and factory.owner in on_host:
                 continue
+            if definition is not None and not self.reaches_device(factory, definition, context):
+                continue  # only indices, numbers, tests, records: the host is right for it
             # only a parameter known to hold a tensor has a `.device` (a helper's first one
             # may be a size; a text encoder's, a list of strings)
             # a Lightning module's step: `self.device`; a plain function's: its first tensor
@@ -802,6 +814,20 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             and factory.call in self.returned  # else forward never meets it (a Python mask)
             and any(s is definition for s in context.module.body)
         )
+
+    def reaches_device(
+        self, factory: FactoryCall, definition: cst.FunctionDef, context: Context
+    ) -> bool:
+        owner = factory.owner
+        numbers = number_parameters(definition)
+        methods = {s.name.value for s in context.module.body if isinstance(s, cst.FunctionDef)}
+        if owner is not None:
+            if owner not in self.number_attributes:
+                self.number_attributes[owner] = number_attributes(owner)
+            numbers |= {f"self.{name}" for name in self.number_attributes[owner]}
+            methods |= {s.name.value for s in owner.body.body if isinstance(s, cst.FunctionDef)}
+        host = self.host_operand(definition)
+        return reaches_device(factory.call, definition, host, numbers, frozenset(methods))
 
     def records_of(self, function: cst.FunctionDef) -> frozenset[cst.BaseExpression]:
         known = self.records.get(function)
@@ -872,11 +898,6 @@ def _argument(
             return arg, value
     positional = [(arg, value) for arg, value in args if arg.keyword is None and not arg.star]
     return positional[position] if position < len(positional) else None
-
-
-REDUCTIONS = frozenset(
-    {"sum", "mean", "prod", "max", "min", "norm", "std", "var", "amax", "amin", "all", "any"}
-)
 
 
 def _full_reduction(expr: cst.BaseExpression, semantic: Semantic) -> bool:
