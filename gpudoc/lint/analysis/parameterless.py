@@ -151,7 +151,7 @@ class _Stores(cst.CSTVisitor):
             or _plain_tensor(value)
             or _computed(value)
             or (isinstance(value, cst.Name) and value.value in self.literal_params)
-            or _weightless_layer(value)
+            or weightless_layer(value)
             or (isinstance(value, cst.Call) and dotted(value.func) in self.empty_classes)
         )
         given = _given_root(value, self.given) if value is not None and not harmless else None
@@ -249,7 +249,7 @@ def _on_self(target: cst.BaseExpression) -> bool:
     return False
 
 
-def _weightless_layer(value: cst.BaseExpression) -> bool:
+def weightless_layer(value: cst.BaseExpression) -> bool:
     """``nn.CrossEntropyLoss(reduction="none")``, ``nn.ReLU()``: a torch.nn module with no
     parameters or buffers (not a weighted layer nor a container, and no ``weight=``)."""
     if not isinstance(value, cst.Call):

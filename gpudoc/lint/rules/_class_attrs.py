@@ -10,6 +10,7 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, Semantic
 from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.parameterless import weightless_layer
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import Kind, Place, Value
 
@@ -90,20 +91,28 @@ def _is_own_call(expr: cst.BaseExpression, semantic: Semantic) -> bool:
 
 
 def _holds_modules(expr: cst.BaseExpression, semantic: Semantic) -> bool:
+    """Module constructors, not all of them stateless (``nn.Upsample``, ``nn.ReLU``: nothing to
+    move, train or save; a dropout still needs the parent's ``.eval()``)."""
     if isinstance(expr, cst.ListComp):
-        return is_module_constructor(expr.elt, semantic)
-    if isinstance(expr, cst.DictComp):
-        return is_module_constructor(expr.value, semantic)
-    if isinstance(expr, cst.List):
-        return bool(expr.elements) and all(
-            is_module_constructor(element.value, semantic) for element in expr.elements
-        )
-    if isinstance(expr, cst.Dict):
-        return bool(expr.elements) and all(
-            isinstance(e, cst.DictElement) and is_module_constructor(e.value, semantic)
-            for e in expr.elements
-        )
-    return False
+        items = [expr.elt]
+    elif isinstance(expr, cst.DictComp):
+        items = [expr.value]
+    elif isinstance(expr, cst.List):
+        items = [element.value for element in expr.elements]
+    elif isinstance(expr, cst.Dict):
+        if not all(isinstance(e, cst.DictElement) for e in expr.elements):
+            return False
+        items = [e.value for e in expr.elements if isinstance(e, cst.DictElement)]
+    else:
+        return False
+    if not items or not all(is_module_constructor(item, semantic) for item in items):
+        return False
+    return not all(_stateless(item) for item in items)
+
+
+def _stateless(item: cst.BaseExpression) -> bool:
+    name = dotted(item.func) if isinstance(item, cst.Call) else None
+    return weightless_layer(item) and "Dropout" not in (name or "")
 
 
 def is_module_constructor(expr: cst.BaseExpression, semantic: Semantic) -> bool:

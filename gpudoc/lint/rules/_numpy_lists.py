@@ -4,6 +4,7 @@ module: the rule class inherits it and reports what it finds along with its own 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import ClassVar
 
 import libcst as cst
@@ -12,7 +13,7 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, EventKind, Semantic
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import Place, Value
-from gpudoc.lint.rule import Rule
+from gpudoc.lint.rule import Context, Report, Rule
 from gpudoc.lint.rules._helpers import assigned_value
 
 APPENDS = frozenset({"append", "extend", "insert"})
@@ -33,6 +34,10 @@ class NumpyOnDeviceLists(Rule):
         self.lists: dict[Key, cst.Call | None] = {}
         """Lists bound to ``[...]`` -> the first append of a device tensor, if any yet."""
         self.loss_calls: set[cst.Call] = set()
+        self.handed: set[tuple[str, str, int, str | None]] = set()
+        """(function, list, position, keyword) of a module-level list handed to a function."""
+        self.pending: list[tuple[cst.FunctionDef, str, cst.Call, str, cst.Call]] = []
+        """Conversions of a parameter named like a module-level list of device tensors."""
         self.losses: set[Key] = set()
         """Names bound to what a loss returned: a 0-dim tensor."""
 
@@ -49,6 +54,7 @@ class NumpyOnDeviceLists(Rule):
             self.lists.pop(key, None)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        self.note_handed(event)
         if _is_loss(event):
             self.loss_calls.add(event.node)
         if event.method in APPENDS and event.qualified is None:
@@ -63,9 +69,27 @@ class NumpyOnDeviceLists(Rule):
         for arg in event.node.args:
             name = dotted(arg.value)
             append = self.lists.get(self.key(semantic, name or ""))
-            if name is not None and append is not None:
-                self.report_list(event.node, function, name, append)
+            if name is None or append is None:
+                continue
+            caller = semantic.function_node
+            local = (semantic.function, name) in self.lists
+            if caller is not None and not local and name in _parameters(caller):
+                # `def plot(rewards)`: the module's `rewards` only if a call hands it over
+                self.pending.append((caller, name, event.node, function, append))
                 return
+            self.report_list(event.node, function, name, append)
+            return
+
+    def note_handed(self, event: CallEvent) -> None:
+        """``plot(losses)``: a module-level list handed to a function of the file."""
+        func = event.node.func
+        callee = func.value if isinstance(func, cst.Name) else None
+        if callee is None:
+            return
+        for index, arg in enumerate(event.node.args):
+            if isinstance(arg.value, cst.Name) and (None, arg.value.value) in self.lists:
+                keyword_name = arg.keyword.value if arg.keyword is not None else None
+                self.handed.add((callee, arg.value.value, index, keyword_name))
 
     def note_append(self, event: CallEvent, semantic: Semantic) -> None:
         func = event.node.func
@@ -109,6 +133,30 @@ class NumpyOnDeviceLists(Rule):
         """This function's list ``name``, else the module's (a list filled by a function)."""
         local = (semantic.function, name)
         return local if local in self.lists else (None, name)
+
+    def check(self, context: Context) -> Iterator[Report]:
+        """A parameter named like a module-level list holds that list only where a call of
+        the function hands it over (``plot(losses)``, not ``plot(test_rewards)``); the calls
+        are all known once the walk is over."""
+        for function, name, node, converter, append in self.pending:
+            if self.passes_own_list(function, name):
+                self.report_list(node, converter, name, append)
+        self.pending.clear()
+        yield from super().check(context)
+
+    def passes_own_list(self, function: cst.FunctionDef | None, name: str) -> bool:
+        """Some call of ``function`` hands it the module's list of that name (``plot(losses)``
+        for ``def plot(losses)``)."""
+        if function is None:
+            return False
+        params = _parameters(function)
+        position = list(params).index(name)
+        return any(
+            callee == function.name.value
+            and arg == name
+            and (keyword_name == name or (keyword_name is None and index == position))
+            for callee, arg, index, keyword_name in self.handed
+        )
 
     def report_list(self, node: cst.Call, function: str, name: str, append: cst.Call) -> None:
         item = append.args[-1].value if append.args else None
@@ -192,3 +240,12 @@ def _is_new_list(event: BindingEvent) -> bool:
 
 def _on_device(value: Value) -> bool:
     return value.is_tensorish and value.place is Place.DEVICE and not value.by_name
+
+
+def _parameters(function: cst.FunctionDef | None) -> dict[str, None]:
+    """The parameter names, in order."""
+    if function is None:
+        return {}
+    params = function.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    return {param.name.value: None for param in every}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -13,6 +14,7 @@ from gpudoc.lint.rules._checkpoints import LoadSite, scan
 from gpudoc.lint.rules._device_names import DEVICE_PARAMETER
 from gpudoc.lint.rules._helpers import backend, is_process_group_init
 from gpudoc.lint.rules._saved_device import saved_on_cpu
+from gpudoc.lint.visit import walk
 
 SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 
@@ -284,6 +286,8 @@ torch.save(model.state_dict(), "snapshot.pt")
         for site in found.loads:
             if found.in_test(site):
                 continue  # a test reads back what it wrote
+            if _arguments_file(site.call):
+                continue  # `training_args.bin`: a pickled argparse Namespace, no tensors
             key = site.path_key or ""
             if key.startswith("str:") and saved_on_cpu(key[4:], context.path):
                 continue  # the project's own checkpoint, saved with CPU storages
@@ -343,3 +347,28 @@ def _trusted(name: str | None) -> str | None:
     """The analysis' device name for this scope, unless it is typed by its name alone and may be
     an index or None (``gpu``, ``local_rank``): ``map_location=gpu`` maps nothing when None."""
     return name if name is not None and DEVICE_PARAMETER.match(name) else None
+
+
+ARGUMENTS_FILE = re.compile(
+    r"(^|[_\-.])(args|arguments|hparams|hyperparameters|opts?|config|cfg)\.(bin|pt|pth|pkl)$", re.I
+)
+"""A saved argparse Namespace or configuration (Hugging Face's ``training_args.bin``): loading
+it restores no tensors, so nothing needs a map location."""
+
+
+def _arguments_file(call: cst.Call) -> bool:
+    if not call.args:
+        return False
+    strings = _Strings()
+    walk(call.args[0].value, strings)
+    return any(ARGUMENTS_FILE.search(text.rsplit("/", 1)[-1]) for text in strings.found)
+
+
+class _Strings(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[str] = []
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        value = node.evaluated_value
+        if isinstance(value, str):
+            self.found.append(value)

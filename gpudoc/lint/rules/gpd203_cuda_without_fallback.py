@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpudoc.lint.analysis.events import CallEvent, CudaEvent, Semantic
+from gpudoc.lint.analysis.events import CallEvent, CompareEvent, CudaEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.flow import terminates
 from gpudoc.lint.analysis.names import dotted
@@ -150,7 +150,7 @@ def nopeak_mask(size):
         ),
     )
 
-    EVENTS = ("cuda", "call")
+    EVENTS = ("cuda", "call", "compare")
 
     def __init__(self) -> None:
         super().__init__()
@@ -162,6 +162,17 @@ def nopeak_mask(size):
         """Some model call may run on a GPU (placed, or its place is not known)."""
         self.distributed: dict[cst.FunctionDef, set[int]] = {}
         """Per function walked: the ids of its nodes that only run in a process group."""
+        self.compared: set[int] = set()
+        """ids of comparison operands, in any file the walk went through: a device there
+        allocates nothing (``device.type == th.device("cuda").type``)."""
+
+    def on_compare(self, event: CompareEvent, semantic: Semantic) -> None:
+        node = event.node
+        for operand in (node.left, *(target.comparator for target in node.comparisons)):
+            self.compared.add(id(operand))
+            while isinstance(operand, cst.Attribute) and operand.attr.value in ("type", "index"):
+                operand = operand.value
+                self.compared.add(id(operand))
 
     def on_cuda(self, event: CudaEvent, semantic: Semantic) -> None:
         if semantic.under_guard:
@@ -187,8 +198,6 @@ def nopeak_mask(size):
 
     def finish(self, context: Context) -> Iterator[Report]:
         flags = context.flags
-        if flags.cuda_only or flags.per_rank_device:
-            return
         if flags.default_device:  # torch.set_default_device("cuda"): the device is chosen once
             return
         unguarded = self.unguarded
@@ -199,6 +208,9 @@ def nopeak_mask(size):
         if declared.needs_gpu:
             return  # checked in a decorator or an assert, or a required --device cuda
         found = scan(context.module)
+        gpu_job = flags.cuda_only or flags.per_rank_device  # NCCL, a GPU per rank
+        if gpu_job and not _falls_back_to_cpu(found.all_evidence()):
+            return  # one process per GPU, each on its own: CUDA is what the script runs on
         evidence = found.cpu_path
         if evidence is None and self.host_model and not self.placed_model:
             # a tutorial whose model runs on the CPU, with one stray `.cuda()`
@@ -208,7 +220,7 @@ def nopeak_mask(size):
         if found.cpu_path_is_weak and any(_born_on_cuda(m.node) for m in unguarded):
             return  # `Net(...).cuda()`: built on the GPU; the "cpu" was a library's option
         for mention in unguarded:
-            if id(mention.node) in declared.inert:
+            if id(mention.node) in declared.inert or id(mention.node) in self.compared:
                 continue
             here = evidence or found.cpu_path_at(mention.node)
             if here is None:
@@ -272,6 +284,13 @@ class _Declared(cst.CSTVisitor):
     def visit_Comparison(self, node: cst.Comparison) -> None:
         self.inert.add(id(node.left))
         self.inert.update(id(target.comparator) for target in node.comparisons)
+
+
+def _falls_back_to_cpu(evidence: dict[int, str]) -> bool:
+    """An availability test and a ``"cpu"`` device: the script picks the CPU itself where CUDA
+    is missing (``"cuda" if torch.cuda.is_available() and not args.no_cuda else "cpu"`` beside
+    a ``--local_rank`` arm that picks each rank's GPU)."""
+    return 0 in evidence and 1 in evidence
 
 
 def _born_on_cuda(node: cst.CSTNode) -> bool:
