@@ -237,3 +237,32 @@ def test_a_per_rank_arm_beside_a_cpu_fallback_still_offers_the_cpu() -> None:
     assert lines(TAGGER.format(device=fallback), "GPD203") == [9]
     # without a CPU fallback the script runs on GPUs only, one per rank
     assert lines(TAGGER.format(device='"cuda"'), "GPD203") == []
+
+
+# (a false positive in recall set 18's reduced scripts) a graph encoder samples neighbours in
+# two arms, collects them in a list and moves the concatenation
+SAMPLED = """\
+import numpy as np
+import torch
+import torch.nn as nn
+class Sampler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Embedding(20, 4)
+    def forward(self, neighbours, k):
+        picked = []
+        for row in neighbours:
+            if len(row) >= k:
+                one = torch.tensor(np.random.choice(row, k, replace=False))[None]
+            else:
+                one = torch.tensor(np.random.choice(row, k, replace=True))[None]
+            picked.append(one)
+        picked = torch.cat(picked, dim=0){move}
+        return self.fc(picked)
+model = Sampler().cuda()
+"""
+
+
+def test_a_list_of_either_arms_factories_moved_together_is_placed() -> None:
+    assert lines(SAMPLED.format(move=".cuda()"), "GPD106") == []
+    assert lines(SAMPLED.format(move=""), "GPD106") == [12, 14]

@@ -81,7 +81,10 @@ class Bodies:
         is_method = parent.function == ""
         self.moved_elements(call, node, is_method)  # read from the text: however it is walked
         # `check(bn, x, cuda=True)` and `check(bn, x)` walk different arms of `if cuda:`
-        shapes = (*argument_shapes(values), *_literal_flags(call))
+        # and a call on the CPU path of a device test is walked apart from one on its GPU path
+        # (`if opt.no_gpu: g = make(opt)` / `else: g = make(opt).cuda()`): each has its findings
+        path = ("gpu" if model.gpu_path else "", "cpu" if model.cpu_path else "")
+        shapes = (*argument_shapes(values), *_literal_flags(call), *path)
         summaries = model.summaries.setdefault(node, {})
         if shapes in summaries:
             return summaries[shapes]

@@ -197,6 +197,27 @@ def is_process_group_init(qualified: str | None) -> bool:
     return qualified.rsplit(".", 1)[-1] == "init_process_group"
 
 
+def bound_expression(node: cst.BaseExpression, semantic: Semantic) -> cst.BaseExpression:
+    """``backend`` -> the expression of ``backend = "nccl" if ... else "gloo"`` bound earlier."""
+    name = dotted(node)
+    held = semantic.lookup(name) if name is not None else None
+    statement = held.binding if held is not None else None
+    if isinstance(statement, cst.SimpleStatementLine):
+        small = statement.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            return small.value
+    return node
+
+
+def may_be_nccl(backend: cst.BaseExpression) -> bool:
+    """``"nccl"``, ``dist.Backend.NCCL``, or either in the arms of a conditional."""
+    if isinstance(backend, cst.IfExp):
+        return may_be_nccl(backend.body) or may_be_nccl(backend.orelse)
+    if isinstance(backend, cst.Attribute):
+        return backend.attr.value == "NCCL"
+    return string_value(backend) == "nccl"
+
+
 def backend(node: cst.Call) -> str | None:
     """The ``backend`` an ``init_process_group`` call names, when it is a literal."""
     found = keyword(node, "backend")

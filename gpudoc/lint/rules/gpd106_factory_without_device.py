@@ -404,9 +404,12 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         if not isinstance(func.value, cst.Name):
             return
         held = self.held_in(semantic)
-        given = list(factories_inside(node.args[0].value, self.calls, held))
+        item = node.args[0].value
+        given = list(factories_inside(item, self.calls, held))
         if not given:
             return
+        if isinstance(item, cst.Name):
+            given += self.other_arms(semantic, item.value, given[0])
         key = (semantic.scope_id, func.value.value)
         first = self.held.setdefault(key, given[0])
         group = {*self.groups.get(first, (first,))}
@@ -427,14 +430,20 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             return
         created = list(factories_inside(func.value, self.calls, self.held_in(semantic)))
         root = chain_root(func.value)
-        function = semantic.function_node
-        if isinstance(root, cst.Name) and function is not None and created:
-            # whichever arm of an `if`/`else` made it (`if scalar: h = torch.zeros(b, 1)`
-            # `else: h = torch.zeros(b, c)`, then `h = h.cuda()`)
-            bound = self.bound_to.get((id(function), root.value), ())
-            created += [c for c in bound if other_arm(function, created[0], c)]
+        if isinstance(root, cst.Name) and created:
+            created += self.other_arms(semantic, root.value, created[0])
         for call in created:
             self.moved_later.update(self.groups.get(call, (call,)))
+
+    def other_arms(self, semantic: Semantic, name: str, factory: cst.Call) -> list[cst.Call]:
+        """The factories bound to ``name`` in the other arm of an ``if``/``else`` than
+        ``factory``: ``if full: h = torch.zeros(b, c)`` ``else: h = torch.zeros(b, 1)``, then
+        ``h = h.cuda()`` (or ``hs.append(h)``) takes whichever arm made it."""
+        function = semantic.function_node
+        if function is None:
+            return []
+        bound = self.bound_to.get((id(function), name), ())
+        return [c for c in bound if c is not factory and other_arm(function, factory, c)]
 
     def note_placing_helper(self, event: CallEvent, semantic: Semantic) -> None:
         """``create_variable(torch.zeros(...))`` / ``return cuda_variable(hidden)``: one of the

@@ -9,7 +9,7 @@ import libcst as cst
 from gpudoc.lint.analysis.events import CallEvent, Semantic
 from gpudoc.lint.analysis.names import keyword
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
-from gpudoc.lint.rules._helpers import backend, is_process_group_init
+from gpudoc.lint.rules._helpers import bound_expression, is_process_group_init, may_be_nccl
 
 
 class NcclWithoutRankDevice(Rule):
@@ -78,7 +78,13 @@ model = torch.nn.Linear(4, 2).cuda()
         if not is_process_group_init(event.qualified):
             return
         node = event.node
-        if backend(node) == "nccl" and keyword(node, "device_id") is None:
+        if keyword(node, "device_id") is not None:
+            return
+        named = keyword(node, "backend")
+        if named is None and node.args and node.args[0].keyword is None:
+            named = node.args[0]
+        # `backend = "nccl" if torch.cuda.is_available() else "gloo"`: NCCL wherever a GPU is
+        if named is not None and may_be_nccl(bound_expression(named.value, semantic)):
             self.groups.append(node)
 
     def finish(self, context: Context) -> Iterator[Report]:

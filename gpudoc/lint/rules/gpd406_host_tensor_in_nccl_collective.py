@@ -11,7 +11,7 @@ from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
-from gpudoc.lint.rules._helpers import assigned_value
+from gpudoc.lint.rules._helpers import assigned_value, bound_expression
 
 COLLECTIVES = frozenset(
     {
@@ -153,7 +153,7 @@ model = torch.nn.Linear(2, 2).to("cuda")
         for position, arg in enumerate(call.args):
             keyword = _keyword(arg)
             if keyword == "backend" or (keyword is None and position == 0):
-                self.backends.append(_bound_expression(arg.value, semantic))
+                self.backends.append(bound_expression(arg.value, semantic))
 
     def finish(self, context: Context) -> Iterator[Report]:
         if not self.calls or not self.backends:
@@ -206,18 +206,6 @@ def _keyword(arg: cst.Arg) -> str | None:
 
 def _shown(node: cst.BaseExpression) -> str:
     return dotted(node) or "the tensor"
-
-
-def _bound_expression(node: cst.BaseExpression, semantic: Semantic) -> cst.BaseExpression:
-    """``backend`` -> the expression of ``backend = "nccl" if ... else "gloo"`` bound earlier."""
-    name = dotted(node)
-    held = semantic.lookup(name) if name is not None else None
-    statement = held.binding if held is not None else None
-    if isinstance(statement, cst.SimpleStatementLine):
-        small = statement.body[0]
-        if isinstance(small, cst.Assign) and len(small.targets) == 1:
-            return small.value
-    return node
 
 
 def _backend_text(node: cst.BaseExpression, context: Context) -> str:

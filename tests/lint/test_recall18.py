@@ -1,0 +1,72 @@
+"""Recall regressions from the eighteenth recall set (real bug reports), reduced and rewritten
+here: the bug each rule must report, next to the correct code it must leave alone."""
+
+from __future__ import annotations
+
+import pytest
+from lint_lines import lines
+
+# report 07: a spawned worker joins an NCCL group chosen through a variable, and no rank binds
+# its own GPU, so every rank's `.cuda()` lands on cuda:0
+WORKER = """\
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+def join(rank, world):
+    backend = {backend}
+    dist.init_process_group("tcp://localhost:23456", backend=backend, rank=rank, world_size=world)
+    {bind}
+    dist.all_reduce(torch.zeros(1).cuda())
+if __name__ == "__main__":
+    mp.spawn(join, nprocs=2, args=(2,))
+"""
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        '"nccl"',
+        "dist.Backend.NCCL",
+        "dist.Backend.NCCL if torch.cuda.is_available() else dist.Backend.GLOO",
+        '"nccl" if torch.cuda.is_available() else "gloo"',
+    ],
+)
+def test_an_nccl_backend_held_in_a_variable_needs_a_rank_device(backend: str) -> None:
+    assert lines(WORKER.format(backend=backend, bind="pass"), "GPD404") == [6]
+    bound = WORKER.format(backend=backend, bind="torch.cuda.set_device(rank)")
+    assert lines(bound, "GPD404") == []
+
+
+def test_a_gloo_backend_in_a_variable_needs_no_rank_device() -> None:
+    assert lines(WORKER.format(backend='"gloo"', bind="pass"), "GPD404") == []
+
+
+# report 02: a generator helper loads GPU-trained weights and is called in both arms of the
+# script's device switch; the CPU arm is where the load fails
+BOTH_ARMS = """\
+import argparse
+import torch
+import torch.nn as nn
+parser = argparse.ArgumentParser()
+parser.add_argument("--no_gpu", action="store_true")
+parser.add_argument("--weights", default="generator.pth")
+opt = parser.parse_args()
+def create_generator(opt):
+    net = nn.Linear(4, 4)
+    net.load_state_dict(torch.load(opt.weights{mapped}))
+    return net
+if opt.no_gpu:
+    generator = create_generator(opt)
+else:
+    generator = create_generator(opt).cuda()
+"""
+
+
+def test_a_helper_called_on_both_paths_of_a_device_switch_is_judged_on_each() -> None:
+    assert lines(BOTH_ARMS.format(mapped=""), "GPD201") == [10]
+    assert lines(BOTH_ARMS.format(mapped=', map_location="cpu"'), "GPD201") == []
+    # called only on the GPU path, the load runs where CUDA exists
+    gpu_only = BOTH_ARMS.format(mapped="").replace(
+        "    generator = create_generator(opt)\n", "    generator = None\n"
+    )
+    assert lines(gpu_only, "GPD201") == []
