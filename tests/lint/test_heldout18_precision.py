@@ -266,3 +266,53 @@ model = Sampler().cuda()
 def test_a_list_of_either_arms_factories_moved_together_is_placed() -> None:
     assert lines(SAMPLED.format(move=".cuda()"), "GPD106") == []
     assert lines(SAMPLED.format(move=""), "GPD106") == [12, 14]
+
+
+def test_the_per_rank_arm_of_a_local_rank_test_is_a_gpu_job() -> None:
+    """The CUDA device the `else:` of `if args.local_rank == -1 ...:` picks runs once per GPU:
+    only the forward's device, shared by both arms, fails on a CPU host."""
+    fallback = '"cuda" if torch.cuda.is_available() and not args.no_cuda else "cpu"'
+    source = TAGGER.format(device=fallback).replace('device="cuda"', "device=seq.device")
+    assert lines(source, "GPD203") == []
+
+
+# a worker per GPU whose only "cpu" is an inference helper's: no fallback in the training path
+WORKER = """\
+import torch
+import torch.distributed as dist
+def train_worker(gpu, ngpus):
+    torch.cuda.set_device(gpu)
+    model = torch.nn.Linear(4, 4)
+    model.cuda(gpu)
+    dist.init_process_group("nccl", rank=gpu, world_size=ngpus)
+def run():
+    for gpu in range({count}):
+        train_worker(gpu, 2)
+def check_outputs():
+    return torch.zeros(2, device=torch.device("cpu"))
+"""
+
+
+def test_a_device_count_is_no_cpu_fallback_of_a_per_gpu_worker() -> None:
+    assert lines(WORKER.format(count="torch.cuda.device_count()"), "GPD203") == []
+
+
+# a test's DDP setup that puts each rank on `"cuda:{}".format(rank)`: NCCL has its device
+DDP_TEST = """\
+import torch
+import torch.distributed as dist
+def setup(rank, world_size, on_cpu):
+    backend = "gloo" if on_cpu else "nccl"
+    dist.init_process_group(backend, rank=rank, world_size=world_size)
+def run(rank, world_size):
+    setup(rank, world_size, False)
+    device = torch.device({device})
+    model = torch.nn.Linear(4, 4).to(device)
+    return model(torch.ones(1, 4, device=device))
+"""
+
+
+def test_a_device_string_formatted_per_rank_gives_nccl_its_device() -> None:
+    assert lines(DDP_TEST.format(device='"cuda:{}".format(rank)'), "GPD404") == []
+    assert lines(DDP_TEST.format(device='"cuda:%d" % rank'), "GPD404") == []
+    assert lines(DDP_TEST.format(device='"cuda"'), "GPD404") == [5]

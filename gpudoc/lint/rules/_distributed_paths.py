@@ -19,7 +19,14 @@ DISTRIBUTED = re.compile(r"world_size|distributed|is_initialized|dist_avail|\bdd
 def distributed_only_ids(function: cst.FunctionDef | cst.If) -> set[int]:
     """ids of the nodes of ``function`` (or of an ``if``'s body) that only run distributed."""
     if isinstance(function, cst.If):
-        return set(code_ids(function.body)) if means_distributed(function.test) else set()
+        meaning = means_distributed(function.test)
+        if meaning:
+            return set(code_ids(function.body))
+        orelse = function.orelse
+        if meaning is False and isinstance(orelse, cst.Else):
+            # `if args.local_rank == -1: <one process> else: set_device(...); nccl`
+            return set(code_ids(orelse.body))
+        return set()
     found: set[int] = set()
     body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
     for index, statement in enumerate(body):
@@ -33,16 +40,45 @@ def distributed_only_ids(function: cst.FunctionDef | cst.If) -> set[int]:
 
 
 def means_distributed(test: cst.BaseExpression) -> bool | None:
-    """True for ``world_size > 1`` / ``args.distributed`` / ``dist.is_initialized()``, False
-    for their negations (``world_size == 1``, ``not dist.is_initialized()``), None for tests
+    """True where the test holding means a multi-process job (``world_size > 1``,
+    ``args.distributed``, ``dist.is_initialized()``, ``local_rank != -1``), False where the
+    test failing does (their negations, ``local_rank == -1 or args.no_cuda``), None for tests
     about anything else."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = means_distributed(test.expression)
         return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation):
+        # True: the test holding means distributed; False: the test failing does
+        sides = (means_distributed(test.left), means_distributed(test.right))
+        if isinstance(test.operator, cst.And):
+            return True if True in sides else None
+        return False if False in sides else None  # `local_rank == -1 or args.no_cuda`
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        return _world_size_comparison(test)
+        rank = _rank_comparison(test)
+        return _world_size_comparison(test) if rank is None else rank
     name = dotted(test.func) if isinstance(test, cst.Call) else dotted(test)
     return True if name is not None and DISTRIBUTED.search(name) else None
+
+
+LOCAL_RANK = re.compile(r"local_rank$", re.I)
+
+
+def _rank_comparison(test: cst.Comparison) -> bool | None:
+    """``args.local_rank == -1`` (False: one process), ``local_rank != -1`` (True): torchrun's
+    and the launcher's way of saying a process was started per GPU."""
+    target = test.comparisons[0]
+    comparator = target.comparator
+    minus_one = (
+        isinstance(comparator, cst.UnaryOperation)
+        and isinstance(comparator.operator, cst.Minus)
+        and isinstance(comparator.expression, cst.Integer)
+        and comparator.expression.value == "1"
+    )
+    if not minus_one or not LOCAL_RANK.search(dotted(test.left) or ""):
+        return None
+    if isinstance(target.operator, cst.Equal):
+        return False
+    return True if isinstance(target.operator, cst.NotEqual) else None
 
 
 def _world_size_comparison(test: cst.Comparison) -> bool | None:

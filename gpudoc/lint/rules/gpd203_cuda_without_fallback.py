@@ -163,13 +163,14 @@ def nopeak_mask(size):
         self.distributed: dict[cst.FunctionDef, set[int]] = {}
         """Per function walked: the ids of its nodes that only run in a process group."""
         self.compared: set[int] = set()
-        """ids of comparison operands, in any file the walk went through: a device there
-        allocates nothing (``device.type == th.device("cuda").type``)."""
+        """ids of devices whose type alone is compared, in any file the walk went through: they
+        allocate nothing (``device.type == th.device("cuda").type``)."""
 
     def on_compare(self, event: CompareEvent, semantic: Semantic) -> None:
         node = event.node
         for operand in (node.left, *(target.comparator for target in node.comparisons)):
-            self.compared.add(id(operand))
+            # only its type's name: a device object compared with a tensor's device may guard a
+            # move to it (`if t.device != torch.device("cuda"): t = t.to(...)`), which fails there
             while isinstance(operand, cst.Attribute) and operand.attr.value in ("type", "index"):
                 operand = operand.value
                 self.compared.add(id(operand))
@@ -290,7 +291,7 @@ def _falls_back_to_cpu(evidence: dict[int, str]) -> bool:
     """An availability test and a ``"cpu"`` device: the script picks the CPU itself where CUDA
     is missing (``"cuda" if torch.cuda.is_available() and not args.no_cuda else "cpu"`` beside
     a ``--local_rank`` arm that picks each rank's GPU)."""
-    return 0 in evidence and 1 in evidence
+    return "is_available" in evidence.get(0, "") and 1 in evidence
 
 
 def _born_on_cuda(node: cst.CSTNode) -> bool:
