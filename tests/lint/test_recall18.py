@@ -3,8 +3,13 @@ here: the bug each rule must report, next to the correct code it must leave alon
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from lint_lines import lines
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_paths
 
 # report 07: a spawned worker joins an NCCL group chosen through a variable, and no rank binds
 # its own GPU, so every rank's `.cuda()` lands on cuda:0
@@ -70,3 +75,52 @@ def test_a_helper_called_on_both_paths_of_a_device_switch_is_judged_on_each() ->
         "    generator = create_generator(opt)\n", "    generator = None\n"
     )
     assert lines(gpu_only, "GPD201") == []
+
+
+# report 02 across files: the helper with the load lives in utils.py, which offers no CPU path
+# itself; the validation script that calls it in both arms does
+UTILS = """\
+import torch
+import torch.nn as nn
+def create_generator(opt):
+    net = nn.Linear(4, 4)
+    net.load_state_dict(torch.load(opt.load_name{mapped}))
+    return net
+"""
+VALIDATION = """\
+import argparse
+import torch
+import utils
+parser = argparse.ArgumentParser()
+parser.add_argument("--no_gpu", action="store_true")
+parser.add_argument("--load_name", default="generator.pth")
+opt = parser.parse_args()
+if opt.no_gpu:
+    generator = utils.create_generator(opt)
+else:
+    generator = utils.create_generator(opt).cuda()
+"""
+
+
+def _project(tmp_path: Path, utils: str, validation: str) -> list[tuple[str, int, str]]:
+    (tmp_path / "utils.py").write_text(utils)
+    (tmp_path / "validation.py").write_text(validation)
+    result = lint_paths([str(tmp_path)], LintConfig(select=("GPD201",)))
+    return sorted({(Path(f.path).name, f.line, f.code) for r in result.files for f in r.findings})
+
+
+def test_a_load_in_another_files_helper_is_judged_by_the_calling_scripts_cpu_path(
+    tmp_path: Path,
+) -> None:
+    found = _project(tmp_path, UTILS.format(mapped=""), VALIDATION)
+    assert found == [("utils.py", 5, "GPD201")]
+    assert lines(UTILS.format(mapped=""), "GPD201") == []  # utils.py alone offers no CPU path
+    mapped = UTILS.format(mapped=', map_location="cpu"')
+    assert _project(tmp_path, mapped, VALIDATION) == []
+    # a caller that offers no CPU path runs the helper on GPUs only
+    gpu_only = VALIDATION.replace("if opt.no_gpu:", "if False:")
+    gpu_only = gpu_only.replace('parser.add_argument("--no_gpu", action="store_true")\n', "")
+    assert _project(tmp_path, UTILS.format(mapped=""), gpu_only) == []
+    # a helper file that saves that checkpoint itself loads its own file back
+    saving = UTILS.format(mapped="") + "def save(net, opt):\n    torch.save(net, opt.load_name)\n"
+    assert _project(tmp_path, saving, VALIDATION) == []

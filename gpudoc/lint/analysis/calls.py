@@ -26,6 +26,7 @@ from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.qualified import QualifiedCalls
+from gpudoc.lint.analysis.scope import Scope
 from gpudoc.lint.analysis.self_placing import passes_device
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.sharing import move_module, wrapper_place
@@ -39,6 +40,7 @@ from gpudoc.lint.analysis.values import (
     element_of,
     host_module,
 )
+from gpudoc.lint.visit import walk
 
 MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
 CHAIN_METHODS = api.PLACE_KEEPING_METHODS | {
@@ -305,6 +307,15 @@ class CallEvaluator:
             return Value(kind, receiver.place, by_name=receiver.by_name)
         return UNKNOWN
 
+    def own_method(self, module: Value, method: str) -> tuple[cst.FunctionDef, Scope] | None:
+        """A method (not ``forward``, which runs as the module's call) that the file's own class
+        of ``module`` defines: walked for this call, with its arguments."""
+        if method == "forward" or method.startswith("__"):
+            return None
+        scope = self.model.class_scopes.get(_class_name(module.origin) or "")
+        definition = scope.methods.get(method) if scope is not None else None
+        return (definition, scope) if definition is not None and scope is not None else None
+
     def module_method(
         self, node: cst.Call, func: cst.Attribute, module: Value, method: str, args: list[Value]
     ) -> Value:
@@ -315,11 +326,47 @@ class CallEvaluator:
         if _returns_parameters(method):
             # `model.get_1x_lr_params()`, `model.set_train_params(lrs)`: its parameter groups
             return Value(Kind.PARAMS, module.place, source=dotted(func.value) or "")
+        own = self.own_method(module, method)
+        if own is not None:  # `model.generate(mels)`, `actor_critic.act(obs)`: the class's own
+            definition, scope = own
+            result = self.bodies.call_function(definition, node, args, scope)
+            if method != "generate" or moves_a_parameter(definition):
+                return result  # it places what it is given itself
         if method in ("forward", "generate"):  # HF `generate` runs forward on its inputs
             return self.module_call(node, dotted(func.value) or "", module, args)
         if method in ("eval", "train", "half", "float", "double", "requires_grad_", "bfloat16"):
             return module
         return UNKNOWN
+
+
+def moves_a_parameter(function: cst.FunctionDef) -> bool:
+    """``mels = mels.cuda()``, ``x.to(self.device)``: the function moves one of its parameters."""
+    params = function.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params)} - {"self"}
+    moves = _Moves(names)
+    walk(function.body, moves)
+    return moves.found
+
+
+class _Moves(cst.CSTVisitor):
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
+            root = func.value
+            while isinstance(root, cst.Attribute | cst.Subscript | cst.Call):
+                root = root.func if isinstance(root, cst.Call) else root.value
+            self.found |= isinstance(root, cst.Name) and root.value in self.names
+
+
+def _class_name(origin: cst.CSTNode | None) -> str | None:
+    """``Vocoder`` for a module made by ``Vocoder(...)`` (or ``Vocoder(...).cuda()``)."""
+    while isinstance(origin, cst.Call) and isinstance(origin.func, cst.Attribute):
+        origin = origin.func.value  # `Net().to(device)`
+    return dotted(origin.func) if isinstance(origin, cst.Call) else None
 
 
 def _returns_parameters(method: str) -> bool:

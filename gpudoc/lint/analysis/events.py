@@ -22,6 +22,7 @@ from gpudoc.lint.analysis.values import Value
 
 if TYPE_CHECKING:
     from gpudoc.lint.analysis.semantic import FileFlags, ModuleClass
+    from gpudoc.lint.project import ProjectModule
 
 EventKind = Literal[
     "call",
@@ -97,6 +98,11 @@ class Semantic(Protocol):
 
     def lookup_local(self, name: str) -> Value | None:
         """What ``name`` holds in the innermost scope itself (not in the scopes around it)."""
+
+    @property
+    def home_module(self) -> ProjectModule | None:
+        """The project module (another file) whose function is being walked for a call here;
+        None in this file's own code."""
 
     @property
     def call_chain(self) -> tuple[str, ...]:

@@ -62,13 +62,13 @@ def bind_arguments(
 
 
 OFF_FLAG = "off-flag"
-"""``Value.source`` of a device flag that is ``False`` for this call (``cuda=False`` left out):
-the body's ``if cuda:`` arm does not run (compound.walk_if)."""
+"""``Value.source`` of a flag that is ``False`` for this call (``cuda=False`` or
+``zero_triu=False`` left out): the body's ``if cuda:`` arm does not run (compound.walk_if)."""
 
 
 def _off_flag(name: str, expr: cst.BaseExpression) -> Value | None:
     off = isinstance(expr, cst.Name) and expr.value == "False"
-    return Value(Kind.SCALAR, source=OFF_FLAG) if off and api.DEVICE_NAME.search(name) else None
+    return Value(Kind.SCALAR, source=OFF_FLAG) if off else None
 
 
 def _none_device(name: str, expr: cst.BaseExpression) -> Value | None:

@@ -196,6 +196,11 @@ class SemanticModel:
         return self.scope.env.get(name)
 
     @property
+    def home_module(self) -> ProjectModule | None:
+        home = self.homes.get(self.call_stack[-1]) if self.call_stack else None
+        return home.parsed if home is not None else None
+
+    @property
     def call_chain(self) -> tuple[str, ...]:
         return tuple(self.context_stack)
 

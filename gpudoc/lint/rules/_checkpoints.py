@@ -843,8 +843,20 @@ def _path_template(expr: cst.BaseExpression) -> str | None:
     elif isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo):
         text = string_value(expr.left)  # `"ae_%d_%s.pt" % (epoch, device)`
         template = None if text is None else re.sub(r"%[-+ #0-9.]*[diufFeEgGsr]", "{}", text)
+    elif isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        # `args.save + "_epoch_" + str(i) + ".pth"`: each non-literal part is a hole
+        texts = [string_value(part) for part in _added(expr)]
+        template = "".join("{}" if text is None else text for text in texts)
+        template = re.sub(r"(\{\})+", "{}", template)
     # `f"{path}"` alone says nothing about which file it is
     return template if template and template.replace("{}", "") else None
+
+
+def _added(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The operands of a chain of ``+``."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return [*_added(expr.left), *_added(expr.right)]
+    return [expr]
 
 
 def _availability(test: cst.BaseExpression) -> bool:

@@ -11,6 +11,7 @@ creating it on the host is right, and reporting it would be a false alarm.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import libcst as cst
@@ -56,6 +57,8 @@ COMBINING_METHODS = frozenset(
 REDUCTIONS = frozenset(
     {"sum", "mean", "prod", "max", "min", "norm", "std", "var", "amax", "amin", "all", "any"}
 )
+RATE_NAME = re.compile(r"(^|_)(prob|p|rate|ratio|eps|epsilon|alpha|temperature|margin)$", re.I)
+"""Names of one Python number in nearly all code: a probability, a rate, a margin."""
 CONTAINER_METHODS = frozenset({"append", "extend", "insert"})
 TORCH_PREFIXES = ("torch.", "F.", "nn.functional.", "torch.nn.functional.")
 
@@ -162,6 +165,9 @@ class _Flow:
             return False
         if is_number_expression(expr, self.numbers.__contains__):
             return False
+        name = dotted(expr)
+        if name is not None and RATE_NAME.search(name.rpartition(".")[2]):
+            return False  # `keep_prob`, `self.dropout_rate`: a probability, not a tensor
         if isinstance(expr, cst.Attribute) and expr.attr.value in METADATA:
             return False
         value = expr.value if isinstance(expr, cst.Subscript) else None

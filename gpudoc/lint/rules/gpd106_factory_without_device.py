@@ -35,6 +35,7 @@ from gpudoc.lint.rules._factory_uses import (
     no_tensor_parameter,
     only_filled_in,
     only_indexes,
+    parameter_names,
     record_values,
     tensor_parameters,
 )
@@ -76,6 +77,8 @@ class FactoryCall:
     meets_no_input: bool = False
     """In a method of a module that holds no weights, whose every parameter holds something
     else than a tensor (``forward(self, list_of_text)``): nothing there is on a device."""
+    numbers: frozenset[str] = frozenset()
+    """The function's parameters that the walk saw holding Python numbers (``keep_prob``)."""
 
 
 def _is_step(name: str) -> bool:
@@ -656,6 +659,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             definition,
             owner.node if owner is not None else None,
             meets_no_input,
+            _walked_numbers(definition, semantic),
         )
         if semantic.module_class is not None and not semantic.module_class.weighted:
             self.unweighted.add(semantic.module_class.node)
@@ -828,7 +832,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         self, factory: FactoryCall, definition: cst.FunctionDef, context: Context
     ) -> bool:
         owner = factory.owner
-        numbers = number_parameters(definition)
+        numbers = number_parameters(definition) | factory.numbers
         methods = {s.name.value for s in context.module.body if isinstance(s, cst.FunctionDef)}
         if owner is not None:
             if owner not in self.number_attributes:
@@ -995,3 +999,15 @@ def _walked_other(semantic: Semantic) -> Callable[[str], bool]:
         return value is not None and value.kind in NOT_TENSORS
 
     return holds
+
+
+def _walked_numbers(function: cst.FunctionDef | None, semantic: Semantic) -> frozenset[str]:
+    if function is None:
+        return frozenset()
+    names = parameter_names(function)
+    found = {
+        name
+        for name in names
+        if (held := semantic.lookup(name)) is not None and held.kind is Kind.SCALAR
+    }
+    return frozenset(found)

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from gpudoc.lint.analysis.events import CallEvent, Semantic
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
-from gpudoc.lint.rules._checkpoints import LoadSite, scan
+from gpudoc.lint.rules._checkpoints import CheckpointScan, LoadSite, scan
 from gpudoc.lint.rules._device_names import DEVICE_PARAMETER
 from gpudoc.lint.rules._helpers import backend, is_process_group_init
 from gpudoc.lint.rules._saved_device import saved_on_cpu
 from gpudoc.lint.visit import walk
+
+if TYPE_CHECKING:
+    from gpudoc.lint.project import ProjectModule
 
 SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 
@@ -245,6 +250,8 @@ torch.save(model.state_dict(), "snapshot.pt")
         """id of each unmapped load -> the functions of the call chains that reached it."""
         self.gpu_only: dict[int, bool] = {}
         """id of each such load -> whether every walk met it on the GPU path of a guard."""
+        self.foreign: dict[int, tuple[cst.Call, ProjectModule]] = {}
+        """id of each unmapped load in another project file's function this file called."""
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         node = event.node
@@ -259,6 +266,9 @@ torch.save(model.state_dict(), "snapshot.pt")
                 gpu = self.gpu_only.get(id(node), True)
                 self.gpu_only[id(node)] = gpu and semantic.on_gpu_path
                 self.walked_in.setdefault(id(node), set()).update(semantic.call_chain)
+                home = semantic.home_module
+                if home is not None:  # a project helper of another file, walked for a call here
+                    self.foreign[id(node)] = (node, home)
         elif is_process_group_init(event.qualified):
             # `set_device(args.gpu)` alone is a one-GPU script choosing its GPU
             self.per_rank |= backend(node) in ("nccl", None)
@@ -286,7 +296,7 @@ torch.save(model.state_dict(), "snapshot.pt")
         for site in found.loads:
             if found.in_test(site):
                 continue  # a test reads back what it wrote
-            if _arguments_file(site.call):
+            if _arguments_file(site.call, found):
                 continue  # `training_args.bin`: a pickled argparse Namespace, no tensors
             key = site.path_key or ""
             if key.startswith("str:") and saved_on_cpu(key[4:], context.path):
@@ -315,6 +325,33 @@ torch.save(model.state_dict(), "snapshot.pt")
                     f"runs on the CPU ({evidence}); pass a device that is never None"
                 )
                 yield Report(site.call, message)
+        yield from self.foreign_reports(found, context)
+
+    def foreign_reports(self, found: CheckpointScan, context: Context) -> Iterator[Report]:
+        """Loads in another project file's helper (``utils.create_generator(opt)``), reached
+        from this script's CPU path: that file has no CPU path of its own to show, this one
+        does. Judged with what the helper's own file saves and tests."""
+        evidence = found.cpu_path
+        if evidence is None or found.cpu_path_is_weak or not self.foreign or self.per_rank:
+            return
+        scans: dict[int, CheckpointScan] = {}
+        for key, (call, home) in self.foreign.items():
+            if self.gpu_only.get(key):
+                continue
+            theirs = scans.get(id(home.module))
+            if theirs is None:
+                theirs = scans[id(home.module)] = scan(home.module)
+            site = next((s for s in theirs.loads if s.call is call), None)
+            if site is None or theirs.saves_cpu_state() or theirs.in_test(site):
+                continue
+            if _arguments_file(call, theirs):
+                continue
+            if theirs.saved_here(site) or theirs.cpu_path is not None:
+                continue  # its own file shows its CPU path: its own run reports it
+            path_key = site.path_key or ""
+            if path_key.startswith("str:") and saved_on_cpu(path_key[4:], str(home.path)):
+                continue
+            yield self._report(site, None, f"{evidence} in `{Path(context.path).name}`")
 
     def _rank_report(self, site: LoadSite, device: str | None) -> Report:
         """One process per GPU: without ``map_location`` every rank restores the checkpoint
@@ -354,21 +391,41 @@ ARGUMENTS_FILE = re.compile(
 )
 """A saved argparse Namespace or configuration (Hugging Face's ``training_args.bin``): loading
 it restores no tensors, so nothing needs a map location."""
+DATA_FILE = re.compile(r"cached|vocab|corpus|scheduler|examples", re.I)
+"""Files that hold data the script prepared, not tensors a device wrote: a features cache
+(``cached_train_bert``), a vocabulary or corpus, an LR scheduler's state (numbers)."""
 
 
-def _arguments_file(call: cst.Call) -> bool:
+def _arguments_file(call: cst.Call, found: CheckpointScan) -> bool:
+    """The load reads a file that holds no device tensors, by the names its path is built
+    from (also through the name it was bound to): a saved Namespace (``training_args.bin``),
+    a data cache, a vocabulary, a scheduler."""
     if not call.args:
         return False
+    path = call.args[0].value
     strings = _Strings()
-    walk(call.args[0].value, strings)
-    return any(ARGUMENTS_FILE.search(text.rsplit("/", 1)[-1]) for text in strings.found)
+    walk(path, strings)
+    if isinstance(path, cst.Name):  # `path = os.path.join(data_dir, "cached_train")`
+        for binding in found.bindings:
+            if binding.name == path.value and binding.value is not None:
+                walk(binding.value, strings)
+    if any(ARGUMENTS_FILE.search(text.rsplit("/", 1)[-1]) for text in strings.found):
+        return True
+    return any(DATA_FILE.search(text) for text in strings.found + strings.names)
 
 
 class _Strings(cst.CSTVisitor):
     def __init__(self) -> None:
         self.found: list[str] = []
+        self.names: list[str] = []
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         value = node.evaluated_value
         if isinstance(value, str):
-            self.found.append(value)
+            self.found.append(value.rsplit("/", 1)[-1])
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.append(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.names.append(node.attr.value)
