@@ -391,7 +391,11 @@ class CheckpointScan(cst.CSTVisitor):
         if function is None:
             return None
         params = {p.name.value for p in (*function.params.params, *function.params.kwonly_params)}
-        return function if roots <= params - {"self", "args", "opt", "cfg", "config"} else None
+        if not roots <= params - {"self", "args", "opt", "cfg", "config"}:
+            return None
+        if function.name.value == "__init__" and self._classes:
+            return self._classes[-1]  # `def __init__(self, ..., gpu): if gpu: self.cuda()`
+        return function
 
     def cpu_path_at(self, node: cst.CSTNode) -> str | None:
         """The file's evidence of a CPU path, or, for code inside a class that moves things

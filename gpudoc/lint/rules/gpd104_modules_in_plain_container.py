@@ -14,6 +14,7 @@ from gpudoc.lint.analysis.events import (
     StatementEvent,
 )
 from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.values import Kind
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._class_attrs import InitAttributes, is_module_constructor
 from gpudoc.lint.rules._registered_lists import registered_attributes
@@ -129,7 +130,7 @@ net = Net().to("cuda")
         if method not in ("append", "extend", "insert") or not call.args:
             return
         name = dotted(call.func.value) or ""
-        if name.startswith("self.") and is_module_constructor(call.args[-1].value, semantic):
+        if name.startswith("self.") and _holds_a_module(call.args[-1].value, semantic):
             self.note_module(name, call, semantic)
 
     def on_item(self, event: ItemEvent, semantic: Semantic) -> None:
@@ -168,3 +169,14 @@ net = Net().to("cuda")
                     f"`.to(device)`, trained or saved; use `{wrapper}`"
                 )
                 yield Report(attr.statement, message)
+
+
+def _holds_a_module(item: cst.BaseExpression, semantic: Semantic) -> bool:
+    """``nn.Linear(...)``, a name bound to one (``layer = nn.Linear(...)``), or a list or tuple
+    with one (``[nn.Linear(...), nn.ReLU()]``, appended as a pair)."""
+    if isinstance(item, cst.List | cst.Tuple):
+        return any(_holds_a_module(element.value, semantic) for element in item.elements)
+    if isinstance(item, cst.Name):
+        held = semantic.lookup(item.value)
+        return held is not None and held.kind is Kind.MODULE and held.weighted
+    return is_module_constructor(item, semantic)
