@@ -140,3 +140,51 @@ model = Graph(torch.eye(4).to_sparse(), 4, {"keep_prob": 0.6}).cuda()
 def test_a_probability_parameter_is_a_number() -> None:
     assert lines(DROPOUT, "GPD106") == []
     assert lines(DROPOUT.replace("+ keep_prob).int()", "+ g.values()).int()"), "GPD106") == [11]
+
+
+# a sampler that builds a GRUCell on the host and points its weights at the model's GRU
+CELL = """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(4, 4, batch_first=True)
+    def cell(self, gru):
+        c = nn.GRUCell(gru.input_size, gru.hidden_size)
+        {repoint}
+        return c
+    def generate(self, steps):
+        rnn = self.cell(self.rnn)
+        dev = next(self.parameters()).device
+        x = torch.zeros(1, 4, device=dev)
+        h = torch.zeros(1, 4, device=dev)
+        for _ in range(steps):
+            h = rnn(x, h)
+        return h
+net = Net().to("cuda" if torch.cuda.is_available() else "cpu")
+net.generate(3)
+"""
+
+
+def test_a_module_whose_weights_are_repointed_at_device_data_is_placed() -> None:
+    repoint = "c.weight_hh.data = gru.weight_hh_l0.data"
+    assert lines(CELL.format(repoint=repoint), "GPD102") == []
+    assert lines(CELL.format(repoint="pass"), "GPD102") == [12]
+
+
+# a distributed helper module that joins the NCCL group; its caller pins the GPU right after
+HELPER = """\
+import torch.distributed as dist
+def join_group(rank, world_size):
+    dist.init_process_group(backend="nccl", world_size=world_size, rank=rank)
+    return dist.get_rank()
+{use}
+"""
+
+
+def test_a_group_joined_in_a_helper_no_code_here_uses_is_left_to_its_callers() -> None:
+    assert lines(HELPER.format(use=""), "GPD404") == []
+    # the file's own entry point spawns it: no rank ever picks a GPU
+    spawned = "import torch.multiprocessing as mp\nmp.spawn(join_group, args=(2,), nprocs=2)"
+    assert lines(HELPER.format(use=spawned), "GPD404") == [3]

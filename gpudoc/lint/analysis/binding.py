@@ -56,6 +56,13 @@ class Binder:
         held = self.model.scope.lookup(name)
         if held is not None and held.is_tensorish and value.is_tensorish:
             self.model.assign_name(name, held.with_place(value.place))
+            return
+        owner, _, _ = name.rpartition(".")
+        module = self.model.scope.lookup(owner) if owner else None
+        if module is not None and module.kind is Kind.MODULE and value.place is not Place.HOST:
+            # `cell.weight_hh.data = gru.weight_hh_l0.data`: the module's weights now live
+            # where another module's do
+            self.model.assign_name(owner, module.with_place(Place.UNKNOWN))
 
     def bind_subscript(self, target: cst.Subscript, statement: cst.CSTNode) -> None:
         if self.model.bus.wants("item"):

@@ -10,6 +10,7 @@ from gpudoc.lint.analysis.events import CallEvent, Semantic
 from gpudoc.lint.analysis.names import keyword
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._helpers import bound_expression, is_process_group_init, may_be_nccl
+from gpudoc.lint.visit import walk
 
 
 class NcclWithoutRankDevice(Rule):
@@ -37,6 +38,9 @@ class NcclWithoutRankDevice(Rule):
     dist.init_process_group("nccl")
     model = Net().cuda()
     ```
+
+    A helper that joins the group but that no code of its file calls (`def init_dist(rank):`
+    in a `distributed.py`) is left to its callers, which may pin the rank's GPU next.
 
     ## Known problems
     A device bound in another module (a launcher helper) is not seen.
@@ -72,6 +76,8 @@ model = torch.nn.Linear(4, 2).cuda()
     def __init__(self) -> None:
         super().__init__()
         self.groups: list[cst.Call] = []
+        self.helpers: dict[cst.Call, str] = {}
+        """Groups joined in a function walked on its own, with its name."""
         """``init_process_group("nccl")`` calls without ``device_id=``."""
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
@@ -80,6 +86,9 @@ model = torch.nn.Linear(4, 2).cuda()
         node = event.node
         if keyword(node, "device_id") is not None:
             return
+        function = semantic.function_node
+        if function is not None and not semantic.walked_for_call:
+            self.helpers[node] = function.name.value  # unless the file refers to it (mp.spawn)
         named = keyword(node, "backend")
         if named is None and node.args and node.args[0].keyword is None:
             named = node.args[0]
@@ -90,9 +99,30 @@ model = torch.nn.Linear(4, 2).cuda()
     def finish(self, context: Context) -> Iterator[Report]:
         if context.flags.per_rank_device:
             return
+        referred = _referred_names(context.module, set(self.helpers.values()))
         for group in self.groups:
+            if group in self.helpers and self.helpers[group] not in referred:
+                continue  # a helper no code of this file uses: its callers pick the rank's GPU
             message = (
                 "NCCL process group without a per-rank GPU: every rank will use cuda:0; call "
                 "`torch.cuda.set_device(local_rank)` first (or pass `device_id=`)"
             )
             yield Report(group, message)
+
+
+def _referred_names(module: cst.Module, names: set[str]) -> set[str]:
+    """Those of ``names`` the module uses besides defining them (a call, ``mp.spawn(f)``)."""
+    if not names:
+        return set()
+    uses = _NameUses(names)
+    walk(module, uses)
+    return {name for name, count in uses.counts.items() if count > 1}
+
+
+class _NameUses(cst.CSTVisitor):
+    def __init__(self, names: set[str]) -> None:
+        self.counts = dict.fromkeys(names, 0)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.counts:
+            self.counts[node.value] += 1
