@@ -188,3 +188,24 @@ def test_a_group_joined_in_a_helper_no_code_here_uses_is_left_to_its_callers() -
     # the file's own entry point spawns it: no rank ever picks a GPU
     spawned = "import torch.multiprocessing as mp\nmp.spawn(join_group, args=(2,), nprocs=2)"
     assert lines(HELPER.format(use=spawned), "GPD404") == [3]
+
+
+# a forecaster that takes `device` and ignores it: its layers move with the module
+FORECASTER = """\
+import torch
+import torch.nn as nn
+class Forecaster(nn.Module):
+    def __init__(self, d_model=16, device=torch.device("cuda:0")):
+        super().__init__()
+        self.proj = nn.Linear(d_model, d_model)
+        {extra}
+    def forward(self, x):
+        return self.proj(x)
+"""
+
+
+def test_a_modules_own_layers_need_no_device_parameter() -> None:
+    assert lines(FORECASTER.format(extra="pass"), "GPD113") == []
+    # a raw tensor kept as a plain attribute does not move with the module
+    extra = "self.mask = torch.ones(d_model)"
+    assert lines(FORECASTER.format(extra=extra), "GPD113") == [4]

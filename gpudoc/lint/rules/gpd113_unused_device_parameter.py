@@ -56,7 +56,8 @@ class UnusedDeviceParameter(Rule):
     reported, nor one registered by a decorator (its signature is imposed), nor one that only
     creates 0-dim constants (`torch.tensor(0.01)`) or tensors it moves later (`x.cuda(rank)`).
     Nor is one that builds a DataLoader: its batches are on the host by nature, and its callers
-    move them. Nor is a test (`test_*` in a file importing pytest or unittest): its parameters
+    move them. Nor is a module's own `__init__` that only builds layers: they move with the
+    module wherever its callers put it. Nor is a test (`test_*` in a file importing pytest or unittest): its parameters
     are fixtures that no caller passes. A function whose tensors are meant for the CPU (a
     collate function that ignores the device it is given) is reported: say so with
     `del device`.
@@ -124,6 +125,8 @@ class Net(nn.Module):
         if any(not _plain_decorator(d.decorator, semantic) for d in node.decorators):
             return  # registered by a decorator (`@register("aten::zeros")`): an imposed signature
         scan = _Body(semantic, {param.name.value for param in candidates})
+        # a module's own layers move with it: its callers' `.to(device)` places them
+        scan.layers = not (node.name.value == "__init__" and semantic.module_class is not None)
         walk(node.body, scan)
         created = scan.left_on_host()
         if scan.dynamic or scan.makes_loader or created is None:
@@ -158,6 +161,8 @@ class _Body(cst.CSTVisitor):
         self.bound: dict[cst.Call, str] = {}
         self.moved_names: set[str] = set()
         """Names moved later (``x.cuda(rank)``): what they hold does not stay on the CPU."""
+        self.layers = True
+        """Whether a layer made on the host counts (not in a module's own ``__init__``)."""
 
     def left_on_host(self) -> str | None:
         """The first creation whose tensor is never moved in the body, if any."""
@@ -211,7 +216,9 @@ def _creates_on_host(node: cst.Call, body: _Body) -> bool:
     if not qualified.startswith("torch."):
         return False
     layer = (
-        qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1] in api.WEIGHTED_LAYERS
+        body.layers
+        and qualified.startswith("torch.nn.")
+        and qualified.rsplit(".", 1)[-1] in api.WEIGHTED_LAYERS
     )
     if qualified[6:] not in CREATORS and not layer:
         return False
