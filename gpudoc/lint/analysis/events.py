@@ -147,6 +147,9 @@ class Semantic(Protocol):
     def is_module_class(self, node: cst.BaseExpression) -> bool:
         """``node`` names an nn.Module subclass of this file or of the project's own modules."""
 
+    def module_class_named(self, node: cst.BaseExpression) -> ModuleClass | None:
+        """The nn.Module subclass ``node`` names, as ``is_module_class`` finds it."""
+
     def returns_module(self, node: cst.BaseExpression) -> bool:
         """``node`` names one of the file's functions (not a class) whose walked returns
         include a module (``make_head(dim, n)``)."""

@@ -5,6 +5,8 @@ what its constructor is given (parameterless.weight_sources): the call's argumen
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gpudoc.lint.analysis.functions import argument_for, bind_arguments
@@ -13,6 +15,13 @@ from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value
 
 WEIGHTLESS_KINDS = frozenset({Kind.SCALAR, Kind.DEVICE, Kind.NONE, Kind.NDARRAY})
+SETTING = re.compile(
+    r"^(ignore|use|is|has|with|no|enable|disable|do|apply|keep|return)_"
+    r"|(^|_)(size|dim|num|count|rate|prob|ratio|eps|epsilon|alpha|beta|gamma|temperature"
+    r"|margin|reduction|mode|smoothing|k|p)$"
+)
+"""Parameter names of a setting in nearly all code (``ignore_zero``, ``hidden_size``,
+``reduction``): a flag, a number or a string, never the weights of a module."""
 
 
 def instance_holdings(
@@ -43,7 +52,7 @@ def instance_holdings(
                 continue
             return True, []
         value = bound.get(param, UNKNOWN)
-        if _weightless(arg.value, value, imports):
+        if _weightless(arg.value, value, imports) or SETTING.search(param):
             continue
         if value.kind is not Kind.MODULE:
             return True, []

@@ -238,6 +238,10 @@ class SemanticModel:
     def is_module_class(self, node: cst.BaseExpression) -> bool:
         return isinstance(self.local_class(dotted(node) or ""), ModuleClass)
 
+    def module_class_named(self, node: cst.BaseExpression) -> ModuleClass | None:
+        found = self.local_class(dotted(node) or "")
+        return found if isinstance(found, ModuleClass) else None
+
     def returns_module(self, node: cst.BaseExpression) -> bool:
         name = dotted(node) or ""
         function = self.local_functions.get(name)

@@ -9,6 +9,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, Semantic
+from gpudoc.lint.analysis.instance_weights import SETTING
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.parameterless import weightless_layer
 from gpudoc.lint.analysis.semantic import ModuleClass
@@ -107,12 +108,20 @@ def _holds_modules(expr: cst.BaseExpression, semantic: Semantic) -> bool:
         return False
     if not items or not all(is_module_constructor(item, semantic) for item in items):
         return False
-    return not all(_stateless(item) for item in items)
+    return not all(_stateless(item, semantic) for item in items)
 
 
-def _stateless(item: cst.BaseExpression) -> bool:
-    name = dotted(item.func) if isinstance(item, cst.Call) else None
-    return weightless_layer(item) and "Dropout" not in (name or "")
+def _stateless(item: cst.BaseExpression, semantic: Semantic) -> bool:
+    """A layer without parameters or buffers (not a dropout, which needs the parent's
+    ``.eval()``), or a class of the project that only keeps settings and such layers
+    (``MovingAvg(kernel_size)`` around an ``nn.AvgPool1d``)."""
+    if not isinstance(item, cst.Call):
+        return False
+    if weightless_layer(item):
+        return "Dropout" not in (dotted(item.func) or "")
+    cls = semantic.module_class_named(item.func)
+    sources = cls.weights_from if cls is not None else None
+    return sources is not None and all(SETTING.search(source) for source in sources)
 
 
 def is_module_constructor(expr: cst.BaseExpression, semantic: Semantic) -> bool:

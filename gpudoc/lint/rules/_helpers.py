@@ -104,8 +104,9 @@ def chain_root(
 
 def assigned_value(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
     """The expression ``statement`` assigns to ``name``: ``value`` of ``name = value``, or the
-    matching element of ``a, name = x, value``; None for unpacking, loops and the rest."""
-    if not isinstance(statement, cst.SimpleStatementLine):
+    matching element of ``a, name = x, value``; None for unpacking, loops and the rest. A
+    one-line suite counts (``if cuda: model = model.cuda()``)."""
+    if not isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite):
         return None
     for small in statement.body:
         if not isinstance(small, cst.Assign):
@@ -120,7 +121,7 @@ def assigned_value(statement: cst.CSTNode, name: str) -> cst.BaseExpression | No
 def unpacked_from(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
     """The call whose result ``statement`` unpacks into ``name`` among others: ``grid`` of
     ``yv, xv = torch.meshgrid(...)``."""
-    if not isinstance(statement, cst.SimpleStatementLine):
+    if not isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite):
         return None
     for small in statement.body:
         if not isinstance(small, cst.Assign) or not isinstance(small.value, cst.Call):

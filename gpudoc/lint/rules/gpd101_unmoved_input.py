@@ -307,6 +307,8 @@ def test(model, device, test_loader):
                 value = arg.value
                 if not _on_host(value) or id(arg.node) in host_outputs:
                     continue
+                if module.stale and value.origin is not None and value.place is Place.HOST:
+                    continue  # a re-created model fed a new host example: all on the CPU
                 if arg.name is not None and LENGTHS.search(arg.name.rsplit(".", 1)[-1]):
                     continue
                 if call.typed_by_name and value.binding in self.half_moved:

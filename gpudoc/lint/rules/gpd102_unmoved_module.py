@@ -25,6 +25,9 @@ class Rebinding:
     settled: bool = False
     """Moved (``name.to(device)``) before any use: a later rebinding of the name that stays
     stale is not this one's."""
+    reloaded: bool = False
+    """Its weights restored (``name.load_state_dict(...)``): the trained model, meant for the
+    device it was trained on, whatever it is fed."""
 
 
 @dataclass
@@ -239,6 +242,11 @@ out = model(x)
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         module, name, node = event.module, event.module_name, event.node
         func = node.func
+        if event.method == "load_state_dict" and isinstance(func, cst.Attribute):
+            reloaded = dotted(func.value)
+            for rebinding in self.rebindings:
+                if rebinding.name == reloaded and not rebinding.settled:
+                    rebinding.reloaded = True
         if event.method in ("to", "cuda") and isinstance(func, cst.Attribute):
             self.moved_again(dotted(func.value) or "", semantic)
             self.settle_rebindings(dotted(func.value) or "", semantic)
@@ -254,8 +262,11 @@ out = model(x)
         self.module_calls.append(ModuleCall(node, name, module, arguments, semantic.device_name()))
         self.note_conditional_move(event, module, name, semantic)
         if module.stale:
+            fresh = _fresh_host_inputs(event.args)  # a new example on the CPU, on purpose
             for rebinding in self.rebindings:
-                if rebinding.name == name and rebinding.first_use is None and not rebinding.settled:
+                if rebinding.name != name or rebinding.first_use is not None or rebinding.settled:
+                    continue
+                if rebinding.reloaded or not fresh:
                     rebinding.first_use = node
 
     def note_conditional_move(
@@ -364,3 +375,12 @@ def _fix(statement: cst.CSTNode, name: str, device: str | None) -> FixSpec | Non
         return None
     edit = NodeEdit(statement, f"{name}.to({device})", "line_after")
     return FixSpec((edit,), safe=False, description=f"move {name} to {device}")
+
+
+def _fresh_host_inputs(values: tuple[Value, ...]) -> bool:
+    """Every input is a tensor a factory just made on the host (``torch.randn(8, 4)``): a new
+    example that runs on the CPU on purpose (a notebook's next cell), not the script's data."""
+    tensors = [value for value in values if value.is_tensorish]
+    return bool(tensors) and all(
+        value.place is Place.HOST and value.origin is not None for value in tensors
+    )

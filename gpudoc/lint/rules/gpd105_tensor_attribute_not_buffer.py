@@ -19,7 +19,7 @@ from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._class_attrs import InitAttributes
 from gpudoc.lint.rules._factory_uses import read_only_as_index
 from gpudoc.lint.rules._forward_cache import cached_without_device_check, none_in_init
-from gpudoc.lint.rules._helpers import chain_root
+from gpudoc.lint.rules._helpers import assigned_value, chain_root
 from gpudoc.lint.visit import walk
 
 MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
@@ -162,6 +162,8 @@ model = Causal().cuda()
         self.rebuilt: dict[int, set[str]] = {}
         """id of a module class -> attributes rebound moved (``self.grid = ....to(x.device)``)."""
         self.cached: dict[int, dict[str, set[cst.CSTNode]]] = {}
+        self.registered: dict[int, set[str]] = {}
+        """Per module class, attributes a method assigns an ``nn.Parameter``: registered."""
         """id of a module class -> attribute -> the statements of its methods (not
         ``__init__``) that bind it a tensor (_forward_cache.py)."""
 
@@ -175,7 +177,14 @@ model = Causal().cuda()
         if cls is None or semantic.in_init or not name.startswith("self."):
             return
         attr = name[5:]
-        if event.value.is_tensorish and "." not in attr and isinstance(event.target, cst.Attribute):
+        value = assigned_value(event.statement, name)
+        registered = isinstance(value, cst.Call) and (semantic.qualify(value.func) or "") in (
+            "torch.nn.Parameter",
+            "torch.nn.parameter.Parameter",
+        )
+        if registered:  # `self.grid = nn.Parameter(g)`: Module.__setattr__ registers it
+            self.registered.setdefault(id(cls), set()).add(attr)
+        elif event.value.is_tensorish and "." not in attr and _attribute(event.target):
             self.cached.setdefault(id(cls), {}).setdefault(attr, set()).add(event.statement)
         if _moved_value(event.statement):
             # a lazy cache (`self.grid = make_grid(...).to(x.device)` in forward): the class
@@ -194,7 +203,10 @@ model = Causal().cuda()
         func, cls = event.node.func, semantic.module_class
         if not isinstance(func, cst.Attribute) or func.attr.value not in MOVE_METHODS:
             return
-        name = dotted(func.value) or ""
+        moved = func.value
+        while isinstance(moved, cst.Call) and moved.args and _wraps(moved):
+            moved = moved.args[0].value  # `nn.Parameter(self.pe, requires_grad=False).to(dev)`
+        name = dotted(moved) or ""
         if cls is not None and name.startswith("self."):
             self.moved_on_use.setdefault(id(cls), set()).add(name[5:].split(".")[0])
 
@@ -236,9 +248,10 @@ model = Causal().cuda()
         cached = self.cached.get(id(cls), {})
         if not cached:
             return
+        registered = self.registered.get(id(cls), set())
         for attr, statement in none_in_init(cls.node).items():
             bindings = cached.get(attr)
-            if not bindings or attr not in used or attr in moved:
+            if not bindings or attr not in used or attr in moved or attr in registered:
                 continue
             if not cached_without_device_check(cls.node, bindings):
                 continue
@@ -248,6 +261,16 @@ model = Causal().cuda()
                 f'devices; declare it `self.register_buffer("{attr}", None, persistent=False)`'
             )
             yield Report(statement, message)
+
+
+def _wraps(call: cst.Call) -> bool:
+    """``nn.Parameter(t)``, ``Variable(t)``: a wrapper whose move moves ``t``'s data."""
+    name = (dotted(call.func) or "").rsplit(".", 1)[-1]
+    return name in ("Parameter", "Variable")
+
+
+def _attribute(target: cst.BaseExpression | None) -> bool:
+    return isinstance(target, cst.Attribute)
 
 
 HOST_READS = frozenset({"numpy", "tolist", "item"})

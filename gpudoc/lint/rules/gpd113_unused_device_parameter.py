@@ -57,10 +57,10 @@ class UnusedDeviceParameter(Rule):
     creates 0-dim constants (`torch.tensor(0.01)`) or tensors it moves later (`x.cuda(rank)`).
     Nor is one that builds a DataLoader: its batches are on the host by nature, and its callers
     move them. Nor is a module's own `__init__` that only builds layers: they move with the
-    module wherever its callers put it. Nor is a test (`test_*` in a file importing pytest or unittest): its parameters
-    are fixtures that no caller passes. A function whose tensors are meant for the CPU (a
-    collate function that ignores the device it is given) is reported: say so with
-    `del device`.
+    module wherever its callers put it. Nor is a test (`test_*` in a file importing pytest or
+    unittest): its parameters are fixtures that no caller passes. A function whose tensors are
+    meant for the CPU (a collate function that ignores the device it is given) is reported: say
+    so with `del device`.
 
     ## Fix safety
     No fix: which of the created tensors belong on the device is the author's call.
