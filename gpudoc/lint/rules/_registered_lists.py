@@ -20,6 +20,10 @@ def registered_attributes(class_node: cst.ClassDef) -> set[str]:
         return set()
     finder = _Registrations()
     walk(init.body, finder)
+    # `setattr(self, "fc%i" % i, fc)` then `self.fcs.append(fc)`: each item is registered
+    for attr, items in finder.appended.items():
+        if items and items <= finder.registered_names:
+            finder.found.add(attr)
     return finder.found
 
 
@@ -34,6 +38,10 @@ def _init_of(class_node: cst.ClassDef) -> cst.FunctionDef | None:
 class _Registrations(cst.CSTVisitor):
     def __init__(self) -> None:
         self.found: set[str] = set()
+        self.registered_names: set[str] = set()
+        """Names registered one by one (``setattr(self, name, fc)``, ``self.add_module(n, fc)``)."""
+        self.appended: dict[str, set[str]] = {}
+        """``self.<attr>.append(<name>)``: the names each plain list gets."""
 
     def visit_For(self, node: cst.For) -> None:
         """``for ... in <self.attr or enumerate(self.attr)>:`` whose body calls add_module."""
@@ -46,6 +54,14 @@ class _Registrations(cst.CSTVisitor):
         if name.rsplit(".", 1)[-1] in WRAPPERS:
             for arg in node.args:
                 self.found.update(_self_attributes(arg.value))
+        args = [arg.value for arg in node.args]
+        registering = name == "setattr" or name.rsplit(".", 1)[-1] in REGISTERING_METHODS
+        if registering and len(args) >= 2 and isinstance(args[-1], cst.Name):
+            self.registered_names.add(args[-1].value)
+        owner = _self_attributes(node.func.value) if isinstance(node.func, cst.Attribute) else set()
+        if name.endswith(".append") and owner and args and isinstance(args[0], cst.Name):
+            for attr in owner:
+                self.appended.setdefault(attr, set()).add(args[0].value)
 
 
 def _calls_registering_method(body: cst.BaseSuite) -> bool:
