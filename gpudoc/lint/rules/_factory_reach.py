@@ -11,12 +11,12 @@ creating it on the host is right, and reporting it would be a false alarm.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import libcst as cst
 
 from gpudoc.lint.analysis.functions import MOVES
+from gpudoc.lint.analysis.instance_weights import SETTING
 from gpudoc.lint.analysis.names import dotted, is_number_expression
 from gpudoc.lint.rules._factory_uses import METADATA
 from gpudoc.lint.visit import walk
@@ -57,8 +57,6 @@ COMBINING_METHODS = frozenset(
 REDUCTIONS = frozenset(
     {"sum", "mean", "prod", "max", "min", "norm", "std", "var", "amax", "amin", "all", "any"}
 )
-RATE_NAME = re.compile(r"(^|_)(prob|p|rate|ratio|eps|epsilon|alpha|temperature|margin)$", re.I)
-"""Names of one Python number in nearly all code: a probability, a rate, a margin."""
 CONTAINER_METHODS = frozenset({"append", "extend", "insert"})
 TORCH_PREFIXES = ("torch.", "F.", "nn.functional.", "torch.nn.functional.")
 
@@ -166,8 +164,8 @@ class _Flow:
         if is_number_expression(expr, self.numbers.__contains__):
             return False
         name = dotted(expr)
-        if name is not None and RATE_NAME.search(name.rpartition(".")[2]):
-            return False  # `keep_prob`, `self.dropout_rate`: a probability, not a tensor
+        if name is not None and SETTING.search(name.rpartition(".")[2]):
+            return False  # `keep_prob`, `self.dropout_rate`: a setting, not a tensor
         if isinstance(expr, cst.Attribute) and expr.attr.value in METADATA:
             return False
         value = expr.value if isinstance(expr, cst.Subscript) else None

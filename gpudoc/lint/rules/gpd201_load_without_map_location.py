@@ -296,7 +296,7 @@ torch.save(model.state_dict(), "snapshot.pt")
         for site in found.loads:
             if found.in_test(site):
                 continue  # a test reads back what it wrote
-            if _arguments_file(site.call, found):
+            if _holds_no_device_tensors(site.call, found):
                 continue  # `training_args.bin`: a pickled argparse Namespace, no tensors
             key = site.path_key or ""
             if key.startswith("str:") and saved_on_cpu(key[4:], context.path):
@@ -344,7 +344,7 @@ torch.save(model.state_dict(), "snapshot.pt")
             site = next((s for s in theirs.loads if s.call is call), None)
             if site is None or theirs.saves_cpu_state() or theirs.in_test(site):
                 continue
-            if _arguments_file(call, theirs):
+            if _holds_no_device_tensors(call, theirs):
                 continue
             if theirs.saved_here(site) or theirs.cpu_path is not None:
                 continue  # its own file shows its CPU path: its own run reports it
@@ -396,7 +396,7 @@ DATA_FILE = re.compile(r"cached|vocab|corpus|scheduler|examples", re.I)
 (``cached_train_bert``), a vocabulary or corpus, an LR scheduler's state (numbers)."""
 
 
-def _arguments_file(call: cst.Call, found: CheckpointScan) -> bool:
+def _holds_no_device_tensors(call: cst.Call, found: CheckpointScan) -> bool:
     """The load reads a file that holds no device tensors, by the names its path is built
     from (also through the name it was bound to): a saved Namespace (``training_args.bin``),
     a data cache, a vocabulary, a scheduler."""
