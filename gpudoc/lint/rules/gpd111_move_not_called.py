@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic, StatementEvent
+from gpudoc.lint.analysis.events import (
+    BindingEvent,
+    CallEvent,
+    ReturnEvent,
+    Semantic,
+    StatementEvent,
+)
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Value
 from gpudoc.lint.rule import FixSpec, Invalid, NodeEdit, Rule
@@ -57,7 +63,7 @@ class MoveNotCalled(Rule):
     NAME = "move-not-called"
     SUMMARY = "a move method named without parentheses (`model.cuda`): nothing moves"
     PLACEMENT = False  # the move that was never called is what left the file without placement
-    EVENTS = ("statement", "binding", "call")
+    EVENTS = ("statement", "binding", "call", "return")
     VALID = (
         """\
 import torch
@@ -131,6 +137,14 @@ out = net(x.cuda())
         receiver = dotted(value.value)
         if receiver == event.name or _holds_tensor_or_module(value.value, semantic):
             self.flag(value, f"binds `{event.name}` to the method itself")
+
+    def on_return(self, event: ReturnEvent, semantic: Semantic) -> None:
+        """``return net.cuda``: the caller gets the bound method, not a moved module."""
+        value = event.node.value
+        if not isinstance(value, cst.Attribute) or value.attr.value not in MOVES:
+            return
+        if _holds_tensor_or_module(value.value, semantic):
+            self.flag(value, "returns the method itself")
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         if not any(isinstance(arg.value, cst.Attribute) for arg in event.node.args):
