@@ -209,3 +209,12 @@ def test_a_modules_own_layers_need_no_device_parameter() -> None:
     # a raw tensor kept as a plain attribute does not move with the module
     extra = "self.mask = torch.ones(d_model)"
     assert lines(FORECASTER.format(extra=extra), "GPD113") == [4]
+
+
+def test_a_module_mirroring_torch_factory_arguments_keeps_its_promise() -> None:
+    """`device=None, dtype=None` beside the layers is torch.nn's factory-argument promise:
+    `Attention(..., device="cuda")` should build the layers there, and here it does not."""
+    source = FORECASTER.format(extra="pass").replace(
+        'device=torch.device("cuda:0")):', "device=None, dtype=None):"
+    )
+    assert lines(source, "GPD113") == [4]

@@ -57,10 +57,11 @@ class UnusedDeviceParameter(Rule):
     creates 0-dim constants (`torch.tensor(0.01)`) or tensors it moves later (`x.cuda(rank)`).
     Nor is one that builds a DataLoader: its batches are on the host by nature, and its callers
     move them. Nor is a module's own `__init__` that only builds layers: they move with the
-    module wherever its callers put it. Nor is a test (`test_*` in a file importing pytest or
-    unittest): its parameters are fixtures that no caller passes. A function whose tensors are
-    meant for the CPU (a collate function that ignores the device it is given) is reported: say
-    so with `del device`.
+    module wherever its callers put it (unless it takes `device` and `dtype` as torch.nn's
+    layers do, which promises `Layer(..., device="cuda")` builds them there). Nor is a test
+    (`test_*` in a file importing pytest or unittest): its parameters are fixtures that no caller
+    passes. A function whose tensors are meant for the CPU (a collate function that ignores the
+    device it is given) is reported: say so with `del device`.
 
     ## Fix safety
     No fix: which of the created tensors belong on the device is the author's call.
@@ -125,8 +126,12 @@ class Net(nn.Module):
         if any(not _plain_decorator(d.decorator, semantic) for d in node.decorators):
             return  # registered by a decorator (`@register("aten::zeros")`): an imposed signature
         scan = _Body(semantic, {param.name.value for param in candidates})
-        # a module's own layers move with it: its callers' `.to(device)` places them
-        scan.layers = not (node.name.value == "__init__" and semantic.module_class is not None)
+        # a module's own layers move with it: its callers' `.to(device)` places them, unless it
+        # mirrors torch.nn's factory arguments (`device=None, dtype=None`), which promise that
+        # `Layer(..., device="cuda")` is built there
+        names = {param.name.value for param in (*params.params, *params.kwonly_params)}
+        own_layers = node.name.value == "__init__" and semantic.module_class is not None
+        scan.layers = not own_layers or "dtype" in names
         walk(node.body, scan)
         created = scan.left_on_host()
         if scan.dynamic or scan.makes_loader or created is None:
