@@ -4,7 +4,12 @@ beside the variant that must still be reported."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lint_lines import lines
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_paths
 
 # an HF-style run script with a per-rank arm: each rank reads a cache of prepared examples
 RUN_SCRIPT = """\
@@ -218,3 +223,21 @@ def test_a_module_mirroring_torch_factory_arguments_keeps_its_promise() -> None:
         'device=torch.device("cuda:0")):', "device=None, dtype=None):"
     )
     assert lines(source, "GPD113") == [4]
+
+
+def test_a_module_method_of_another_project_file_is_walked_for_its_call(tmp_path: Path) -> None:
+    """Real-Time-Voice-Cloning's vocoder: the model class lives in models/, the inference
+    script hands its own `generate` a host mel, which `generate` moves itself."""
+    model_file, script = VOCODER.split("model = Vocoder()\n")
+    script = (
+        "import numpy as np\nimport torch\nfrom vocoder import Vocoder\nmodel = Vocoder()\n"
+        + script
+    )
+    move = "mels = mels.cuda() if torch.cuda.is_available() else mels"
+    (tmp_path / "vocoder.py").write_text(model_file.format(move=move))
+    (tmp_path / "infer.py").write_text(script)
+    result = lint_paths([str(tmp_path / "infer.py")], LintConfig(select=("GPD101",)))
+    assert [f.line for r in result.files for f in r.findings] == []
+    (tmp_path / "vocoder.py").write_text(model_file.format(move="pass"))
+    result = lint_paths([str(tmp_path / "infer.py")], LintConfig(select=("GPD101",)))
+    assert [f.line for r in result.files for f in r.findings] == [8]

@@ -312,7 +312,8 @@ class CallEvaluator:
         of ``module`` defines: walked for this call, with its arguments."""
         if method == "forward" or method.startswith("__"):
             return None
-        scope = self.model.class_scopes.get(_class_name(module.origin) or "")
+        name = _class_name(module.origin) or ""
+        scope = self.model.class_scopes.get(name) or self.model.foreign_module_scopes.get(name)
         definition = scope.methods.get(method) if scope is not None else None
         return (definition, scope) if definition is not None and scope is not None else None
 

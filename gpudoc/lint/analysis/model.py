@@ -85,6 +85,9 @@ class SemanticModel:
         """The file's classes that are neither modules nor datasets, with their class scope:
         their methods are walked where an instance calls them, with the call's values."""
         self.class_scopes: dict[str, Scope] = {}
+        self.foreign_module_scopes: dict[str, Scope] = {}
+        """Module classes imported from the project's other files, by local name: their methods,
+        walked with their home's imports where this file calls them (``policy.act(obs)``)."""
         """Every class of this file by name, with its scope: a subclass reads the ``self.*``
         its bases set (Scope.bases)."""
         self.device_datasets: set[str] = set()

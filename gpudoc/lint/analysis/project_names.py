@@ -61,6 +61,7 @@ class ProjectNames:
                 model.device_datasets.add(local)
         elif module_class is not None:
             model.local_classes[local] = module_class
+            model.foreign_module_scopes[local] = self.foreign_class_scope(definition, home)
             if module_class.lightning:
                 model.flags.frameworks.add("lightning")
 
