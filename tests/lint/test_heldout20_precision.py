@@ -136,3 +136,27 @@ def test_a_model_recreated_for_a_new_host_example_runs_on_the_cpu() -> None:
     # fed the script's device data, the re-created model is still the reloaded-never-moved bug
     device_data = NOTEBOOK.format(example="torch.randn(8, 4, device=device)")
     assert lines(device_data, "GPD102") == [6]
+
+
+# a deepfake-detection training script: each rank pins its GPU, or one process picks its GPUs
+PICK = """\
+import argparse
+import os
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument("--distributed", action="store_true")
+parser.add_argument("--gpu", default="0")
+args = parser.parse_args()
+if args.distributed:
+    torch.cuda.set_device(0)
+{other}
+model = torch.nn.Linear(4, 4).cuda()
+"""
+
+
+def test_cuda_initialised_in_one_arm_is_not_initialised_in_the_other() -> None:
+    other = 'else:\n    os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu'
+    assert lines(PICK.format(other=other), "GPD403") == []
+    # set after the `if`, the variable comes too late on the distributed path
+    after = 'os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu'
+    assert lines(PICK.format(other=after), "GPD403") == [10]

@@ -81,14 +81,21 @@ class Compound:
         envs = self.writable_envs()
         before = [dict(env) for env in envs]
         ends: list[list[Env]] = []
+        # CUDA initialised on one path is not initialised on the others (`if distributed:
+        # set_device(...)` / `else: os.environ["CUDA_VISIBLE_DEVICES"] = ...`); after them, on some
+        scope = self.model.scope
+        initialised, after = scope.cuda_initialised, scope.cuda_initialised
         for path in paths:
             for env, saved in zip(envs, before, strict=True):
                 env.clear()
                 env.update(saved)
             self.model.terminated = False
+            scope.cuda_initialised = initialised
             path()
+            after = after or scope.cuda_initialised
             if not self.model.terminated:
                 ends.append([dict(env) for env in envs])
+        scope.cuda_initialised = after
         self.model.terminated = not ends
         if callable(join):
             join = join()
