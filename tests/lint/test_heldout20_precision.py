@@ -160,3 +160,38 @@ def test_cuda_initialised_in_one_arm_is_not_initialised_in_the_other() -> None:
     # set after the `if`, the variable comes too late on the distributed path
     after = 'os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu'
     assert lines(PICK.format(other=after), "GPD403") == [10]
+
+
+# a char-RNN whose init_hidden returns a tuple for LSTMs and one tensor for GRUs; the training
+# script moves what it returned
+CHAR_RNN = """\
+import torch
+import torch.nn as nn
+class RNN(nn.Module):
+    def __init__(self, kind="gru"):
+        super().__init__()
+        self.kind = kind
+        self.rnn = nn.GRU(8, 16)
+    def forward(self, x, hidden):
+        return self.rnn(x, hidden)
+    def init_hidden(self, batch_size):
+        if self.kind == "lstm":
+            return (torch.zeros(1, batch_size, 16), torch.zeros(1, batch_size, 16))
+        return torch.zeros(1, batch_size, 16)
+decoder = RNN()
+use_cuda = torch.cuda.is_available()
+if use_cuda:
+    decoder.cuda()
+def train(inp):
+    hidden = decoder.init_hidden(4)
+    if use_cuda:
+        {move}
+        inp = inp.cuda()
+    return decoder(inp, hidden)
+train(torch.randn(5, 4, 8))
+"""
+
+
+def test_a_move_of_what_a_helper_returned_moves_every_return_of_it() -> None:
+    assert lines(CHAR_RNN.format(move="hidden = hidden.cuda()"), "GPD106") == []
+    assert lines(CHAR_RNN.format(move="pass"), "GPD106") == [12, 12, 13]

@@ -339,6 +339,9 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         made = [call for call in self.returned if self.made_at.get(call, -1) > event.start]
         if made:
             self.helper_results[event.call] = made[0]
+            # `return h if gru else (h, c)`: a move of what the call returned moves them all
+            together = tuple({part for call in made for part in self.groups.get(call, (call,))})
+            self.groups.update((part, together) for part in together)
 
     def on_return(self, event: ReturnEvent, semantic: Semantic) -> None:
         """``return torch.zeros(...)``, ``return h, c``: the caller gets the factory's tensor."""
