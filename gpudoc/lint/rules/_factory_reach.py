@@ -23,9 +23,10 @@ from gpudoc.lint.visit import walk
 
 LEAVES_TENSOR = frozenset(
     {"item", "tolist", "numpy", "size", "dim", "numel", "nelement", "data_ptr", "element_size",
-     "copy_", "is_contiguous", "get_device", "type_as", "to", "cuda"}
+     "copy_", "is_contiguous", "get_device"}
 )  # fmt: skip
-"""Methods whose result is no longer the factory's host tensor (a number, a moved tensor)."""
+"""Methods whose result is no longer the factory's host tensor but a Python value (a moved
+tensor, from MOVES, is not the host tensor either)."""
 CARRYING_CALLS = frozenset(
     {"Variable", "autograd.Variable", "torch.autograd.Variable", "list", "tuple", "zip",
      "enumerate", "reversed", "sorted"}
@@ -173,8 +174,8 @@ class _Flow:
             return False  # `x.shape[0]`
         if isinstance(expr, cst.Call):
             func = expr.func
-            if isinstance(func, cst.Attribute) and func.attr.value in LEAVES_TENSOR - MOVES:
-                return func.attr.value in ("to", "cuda", "type_as")  # `.size(0)`, `.item()`
+            if isinstance(func, cst.Attribute) and func.attr.value in LEAVES_TENSOR:
+                return False  # `.size(0)`, `.item()`: Python values
             if (dotted(func) or "") in HARMLESS_CALLS:
                 return False
         if isinstance(expr, cst.BinaryOperation):
@@ -382,7 +383,7 @@ class _Sinks(cst.CSTVisitor):
                 return True
             if dotted(receiver) == "self" and method not in flow.methods:
                 return self.on_device()  # `self.lstm(x, (h, c))`: a submodule
-            if flow.may_be_on_device(receiver) and _tensor_method(method):
+            if flow.may_be_on_device(receiver) and method in COMBINING_METHODS:
                 return self.on_device()  # `scores.masked_fill(mask, v)` on a device tensor
         # a module held in a name, a helper, a loss: it meets the tensor with the others; a
         # callable the file does not define may be a module the tensor is fed to
@@ -394,10 +395,6 @@ class _Sinks(cst.CSTVisitor):
 
     def mixed_list(self, expr: cst.BaseExpression) -> bool:
         return isinstance(expr, cst.Name) and expr.value in self.flow.mixed
-
-
-def _tensor_method(method: str) -> bool:
-    return method in COMBINING_METHODS
 
 
 def other_arm(function: cst.FunctionDef, one: cst.CSTNode, other: cst.CSTNode) -> bool:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 import libcst as cst
 
 from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.rules._helpers import chain_root
+from gpudoc.lint.rules._helpers import chain_root, parameter_names
 from gpudoc.lint.visit import walk
 
 METADATA = frozenset({"device", "shape", "dtype", "ndim", "is_cuda"})
@@ -418,13 +418,6 @@ def tensor_parameters(function: cst.FunctionDef, walked: Callable[[str], bool]) 
         for name in parameter_names(function)
         if not NOT_TENSOR_NAME.search(name) and (walked(name) or name in reads.names)
     ]
-
-
-def parameter_names(function: cst.FunctionDef) -> list[str]:
-    """The parameters besides ``self`` / ``cls``, positional first."""
-    params = function.params
-    names = [p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]]
-    return [name for name in names if name not in ("self", "cls")]
 
 
 def no_tensor_parameter(function: cst.FunctionDef, not_tensor: Callable[[str], bool]) -> bool:

@@ -244,3 +244,10 @@ class Optimizers:
 
     def forget(self, semantic: Semantic, name: str) -> None:
         self.built.pop((semantic.scope_id, name), None)
+
+
+def parameter_names(function: cst.FunctionDef) -> list[str]:
+    """The parameters besides ``self`` / ``cls``, positional first."""
+    params = function.params
+    names = [p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]]
+    return [name for name in names if name not in ("self", "cls")]

@@ -14,7 +14,7 @@ from gpudoc.lint.analysis.events import BindingEvent, CallEvent, EventKind, Sema
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Context, Report, Rule
-from gpudoc.lint.rules._helpers import assigned_value
+from gpudoc.lint.rules._helpers import assigned_value, parameter_names
 
 APPENDS = frozenset({"append", "extend", "insert"})
 METADATA = frozenset({"shape", "ndim", "size", "squeeze"})
@@ -73,7 +73,7 @@ class NumpyOnDeviceLists(Rule):
                 continue
             caller = semantic.function_node
             local = (semantic.function, name) in self.lists
-            if caller is not None and not local and name in _parameters(caller):
+            if caller is not None and not local and name in parameter_names(caller):
                 # `def plot(rewards)`: the module's `rewards` only if a call hands it over
                 self.pending.append((caller, name, event.node, function, append))
                 return
@@ -149,8 +149,7 @@ class NumpyOnDeviceLists(Rule):
         for ``def plot(losses)``)."""
         if function is None:
             return False
-        params = _parameters(function)
-        position = list(params).index(name)
+        position = parameter_names(function).index(name)
         return any(
             callee == function.name.value
             and arg == name
@@ -240,12 +239,3 @@ def _is_new_list(event: BindingEvent) -> bool:
 
 def _on_device(value: Value) -> bool:
     return value.is_tensorish and value.place is Place.DEVICE and not value.by_name
-
-
-def _parameters(function: cst.FunctionDef | None) -> dict[str, None]:
-    """The parameter names, in order."""
-    if function is None:
-        return {}
-    params = function.params
-    every = [*params.posonly_params, *params.params, *params.kwonly_params]
-    return {param.name.value: None for param in every}

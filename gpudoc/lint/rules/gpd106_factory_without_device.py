@@ -35,11 +35,15 @@ from gpudoc.lint.rules._factory_uses import (
     no_tensor_parameter,
     only_filled_in,
     only_indexes,
-    parameter_names,
     record_values,
     tensor_parameters,
 )
-from gpudoc.lint.rules._helpers import assigned_value, chain_root, unpacked_from
+from gpudoc.lint.rules._helpers import (
+    assigned_value,
+    chain_root,
+    parameter_names,
+    unpacked_from,
+)
 from gpudoc.lint.rules._host_instances import host_only_classes
 from gpudoc.lint.rules._numbers import number_attributes, number_parameters
 from gpudoc.lint.visit import walk
@@ -607,9 +611,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         """``2.0 / math.pi``, ``self.d_head`` (``__init__`` assigns it a number), ``d_k`` (a
         parameter annotated ``int``, or a size by its name), ``d = q.size(-1)``."""
         owner = semantic.module_class
-        if owner is not None and owner.node not in self.number_attributes:
-            self.number_attributes[owner.node] = number_attributes(owner.node)
-        attributes = self.number_attributes.get(owner.node) if owner is not None else None
+        attributes = self.numbers_of(owner.node) if owner is not None else None
         function = semantic.function_node
         parameters = number_parameters(function) if function is not None else frozenset()
 
@@ -622,6 +624,12 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             return name in parameters or (value is not None and value.kind is Kind.SCALAR)
 
         return is_number_expression(expr, number)
+
+    def numbers_of(self, owner: cst.ClassDef) -> frozenset[str]:
+        """The attributes ``owner``'s ``__init__`` only assigns numbers, read once per class."""
+        if owner not in self.number_attributes:
+            self.number_attributes[owner] = number_attributes(owner)
+        return self.number_attributes[owner]
 
     def note_scalar_argument(self, event: CallEvent, semantic: Semantic) -> None:
         """``torch.clamp(w, max=torch.log(torch.tensor(1 / 0.01)))`` (Swin-V2's logit scale): a
@@ -838,9 +846,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         numbers = number_parameters(definition) | factory.numbers
         methods = {s.name.value for s in context.module.body if isinstance(s, cst.FunctionDef)}
         if owner is not None:
-            if owner not in self.number_attributes:
-                self.number_attributes[owner] = number_attributes(owner)
-            numbers |= {f"self.{name}" for name in self.number_attributes[owner]}
+            numbers |= {f"self.{name}" for name in self.numbers_of(owner)}
             methods |= {s.name.value for s in owner.body.body if isinstance(s, cst.FunctionDef)}
         host = self.host_operand(definition)
         return reaches_device(factory.call, definition, host, numbers, frozenset(methods))
