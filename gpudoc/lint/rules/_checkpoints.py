@@ -801,15 +801,17 @@ _last_scan: list[CheckpointScan] = []
 """The latest scan: GPD201 and GPD203 both read the same file's scan in one run."""
 
 
-def scan(module: cst.Module) -> CheckpointScan:
+def scan(module: cst.Module, remember: bool = True) -> CheckpointScan:
     """The whole file read once for checkpoint paths and CPU-path evidence (a full visit, so
-    the rules that need it share it)."""
+    the rules that need it share it). Another project file's scan (``remember=False``) does
+    not take the linted file's place."""
     if _last_scan and _last_scan[0].module is module:
         return _last_scan[0]
     scanner = CheckpointScan(module)
     walk(module, scanner)
     scanner.finish()
-    _last_scan[:] = [scanner]
+    if remember:
+        _last_scan[:] = [scanner]
     return scanner
 
 

@@ -340,7 +340,7 @@ torch.save(model.state_dict(), "snapshot.pt")
                 continue
             theirs = scans.get(id(home.module))
             if theirs is None:
-                theirs = scans[id(home.module)] = scan(home.module)
+                theirs = scans[id(home.module)] = scan(home.module, remember=False)
             site = next((s for s in theirs.loads if s.call is call), None)
             if site is None or theirs.saves_cpu_state() or theirs.in_test(site):
                 continue
