@@ -182,9 +182,10 @@ model = Causal().cuda()
             "torch.nn.Parameter",
             "torch.nn.parameter.Parameter",
         )
+        cached = event.value.is_tensorish and isinstance(event.target, cst.Attribute)
         if registered:  # `self.grid = nn.Parameter(g)`: Module.__setattr__ registers it
             self.registered.setdefault(id(cls), set()).add(attr)
-        elif event.value.is_tensorish and "." not in attr and _attribute(event.target):
+        elif cached and "." not in attr:
             self.cached.setdefault(id(cls), {}).setdefault(attr, set()).add(event.statement)
         if _moved_value(event.statement):
             # a lazy cache (`self.grid = make_grid(...).to(x.device)` in forward): the class
@@ -267,10 +268,6 @@ def _wraps(call: cst.Call) -> bool:
     """``nn.Parameter(t)``, ``Variable(t)``: a wrapper whose move moves ``t``'s data."""
     name = (dotted(call.func) or "").rsplit(".", 1)[-1]
     return name in ("Parameter", "Variable")
-
-
-def _attribute(target: cst.BaseExpression | None) -> bool:
-    return isinstance(target, cst.Attribute)
 
 
 HOST_READS = frozenset({"numpy", "tolist", "item"})
