@@ -23,7 +23,7 @@ from gpudoc.lint.analysis.follows_inputs import (
 from gpudoc.lint.analysis.instance_weights import instance_holdings
 from gpudoc.lint.analysis.instances import Instances
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.names import dotted, keyword
+from gpudoc.lint.analysis.names import built_class, dotted, keyword
 from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.qualified import QualifiedCalls
 from gpudoc.lint.analysis.scope import Scope
@@ -312,7 +312,7 @@ class CallEvaluator:
         of ``module`` defines: walked for this call, with its arguments."""
         if method == "forward" or method.startswith("__"):
             return None
-        name = _class_name(module.origin) or ""
+        name = built_class(module.origin) or ""
         scope = self.model.class_scopes.get(name) or self.model.foreign_module_scopes.get(name)
         definition = scope.methods.get(method) if scope is not None else None
         return (definition, scope) if definition is not None and scope is not None else None
@@ -361,13 +361,6 @@ class _Moves(cst.CSTVisitor):
             while isinstance(root, cst.Attribute | cst.Subscript | cst.Call):
                 root = root.func if isinstance(root, cst.Call) else root.value
             self.found |= isinstance(root, cst.Name) and root.value in self.names
-
-
-def _class_name(origin: cst.CSTNode | None) -> str | None:
-    """``Vocoder`` for a module made by ``Vocoder(...)`` (or ``Vocoder(...).cuda()``)."""
-    while isinstance(origin, cst.Call) and isinstance(origin.func, cst.Attribute):
-        origin = origin.func.value  # `Net().to(device)`
-    return dotted(origin.func) if isinstance(origin, cst.Call) else None
 
 
 def _returns_parameters(method: str) -> bool:

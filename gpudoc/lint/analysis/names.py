@@ -409,3 +409,12 @@ def module_chain_root(node: cst.BaseExpression) -> cst.BaseExpression:
     ):
         node = node.func.value
     return node
+
+
+def built_class(origin: cst.CSTNode | None) -> str | None:
+    """``Bank`` for a module built by ``Bank(n, d)``, also moved (``Bank(n, d).to(device)``)."""
+    while isinstance(origin, cst.Call) and isinstance(origin.func, cst.Attribute):
+        origin = origin.func.value
+    if isinstance(origin, cst.Call) and isinstance(origin.func, cst.Name):
+        return origin.func.value
+    return None

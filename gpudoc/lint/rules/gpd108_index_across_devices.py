@@ -16,7 +16,7 @@ from gpudoc.lint.analysis.events import (
     SubscriptEvent,
 )
 from gpudoc.lint.analysis.functions import bind_arguments
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import built_class, dotted
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
@@ -233,7 +233,7 @@ model = Diffusion().cuda()
         """``bank(feats, index)``: a device tensor handed to the ``forward`` input that indexes
         a host tensor there."""
         module = event.module
-        built = _built_class(module.origin) if module is not None else None
+        built = built_class(module.origin) if module is not None else None
         waiting = self.deferred.get(built or "", [])
         for deferred in list(waiting):
             bound = bind_arguments(deferred.forward.params, event.node, list(event.args), True)
@@ -316,15 +316,6 @@ model = Diffusion().cuda()
 def _parameter_names(function: cst.FunctionDef) -> set[str]:
     params = function.params
     return {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
-
-
-def _built_class(origin: cst.CSTNode | None) -> str | None:
-    """``Bank`` for a module built by ``Bank(n, d)``, also moved (``Bank(n, d).to(device)``)."""
-    while isinstance(origin, cst.Call) and isinstance(origin.func, cst.Attribute):
-        origin = origin.func.value
-    if isinstance(origin, cst.Call) and isinstance(origin.func, cst.Name):
-        return origin.func.value
-    return None
 
 
 def _on_host(value: Value) -> bool:
