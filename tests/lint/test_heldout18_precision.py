@@ -315,4 +315,9 @@ def run(rank, world_size):
 def test_a_device_string_formatted_per_rank_gives_nccl_its_device() -> None:
     assert lines(DDP_TEST.format(device='"cuda:{}".format(rank)'), "GPD404") == []
     assert lines(DDP_TEST.format(device='"cuda:%d" % rank'), "GPD404") == []
+    # the string assigned to a name, without torch.device around it
+    assigned = DDP_TEST.format(device='"cuda:{}".format(rank)').replace(
+        'torch.device("cuda:{}".format(rank))', '"cuda:{}".format(rank)'
+    )
+    assert lines(assigned, "GPD404") == []
     assert lines(DDP_TEST.format(device='"cuda"'), "GPD404") == [5]

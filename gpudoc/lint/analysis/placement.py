@@ -127,12 +127,25 @@ class Placement:
         text = string_value(value)
         if text is not None and api.CUDA_LITERAL.match(text):
             self.note_cuda(value, text)
-        if isinstance(value, cst.FormattedString) and any(
-            isinstance(part, cst.FormattedStringText) and "cuda" in part.value
-            for part in value.parts
-        ):
+        if formatted_cuda(value):
             self.model.flags.per_rank_device = True  # f"cuda:{local_rank}"
             self.model.flags.device_notion = True
+
+
+def formatted_cuda(node: cst.BaseExpression) -> bool:
+    """``f"cuda:{rank}"``, ``"cuda:{}".format(rank)``, ``"cuda:%d" % rank``: a CUDA device
+    string built per process."""
+    if isinstance(node, cst.FormattedString):
+        return any(
+            isinstance(part, cst.FormattedStringText) and "cuda" in part.value
+            for part in node.parts
+        )
+    func = node.func if isinstance(node, cst.Call) else None
+    if isinstance(func, cst.Attribute) and func.attr.value == "format":
+        return "cuda" in (string_value(func.value) or "")
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+        return "cuda" in (string_value(node.left) or "")
+    return False
 
 
 def _names_a_rank_device(call: cst.Call) -> bool:

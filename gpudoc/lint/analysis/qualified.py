@@ -18,7 +18,7 @@ from gpudoc.lint.analysis.names import (
     keyword_value,
     parameter_lists,
 )
-from gpudoc.lint.analysis.placement import Placement
+from gpudoc.lint.analysis.placement import Placement, formatted_cuda
 from gpudoc.lint.analysis.values import (
     CHECKPOINT,
     SCALAR,
@@ -196,7 +196,7 @@ class QualifiedCalls:
         text = string_value(first)
         if text is not None and not api.CPU_LITERAL.match(text):
             self.placement.note_cuda(node, text)
-        if isinstance(first, cst.FormattedString) or _formatted_cuda(first):
+        if isinstance(first, cst.FormattedString) or formatted_cuda(first):
             self.model.flags.per_rank_device = True  # f"cuda:{rank}", "cuda:{}".format(rank)
         cpu = args[0].kind is Kind.DEVICE and args[0].cpu_device
         return Value(Kind.DEVICE, cpu_device=cpu)
@@ -335,13 +335,3 @@ def _device_keyword(node: cst.Call, args: list[Value]) -> tuple[cst.Arg, Value] 
     """The ``device=`` argument of a constructor, unless it is None (the default device)."""
     device = keyword_value(node, args, "device")
     return None if device is None or device[1].kind is Kind.NONE else device
-
-
-def _formatted_cuda(node: cst.BaseExpression) -> bool:
-    """``"cuda:{}".format(rank)``, ``"cuda:%d" % rank``: a device string built per process."""
-    func = node.func if isinstance(node, cst.Call) else None
-    if isinstance(func, cst.Attribute) and func.attr.value == "format":
-        return "cuda" in (string_value(func.value) or "")
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
-        return "cuda" in (string_value(node.left) or "")
-    return False
