@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from lint_lines import lines
 
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_source
+
 # a semi-supervised notebook's training cell: the model moved on one line after the optimizer
 ONE_LINE = """\
 import torch
@@ -195,3 +198,27 @@ train(torch.randn(5, 4, 8))
 def test_a_move_of_what_a_helper_returned_moves_every_return_of_it() -> None:
     assert lines(CHAR_RNN.format(move="hidden = hidden.cuda()"), "GPD106") == []
     assert lines(CHAR_RNN.format(move="pass"), "GPD106") == [12, 12, 13]
+
+
+# the corpus's char-RNN helper: `hidden` is the hidden size, a number the factory takes as a size
+ZERO_STATE = """\
+import torch
+import torch.nn as nn
+def zero_state(layers, batch, hidden):
+    return torch.zeros(layers, batch, hidden)
+class CharRNN(nn.Module):
+    def __init__(self, hidden=256):
+        super().__init__()
+        self.hidden = hidden
+        self.gru = nn.GRU(64, hidden, 2)
+    def forward(self, x):
+        return self.gru(x, zero_state(2, x.size(1), self.hidden))[0]
+model = CharRNN().cuda()
+"""
+
+
+def test_a_size_argument_is_never_the_device_a_fix_reads() -> None:
+    result = lint_source(ZERO_STATE, "x.py", LintConfig(select=("GPD106",)))
+    assert [f.line for f in result.findings] == [4]
+    assert "hidden.device" not in result.findings[0].message
+    assert result.findings[0].fix is None  # nothing in the helper holds the device

@@ -651,6 +651,10 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         method = semantic.function or ""
         definition = semantic.function_node
         tensors = tensor_parameters(definition, _walked_tensor(semantic)) if definition else []
+        # `torch.zeros(layers, batch, hidden)`: a name the factory takes as a size is a number,
+        # whatever its name says; `device=hidden.device` would fail
+        sizes = {dotted(arg.value) for arg in node.args if arg.keyword is None}
+        tensors = [name for name in tensors if name not in sizes]
         owner = semantic.module_class
         meets_no_input = (
             definition is not None
