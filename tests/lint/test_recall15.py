@@ -284,3 +284,45 @@ def test_a_tensor_cached_on_the_module_in_forward_is_gpd105() -> None:
     assert lines(CACHED_MASK.format(test=test), "GPD105") == []
     # rebuilt on every call: nothing is kept across a move
     assert lines(CACHED_MASK.format(test="True"), "GPD105") == []
+
+
+# report 19: DDP wraps the freshly built model on the CPU; the move comes only after the wrap
+DDP_THEN_MOVE = """\
+import torch
+from torch import nn
+def run(args):
+    use_cuda = torch.cuda.is_available() and not args.no_cuda
+    device = torch.device("cuda" if use_cuda else "cpu")
+    net = nn.Linear(4, 2)
+    {placement}
+    if use_cuda:
+        net = nn.parallel.DistributedDataParallel(net)
+    else:
+        net = nn.parallel.DistributedDataParallelCPU(net)
+    {after}
+"""
+
+
+def test_a_module_moved_only_after_ddp_wrapped_it_is_reported() -> None:
+    wrapped_then_moved = DDP_THEN_MOVE.format(placement="", after="net.to(device)")
+    assert lines(wrapped_then_moved, "GPD401") == [9]
+    moved_first = DDP_THEN_MOVE.format(placement="net.to(device)", after="")
+    assert lines(moved_first, "GPD401") == []
+    never_moved_on_gloo = DDP_THEN_MOVE.format(placement="", after="")
+    assert lines(never_moved_on_gloo, "GPD401") == []
+
+
+def test_a_move_on_the_other_arm_of_the_wrap_is_not_after_it() -> None:
+    source = """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def run(args):
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    net = torch.nn.Linear(2, 2)
+    if args.cpu:
+        net = DDP(net)
+    else:
+        net.to(device)
+        net = DDP(net, device_ids=[args.rank])
+"""
+    assert lines(source, "GPD401") == []

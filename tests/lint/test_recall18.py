@@ -124,3 +124,29 @@ def test_a_load_in_another_files_helper_is_judged_by_the_calling_scripts_cpu_pat
     # a helper file that saves that checkpoint itself loads its own file back
     saving = UTILS.format(mapped="") + "def save(net, opt):\n    torch.save(net, opt.load_name)\n"
     assert _project(tmp_path, saving, VALIDATION) == []
+
+
+# report 19: the optimizer's state is restored in __main__, and only train() moves the model
+RESUME_THEN_TRAIN = """\
+import torch
+use_cuda = torch.cuda.is_available()
+def train(model, optimizer):
+    if use_cuda:
+        model = model.cuda()
+    for x in range(3):
+        optimizer.zero_grad()
+        optimizer.step()
+if __name__ == "__main__":
+    model = torch.nn.Linear(4, 2)
+    {early}
+    optimizer = torch.optim.Adam(model.parameters())
+    checkpoint = torch.load("checkpoint.pth", map_location="cpu")
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    train(model, optimizer)
+"""
+
+
+def test_optimizer_state_loaded_before_a_called_function_moves_the_model() -> None:
+    assert lines(RESUME_THEN_TRAIN.format(early="pass"), "GPD302") == [14]
+    moved_first = RESUME_THEN_TRAIN.format(early="model = model.cuda() if use_cuda else model")
+    assert lines(moved_first, "GPD302") == []

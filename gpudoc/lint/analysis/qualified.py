@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import libcst as cst
@@ -182,7 +183,10 @@ class QualifiedCalls:
             flags.availability_check = True
             return SCALAR
         if rest == "cuda.set_device":
-            flags.per_rank_device = True
+            if node.args and _constant_gpu(node.args[0].value):
+                flags.constant_set_device = True  # every rank that runs it picks this one GPU
+            else:
+                flags.per_rank_device = True
             flags.places = True
         return UNKNOWN
 
@@ -335,3 +339,13 @@ def _device_keyword(node: cst.Call, args: list[Value]) -> tuple[cst.Arg, Value] 
     """The ``device=`` argument of a constructor, unless it is None (the default device)."""
     device = keyword_value(node, args, "device")
     return None if device is None or device[1].kind is Kind.NONE else device
+
+
+def _constant_gpu(node: cst.BaseExpression) -> bool:
+    """``0``, ``"cuda:0"``, ``torch.device("cuda:0")``: one fixed GPU, not the rank's."""
+    if isinstance(node, cst.Integer):
+        return True
+    if isinstance(node, cst.Call) and len(node.args) == 1:
+        node = node.args[0].value
+    text = string_value(node)
+    return text is not None and re.fullmatch(r"cuda(:\d+)?", text) is not None

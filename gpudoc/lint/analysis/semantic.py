@@ -49,5 +49,7 @@ class FileFlags:
     cuda_only: bool = False
     """NCCL or per-rank set_device: code meant for GPUs only."""
     per_rank_device: bool = False
+    constant_set_device: bool = False
+    """``torch.cuda.set_device(0)``: a GPU job, but one binding shared by every rank."""
     loads_checkpoints: bool = False
     """``torch.load`` is called somewhere (GPD201 reads the whole file only then)."""

@@ -9,7 +9,7 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._helpers import assigned_value
@@ -93,7 +93,7 @@ g = torch.Generator()
 noise = torch.randn(4, 8, device=device, generator=g)
 """,
             line=4,
-            col=9,
+            col=42,
         ),
         Invalid(
             """\
@@ -104,7 +104,7 @@ g = torch.Generator(device=device).manual_seed(0)
 loader = DataLoader(dataset, batch_size=8, shuffle=True, generator=g)
 """,
             line=5,
-            col=10,
+            col=58,
         ),
     )
 
@@ -141,7 +141,9 @@ loader = DataLoader(dataset, batch_size=8, shuffle=True, generator=g)
             f"'{'cpu' if drawn is Place.HOST else 'cuda'}' device type for generator`; "
             f"create the generator on the device it draws on"
         )
-        self.pending.append(Report(event.node, message))
+        # at the `generator=` argument: the line to change, in a call written over several lines
+        argument = keyword(event.node, "generator")
+        self.pending.append(Report(argument if argument is not None else event.node, message))
 
     def finish(self, context: Context) -> Iterator[Report]:
         # under torch.set_default_device("cuda") (anywhere in the file, even after the loader

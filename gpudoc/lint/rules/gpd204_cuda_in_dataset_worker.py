@@ -10,6 +10,11 @@ from gpudoc.lint.analysis.events import CallEvent, Semantic
 from gpudoc.lint.analysis.names import keyword
 from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.rules._worker_callables import (
+    collate_functions,
+    definitions,
+    transform_functions,
+)
 
 MOVES = frozenset({"to", "cuda", "to_empty"})
 NOT_LOADERS = ("torch.cuda.", "torch.nn.", "torch.optim.")
@@ -54,6 +59,9 @@ class CudaInDatasetWorker(Rule):
     the GPU: each worker indexes them after the fork (`CUDA error: initialization error`,
     pytorch/pytorch#4377).
 
+    Also finds the same inside a `collate_fn` the loader is given, or inside the `__call__` of a
+    transform class that the loader's dataset is built with (`transform=Compose([..., ToCuda()])`).
+
     ## Known problems
     Only literal `num_workers` values are read; a loader built in another module is not seen.
     A loader given `multiprocessing_context=` (spawn workers can use CUDA) is not reported.
@@ -95,6 +103,10 @@ loader = DataLoader(Images(), batch_size=32, num_workers=4)
         """Device moves inside a Dataset subclass's methods, with the class."""
         self.forked: set[str] = set()
         """Dataset classes a DataLoader with ``num_workers > 0`` reads."""
+        self.device_work: dict[cst.FunctionDef, cst.Call] = {}
+        """The first call of each function that puts a tensor on the device."""
+        self.forked_loaders: list[tuple[cst.Call, cst.BaseExpression | None]] = []
+        """Loaders with forked workers, with their dataset argument."""
         self.device_datasets: list[cst.Arg] = []
         """``num_workers=`` of loaders whose workers would index CUDA tensors (a
         ``TensorDataset`` of tensors on the GPU)."""
@@ -107,6 +119,9 @@ loader = DataLoader(Images(), batch_size=32, num_workers=4)
                 self.moves.append((event.node, dataset))
         elif _is_loader(qualified):
             self.note_loader(event)
+        function = semantic.function_node
+        if function is not None and _puts_on_device(event):
+            self.device_work.setdefault(function, event.node)
 
     def note_loader(self, event: CallEvent) -> None:
         node = event.node
@@ -120,6 +135,9 @@ loader = DataLoader(Images(), batch_size=32, num_workers=4)
         forked = forked and keyword(node, "multiprocessing_context") is None
         if first is not None and first.source.startswith("dataset:") and forked:
             self.forked.add(first.source[8:])
+        if forked:
+            argument = keyword(node, "dataset") or (node.args[0] if node.args else None)
+            self.forked_loaders.append((node, argument.value if argument is not None else None))
         on_device = first is not None and first.kind is Kind.LOADER and first.place is Place.DEVICE
         if workers is not None and forked and on_device:
             self.device_datasets.append(workers)
@@ -140,6 +158,33 @@ loader = DataLoader(Images(), batch_size=32, num_workers=4)
                 "dataset on the host and move each batch in the loop, or use num_workers=0"
             )
             yield Report(workers, message)
+        yield from self.worker_callables(context)
+
+    def worker_callables(self, context: Context) -> Iterator[Report]:
+        """A ``collate_fn`` or a dataset's transform that puts tensors on the device: workers
+        call them after the fork."""
+        if not self.forked_loaders or not self.device_work:
+            return
+        found = definitions(context.module)
+        for loader, dataset in self.forked_loaders:
+            for function in collate_functions(loader, found):
+                if function in self.device_work:
+                    message = (
+                        f"the collate function `{function.name.value}` puts batches on the "
+                        "device inside DataLoader worker processes, where CUDA cannot start "
+                        "after a fork: collate on the host and move each batch in the loop"
+                    )
+                    yield Report(self.device_work[function], message)
+            if dataset is None:
+                continue
+            for function in transform_functions(dataset, found):
+                if function in self.device_work:
+                    message = (
+                        "this transform of the dataset puts tensors on the device inside "
+                        "DataLoader worker processes, where CUDA cannot start after a fork: "
+                        "move each batch in the training loop instead"
+                    )
+                    yield Report(self.device_work[function], message)
 
 
 def _is_loader(qualified: str) -> bool:
@@ -147,6 +192,16 @@ def _is_loader(qualified: str) -> bool:
     last = qualified.rsplit(".", 1)[-1]
     torch = qualified.startswith("torch.") and not qualified.startswith(NOT_LOADERS)
     return torch and last.endswith("DataLoader")
+
+
+def _puts_on_device(event: CallEvent) -> bool:
+    """A move to the device, or a torch factory given a device (``torch.tensor(x, device=d)``)."""
+    if _moves_to_device(event):
+        return True
+    factory = event.qualified is not None and event.qualified.startswith("torch.")
+    return (
+        factory and keyword(event.node, "device") is not None and event.result.place is Place.DEVICE
+    )
 
 
 def _moves_to_device(event: CallEvent) -> bool:

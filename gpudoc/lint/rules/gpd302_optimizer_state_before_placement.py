@@ -48,9 +48,11 @@ class OptimizerStateBeforePlacement(Rule):
     optimizer.load_state_dict(checkpoint["optimizer"])
     ```
 
+    A model moved by a function called after the load (`place(model, device)`, a `train(model,
+    optimizer)` that starts with `model = model.cuda()`) moves in place: the load came first.
+
     ## Known problems
-    A model placed inside a helper function (`place(model, device)`) is not followed. An
-    optimizer built from parameter groups (`[{"params": model.get_backbone_params()}, {"params":
+    An optimizer built from parameter groups (`[{"params": model.get_backbone_params()}, {"params":
     model.head.parameters(), "lr": ...}]`) belongs to the model whose parameters, methods or
     submodules the groups name; groups of several models belong to none. A helper
     that restores the state (`load_checkpoint(path, model, optimizer)`, in this file or another
@@ -156,7 +158,12 @@ def resume(path):
                 self.placed(name, event.node, semantic)
 
     def on_statement(self, event: StatementEvent, semantic: Semantic) -> None:
-        """``model.to(device)`` as a statement."""
+        """``model.to(device)`` as a statement; or ``train(model, loader, optimizer)`` whose
+        body moved the model in place (``model = model.cuda()``) after its state was loaded."""
+        for _, built in list(self.loaded.get(semantic.scope_id, {}).values()):
+            held = semantic.lookup(built)
+            if held is not None and held.is_device_module and event.line is not None:
+                self.placed(built, event.line, semantic)
         receiver = event.receiver
         if receiver is None or receiver.kind is not Kind.MODULE or event.line is None:
             return

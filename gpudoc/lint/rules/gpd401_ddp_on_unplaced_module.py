@@ -20,7 +20,8 @@ class DdpOnUnplacedModule(Rule):
 
     ## What it does
     Finds a `DistributedDataParallel` wrapper whose module was constructed in the same scope and
-    never moved, when `device_ids` is given or the process group uses NCCL.
+    never moved, when `device_ids` is given or the process group uses NCCL; and one wrapped on
+    the CPU and moved to the device only afterwards (`net = DDP(net)` then `net.to(device)`).
 
     ## Why is this bad?
     It fails with `ValueError: DistributedDataParallel device_ids and output_device arguments only
@@ -97,7 +98,7 @@ model = torch.nn.Linear(4, 2)
 model = DDP(model, device_ids=[local_rank])
 """,
             line=5,
-            col=9,
+            col=13,
         ),
         Invalid(
             """\
@@ -112,7 +113,7 @@ model = Wrapper(torch.nn.Linear(4, 2))
 model = DDP(model, device_ids=[local_rank])
 """,
             line=9,
-            col=9,
+            col=13,
         ),
     )
 
@@ -126,6 +127,8 @@ model = DDP(model, device_ids=[local_rank])
         """Names (any scope) whose module a statement moved to the device."""
         self.classes: dict[str, cst.ClassDef] = {}
         """The file's nn.Module subclasses, by name."""
+        self.moved_after: set[cst.Call] = set()
+        """Wraps whose result a later statement moves (``net = DDP(net)`` then ``net.to(dev)``)."""
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         if event.qualified in api.DISTRIBUTED_DP:
@@ -136,6 +139,9 @@ model = DDP(model, device_ids=[local_rank])
         name = moved_by_statement(event)
         if name is not None:
             self.moved_names.add(name)
+            wrap = _wrap_bound_by(event.receiver.binding if event.receiver else None)
+            if wrap is not None:
+                self.moved_after.add(wrap)
 
     def on_class(self, event: ClassEvent, semantic: Semantic) -> None:
         if event.module_class is not None:
@@ -146,7 +152,8 @@ model = DDP(model, device_ids=[local_rank])
             if module.kind is not Kind.MODULE or module.place is not Place.HOST:
                 continue
             has_device_ids = keyword(call, "device_ids") is not None
-            if not (has_device_ids or context.flags.cuda_only):
+            moved_after = call in self.moved_after
+            if not (has_device_ids or context.flags.cuda_only or moved_after):
                 continue
             if self._children_placed(module.origin, context):
                 continue
@@ -155,7 +162,14 @@ model = DDP(model, device_ids=[local_rank])
                 f"`{name}` is still on the CPU when DistributedDataParallel wraps it for a GPU: "
                 f"move it first (`{name}.to(local_rank)`)"
             )
-            yield Report(call, message)
+            if moved_after and not has_device_ids:
+                message = (
+                    f"`{name}` is wrapped by DistributedDataParallel on the CPU and moved only "
+                    f"afterwards: DDP sets up its gradient buckets for the devices it wraps; "
+                    f"move `{name}` before wrapping it"
+                )
+            # at the wrapped module: the argument to move first, in a call over several lines
+            yield Report(call.args[0] if call.args else call, message)
 
     def _children_placed(self, origin: cst.CSTNode | None, context: Context) -> bool:
         """A wrapper built from modules already on the device (`Wrapper(encoder)` after
@@ -172,6 +186,14 @@ model = DDP(model, device_ids=[local_rank])
         if node is None:
             return False
         return any(_places_child(statement, context) for statement in _init_body(node))
+
+
+def _wrap_bound_by(binding: cst.CSTNode | None) -> cst.Call | None:
+    """The call of ``net = DDP(net)``, the statement that bound a moved module's name."""
+    if isinstance(binding, cst.SimpleStatementLine) and isinstance(binding.body[0], cst.Assign):
+        value = binding.body[0].value
+        return value if isinstance(value, cst.Call) else None
+    return None
 
 
 MOVE = re.compile(r"\.(to|cuda)\((?!\s*(\"cpu\"|'cpu'|\)\s*$))")

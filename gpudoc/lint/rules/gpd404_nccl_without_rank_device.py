@@ -42,6 +42,10 @@ class NcclWithoutRankDevice(Rule):
     A helper that joins the group but that no code of its file calls (`def init_dist(rank):`
     in a `distributed.py`) is left to its callers, which may pin the rank's GPU next.
 
+    A constant binding (`torch.cuda.set_device(0)`) is reported only in a file that spawns its
+    ranks itself (`mp.spawn`) and does not set `CUDA_VISIBLE_DEVICES`: then every rank shares
+    that GPU. Under a launcher that shows each process one GPU, the constant is right.
+
     ## Known problems
     A device bound in another module (a launcher helper) is not seen.
     """
@@ -76,11 +80,15 @@ model = torch.nn.Linear(4, 2).cuda()
     def __init__(self) -> None:
         super().__init__()
         self.groups: list[cst.Call] = []
+        """``init_process_group("nccl")`` calls without ``device_id=``."""
         self.helpers: dict[cst.Call, str] = {}
         """Groups joined in a function walked on its own, with its name."""
-        """``init_process_group("nccl")`` calls without ``device_id=``."""
+        self.spawns = False
+        """The file starts its ranks itself (``mp.spawn(run, nprocs=n)``): all on one host."""
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        if event.qualified in SPAWNS:
+            self.spawns = True
         if not is_process_group_init(event.qualified):
             return
         node = event.node
@@ -97,17 +105,31 @@ model = torch.nn.Linear(4, 2).cuda()
             self.groups.append(node)
 
     def finish(self, context: Context) -> Iterator[Report]:
-        if context.flags.per_rank_device:
+        flags = context.flags
+        if flags.per_rank_device or not self.groups:
             return
+        message = (
+            "NCCL process group without a per-rank GPU: every rank will use cuda:0; call "
+            "`torch.cuda.set_device(local_rank)` first (or pass `device_id=`)"
+        )
+        if flags.constant_set_device:
+            # `set_device(0)` binds each rank to its own GPU only where the launcher shows each
+            # process one GPU; ranks this file spawns on one host all see the same devices
+            if not self.spawns or "CUDA_VISIBLE_DEVICES" in context.code(context.module):
+                return
+            message = (
+                "every rank this file spawns calls `torch.cuda.set_device` with the same GPU: "
+                "they all share it (NCCL fails or hangs); use the rank's own "
+                "(`torch.cuda.set_device(rank)`)"
+            )
         referred = _referred_names(context.module, set(self.helpers.values()))
         for group in self.groups:
             if group in self.helpers and self.helpers[group] not in referred:
                 continue  # a helper no code of this file uses: its callers pick the rank's GPU
-            message = (
-                "NCCL process group without a per-rank GPU: every rank will use cuda:0; call "
-                "`torch.cuda.set_device(local_rank)` first (or pass `device_id=`)"
-            )
             yield Report(group, message)
+
+
+SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 
 
 def _referred_names(module: cst.Module, names: set[str]) -> set[str]:
