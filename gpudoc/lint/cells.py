@@ -2,9 +2,10 @@
 
 Cells share one namespace (a model placed in cell 2 is evaluated in cell 7), so they are linted
 together: joined in order, each after a marker comment. IPython syntax -- ``%magic``, ``!shell``,
-``obj?``, ``x = !cmd`` -- is replaced line for line by a numbered ``pass`` so that line numbers stay
-aligned, and restored verbatim when a fixed module is split back into cells. Cells that are not
-Python (``%%bash``, ``%%writefile``...) or do not compile are left out and reported.
+``obj?``, ``x = !cmd``, automagic ``cd dir`` -- is replaced line for line by a numbered ``pass``
+so that line numbers stay aligned, and restored verbatim when a fixed module is split back into
+cells. Cells that are not Python (``%%bash``, ``%%writefile``...) or do not compile are left out
+and reported.
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ _NEUTRAL = "{indent}pass  # gpudoc: magic {number}"
 _NEUTRAL_LINE = re.compile(r"^[ \t]*pass  # gpudoc: magic (\d+)(?=\r?$)", re.MULTILINE)
 
 _LINE_MAGIC = re.compile(r"[ \t]*(?:%|!|\?|[\w.]+\?\??[ \t]*$|[\w.,\[\] \t]+=[ \t]*[%!])")
+_AUTOMAGIC = re.compile(
+    r"[ \t]*(?:cd|ls|pwd|pip|conda|cat|mkdir|rm|rmdir|cp|mv|env|set_env|load_ext|reload_ext|"
+    r"matplotlib|time|timeit|run|reset|who|whos|history|autoreload|pushd|popd|pdb|"
+    r"tensorflow_version|config|store|alias)(?:[ \t]|$)"
+)
+"""IPython's automagic: ``cd drive/My\\ Drive`` or ``pip install x`` without the ``%`` (on by
+default in Jupyter and Colab). Taken as a magic only where the line is not Python itself."""
 _CELL_MAGIC = re.compile(r"[ \t]*%%(\w+)")
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "pdb"})
 """Cell magics whose body is Python; any other ``%%`` cell is not linted."""
@@ -91,9 +99,8 @@ def _neutralise(source: str, magics: list[str]) -> str | None:
     for number, line in enumerate(lines):
         body = line.rstrip("\r\n")
         continued = python.continues()  # `print("..."` then `% (a, b))`: Python, not a magic
-        if indent is None and (
-            continued or not ((number == 0 and cell_magic) or _LINE_MAGIC.match(body))
-        ):
+        magic = (number == 0 and cell_magic) or _LINE_MAGIC.match(body) or _automagic(body)
+        if indent is None and (continued or not magic):
             python.read(body)
             continue
         if indent is None:
@@ -103,6 +110,18 @@ def _neutralise(source: str, magics: list[str]) -> str | None:
         if not body.endswith("\\"):
             indent = None
     return "".join(lines)
+
+
+def _automagic(line: str) -> bool:
+    if not _AUTOMAGIC.match(line):
+        return False
+    try:  # `ls -la` is Python (a subtraction): IPython would run it, but linting it is harmless
+        compile(line.strip(), "<line>", "exec", flags=_COMPILE_FLAGS, dont_inherit=True)
+    except SyntaxError:
+        return True
+    except (ValueError, RecursionError, MemoryError):
+        return False
+    return False
 
 
 class _PythonState:

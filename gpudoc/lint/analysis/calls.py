@@ -333,6 +333,11 @@ class CallEvaluator:
             result = self.bodies.call_function(definition, node, args, scope)
             if method != "generate" or moves_a_parameter(definition):
                 return result  # it places what it is given itself
+            # HF-style `generate` runs forward on its inputs; one that ends in
+            # `.cpu().numpy()` hands back a host copy
+            called = self.module_call(node, dotted(func.value) or "", module, args)
+            host = result.kind is Kind.NDARRAY or result.place is Place.HOST
+            return result if host else called
         if method in ("forward", "generate"):  # HF `generate` runs forward on its inputs
             return self.module_call(node, dotted(func.value) or "", module, args)
         if method in ("eval", "train", "half", "float", "double", "requires_grad_", "bfloat16"):

@@ -126,7 +126,9 @@ def _literal(node: cst.BaseExpression) -> bool:
         return True
     if isinstance(node, cst.UnaryOperation):
         return _literal(node.expression)
-    return isinstance(node, cst.Name) and node.value in ("True", "False")
+    if isinstance(node, cst.List | cst.Tuple):  # `self.variance = [0.1, 0.2]`
+        return bool(node.elements) and all(_literal(e.value) for e in node.elements)
+    return isinstance(node, cst.Name) and node.value in ("True", "False", "None")
 
 
 class _Stores(cst.CSTVisitor):

@@ -35,6 +35,8 @@ TEST_FRAMEWORKS = frozenset({"pytest", "unittest"})
 TEST_NAME = re.compile(r"_?test")
 CPU_SWITCH = re.compile(r"cuda|gpu|accel|cpu|device", re.I)
 """An option about these (``--no-cuda``, ``--accel``, ``--device``) offers a CPU path."""
+GPU_MOVE = re.compile(r"\.cuda\(|\.to\((?!\s*[\"']cpu)")
+"""A move that may land on a GPU: ``.cuda(...)``, ``.to(x)`` but not ``.to("cpu")``."""
 TENSOR_PLACE_TEST = re.compile(r"[\w.\]\[]+\.is_cuda\b(\(\))?|\bis_\w+_on_cuda\b")
 """``if raw_w.is_cuda: mask = mask.cuda()`` (or ``is_model_on_cuda``, read from the model's
 parameters): code that follows a tensor's own device, wherever the script put it, not a switch
@@ -120,6 +122,9 @@ class CheckpointScan(cst.CSTVisitor):
         self._flag_class_ids: set[int] | None = None
         self._opened: list[dict[str, cst.BaseExpression]] = []
         self._tests: list[str] = []
+        self._both_arms_move: list[bool] = []
+        """For each of ``_tests``: an ``if`` whose every arm moves to the device (``if ngpu >
+        1: net = DataParallel(net).cuda()`` / ``else: net = net.cuda()``): no CPU path."""
         self._reported: set[int] = set()
         """ids of what is only printed or logged (``print(torch.cuda.is_available())``)."""
         self._arms: list[Arm] = []
@@ -189,6 +194,7 @@ class CheckpointScan(cst.CSTVisitor):
             # `if not torch.cuda.is_available(): sys.exit("needs a GPU")`
             self.requires_gpu |= stops and self._unconditional()
         self._tests.append(self.module.code_for_node(node.test))
+        self._both_arms_move.append(self._every_arm_moves(node))
         self._enter_else(node)  # an `elif`
         body, orelse = _none_names(node.test)
         self._ifs.append((node, Arm(id(node), True, orelse)))
@@ -196,6 +202,7 @@ class CheckpointScan(cst.CSTVisitor):
 
     def leave_If(self, original_node: cst.If) -> None:
         self._tests.pop()
+        self._both_arms_move.pop()
         self._ifs.pop()
         self._arms.pop()
 
@@ -210,9 +217,22 @@ class CheckpointScan(cst.CSTVisitor):
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._tests.append(self.module.code_for_node(node.test))
+        self._both_arms_move.append(False)
 
     def leave_IfExp(self, original_node: cst.IfExp) -> None:
         self._tests.pop()
+        self._both_arms_move.pop()
+
+    def _every_arm_moves(self, node: cst.If) -> bool:
+        arms: list[cst.CSTNode] = [node.body]
+        orelse: cst.If | cst.Else | None = node.orelse
+        while isinstance(orelse, cst.If):
+            arms.append(orelse.body)
+            orelse = orelse.orelse
+        if orelse is None:
+            return False
+        arms.append(orelse.body)
+        return all(GPU_MOVE.search(self.module.code_for_node(arm)) for arm in arms)
 
     def visit_With(self, node: cst.With) -> None:
         opened: dict[str, cst.BaseExpression] = {}
@@ -301,7 +321,8 @@ class CheckpointScan(cst.CSTVisitor):
             self._option(node)
         switches = [
             test
-            for test in (self._tests if last in ("to", "cuda") else ())
+            for test, both in zip(self._tests, self._both_arms_move, strict=True)
+            if last in ("to", "cuda") and not both
             if CPU_SWITCH.search(TENSOR_PLACE_TEST.sub("", test))
         ]
         if switches:

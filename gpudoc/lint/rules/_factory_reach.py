@@ -196,8 +196,13 @@ class _Flow:
         while True:
             before = (len(self.names), len(self.filled), len(self.mixed))
             for targets, value in bindings.assigned:
-                if self.carries(value):
+                if value is self.call:
                     self.names.update(targets)
+                elif self.carries(value):
+                    # `window = window.to("cuda")` under `if x.is_cuda:`: the author places
+                    # what the factory's tensor became (a move of the factory's own name is
+                    # GPD106's `moved_after`, which knows which binding it moves)
+                    self.names.update(set(targets) - bindings.moved)
             for target, iterated in bindings.loops:
                 if self.carries(iterated):
                     self.names.update(target)
@@ -224,10 +229,15 @@ class _Bindings(cst.CSTVisitor):
         self.loops: list[tuple[list[str], cst.BaseExpression]] = []
         self.filled: list[tuple[str, cst.BaseExpression]] = []
         self.numbers: set[str] = set()
+        self.moved: set[str] = set()
+        """Names the function rebinds to a move of themselves (``w = w.cuda()``)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self.bind(target.target, node.value)
+            name = dotted(target.target)
+            if name and _moved_self(node.value, name):
+                self.moved.add(name)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self.bind(node.target, node.value)
@@ -260,6 +270,13 @@ class _Bindings(cst.CSTVisitor):
                 owner = owner.value
             if isinstance(owner, cst.Name) and node.args:
                 self.filled.append((owner.value, node.args[-1].value))
+
+
+def _moved_self(value: cst.BaseExpression, name: str) -> bool:
+    """``w.cuda()``, ``w.to(x.device)`` for ``name`` ``w``."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return False
+    return value.func.attr.value in MOVES and dotted(value.func.value) == name
 
 
 def _sizes(value: cst.BaseExpression) -> bool:

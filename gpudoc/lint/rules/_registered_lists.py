@@ -1,5 +1,6 @@
 """Plain lists of submodules that ``__init__`` registers after all (GPD104's exceptions):
-``for i, a in enumerate(self.heads): self.add_module(f"head{i}", a)`` (pyGAT), or
+``for i, a in enumerate(self.heads): self.add_module(f"head{i}", a)`` (pyGAT), a loop that
+registers each item's parameters (``self.register_parameter(name, p)``), or
 ``self.blocks = nn.ModuleList(self.paths)`` (a list wrapped once it is filled)."""
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.visit import walk
 
 REGISTERING_METHODS = frozenset({"add_module", "register_module"})
+PARAMETER_REGISTRATION = REGISTERING_METHODS | {"register_parameter"}
+"""In a loop over the list: ``for p in layer.parameters(): self.register_parameter(n, p)``
+registers each item's parameters, the very objects ``.to()`` then moves in place."""
 WRAPPERS = frozenset({"ModuleList", "ModuleDict", "Sequential", "ParameterList"})
 
 
@@ -76,7 +80,7 @@ class _MethodCalls(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in REGISTERING_METHODS:
+        if isinstance(func, cst.Attribute) and func.attr.value in PARAMETER_REGISTRATION:
             self.found |= dotted(func.value) == "self"
 
 

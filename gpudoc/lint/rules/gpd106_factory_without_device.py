@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
+from pathlib import PurePath
 
 import libcst as cst
 
@@ -748,6 +749,8 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         library = not (flags.places or "lightning" in flags.frameworks)
         if library and not context.library:
             return
+        if self.factories and _cpu_test_module(context):
+            return  # a unit test's stub network, run on the CPU
         on_host = self.host_only(context)
         for factory in self.factories:
             if id(factory.call) in typed or factory.call in met:
@@ -1024,3 +1027,12 @@ def _walked_numbers(function: cst.FunctionDef | None, semantic: Semantic) -> fro
         if (held := semantic.lookup(name)) is not None and held.kind is Kind.SCALAR
     }
     return frozenset(found)
+
+
+def _cpu_test_module(context: Context) -> bool:
+    """A test module (``test_*.py``, ``*_test.py``, under ``tests/``) that never names CUDA:
+    its stubs and fixtures run on the CPU, where a factory without ``device=`` is right."""
+    path = PurePath(context.path)
+    test = path.name.startswith("test_") or path.stem.endswith("_test")
+    test = test or any(part in ("test", "tests") for part in path.parts[:-1])
+    return test and "cuda" not in context.code(context.module).lower()
