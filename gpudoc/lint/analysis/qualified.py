@@ -90,6 +90,8 @@ class QualifiedCalls:
             self.placement.note_cuda(node, ".cuda()")
             self.model.flags.places = True
             return Value(Kind.TENSOR, Place.DEVICE)
+        if rest.startswith("_C._cuda_"):  # `torch._C._cuda_getDeviceCount()`: CUDA's own init
+            rest = "cuda." + rest[len("_C._cuda_") :]
         if rest.startswith("cuda.") and not rest.startswith("cuda.amp"):
             return self.cuda_call(node, rest)
         if rest == "device":

@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
 from gpudoc.lint.analysis.events import (
     BindingEvent,
     CallEvent,
+    MemberEvent,
     ReturnEvent,
     Semantic,
     StatementEvent,
 )
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Value
-from gpudoc.lint.rule import FixSpec, Invalid, NodeEdit, Rule
+from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._helpers import assigned_value
+from gpudoc.lint.visit import walk
 
 MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16"})
 CALLABLE_KINDS = (Kind.MODULE, Kind.TENSOR, Kind.BATCH)
+AVAILABILITY = frozenset(
+    {"torch.cuda.is_available", "torch.backends.mps.is_available", "torch.xpu.is_available"}
+)
+"""Functions whose uncalled name, a function object, is always true."""
 
 
 class MoveNotCalled(Rule):
@@ -63,7 +71,7 @@ class MoveNotCalled(Rule):
     NAME = "move-not-called"
     SUMMARY = "a move method named without parentheses (`model.cuda`): nothing moves"
     PLACEMENT = False  # the move that was never called is what left the file without placement
-    EVENTS = ("statement", "binding", "call", "return")
+    EVENTS = ("statement", "binding", "call", "return", "member")
     VALID = (
         """\
 import torch
@@ -121,7 +129,43 @@ x = torch.randn(3, 4)
 out = net(x.cuda())
 """,
         ),
+        Invalid(
+            """\
+import torch
+device = "cuda" if torch.cuda.is_available else "cpu"
+""",
+            line=2,
+            col=20,
+            expected_replacement="""\
+import torch
+device = "cuda" if torch.cuda.is_available() else "cpu"
+""",
+        ),
     )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.availability: dict[cst.Attribute, str] = {}
+        """Reads of ``torch.cuda.is_available`` (called or not), with the name they have."""
+
+    def on_member(self, event: MemberEvent, semantic: Semantic) -> None:
+        if event.name.endswith("is_available") and semantic.qualify(event.node) in AVAILABILITY:
+            self.availability[event.node] = event.name
+
+    def finish(self, context: Context) -> Iterator[Report]:
+        """``if torch.cuda.is_available:``: the function object as a condition."""
+        if not self.availability:
+            return
+        tests = _Conditions()
+        walk(context.module, tests)
+        for node, name in self.availability.items():
+            if node in tests.found:
+                message = (
+                    f"`{name}` is not called: a function is always true, so this condition "
+                    f"holds on a machine without a GPU too; write `{name}()`"
+                )
+                edit = NodeEdit(node, "()", "after")
+                yield Report(node, message, FixSpec((edit,), safe=True, description="call it"))
 
     def on_statement(self, event: StatementEvent, semantic: Semantic) -> None:
         node = event.node.value
@@ -187,3 +231,34 @@ def _takes_tensors(event: CallEvent, semantic: Semantic) -> bool:
     callee = dotted(event.node.func)
     held = semantic.lookup(callee) if callee is not None else None
     return held is not None and held.kind is Kind.MODULE
+
+
+class _Conditions(cst.CSTVisitor):
+    """Expressions read as truth values: tests of ``if``/``while``/``assert``/``x if t else y``,
+    operands of ``and``/``or``/``not``."""
+
+    def __init__(self) -> None:
+        self.found: set[cst.BaseExpression] = set()
+
+    def _test(self, node: cst.BaseExpression) -> None:
+        self.found.add(node)
+
+    def visit_If(self, node: cst.If) -> None:
+        self._test(node.test)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._test(node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._test(node.test)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self._test(node.test)
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        self._test(node.left)
+        self._test(node.right)
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if isinstance(node.operator, cst.Not):
+            self._test(node.expression)

@@ -51,6 +51,9 @@ class OptimizerStateBeforePlacement(Rule):
     A model moved by a function called after the load (`place(model, device)`, a `train(model,
     optimizer)` that starts with `model = model.cuda()`) moves in place: the load came first.
 
+    Also finds an optimizer that creates its state in its constructor (`Adagrad`, whose
+    `state_sum` is made at once) built before its model is moved (pytorch/pytorch#7321).
+
     ## Known problems
     An optimizer built from parameter groups (`[{"params": model.get_backbone_params()}, {"params":
     model.head.parameters(), "lr": ...}]`) belongs to the model whose parameters, methods or
@@ -131,6 +134,17 @@ def resume(path):
         if module_before and placed_now and value.is_device_module:
             self.placed(event.name, event.statement, semantic)
         self.optimizers.note(event, semantic)
+        value = event.value
+        if value.kind is Kind.OPTIMIZER and value.source and _eager_state(event.statement):
+            # `Adagrad(model.parameters())` makes its state now, on the parameters' device
+            module = semantic.lookup(value.source)
+            if module is not None and module.kind is Kind.MODULE and not module.is_device_module:
+                call = _eager_state(event.statement)
+                if call is not None:
+                    self.loaded.setdefault(semantic.scope_id, {})[f"{event.name}="] = (
+                        call,
+                        value.source,
+                    )
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         receiver, func = event.receiver, event.node.func
@@ -191,13 +205,39 @@ def resume(path):
 
     def finish(self, context: Context) -> Iterator[Report]:
         for load, optimizer, module, move in self.early:
+            moved = context.code(move).strip()
+            if optimizer.endswith("="):
+                message = (
+                    f"`{context.code(load.func)}` creates its state when it is built, while "
+                    f"`{module}` is still on the host, and `{moved}` moves the parameters only "
+                    "later: the state stays on the CPU and the first step on the GPU fails "
+                    "('Expected all tensors to be on the same device'); move the model first"
+                )
+                yield Report(load, message)
+                continue
             what = f"`{optimizer}.load_state_dict`"
             if optimizer.endswith("()"):
                 what = f"`{optimizer[:-2]}(...)` restores an optimizer's state and"
             message = (
                 f"{what} runs while `{module}` is still on "
-                f"the host, and `{context.code(move).strip()}` moves it only later: the "
+                f"the host, and `{moved}` moves it only later: the "
                 "loaded state stays on the CPU and the first step on the GPU fails ('Expected "
                 "all tensors to be on the same device'); move the model first"
             )
             yield Report(load, message)
+
+
+EAGER_STATE = frozenset({"Adagrad"})
+"""Optimizers that create their state in the constructor (``state_sum`` of Adagrad), not at the
+first step: built before the model moves, that state stays on the CPU."""
+
+
+def _eager_state(statement: cst.CSTNode | None) -> cst.Call | None:
+    """The constructor call of ``o = optim.Adagrad(...)``, when the statement is one."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    small = statement.body[0]
+    value = small.value if isinstance(small, cst.Assign) else None
+    if isinstance(value, cst.Call) and (dotted(value.func) or "").rsplit(".", 1)[-1] in EAGER_STATE:
+        return value
+    return None
