@@ -28,7 +28,7 @@ _LINE_MAGIC = re.compile(r"[ \t]*(?:%|!|\?|[\w.]+\?\??[ \t]*$|[\w.,\[\] \t]+=[ \
 _AUTOMAGIC = re.compile(
     r"[ \t]*(?:cd|ls|pwd|pip|conda|cat|mkdir|rm|rmdir|cp|mv|env|set_env|load_ext|reload_ext|"
     r"matplotlib|time|timeit|run|reset|who|whos|history|autoreload|pushd|popd|pdb|"
-    r"tensorflow_version|config|store|alias)(?:[ \t]|$)"
+    r"tensorflow_version|config|store|alias)(?:[ \t]+(?![=(\[{,:;'\"]|\.\w)|$)"
 )
 """IPython's automagic: ``cd drive/My\\ Drive`` or ``pip install x`` without the ``%`` (on by
 default in Jupyter and Colab). Taken as a magic only where the line is not Python itself."""
@@ -117,8 +117,8 @@ def _automagic(line: str) -> bool:
         return False
     try:  # `ls -la` is Python (a subtraction): IPython would run it, but linting it is harmless
         compile(line.strip(), "<line>", "exec", flags=_COMPILE_FLAGS, dont_inherit=True)
-    except SyntaxError:
-        return True
+    except SyntaxError as error:
+        return "never closed" not in str(error)  # `config = {` opens a literal
     except (ValueError, RecursionError, MemoryError):
         return False
     return False

@@ -192,3 +192,6 @@ def test_ipython_automagic_lines_are_magics_not_syntax_errors() -> None:
     # a line that is Python stays Python, and a real syntax error is still reported
     assert _check(_notebook("ls = [1, 2]\nls(", model))[1] is not None
     assert _check(_notebook("cd = 3\nprint(cd)", model))[1] is None
+    # a literal opened on a line that starts with a magic's name is Python too
+    for opened in ("config = {\n    'lr': 0.1,\n}", "def f():\n    time  = [\n        1]"):
+        assert _check(_notebook(opened, model)) == ([(3, "GPD101")], None), opened
