@@ -128,3 +128,60 @@ class HAPTransform:
 def test_a_tokenizer_kept_on_self_makes_host_batches() -> None:
     assert lines(HAP.format(move=""), "GPD102") == [7]
     assert lines(HAP.format(move=".to(device)"), "GPD102") == []
+
+
+# report 18: the evaluation loop rebuilds the masks on the host and hands them back to the
+# policy's own `act`, whose base (a submodule) is on the device with the policy
+POLICY = """\
+import torch
+import torch.nn as nn
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRUCell(4, 8)
+        self.critic = nn.Linear(8, 1)
+    def forward(self, inputs, hxs, masks):
+        hxs = self.gru(inputs, hxs * masks)
+        return self.critic(hxs), hxs
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.base = Base()
+    def act(self, inputs, hxs, masks):
+        {body}
+        return self.base(inputs, hxs, masks)
+"""
+EVALUATION = """\
+def evaluate(policy, envs, device):
+    obs = torch.zeros(2, 4, device=device)
+    hxs = torch.zeros(2, 8, device=device)
+    masks = torch.zeros(2, 1, device=device)
+    for step in range(10):
+        value, hxs = policy.act(obs, hxs, masks)
+        masks = torch.FloatTensor([[0.0] if done else [1.0] for done in envs.step()])
+def main(args):
+    device = torch.device("cuda:0" if args.cuda else "cpu")
+    policy = Policy()
+    policy.to(device)
+    evaluate(policy, args.envs, device)
+"""
+
+
+def test_a_host_tensor_handed_to_a_placed_modules_own_method_is_reported() -> None:
+    source = POLICY.format(body="pass") + EVALUATION
+    assert lines(source, "GPD101") == [23]
+    # the method moves what it is given itself
+    moved = POLICY.format(body="masks = masks.to(inputs.device)") + EVALUATION
+    assert lines(moved, "GPD101") == []
+    # the policy is never moved: its base stays on the host with the masks
+    unmoved = POLICY.format(body="pass") + EVALUATION.replace("policy.to(device)", "pass")
+    assert lines(unmoved, "GPD101") == []
+
+
+def test_the_placed_modules_method_of_another_file_is_judged_at_the_call(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text(POLICY.format(body="pass"))
+    script = "import torch\nfrom model import Policy\n" + EVALUATION
+    (tmp_path / "main.py").write_text(script)
+    result = lint_paths([str(tmp_path / "main.py")], LintConfig(select=("GPD101",)))
+    found = [(Path(r.path).name, f.line) for r in result.files for f in r.findings]
+    assert found == [("main.py", 8)]

@@ -8,7 +8,7 @@ what it returned. What no call reached is walked on its own at the end (``walk_p
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import libcst as cst
 
@@ -26,7 +26,11 @@ from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import bound_names, declared_globals, dotted, moves_each
 from gpudoc.lint.analysis.scope import Scope, parameter_values
 from gpudoc.lint.analysis.sharing import move_module
+from gpudoc.lint.analysis.submodules import weighted_submodules
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, called_module
+
+if TYPE_CHECKING:
+    from gpudoc.lint.analysis.homes import Home
 
 ENTRY_METHODS = frozenset(
     [
@@ -73,10 +77,17 @@ class Bodies:
             self.walk_function(node, model.scope)
 
     def call_function(
-        self, node: cst.FunctionDef, call: cst.Call, values: list[Value], parent: Scope
+        self,
+        node: cst.FunctionDef,
+        call: cst.Call,
+        values: list[Value],
+        parent: Scope,
+        instance: Place | None = None,
     ) -> Value:
         """The value a call of a function of this file returns, its body walked for this call
-        (once per shape of arguments). A module the body moves is moved for the caller too."""
+        (once per shape of arguments). A module the body moves is moved for the caller too.
+        ``instance``: for a module's own method, where the module the call is made on is; its
+        submodules (``self.base``) are there too."""
         model = self.model
         is_method = parent.function == ""
         self.moved_elements(call, node, is_method)  # read from the text: however it is walked
@@ -84,7 +95,7 @@ class Bodies:
         # and a call on the CPU path of a device test is walked apart from one on its GPU path
         # (`if opt.no_gpu: g = make(opt)` / `else: g = make(opt).cuda()`): each has its findings
         path = ("gpu" if model.gpu_path else "", "cpu" if model.cpu_path else "")
-        shapes = (*argument_shapes(values), *_literal_flags(call), *path)
+        shapes = (*argument_shapes(values), *_literal_flags(call), *path, instance)
         summaries = model.summaries.setdefault(node, {})
         if shapes in summaries:
             return summaries[shapes]
@@ -102,8 +113,11 @@ class Bodies:
             model.imports, model.local_functions = home.imports, home.functions
             parent = parent if is_method else home.scope
         start = model.step
+        view = placed_instance(parent, node, instance, home) if is_method and instance else None
         try:
-            result, scope = self.walk_function(node, parent, arguments)
+            result, scope = self.walk_function(node, view[0] if view else parent, arguments)
+            if view is not None:
+                keep_attribute_writes(*view, parent)
         finally:
             model.call_stack.pop()
             model.moved_results.pop()
@@ -352,3 +366,54 @@ def _inherit_methods(node: cst.ClassDef, scope: Scope, plain: dict[str, Scope]) 
         found = plain.get(base.value.value) if isinstance(base.value, cst.Name) else None
         for name, method in found.methods.items() if found is not None else ():
             scope.methods.setdefault(name, method)
+
+
+def placed_instance(
+    scope: Scope, method: cst.FunctionDef, place: Place, home: Home | None
+) -> tuple[Scope, dict[str, Value]] | None:
+    """A view of a module class's scope for a method called on an instance at ``place``: its
+    submodules (``self.base``, built in ``__init__``) are where the instance is,
+    as ``.to()`` leaves them; with the placed submodules. None when no submodule would change."""
+    if place is not Place.DEVICE:
+        return None
+    moved = {
+        name: value.with_place(place)
+        for name, value in scope.env.items()
+        if name.startswith("self.") and value.kind is Kind.MODULE and value.place is not place
+    }
+    owner = _class_of(method, home.parsed.classes) if home is not None else None
+    if home is not None and owner is not None:
+        # another file's class: its `__init__` was not walked, so read what it builds
+        built = weighted_submodules(owner, home.parsed.classes)
+        moved.update(
+            (name, Value(Kind.MODULE, place, weighted=True))
+            for name in built
+            if name not in scope.env
+        )
+    if not moved:
+        return None
+    placed = Scope(
+        parent=scope.parent,
+        function="",
+        module_class=scope.module_class,
+        env={**scope.env, **moved},
+        methods=scope.methods,
+        bases=scope.bases,
+        instance_place=place,
+    )
+    return placed, moved
+
+
+def _class_of(method: cst.FunctionDef, classes: dict[str, cst.ClassDef]) -> cst.ClassDef | None:
+    for node in classes.values():
+        if isinstance(node.body, cst.IndentedBlock) and method in node.body.body:
+            return node
+    return None
+
+
+def keep_attribute_writes(placed: Scope, view: dict[str, Value], scope: Scope) -> None:
+    """What the method bound on ``self`` (``self.hidden = ...``) stays bound for the class; the
+    submodules the view placed (``view``) stay where the class has them."""
+    for name, value in placed.env.items():
+        if value is not scope.env.get(name) and value is not view.get(name):
+            scope.env[name] = value

@@ -125,7 +125,11 @@ class CallEvaluator:
             held = called_module(kept)
             if held is not None and held.kind is Kind.MODULE:  # `self.model(x)`
                 if name.startswith("self.") and self.model.scope.module_class is not None:
-                    held = held.with_place(Place.UNKNOWN)  # a submodule moves with its parent
+                    # a submodule moves with its parent: where the instance is, when the
+                    # method is walked for a call on it, else anywhere
+                    owner = self.model.class_scope()
+                    place = owner.instance_place if owner is not None else None
+                    held = held.with_place(place or Place.UNKNOWN)
                 return self.module_call(node, name, held, self.evaluator.eval_args(node))
             if kept is not None and kept.source in ("transform", "tokenizer"):
                 self.evaluator.eval_args(node)
@@ -330,7 +334,7 @@ class CallEvaluator:
         own = self.own_method(module, method)
         if own is not None:  # `model.generate(mels)`, `actor_critic.act(obs)`: the class's own
             definition, scope = own
-            result = self.bodies.call_function(definition, node, args, scope)
+            result = self.bodies.call_function(definition, node, args, scope, module.place)
             if method != "generate" or moves_a_parameter(definition):
                 return result  # it places what it is given itself
             # HF-style `generate` runs forward on its inputs; one that ends in

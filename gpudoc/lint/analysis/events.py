@@ -124,6 +124,11 @@ class Semantic(Protocol):
         may pass other values)."""
 
     @property
+    def on_placed_instance(self) -> bool:
+        """In a module's own method walked for a call on an instance on the device
+        (``policy.act(obs)`` after ``policy.to(device)``): its submodules are there too."""
+
+    @property
     def scope_id(self) -> int:
         """Tells the innermost scope apart from every other one (each walk of a function body
         is a scope of its own)."""

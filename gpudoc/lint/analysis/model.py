@@ -28,7 +28,7 @@ from gpudoc.lint.analysis.functions import FunctionSyntax
 from gpudoc.lint.analysis.names import CallCensus, ImportTable, call_census, dotted
 from gpudoc.lint.analysis.scope import Scope
 from gpudoc.lint.analysis.semantic import FileFlags, ModuleClass
-from gpudoc.lint.analysis.values import Kind, Value
+from gpudoc.lint.analysis.values import Kind, Place, Value
 
 if TYPE_CHECKING:
     from gpudoc.lint.analysis.homes import Home
@@ -218,6 +218,11 @@ class SemanticModel:
     @property
     def walked_for_call(self) -> bool:
         return bool(self.call_stack)
+
+    @property
+    def on_placed_instance(self) -> bool:
+        owner = self.class_scope()
+        return owner is not None and owner.instance_place is Place.DEVICE
 
     @property
     def scope_id(self) -> int:

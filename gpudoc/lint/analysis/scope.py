@@ -33,6 +33,9 @@ class Scope:
     """Tells scopes apart (for rules that keep state per scope)."""
     bases: tuple[Scope, ...] = ()
     """For a class's scope: the scopes of its bases defined in this file, first base first."""
+    instance_place: Place | None = None
+    """For a view of a module class's scope made for a method called on one instance: where
+    that instance is (its submodules are there too)."""
 
     def lookup(self, name: str) -> Value | None:
         value = self.env.get(name)

@@ -14,7 +14,9 @@ from gpudoc.lint.analysis.events import (
     FunctionEvent,
     Semantic,
     StatementEvent,
+    WalkedCallEvent,
 )
+from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, Report, Rule
@@ -182,7 +184,7 @@ def test(model, device, test_loader):
         ),
     )
 
-    EVENTS = ("call", "statement", "function", "binding")
+    EVENTS = ("call", "statement", "function", "binding", "walked")
 
     def __init__(self) -> None:
         super().__init__()
@@ -194,6 +196,9 @@ def test(model, device, test_loader):
         """Functions walked without a call: their module parameters, typed by name."""
         self.rebound: set[tuple[cst.FunctionDef | None, str]] = set()
         """(function, name) of modules the function itself moves or rebinds."""
+        self.in_instance_methods: list[tuple[int, int]] = []
+        """(the walk's step, the index in ``module_calls``) of module calls made in a module's
+        own method walked for a call on a placed instance (``policy.act(obs, masks)``)."""
         self.half_moved: set[cst.CSTNode] = set()
         """Loops and assignments that unpack a batch one of whose tensors is moved later
         (``targets = targets.to(device)``)."""
@@ -233,9 +238,32 @@ def test(model, device, test_loader):
         by_name = by_name and (semantic.function_node, name) not in self.rebound
         call = Call(node, name or "", module, args, semantic.device_name(), by_name)
         if module is not None:
+            if semantic.on_placed_instance:
+                self.in_instance_methods.append((semantic.step, len(self.module_calls)))
             self.module_calls.append(call)
         if combines:
             self.mixed_calls.append(call)
+
+    def on_walked(self, event: WalkedCallEvent, semantic: Semantic) -> None:
+        """``policy.act(obs, masks)`` whose body feeds ``masks`` to ``self.base``: a host
+        tensor the caller passed is the caller's bug, reported at its argument."""
+        inside = [item for item in self.in_instance_methods if item[0] > event.start]
+        if not inside:
+            return
+        self.in_instance_methods = [i for i in self.in_instance_methods if i[0] <= event.start]
+        func = event.call.func
+        if not event.is_method or not isinstance(func, cst.Attribute):
+            return
+        receiver = dotted(func.value)
+        if receiver is None or receiver == "self":
+            return  # `self.helper(x)` inside forward: judged where it is
+        for _, index in inside:
+            call = self.module_calls[index]
+            args = [_at_call_site(arg, event) for arg in call.args]
+            if any(new is not old for new, old in zip(args, call.args, strict=True)):
+                self.module_calls[index] = Call(
+                    event.call, receiver, call.module, args, semantic.device_name()
+                )
 
     def on_statement(self, event: StatementEvent, semantic: Semantic) -> None:
         moved = moved_by_statement(event)
@@ -327,6 +355,17 @@ def test(model, device, test_loader):
 
 
 HOST_PLACES = (Place.HOST, Place.MIXED)
+
+
+def _at_call_site(arg: Argument, event: WalkedCallEvent) -> Argument:
+    """The caller's argument for a parameter passed on unchanged (``masks`` of ``def act(self,
+    obs, masks)``), else ``arg`` itself."""
+    if arg.name is None or "." in arg.name:
+        return arg
+    given = argument_for(event.function, event.call, arg.name, is_method=True)
+    if given is None:
+        return arg
+    return Argument(given.value, dotted(given.value), arg.value)
 
 
 def _typed_by_name(
