@@ -15,8 +15,8 @@ from gpudoc.lint.analysis.expressions import Evaluator
 from gpudoc.lint.analysis.flow import Env, Join, join_envs, truth_on_cpu
 from gpudoc.lint.analysis.functions import OFF_FLAG
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.names import bound_names_of
-from gpudoc.lint.analysis.values import Kind, element_of
+from gpudoc.lint.analysis.names import bound_names_of, dotted, iter_statements
+from gpudoc.lint.analysis.values import Kind, Place, element_of
 
 MAX_SECOND_ITERATION_DEPTH = 2
 """Loops nested deeper than this are walked once: each level would double the work."""
@@ -178,6 +178,11 @@ class Compound:
             self.statements.walk_body(node.body)
 
         self.walk_loop_body(iteration, bound_names_of(node.target))
+        moved = items_moved_in_place(node)
+        held = self.model.scope.lookup(moved) if moved is not None else None
+        if moved is not None and held is not None and held.is_tensorish:
+            # `for k, v in batch.items(): batch[k] = v.to(device)`: every tensor of it moved
+            self.model.assign_name(moved, held.with_place(Place.DEVICE))
         if node.orelse is not None:
             self.statements.walk_body(node.orelse.body)
 
@@ -213,3 +218,43 @@ class Compound:
             terminated, self.model.terminated = self.model.terminated, False
             self.statements.walk_body(node.finalbody.body)
             self.model.terminated = terminated or self.model.terminated
+
+
+def items_moved_in_place(node: cst.For) -> str | None:
+    """``for k, v in batch.items(): batch[k] = v.to(device)`` (or ``= to_var(v)``, a helper
+    whose name or body says it moves, or ``v.cuda()``), possibly under an ``if
+    torch.is_tensor(v):``: the name of the dict whose items the loop moves, else None."""
+    iterated = node.iter
+    if not (isinstance(iterated, cst.Call) and isinstance(iterated.func, cst.Attribute)):
+        return None
+    if iterated.func.attr.value != "items" or not isinstance(node.target, cst.Tuple):
+        return None
+    names = [dotted(element.value) for element in node.target.elements]
+    owner = dotted(iterated.func.value)
+    if owner is None or len(names) != 2 or None in names:
+        return None
+    key, item = names
+    for statement in iter_statements(node.body.body):
+        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+            continue
+        target = statement.targets[0].target
+        if not isinstance(target, cst.Subscript) or dotted(target.value) != owner:
+            continue
+        index = target.slice[0].slice if len(target.slice) == 1 else None
+        if not isinstance(index, cst.Index) or dotted(index.value) != key:
+            continue
+        if _moves(statement.value, item or ""):
+            return owner
+    return None
+
+
+def _moves(value: cst.BaseExpression, item: str) -> bool:
+    """``v.to(device)``, ``v.cuda()``, ``to_var(v)`` / ``to_device(v, device)``."""
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
+        return dotted(func.value) == item
+    name = (dotted(func) or "").rsplit(".", 1)[-1].lower()
+    given = [dotted(arg.value) for arg in value.args]
+    return item in given and any(word in name for word in ("cuda", "device", "var", "gpu"))

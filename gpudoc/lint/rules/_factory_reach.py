@@ -97,6 +97,8 @@ class _Flow:
         """Lists the tensor was appended to."""
         self.mixed: set[str] = set()
         """Of those, lists that also hold something that may be on the device."""
+        self.moved: set[str] = set()
+        """Names (``w``, ``self._offsets``) the function rebinds to a move of themselves."""
 
     # -- which expressions hold the tensor ----------------------------------------------------
     def carries(self, expr: cst.BaseExpression | None) -> bool:
@@ -193,6 +195,7 @@ class _Flow:
         bindings = _Bindings()
         walk(function.body, bindings)
         self.numbers.update(bindings.numbers)
+        self.moved = bindings.moved
         while True:
             before = (len(self.names), len(self.filled), len(self.mixed))
             for targets, value in bindings.assigned:
@@ -337,7 +340,10 @@ class _Sinks(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> bool:
         for target in node.targets:
-            if isinstance(target.target, cst.Attribute) and self.flow.carries(node.value):
+            stored = isinstance(target.target, cst.Attribute)
+            if stored and dotted(target.target) in self.flow.moved:
+                continue  # `self._offsets = ...` then `if x.is_cuda: self._offsets = ....cuda()`
+            if stored and self.flow.carries(node.value):
                 return self.on_device()  # `self.h = h`: the module's other methods use it
         return True
 

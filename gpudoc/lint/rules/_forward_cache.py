@@ -67,8 +67,43 @@ class _CacheTests(cst.CSTVisitor):
         words = [word for test in self.tests for word in names_in(test)]
         if any("device" in word or word in ("is_cuda", "get_device") for word in words):
             self.device_checked = True
-        elif "self" in words:
+        elif any(_state_test(test) for test in self.tests):
             self.cached = True
+
+
+MODES = frozenset({"training"})
+"""``if self.training:``: which mode the module runs in, not the state of a cache (a loss
+recomputed on each training step and kept for a ``loss`` property)."""
+
+
+def _state_test(test: cst.BaseExpression) -> bool:
+    """A test about the module's own state besides its mode (``self.mask is None``)."""
+    words = list(names_in(test))
+    return "self" in words and any(
+        word not in MODES and word != "self" for word in _self_attributes(test)
+    )
+
+
+def _self_attributes(node: cst.BaseExpression) -> list[str]:
+    found = []
+    for part in _attributes(node):
+        if isinstance(part.value, cst.Name) and part.value.value == "self":
+            found.append(part.attr.value)
+    return found
+
+
+def _attributes(node: cst.CSTNode) -> list[cst.Attribute]:
+    finder = _Attributes()
+    walk(node, finder)
+    return finder.found
+
+
+class _Attributes(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.Attribute] = []
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.found.append(node)
 
 
 def _methods(node: cst.ClassDef) -> list[cst.FunctionDef]:
