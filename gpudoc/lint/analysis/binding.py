@@ -37,7 +37,7 @@ class Binder:
             # `x[mask] = 0`: a store at the indices, seen as a subscript. Evaluated whoever
             # listens: what it evaluates (a call walked, say) must not depend on the rules run
             self.evaluator.eval(target)
-            self.bind_subscript(target, statement)
+            self.bind_subscript(target, statement, value)
 
     def used_as_module(self, name: str, statement: cst.CSTNode) -> bool:
         """A name bound to what a call returned, that the file uses as a module."""
@@ -64,9 +64,9 @@ class Binder:
             # where another module's do
             self.model.assign_name(owner, module.with_place(Place.UNKNOWN))
 
-    def bind_subscript(self, target: cst.Subscript, statement: cst.CSTNode) -> None:
+    def bind_subscript(self, target: cst.Subscript, statement: cst.CSTNode, value: Value) -> None:
         if self.model.bus.wants("item"):
-            self.model.emit("item", ItemEvent(target, statement))
+            self.model.emit("item", ItemEvent(target, statement, value))
         base = dotted(target.value)
         if base is not None:
             held = self.model.scope.lookup(base)

@@ -264,6 +264,8 @@ class ItemEvent:
 
     target: cst.Subscript
     statement: cst.CSTNode
+    value: Value | None = None
+    """What is stored (None for an augmented assignment)."""
 
 
 @dataclass(frozen=True)

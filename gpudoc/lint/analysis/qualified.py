@@ -265,10 +265,26 @@ class QualifiedCalls:
     def pretrained_model(self, node: cst.Call) -> Value:
         """A model-zoo model: on the host, unless ``device_map="auto"`` dispatched it (then
         accelerate's hooks move each input to its layer's device, like a DataParallel)."""
-        if not _device_map(node):
+        mapped = keyword(node, "device_map")
+        one_device = string_value(mapped.value) if mapped is not None else None
+        if not _device_map(node) and not _quantized(node):
             return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)
         self.model.flags.places = True
+        if mapped is None or (one_device is not None and api.CUDA_LITERAL.match(one_device)):
+            # `device_map="cuda:0"`, or bitsandbytes' 4/8-bit loading, which puts the weights
+            # on the GPU: no hooks move the inputs
+            return Value(Kind.MODULE, Place.DEVICE, weighted=True, origin=node)
         return Value(Kind.MODULE, Place.DEVICE, weighted=True, wrapper=True, origin=node)
+
+
+def _quantized(node: cst.Call) -> bool:
+    """``load_in_4bit=True`` / ``load_in_8bit=True`` / ``quantization_config=...``: bitsandbytes
+    loads the weights onto the GPU."""
+    for name in ("load_in_4bit", "load_in_8bit"):
+        arg = keyword(node, name)
+        if arg is not None and dotted(arg.value) == "True":
+            return True
+    return keyword(node, "quantization_config") is not None
 
 
 def _device_map(node: cst.Call) -> bool:

@@ -92,7 +92,12 @@ class StatementWalker:
             if node.value is not None:
                 self.binder.bind(node.target, self.evaluator.eval(node.value), line)
         elif isinstance(node, cst.AugAssign):
-            self.evaluator.eval(node.value)
+            added = self.evaluator.eval(node.value)
+            if isinstance(node.target, cst.Name) and added.is_tensorish:
+                held = self.model.scope.lookup(node.target.value)
+                if held is None or held.kind is Kind.SCALAR:
+                    # `mse = 0` then `mse += (a - b) ** 2`: a number plus a tensor is a tensor
+                    self.binder.bind(node.target, Value(Kind.TENSOR, added.place), line)
             if isinstance(node.target, cst.Subscript):
                 # `cm[t, p] += 1` reads and writes at those indices
                 self.evaluator.eval(node.target)

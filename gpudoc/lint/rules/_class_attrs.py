@@ -142,6 +142,8 @@ def _is_new_tensor(expr: cst.BaseExpression, semantic: Semantic) -> bool:
     qualified = semantic.qualify(expr.func) or ""
     if qualified.startswith("torch.nn.functional.") and expr.args:
         return _is_new_tensor(expr.args[0].value, semantic)  # `F.normalize(torch.randn(n, d))`
+    if qualified in ("torch.autograd.Variable", "torch.autograd.variable.Variable") and expr.args:
+        return _is_new_tensor(expr.args[0].value, semantic)  # `Variable(torch.zeros(1))`
     if qualified.startswith("torch.") and not qualified.startswith("torch.nn."):
         return qualified[6:] in api.TENSOR_FACTORIES or "." not in qualified[6:]
     if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in (api.PLACE_KEEPING_METHODS):

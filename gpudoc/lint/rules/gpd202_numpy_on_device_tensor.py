@@ -9,8 +9,15 @@ from typing import ClassVar
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.events import CallEvent, EventKind, Semantic, WalkedCallEvent
+from gpudoc.lint.analysis.events import (
+    CallEvent,
+    EventKind,
+    ItemEvent,
+    Semantic,
+    WalkedCallEvent,
+)
 from gpudoc.lint.analysis.functions import argument_for
+from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report
 from gpudoc.lint.rules._numpy_lists import NumpyOnDeviceLists
@@ -53,6 +60,8 @@ class NumpyOnDeviceTensor(NumpyOnDeviceLists):
     device tensor (`imshow(images[idx])`): that call is the bug, not the helper.
     Plotting methods of matplotlib Axes (`ax.imshow(t)`, `axs[0, i].plot(t)`) convert their
     data too, and are checked on what is named like Axes (`ax`, `axs`, `axes`, `self.ax`).
+    A device tensor stored into a NumPy array (`g_loss[ind] = loss.data` into `g_loss =
+    np.zeros(...)`) is converted too.
 
     ## Why is this bad?
     It fails with `TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu()
@@ -177,11 +186,26 @@ print(np.mean(losses))
         ),
     )
 
-    EVENTS: ClassVar[tuple[EventKind, ...]] = ("binding", "call", "walked")
+    EVENTS: ClassVar[tuple[EventKind, ...]] = ("binding", "call", "walked", "item")
 
     def __init__(self) -> None:
         super().__init__()
         self.uses: list[NumpyUse] = []
+        self.stores: list[tuple[cst.BaseExpression, str]] = []
+        """Device tensors stored into a NumPy array (``losses[i] = loss.data``), by name."""
+
+    def on_item(self, event: ItemEvent, semantic: Semantic) -> None:
+        """``g_loss[ind] = loss.data`` into ``g_loss = np.zeros(...)``: NumPy converts it."""
+        value = event.value
+        if value is None or not value.is_tensorish or value.place is not Place.DEVICE:
+            return
+        base = dotted(event.target.value)
+        held = semantic.lookup(base) if base is not None else None
+        statement = event.statement
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if held is None or held.kind is not Kind.NDARRAY or not isinstance(small, cst.Assign):
+            return
+        self.stores.append((small.value, base or ""))
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         super().on_call(event, semantic)  # lists of device tensors (_numpy_lists.py)
@@ -228,6 +252,17 @@ print(np.mean(losses))
                 use.site, use.site_argument = call, argument
 
     def finish(self, context: Context) -> Iterator[Report]:
+        for stored, array in self.stores:
+            shown = context.code(stored)
+            message = (
+                f"`{shown}` is on the device and storing it into the NumPy array `{array}` "
+                "converts it: add `.cpu()`"
+            )
+            fix = None
+            if isinstance(stored, SIMPLE):
+                edit = NodeEdit(stored, ".cpu()", "after")
+                fix = FixSpec((edit,), safe=True, description="insert .cpu()")
+            yield Report(stored, message, fix)
         for use in self.uses:
             function = (use.function or "").rsplit(".", 1)[-1]
             first = _first_argument(use.node) is use.receiver

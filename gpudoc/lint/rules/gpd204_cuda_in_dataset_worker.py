@@ -113,11 +113,11 @@ loader = DataLoader(Images(), batch_size=32, num_workers=4)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         qualified = event.qualified
-        if qualified is None:
-            dataset = semantic.dataset
-            if dataset is not None and _moves_to_device(event):
-                self.moves.append((event.node, dataset))
-        elif _is_loader(qualified):
+        dataset = semantic.dataset
+        if dataset is not None and _puts_on_device(event):
+            # `.to(device)`, `.cuda()`, `torch.tensor(x, device=self.device)`
+            self.moves.append((event.node, dataset))
+        elif qualified is not None and _is_loader(qualified):
             self.note_loader(event)
         function = semantic.function_node
         if function is not None and _puts_on_device(event):

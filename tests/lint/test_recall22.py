@@ -1,0 +1,103 @@
+"""Recall regressions from the twenty-second recall set (real bug reports), reduced and rewritten
+here: the bug each rule must report, next to the correct code it must leave alone."""
+
+from __future__ import annotations
+
+from lint_lines import lines
+
+# report 01: a 4-bit model loaded onto the GPU by bitsandbytes, fed host token ids
+QUANTIZED = """\
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+tokenizer = AutoTokenizer.from_pretrained("gpt2")
+model = AutoModelForCausalLM.from_pretrained("gpt2", {loading})
+input_ids = tokenizer("hello", return_tensors="pt").input_ids
+out = model.generate(input_ids, max_length=20)
+"""
+
+
+def test_a_model_loaded_onto_the_gpu_by_its_loader_needs_its_inputs_there() -> None:
+    for loading in ("load_in_4bit=True", "quantization_config=bnb_config", 'device_map="cuda:0"'):
+        assert lines(QUANTIZED.format(loading=loading), "GPD101") == [6], loading
+    # accelerate's dispatch over several devices moves each input itself
+    assert lines(QUANTIZED.format(loading='device_map="auto"'), "GPD101") == []
+    assert lines(QUANTIZED.format(loading="torch_dtype=dtype"), "GPD101") == []
+
+
+# report 04: a fixed attention temperature wrapped in a Variable, kept as a plain attribute
+FIXED_BETA = """\
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.beta = {beta}
+    def forward(self, x):
+        return x * self.beta
+model = Attention().cuda()
+"""
+
+
+def test_a_tensor_wrapped_in_a_variable_is_still_a_plain_attribute() -> None:
+    assert lines(FIXED_BETA.format(beta="Variable(torch.zeros(1))"), "GPD105") == [7]
+    beta = "nn.Parameter(torch.zeros(1), requires_grad=False)"
+    assert lines(FIXED_BETA.format(beta=beta), "GPD105") == []
+
+
+# report 06: a crowd counter sums squared errors of device tensors into a number, then NumPy
+ACCUMULATED = """\
+import numpy as np
+import torch
+model = torch.nn.Linear(4, 1).cuda()
+mse = 0
+for img, target in loader:
+    img = img.cuda()
+    err = model(img).sum() - target.sum().cuda()
+    mse += {added}
+mse = np.sqrt(mse / len(loader))
+"""
+
+
+def test_a_number_accumulating_device_tensors_becomes_a_device_tensor() -> None:
+    assert lines(ACCUMULATED.format(added="err * err"), "GPD202") == [9]
+    assert lines(ACCUMULATED.format(added="(err * err).item()"), "GPD202") == []
+
+
+# report 13: a table dataset builds each sample on its device, read by forked workers
+TABLE = """\
+import torch
+from torch.utils.data import DataLoader, Dataset
+class Table(Dataset):
+    def __init__(self, rows, device):
+        self.rows, self.device = rows, device
+    def __getitem__(self, i):
+        return torch.tensor(self.rows[i], dtype=torch.float{device})
+    def __len__(self):
+        return len(self.rows)
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+loader = DataLoader(Table([[1.0]], device), batch_size=2, num_workers=2)
+"""
+
+
+def test_a_dataset_that_creates_its_samples_on_the_device_breaks_forked_workers() -> None:
+    assert lines(TABLE.format(device=", device=self.device"), "GPD204") == [7]
+    assert lines(TABLE.format(device=""), "GPD204") == []
+
+
+# report 20: a low-light model stores each step's loss into a NumPy array of losses
+STORED = """\
+import numpy as np
+import torch
+model = torch.nn.Linear(4, 1).cuda()
+g_loss = np.zeros((5000, 1))
+for ind in range(10):
+    loss = model(torch.randn(2, 4).cuda()).mean()
+    g_loss[ind] = {stored}
+"""
+
+
+def test_a_device_tensor_stored_into_a_numpy_array_is_converted() -> None:
+    assert lines(STORED.format(stored="loss.data"), "GPD202") == [7]
+    assert lines(STORED.format(stored="loss.item()"), "GPD202") == []
+    assert lines(STORED.format(stored="loss.data.cpu()"), "GPD202") == []
