@@ -195,3 +195,59 @@ def test_ipython_automagic_lines_are_magics_not_syntax_errors() -> None:
     # a literal opened on a line that starts with a magic's name is Python too
     for opened in ("config = {\n    'lr': 0.1,\n}", "def f():\n    time  = [\n        1]"):
         assert _check(_notebook(opened, model)) == ([(3, "GPD101")], None), opened
+
+
+# the real files behind two of the causes above: registration through a helper method, and a
+# window length kept in a local named like a setting
+REGISTERED_BY_HELPER = """\
+import torch
+import torch.nn as nn
+from torch.nn import Parameter
+class Highway(nn.Module):
+    def __init__(self, size, num_layers):
+        super().__init__()
+        self.linear = [nn.Linear(size, size) for _ in range(num_layers)]
+        for i, module in enumerate(self.linear):
+            self._add_to_parameters(module.parameters(), "linear_{{}}".format(i))
+        self.kernels = [Parameter(torch.randn(size, size)) for _ in range(num_layers)]
+        self._add_to_parameters(self.kernels, "kernel")
+    def _add_to_parameters(self, parameters, name):
+        for i, parameter in enumerate(parameters):
+            {register}
+    def forward(self, x):
+        return self.linear[0](x) @ self.kernels[0]
+model = Highway(8, 2).to("cuda")
+"""
+
+
+def test_lists_registered_through_a_helper_method_are_moved_with_the_module() -> None:
+    registered = 'self.register_parameter(name="{}-{}".format(name, i), param=parameter)'
+    assert lines(REGISTERED_BY_HELPER.format(register=registered), "GPD104") == []
+    assert lines(REGISTERED_BY_HELPER.format(register="print(name)"), "GPD104") == [7, 10]
+
+
+SINC = """\
+import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class SincConv(nn.Module):
+    def __init__(self, filt_dim):
+        super().__init__()
+        self.Filt_dim = filt_dim
+        self.band = nn.Parameter(torch.rand(4))
+    def forward(self, x):
+        cuda = x.is_cuda
+        N = self.Filt_dim
+        n = torch.linspace(0, N, steps=N)
+        window = (0.54 - 0.46 * torch.cos(2 * math.pi * n / N)).float()
+        {move}
+        filters = self.band[:, None] * window
+        return F.conv1d(x, filters.view(4, 1, N))
+model = SincConv(16).cuda()
+"""
+
+
+def test_a_length_kept_in_a_local_named_like_a_setting_is_a_number() -> None:
+    assert lines(SINC.format(move="if cuda: window = window.to('cuda')"), "GPD106") == []
+    assert lines(SINC.format(move="pass"), "GPD106") == [13]

@@ -340,8 +340,9 @@ class CallEvaluator:
             # HF-style `generate` runs forward on its inputs; one that ends in
             # `.cpu().numpy()` hands back a host copy
             called = self.module_call(node, dotted(func.value) or "", module, args)
+            # `return wav.cpu().numpy(), hall`: the walk knows each part better than a call
             host = result.kind is Kind.NDARRAY or result.place is Place.HOST
-            return result if host else called
+            return result if host or result.items is not None else called
         if method in ("forward", "generate"):  # HF `generate` runs forward on its inputs
             return self.module_call(node, dotted(func.value) or "", module, args)
         if method in ("eval", "train", "half", "float", "double", "requires_grad_", "bfloat16"):

@@ -256,8 +256,9 @@ class _Bindings(cst.CSTVisitor):
         names = _names(target)
         if names:
             self.assigned.append((names, value))
-        if _sizes(value):
-            self.numbers.update(names)
+        setting = dotted(value)
+        if _sizes(value) or (setting is not None and SETTING.search(setting.rpartition(".")[2])):
+            self.numbers.update(names)  # `n = x.size(0)`, `N = self.filt_dim`
 
     def visit_For(self, node: cst.For) -> None:
         self.loops.append((_names(node.target), node.iter))

@@ -22,7 +22,7 @@ def registered_attributes(class_node: cst.ClassDef) -> set[str]:
     init = _init_of(class_node)
     if init is None:
         return set()
-    finder = _Registrations()
+    finder = _Registrations(_registering_helpers(class_node))
     walk(init.body, finder)
     # `setattr(self, "fc%i" % i, fc)` then `self.fcs.append(fc)`: each item is registered
     for attr, items in finder.appended.items():
@@ -40,7 +40,10 @@ def _init_of(class_node: cst.ClassDef) -> cst.FunctionDef | None:
 
 
 class _Registrations(cst.CSTVisitor):
-    def __init__(self) -> None:
+    def __init__(self, helpers: frozenset[str] = frozenset()) -> None:
+        self.helpers = helpers
+        """The class's own methods that register what they are given
+        (``self._add_to_parameters(module.parameters(), name)``)."""
         self.found: set[str] = set()
         self.registered_names: set[str] = set()
         """Names registered one by one (``setattr(self, name, fc)``, ``self.add_module(n, fc)``)."""
@@ -49,7 +52,7 @@ class _Registrations(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         """``for ... in <self.attr or enumerate(self.attr)>:`` whose body calls add_module."""
-        if _calls_registering_method(node.body):
+        if _calls_registering_method(node.body, self.helpers):
             self.found.update(_self_attributes(node.iter))
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -59,6 +62,10 @@ class _Registrations(cst.CSTVisitor):
             for arg in node.args:
                 self.found.update(_self_attributes(arg.value))
         args = [arg.value for arg in node.args]
+        if name.startswith("self.") and name[5:] in self.helpers:
+            # `self._add_to_parameters(self.kernels, "kernel")`: it registers each of them
+            for given in args:
+                self.found.update(_self_attributes(given))
         registering = name == "setattr" or name.rsplit(".", 1)[-1] in REGISTERING_METHODS
         if registering and len(args) >= 2 and isinstance(args[-1], cst.Name):
             self.registered_names.add(args[-1].value)
@@ -68,19 +75,32 @@ class _Registrations(cst.CSTVisitor):
                 self.appended.setdefault(attr, set()).add(args[0].value)
 
 
-def _calls_registering_method(body: cst.BaseSuite) -> bool:
-    finder = _MethodCalls()
+def _calls_registering_method(body: cst.BaseSuite, helpers: frozenset[str] = frozenset()) -> bool:
+    finder = _MethodCalls(PARAMETER_REGISTRATION | helpers)
     walk(body, finder)
     return finder.found
 
 
+def _registering_helpers(class_node: cst.ClassDef) -> frozenset[str]:
+    """The class's methods (besides ``__init__``) that call a registering method on ``self``."""
+    body = class_node.body.body if isinstance(class_node.body, cst.IndentedBlock) else ()
+    return frozenset(
+        statement.name.value
+        for statement in body
+        if isinstance(statement, cst.FunctionDef)
+        and statement.name.value != "__init__"
+        and _calls_registering_method(statement.body)
+    )
+
+
 class _MethodCalls(cst.CSTVisitor):
-    def __init__(self) -> None:
+    def __init__(self, methods: frozenset[str]) -> None:
+        self.methods = methods
         self.found = False
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in PARAMETER_REGISTRATION:
+        if isinstance(func, cst.Attribute) and func.attr.value in self.methods:
             self.found |= dotted(func.value) == "self"
 
 
