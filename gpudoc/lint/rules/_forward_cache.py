@@ -78,32 +78,8 @@ recomputed on each training step and kept for a ``loss`` property)."""
 
 def _state_test(test: cst.BaseExpression) -> bool:
     """A test about the module's own state besides its mode (``self.mask is None``)."""
-    words = list(names_in(test))
-    return "self" in words and any(
-        word not in MODES and word != "self" for word in _self_attributes(test)
-    )
-
-
-def _self_attributes(node: cst.BaseExpression) -> list[str]:
-    found = []
-    for part in _attributes(node):
-        if isinstance(part.value, cst.Name) and part.value.value == "self":
-            found.append(part.attr.value)
-    return found
-
-
-def _attributes(node: cst.CSTNode) -> list[cst.Attribute]:
-    finder = _Attributes()
-    walk(node, finder)
-    return finder.found
-
-
-class _Attributes(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found: list[cst.Attribute] = []
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self.found.append(node)
+    words = set(names_in(test))
+    return "self" in words and bool(words - MODES - {"self", "not"})
 
 
 def _methods(node: cst.ClassDef) -> list[cst.FunctionDef]:
