@@ -16,7 +16,6 @@ import dataclasses
 import functools
 import warnings
 from collections.abc import Iterable, Mapping
-from typing import cast
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -44,30 +43,111 @@ def positions(
     for index, members in owners.items():
         statement = module.body[index]
         alone = module.with_changes(header=(), body=(statement,), footer=())
-        ranges = _ranges(alone)
+        ranges = _ranges(alone, [statement, *members])
         shift = starts[index] - ranges[statement].start.line
         found.update((node, _shifted(ranges[node], shift)) for node in members)
     return found
 
 
-def _ranges(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
-    """PositionProvider's ranges: its own code generation, run directly. The MetadataWrapper
+def _ranges(module: cst.Module, nodes: list[cst.CSTNode]) -> Mapping[cst.CSTNode, CodeRange]:
+    """PositionProvider's ranges of ``nodes`` (at least): its own code generation, run
+    directly, by a state that records them as plain tuples (_Recorder). The MetadataWrapper
     around it also visits the whole tree (rebuilding every node) for batched providers that
     are not there: that visit costs more than the code generation."""
-    provider = PositionProvider()
     if PositionProvidingCodegenState is None:
         return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     try:
-        state = PositionProvidingCodegenState(
+        state = _Recorder(
             default_indent=module.default_indent,
             default_newline=module.default_newline,
-            provider=provider,
+            provider=PositionProvider(),
         )
+        state.spans, state.starts = {}, []
         module._codegen(state)
-        computed = provider._computed
+        computed = state.spans
     except (AttributeError, TypeError):  # another libcst's internals: the public way
         return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    return cast("Mapping[cst.CSTNode, CodeRange]", computed)
+    found: dict[cst.CSTNode, CodeRange] = {}
+    for node in nodes:
+        start_line, start_column, end_line, end_column = computed[id(node)]
+        found[node] = CodeRange(
+            CodePosition(start_line, start_column), CodePosition(end_line, end_column)
+        )
+    return found
+
+
+Span = tuple[int, int, int, int]
+"""A range as (start line, start column, end line, end column)."""
+
+
+if PositionProvidingCodegenState is not None:
+
+    class _Recorder(PositionProvidingCodegenState):
+        """libcst's PositionProvidingCodegenState, the same positions at a fraction of the cost:
+        plain tuples where it builds a frozen CodePosition per node and a CodeRange per node,
+        a class for its contextmanager-generator ``record_syntactic_position``, and no regular
+        expression split for the tokens without a line break (nearly all of them).
+        tests/lint/test_positions.py holds it to the whole-module provider on every node."""
+
+        spans: dict[int, Span]
+        """Each node's span by the node's id (the tree is alive throughout; a CSTNode's own
+        ``__hash__`` is a Python call)."""
+        starts: list[tuple[int, int]]
+
+        def _update_position(self, value: str) -> None:
+            if "\n" in value or "\r" in value:
+                PositionProvidingCodegenState._update_position(self, value)
+            else:
+                self.column += len(value)
+
+        def before_codegen(self, node: cst.CSTNode) -> None:
+            self.starts.append((self.line, self.column))
+
+        def after_codegen(self, node: cst.CSTNode) -> None:
+            start_line, start_column = self.starts.pop()  # always popped, as libcst does
+            spans = self.spans
+            if id(node) not in spans:  # a syntactic position already recorded stays
+                spans[id(node)] = (start_line, start_column, self.line, self.column)
+
+        def record_syntactic_position(  # type: ignore[override]
+            self,
+            node: cst.CSTNode,
+            *,
+            start_node: cst.CSTNode | None = None,
+            end_node: cst.CSTNode | None = None,
+        ) -> _Syntactic:
+            return _Syntactic(self, node, start_node, end_node)
+
+    class _Syntactic:
+        """libcst's ``record_syntactic_position``: the node's span from where its code starts
+        to where it ends, or from ``start_node``'s start and to ``end_node``'s end."""
+
+        __slots__ = ("end_node", "node", "start", "start_node", "state")
+
+        def __init__(
+            self,
+            state: _Recorder,
+            node: cst.CSTNode,
+            start_node: cst.CSTNode | None,
+            end_node: cst.CSTNode | None,
+        ) -> None:
+            self.state, self.node = state, node
+            self.start_node, self.end_node = start_node, end_node
+            self.start = (state.line, state.column)
+
+        def __enter__(self) -> None:
+            return None
+
+        def __exit__(self, *_exception: object) -> None:
+            state = self.state
+            spans = state.spans
+            start_line, start_column = self.start
+            if self.start_node is not None:
+                start_line, start_column = spans[id(self.start_node)][:2]
+            end_line, end_column = state.line, state.column
+            if self.end_node is not None:
+                end_line, end_column = spans[id(self.end_node)][2:]
+            spans[id(self.node)] = (start_line, start_column, end_line, end_column)
 
 
 def _shifted(where: CodeRange, lines: int) -> CodeRange:
@@ -122,10 +202,10 @@ def _owners(
     left = set(wanted)
     for ids in (code_ids, _ids):
         for index, statement in enumerate(module.body):
-            inside = [wanted[key] for key in ids(statement) if key in left]
+            inside = left.intersection(ids(statement))
             if inside:
-                owners.setdefault(index, []).extend(inside)
-                left.difference_update(id(node) for node in inside)
+                owners.setdefault(index, []).extend(wanted[key] for key in inside)
+                left -= inside
             if not left:
                 return owners
     return owners or None

@@ -155,18 +155,22 @@ def _own(kind: type[cst.CSTVisitor], name: str) -> Method | None:
     return None if method is None or method is getattr(cst.CSTVisitor, name, None) else method
 
 
-def code_ids(root: cst.CSTNode) -> Iterator[int]:
-    """The id of every node under ``root`` (itself included) that ``walk`` visits."""
+def code_ids(root: cst.CSTNode) -> list[int]:
+    """The id of every node under ``root`` (itself included) that ``walk`` visits. A list, not
+    a generator: positions.py asks it of every statement that holds a finding."""
+    ids: list[int] = []
     stack = [root]
+    known = _NODE_TYPES
     while stack:
         node = stack.pop()
-        yield id(node)
+        ids.append(id(node))
         fields = _ORDERS[type(node)] if type(node) in _ORDERS else child_fields(type(node))
         if fields is None:
             fields = tuple(field.name for field in dataclasses.fields(node))
         for name in fields:
             value = getattr(node, name)
             if type(value) is tuple or type(value) is list:
-                stack.extend(item for item in value if _is_node(item))
-            elif _is_node(value):
+                stack.extend(item for item in value if known.get(type(item)) or _is_node(item))
+            elif known.get(type(value)) or _is_node(value):
                 stack.append(value)
+    return ids

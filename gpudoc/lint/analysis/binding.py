@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import libcst as cst
 
 from gpudoc.lint.analysis.events import BindingEvent, ItemEvent
 from gpudoc.lint.analysis.expressions import Evaluator
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.analysis.values import Kind, Place, Value
+from gpudoc.lint.analysis.values import Kind, Place, Value, replace
 
 
 class Binder:

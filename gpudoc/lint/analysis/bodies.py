@@ -7,7 +7,6 @@ what it returned. What no call reached is walked on its own at the end (``walk_p
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
 import libcst as cst
@@ -27,7 +26,7 @@ from gpudoc.lint.analysis.names import bound_names, declared_globals, dotted, mo
 from gpudoc.lint.analysis.scope import Scope, parameter_values
 from gpudoc.lint.analysis.sharing import move_module
 from gpudoc.lint.analysis.submodules import weighted_submodules
-from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, called_module
+from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, called_module, replace
 
 if TYPE_CHECKING:
     from gpudoc.lint.analysis.homes import Home

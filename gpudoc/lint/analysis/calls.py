@@ -6,8 +6,6 @@ plain classes to instances.py, and the file's own functions to bodies.py, which 
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import libcst as cst
 
 from gpudoc.lint.analysis import api
@@ -39,6 +37,7 @@ from gpudoc.lint.analysis.values import (
     called_module,
     element_of,
     host_module,
+    replace,
 )
 from gpudoc.lint.visit import walk
 

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import libcst as cst
 
+from gpudoc.lint.analysis.names import assigned_value
 from gpudoc.lint.analysis.values import Value
 
 if TYPE_CHECKING:
@@ -206,6 +208,12 @@ class BindingEvent:
     previous: Value | None
     """What the name held before this binding."""
     statement: cst.CSTNode
+
+    @cached_property
+    def assigned(self) -> cst.BaseExpression | None:
+        """``assigned_value(statement, name)``: the expression assigned to the name, read once
+        for all the rules that listen (most of them ask)."""
+        return assigned_value(self.statement, self.name)
 
 
 @dataclass(frozen=True)

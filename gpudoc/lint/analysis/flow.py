@@ -15,13 +15,12 @@ test (``if debug:``) and on the host on the other is "host on some path" (Place.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Literal
 
 import libcst as cst
 
 from gpudoc.lint.analysis.names import dotted, names_in
-from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value
+from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, replace
 
 Polarity = Literal["gpu", "cpu", "device"]
 """``gpu``: the test holds on the GPU path; ``cpu``: it holds on the CPU path; ``device``: a

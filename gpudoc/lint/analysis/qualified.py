@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 import libcst as cst
 
@@ -28,6 +27,7 @@ from gpudoc.lint.analysis.values import (
     Place,
     Value,
     join_places,
+    replace,
 )
 
 
@@ -39,6 +39,9 @@ class QualifiedCalls:
         self.model = model
         self.evaluator = evaluator
         self.placement = placement
+        self._parameter_lists: dict[int, tuple[cst.CSTNode, dict[str, str]]] = {}
+        """By id of a function (or module): its parameter lists, read once (the tree does not
+        change during a walk, and a module of optimizers would read it again for each one)."""
 
     def eval_qualified(self, node: cst.Call, qualified: str) -> Value:
         args = self.evaluator.eval_args(node)
@@ -111,10 +114,16 @@ class QualifiedCalls:
     def filled_from(self, name: str) -> str:
         """The module whose parameters a loop put into the list ``name`` (``for key, value in
         dict(model.named_parameters()).items(): params += [{"params": [value], ...}]``)."""
-        function = self.model.scope.function_node
-        module = self.model.module
-        body = function.body.body if function is not None else module.body if module else ()
-        return parameter_lists(body).get(name, "")
+        owner: cst.FunctionDef | cst.Module | None = self.model.scope.function_node
+        if owner is None:
+            owner = self.model.module
+        if owner is None:
+            return ""
+        known = self._parameter_lists.get(id(owner))
+        if known is None:
+            body = owner.body.body if isinstance(owner, cst.FunctionDef) else owner.body
+            known = self._parameter_lists[id(owner)] = (owner, parameter_lists(body))
+        return known[1].get(name, "")
 
     def torch_object(self, node: cst.Call, qualified: str, rest: str, args: list[Value]) -> Value:
         last = rest.rsplit(".", 1)[-1]

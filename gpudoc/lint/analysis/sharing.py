@@ -9,10 +9,8 @@ statement (``net = make()`` twice) are two instances: a call's result gets a new
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.values import Kind, Place, Value
+from gpudoc.lint.analysis.values import Kind, Place, Value, replace
 
 
 def move_module(model: SemanticModel, name: str, moved: Value) -> None:

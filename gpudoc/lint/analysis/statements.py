@@ -4,7 +4,6 @@ and class definitions (bodies.py), and the simple statements themselves."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 import libcst as cst
 
@@ -19,7 +18,7 @@ from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted, module_chain_root
 from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.project_names import ProjectNames
-from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value
+from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, replace
 
 Line = cst.SimpleStatementLine | cst.SimpleStatementSuite
 

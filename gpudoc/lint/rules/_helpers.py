@@ -102,22 +102,6 @@ def chain_root(
     return expr
 
 
-def assigned_value(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
-    """The expression ``statement`` assigns to ``name``: ``value`` of ``name = value``, or the
-    matching element of ``a, name = x, value``; None for unpacking, loops and the rest. A
-    one-line suite counts (``if cuda: model = model.cuda()``)."""
-    if not isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite):
-        return None
-    for small in statement.body:
-        if not isinstance(small, cst.Assign):
-            continue
-        for target in small.targets:
-            found = _matching(target.target, small.value, name)
-            if found is not None:
-                return found
-    return None
-
-
 def unpacked_from(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
     """The call whose result ``statement`` unpacks into ``name`` among others: ``grid`` of
     ``yv, xv = torch.meshgrid(...)``."""
@@ -131,26 +115,6 @@ def unpacked_from(statement: cst.CSTNode, name: str) -> cst.BaseExpression | Non
             parts = unpacked.elements if isinstance(unpacked, cst.Tuple | cst.List) else ()
             if any(dotted(part.value) == name for part in parts):
                 return small.value
-    return None
-
-
-def _matching(
-    target: cst.BaseExpression, value: cst.BaseExpression, name: str
-) -> cst.BaseExpression | None:
-    if isinstance(target, cst.Name | cst.Attribute):
-        return value if dotted(target) == name else None
-    sequences = (cst.Tuple, cst.List)
-    if not isinstance(target, sequences) or not isinstance(value, sequences):
-        return None
-    pairs = list(zip(target.elements, value.elements, strict=False))
-    if len(target.elements) != len(value.elements) or any(
-        isinstance(part, cst.StarredElement) for pair in pairs for part in pair
-    ):
-        return None
-    for target_element, value_element in pairs:
-        found = _matching(target_element.value, value_element.value, name)
-        if found is not None:
-            return found
     return None
 
 
@@ -181,7 +145,7 @@ class OffersCpu(Rule):
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         if not self.offers_cpu:
-            value = assigned_value(event.statement, event.name)
+            value = event.assigned
             self.offers_cpu = value is not None and chooses_cpu(value)
 
     def on_compare(self, event: CompareEvent, semantic: Semantic) -> None:

@@ -14,7 +14,7 @@ from gpudoc.lint.analysis.events import BindingEvent, CallEvent, EventKind, Sema
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Context, Report, Rule
-from gpudoc.lint.rules._helpers import assigned_value, parameter_names
+from gpudoc.lint.rules._helpers import parameter_names
 
 APPENDS = frozenset({"append", "extend", "insert"})
 METADATA = frozenset({"shape", "ndim", "size", "squeeze"})
@@ -43,7 +43,7 @@ class NumpyOnDeviceLists(Rule):
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         key = (semantic.function, event.name)
-        value = assigned_value(event.statement, event.name)
+        value = event.assigned
         if value in self.loss_calls:
             self.losses.add(key)
         else:
@@ -231,7 +231,7 @@ def _method(call: cst.Call) -> str:
 
 def _is_new_list(event: BindingEvent) -> bool:
     """``losses = []``, ``final = [embedding]``, ``list()``: a list its appends fill."""
-    value = assigned_value(event.statement, event.name)
+    value = event.assigned
     if isinstance(value, cst.List):
         return True
     return isinstance(value, cst.Call) and dotted(value.func) == "list" and not value.args

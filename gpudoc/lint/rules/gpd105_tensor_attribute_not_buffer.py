@@ -13,13 +13,13 @@ from gpudoc.lint.analysis.events import (
     MemberEvent,
     Semantic,
 )
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import assigned_value, dotted
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._class_attrs import InitAttributes
 from gpudoc.lint.rules._factory_uses import read_only_as_index
 from gpudoc.lint.rules._forward_cache import cached_without_device_check, none_in_init
-from gpudoc.lint.rules._helpers import assigned_value, chain_root
+from gpudoc.lint.rules._helpers import chain_root
 from gpudoc.lint.visit import walk
 
 MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})

@@ -40,7 +40,6 @@ from gpudoc.lint.rules._factory_uses import (
     tensor_parameters,
 )
 from gpudoc.lint.rules._helpers import (
-    assigned_value,
     chain_root,
     parameter_names,
     unpacked_from,
@@ -364,7 +363,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         """``h = torch.zeros(...)`` (also ``Variable(torch.zeros(...))``): ``h`` holds it."""
         key = (semantic.scope_id, event.name)
-        value = assigned_value(event.statement, event.name)
+        value = event.assigned
         if _made_on_input_device(value):
             self.follows.add(key)
         else:

@@ -12,7 +12,6 @@ from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
-from gpudoc.lint.rules._helpers import assigned_value
 
 HOST_CONSUMERS = frozenset({"DataLoader", "RandomSampler", "SubsetRandomSampler",
                             "WeightedRandomSampler", "random_split"})  # fmt: skip
@@ -116,7 +115,7 @@ loader = DataLoader(dataset, batch_size=8, shuffle=True, generator=g)
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         key = (semantic.function, event.name)
-        value = assigned_value(event.statement, event.name)
+        value = event.assigned
         place = _generator_place(value, semantic) if value is not None else None
         if place is None:
             self.generators.pop(key, None)

@@ -17,7 +17,6 @@ from gpudoc.lint.analysis.events import (
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
-from gpudoc.lint.rules._helpers import assigned_value
 from gpudoc.lint.visit import walk
 
 MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16"})
@@ -175,7 +174,7 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
             self.flag(node, "on its own line does nothing")
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
-        value = assigned_value(event.statement, event.name)
+        value = event.assigned
         if not isinstance(value, cst.Attribute) or value.attr.value not in MOVES:
             return
         receiver = dotted(value.value)

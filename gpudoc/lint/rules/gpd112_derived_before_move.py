@@ -9,10 +9,9 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
-from gpudoc.lint.analysis.names import dotted, keyword
+from gpudoc.lint.analysis.names import assigned_value, dotted, keyword
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
-from gpudoc.lint.rules._helpers import assigned_value
 from gpudoc.lint.visit import walk
 
 HOST_ARGUMENTS = ("torch.nn.utils.rnn.",)
@@ -186,7 +185,7 @@ def train_step(model, loader, device):
                 if name in derived.sources and derived.move is None:
                     derived.move, derived.moved_source = event.statement, name
         self.derived.pop((function, name), None)
-        value = assigned_value(event.statement, event.name)
+        value = event.assigned
         if value is None or not _off_device(event.value):
             return
         finder = _Names()

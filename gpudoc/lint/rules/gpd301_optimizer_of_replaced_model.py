@@ -8,10 +8,10 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import assigned_value, dotted
 from gpudoc.lint.analysis.values import Kind
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
-from gpudoc.lint.rules._helpers import Optimizers, assigned_value
+from gpudoc.lint.rules._helpers import Optimizers
 
 
 class OptimizerOfReplacedModel(Rule):

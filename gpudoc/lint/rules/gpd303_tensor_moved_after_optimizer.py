@@ -10,7 +10,6 @@ from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place
 from gpudoc.lint.rule import Invalid, Rule
-from gpudoc.lint.rules._helpers import assigned_value
 
 PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 MOVES = frozenset({"to", "cuda"})
@@ -115,7 +114,7 @@ def train(device):
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         key = (semantic.function, event.name)
-        value = assigned_value(event.statement, event.name)
+        value = event.assigned
         held = self.optimized.pop(key, None)
         self.raw.pop(key, None)
         self.lists.pop(key, None)

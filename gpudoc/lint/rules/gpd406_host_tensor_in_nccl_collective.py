@@ -8,10 +8,10 @@ import libcst as cst
 
 from gpudoc.lint.analysis.events import CallEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import assigned_value, dotted
 from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
-from gpudoc.lint.rules._helpers import assigned_value, bound_expression
+from gpudoc.lint.rules._helpers import bound_expression
 
 COLLECTIVES = frozenset(
     {

@@ -10,10 +10,9 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CompareEvent, FunctionEvent, ReturnEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import assigned_value, dotted
 from gpudoc.lint.analysis.values import Kind
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
-from gpudoc.lint.rules._helpers import assigned_value
 from gpudoc.lint.visit import walk
 
 
