@@ -122,9 +122,12 @@ class CheckpointScan(cst.CSTVisitor):
         self._flag_class_ids: set[int] | None = None
         self._opened: list[dict[str, cst.BaseExpression]] = []
         self._tests: list[str] = []
-        self._both_arms_move: list[bool] = []
-        """For each of ``_tests``: an ``if`` whose every arm moves to the device (``if ngpu >
-        1: net = DataParallel(net).cuda()`` / ``else: net = net.cuda()``): no CPU path."""
+        self._test_ifs: list[cst.If | None] = []
+        """For each of ``_tests``: its ``if`` (None for ``x if t else y``)."""
+        self._every_arm: dict[cst.If, bool] = {}
+        """``if``s whose every arm moves to the device (``if ngpu > 1: net =
+        DataParallel(net).cuda()`` / ``else: net = net.cuda()``): no CPU path. Read only for
+        the ``if``s around a move, once each."""
         self._reported: set[int] = set()
         """ids of what is only printed or logged (``print(torch.cuda.is_available())``)."""
         self._arms: list[Arm] = []
@@ -194,7 +197,7 @@ class CheckpointScan(cst.CSTVisitor):
             # `if not torch.cuda.is_available(): sys.exit("needs a GPU")`
             self.requires_gpu |= stops and self._unconditional()
         self._tests.append(self.module.code_for_node(node.test))
-        self._both_arms_move.append(self._every_arm_moves(node))
+        self._test_ifs.append(node)
         self._enter_else(node)  # an `elif`
         body, orelse = _none_names(node.test)
         self._ifs.append((node, Arm(id(node), True, orelse)))
@@ -202,7 +205,7 @@ class CheckpointScan(cst.CSTVisitor):
 
     def leave_If(self, original_node: cst.If) -> None:
         self._tests.pop()
-        self._both_arms_move.pop()
+        self._test_ifs.pop()
         self._ifs.pop()
         self._arms.pop()
 
@@ -217,13 +220,20 @@ class CheckpointScan(cst.CSTVisitor):
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._tests.append(self.module.code_for_node(node.test))
-        self._both_arms_move.append(False)
+        self._test_ifs.append(None)
 
     def leave_IfExp(self, original_node: cst.IfExp) -> None:
         self._tests.pop()
-        self._both_arms_move.pop()
+        self._test_ifs.pop()
 
-    def _every_arm_moves(self, node: cst.If) -> bool:
+    def _every_arm_moves(self, node: cst.If | None) -> bool:
+        if node is None:
+            return False
+        if node not in self._every_arm:
+            self._every_arm[node] = self._arms_move(node)
+        return self._every_arm[node]
+
+    def _arms_move(self, node: cst.If) -> bool:
         arms: list[cst.CSTNode] = [node.body]
         orelse: cst.If | cst.Else | None = node.orelse
         while isinstance(orelse, cst.If):
@@ -321,9 +331,10 @@ class CheckpointScan(cst.CSTVisitor):
             self._option(node)
         switches = [
             test
-            for test, both in zip(self._tests, self._both_arms_move, strict=True)
-            if last in ("to", "cuda") and not both
+            for test, branch in zip(self._tests, self._test_ifs, strict=True)
+            if last in ("to", "cuda")
             if CPU_SWITCH.search(TENSOR_PLACE_TEST.sub("", test))
+            and not self._every_arm_moves(branch)
         ]
         if switches:
             scope = self._flag_scope(switches)
