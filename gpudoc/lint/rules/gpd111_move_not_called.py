@@ -68,7 +68,7 @@ class MoveNotCalled(Rule):
 
     CODE = "GPD111"
     NAME = "move-not-called"
-    SUMMARY = "a move method named without parentheses (`model.cuda`): nothing moves"
+    SUMMARY = "`model.cuda` without `()` moves nothing; `is_available` without `()` is always true"
     PLACEMENT = False  # the move that was never called is what left the file without placement
     EVENTS = ("statement", "binding", "call", "return", "member")
     VALID = (
