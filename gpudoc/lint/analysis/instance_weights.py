@@ -10,7 +10,7 @@ import re
 import libcst as cst
 
 from gpudoc.lint.analysis.functions import argument_for, bind_arguments
-from gpudoc.lint.analysis.names import ImportTable, dotted
+from gpudoc.lint.analysis.names import ImportTable, class_method, dotted
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value
 
@@ -32,7 +32,7 @@ def instance_holdings(
     sources = cls.weights_from
     if sources is None:
         return cls.weighted, []
-    init = _init_of(cls.node)
+    init = class_method(cls.node, "__init__")
     if not sources or init is None:
         return bool(sources), []
     if any(arg.star for arg in call.args):  # `Loss(**config)`: what it passes is not known
@@ -58,11 +58,6 @@ def instance_holdings(
             return True, []
         modules.append(value)
     return bool(modules), modules
-
-
-def _init_of(node: cst.ClassDef) -> cst.FunctionDef | None:
-    methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
-    return next((method for method in methods if method.name.value == "__init__"), None)
 
 
 def _weightless(expr: cst.BaseExpression, value: Value, imports: ImportTable) -> bool:

@@ -454,3 +454,12 @@ def _matching(
         if found is not None:
             return found
     return None
+
+
+def class_method(node: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    """The class body's first method named ``name`` (``__init__``, ``__call__``)."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    for statement in body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
+            return statement
+    return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import class_method, dotted
 from gpudoc.lint.visit import walk
 
 REGISTERING_METHODS = frozenset({"add_module", "register_module"})
@@ -19,7 +19,7 @@ WRAPPERS = frozenset({"ModuleList", "ModuleDict", "Sequential", "ParameterList"}
 
 def registered_attributes(class_node: cst.ClassDef) -> set[str]:
     """The ``self.<attr>`` names whose items ``__init__`` registers as submodules."""
-    init = _init_of(class_node)
+    init = class_method(class_node, "__init__")
     if init is None:
         return set()
     finder = _Registrations(_registering_helpers(class_node))
@@ -29,14 +29,6 @@ def registered_attributes(class_node: cst.ClassDef) -> set[str]:
         if items and items <= finder.registered_names:
             finder.found.add(attr)
     return finder.found
-
-
-def _init_of(class_node: cst.ClassDef) -> cst.FunctionDef | None:
-    body = class_node.body.body if isinstance(class_node.body, cst.IndentedBlock) else ()
-    for statement in body:
-        if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__":
-            return statement
-    return None
 
 
 class _Registrations(cst.CSTVisitor):

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from gpudoc.lint.analysis.names import dotted, keyword
+from gpudoc.lint.analysis.names import class_method, dotted, keyword
 from gpudoc.lint.visit import walk
 
 DEPTH = 4
@@ -56,13 +56,6 @@ def definitions(module: cst.Module) -> Definitions:
     return found
 
 
-def call_method(node: cst.ClassDef) -> cst.FunctionDef | None:
-    for statement in node.body.body:
-        if isinstance(statement, cst.FunctionDef) and statement.name.value == "__call__":
-            return statement
-    return None
-
-
 def collate_functions(loader: cst.Call, found: Definitions) -> Iterator[cst.FunctionDef]:
     """The function (or the ``__call__`` of the class instance) given as ``collate_fn=``."""
     collate = keyword(loader, "collate_fn")
@@ -98,7 +91,7 @@ def _callables(
 def _class_call(node: cst.Call, found: Definitions) -> cst.FunctionDef | None:
     name = dotted(node.func)
     definition = found.classes.get(name or "")
-    return call_method(definition) if definition is not None else None
+    return class_method(definition, "__call__") if definition is not None else None
 
 
 def _instances(

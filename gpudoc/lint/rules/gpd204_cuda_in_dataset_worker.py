@@ -113,14 +113,14 @@ loader = DataLoader(Images(), batch_size=32, num_workers=4)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         qualified = event.qualified
-        dataset = semantic.dataset
-        if dataset is not None and _puts_on_device(event):
-            # `.to(device)`, `.cuda()`, `torch.tensor(x, device=self.device)`
+        dataset, function = semantic.dataset, semantic.function_node
+        # `.to(device)`, `.cuda()`, `torch.tensor(x, device=self.device)`
+        on_device = (dataset is not None or function is not None) and _puts_on_device(event)
+        if dataset is not None and on_device:
             self.moves.append((event.node, dataset))
         elif qualified is not None and _is_loader(qualified):
             self.note_loader(event)
-        function = semantic.function_node
-        if function is not None and _puts_on_device(event):
+        if function is not None and on_device:
             self.device_work.setdefault(function, event.node)
 
     def note_loader(self, event: CallEvent) -> None:

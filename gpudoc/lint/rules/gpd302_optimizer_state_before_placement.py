@@ -135,16 +135,15 @@ def resume(path):
             self.placed(event.name, event.statement, semantic)
         self.optimizers.note(event, semantic)
         value = event.value
-        if value.kind is Kind.OPTIMIZER and value.source and _eager_state(event.statement):
+        call = _eager_state(event.assigned) if value.kind is Kind.OPTIMIZER else None
+        if call is not None and value.source:
             # `Adagrad(model.parameters())` makes its state now, on the parameters' device
             module = semantic.lookup(value.source)
             if module is not None and module.kind is Kind.MODULE and not module.is_device_module:
-                call = _eager_state(event.statement)
-                if call is not None:
-                    self.loaded.setdefault(semantic.scope_id, {})[f"{event.name}="] = (
-                        call,
-                        value.source,
-                    )
+                self.loaded.setdefault(semantic.scope_id, {})[f"{event.name}="] = (
+                    call,
+                    value.source,
+                )
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         receiver, func = event.receiver, event.node.func
@@ -232,12 +231,9 @@ EAGER_STATE = frozenset({"Adagrad"})
 first step: built before the model moves, that state stays on the CPU."""
 
 
-def _eager_state(statement: cst.CSTNode | None) -> cst.Call | None:
-    """The constructor call of ``o = optim.Adagrad(...)``, when the statement is one."""
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return None
-    small = statement.body[0]
-    value = small.value if isinstance(small, cst.Assign) else None
+def _eager_state(value: cst.BaseExpression | None) -> cst.Call | None:
+    """The constructor call ``optim.Adagrad(...)``, when ``value`` (what a binding assigned) is
+    one."""
     if isinstance(value, cst.Call) and (dotted(value.func) or "").rsplit(".", 1)[-1] in EAGER_STATE:
         return value
     return None

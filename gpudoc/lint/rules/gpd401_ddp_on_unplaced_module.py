@@ -9,7 +9,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CallEvent, ClassEvent, Semantic, StatementEvent
-from gpudoc.lint.analysis.names import dotted, keyword
+from gpudoc.lint.analysis.names import class_method, dotted, keyword
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._helpers import moved_by_statement
@@ -201,10 +201,8 @@ MOVE = re.compile(r"\.(to|cuda)\((?!\s*(\"cpu\"|'cpu'|\)\s*$))")
 
 
 def _init_body(node: cst.ClassDef) -> list[cst.CSTNode]:
-    for statement in node.body.body:
-        if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__":
-            return list(statement.body.body)
-    return []
+    init = class_method(node, "__init__")
+    return list(init.body.body) if init is not None else []
 
 
 def _places_child(statement: cst.CSTNode, context: Context) -> bool:
