@@ -10,6 +10,7 @@ directory, the directory holding its top package, and the project's root (a dire
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -120,15 +121,17 @@ def _ancestor_holding(start: str, package: str) -> Path | None:
 
 
 def _search_path(start: Path) -> list[Path]:
-    return _search_path_of(str(start))
+    return _search_path_of(str(start), os.getcwd())
 
 
 @lru_cache(maxsize=256)
-def _search_path_of(directory: str) -> list[Path]:
+def _search_path_of(directory: str, cwd: str) -> list[Path]:
     """Where an absolute import is looked for, as Python does for a script or a package: the
     file's directory and, inside a package, the directory that holds the top package; then the
-    project's root (a directory with a root marker) above them. Never an installed-packages
-    directory: a library is not the project. Read once per directory and process."""
+    project's root (a directory with a root marker) above them, else the directory gpudoc runs
+    in when it holds the file (``python -m scripts.visualize`` from a checkout without
+    ``.git``: an unpacked archive, a copied tree). Never an installed-packages directory: a
+    library is not the project. Read once per directory and process."""
     start = Path(directory)
     directories = [start]
     top = start
@@ -141,6 +144,10 @@ def _search_path_of(directory: str) -> list[Path]:
             if parent not in directories:
                 directories.append(parent)
             break
+    else:
+        here = Path(cwd)
+        if here in list(top.parents)[:MAX_LEVELS_UP] and here not in directories:
+            directories.append(here)
     return [d for d in directories if d.name not in INSTALLED]
 
 

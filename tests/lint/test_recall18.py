@@ -121,9 +121,12 @@ def test_a_load_in_another_files_helper_is_judged_by_the_calling_scripts_cpu_pat
     gpu_only = VALIDATION.replace("if opt.no_gpu:", "if False:")
     gpu_only = gpu_only.replace('parser.add_argument("--no_gpu", action="store_true")\n', "")
     assert _project(tmp_path, UTILS.format(mapped=""), gpu_only) == []
-    # a helper file that saves that checkpoint itself loads its own file back
+    # a helper file that also saves that checkpoint: a training run (on a GPU) wrote it, unless
+    # this script saves through it too, and then loads back its own run's file
     saving = UTILS.format(mapped="") + "def save(net, opt):\n    torch.save(net, opt.load_name)\n"
-    assert _project(tmp_path, saving, VALIDATION) == []
+    assert _project(tmp_path, saving, VALIDATION) == [("utils.py", 5, "GPD201")]
+    resaving = VALIDATION + "utils.save(generator, opt)\n"
+    assert _project(tmp_path, saving, resaving) == []
 
 
 # report 19: the optimizer's state is restored in __main__, and only train() moves the model

@@ -3,7 +3,13 @@ here: the bug each rule must report, next to the correct code it must leave alon
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from lint_lines import lines
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_paths
 
 # report 01: a 4-bit model loaded onto the GPU by bitsandbytes, fed host token ids
 QUANTIZED = """\
@@ -101,3 +107,70 @@ def test_a_device_tensor_stored_into_a_numpy_array_is_converted() -> None:
     assert lines(STORED.format(stored="loss.data"), "GPD202") == [7]
     assert lines(STORED.format(stored="loss.item()"), "GPD202") == []
     assert lines(STORED.format(stored="loss.data.cpu()"), "GPD202") == []
+
+
+# report 05: scripts/visualize.py builds utils.Agent, whose __init__ reads the vocabulary through
+# utils.get_vocab -> get_status, a load in the package's storage module (re-exported by
+# `from .storage import *`); the script falls back to the CPU, the package never says so
+STORAGE = """\
+import torch
+def get_status_path(model_dir):
+    return model_dir + "/status.pt"
+def get_status(model_dir):
+    return torch.load(get_status_path(model_dir){mapped})
+def save_status(status, model_dir):
+    torch.save(status, get_status_path(model_dir))
+def get_vocab(model_dir):
+    return get_status(model_dir)["vocab"]
+"""
+AGENT = """\
+import torch
+import utils
+class Agent:
+    def __init__(self, model_dir, device=None):
+        self.device = device
+        self.vocab = utils.get_vocab(model_dir)
+"""
+VISUALIZE = """\
+import torch
+import utils
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+agent = utils.Agent("storage/run", device=device)
+"""
+
+
+def _rl_project(root: Path, mapped: str = "") -> list[tuple[str, int]]:
+    (root / "utils").mkdir(exist_ok=True)
+    (root / "scripts").mkdir(exist_ok=True)
+    (root / "utils" / "__init__.py").write_text("from .agent import *\nfrom .storage import *\n")
+    (root / "utils" / "agent.py").write_text(AGENT)
+    (root / "utils" / "storage.py").write_text(STORAGE.format(mapped=mapped))
+    (root / "scripts" / "visualize.py").write_text(VISUALIZE)
+    result = lint_paths(["."], LintConfig(select=("GPD201",)), use_cache=False)
+    return sorted((Path(f.path).as_posix(), f.line) for r in result.files for f in r.findings)
+
+
+def test_a_load_two_package_calls_below_a_script_with_a_cpu_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "rl"
+    project.mkdir()
+    # no .git, no setup.py (an unpacked archive): `python -m scripts.visualize` runs from the
+    # directory gpudoc is run in, which is where `import utils` is found
+    monkeypatch.chdir(project)
+    assert _rl_project(project) == [("utils/storage.py", 5)]
+    assert _rl_project(project, mapped=", map_location=device") == []
+    # the same helpers, each file alone: nothing there offers a CPU path
+    assert lines(STORAGE.format(mapped=""), "GPD201") == []
+
+
+def test_a_sibling_of_another_files_helper_is_walked_in_its_own_module(tmp_path: Path) -> None:
+    (tmp_path / "storage.py").write_text(STORAGE.format(mapped=""))
+    script = tmp_path / "eval.py"
+    script.write_text(
+        "import torch\nimport storage\n"
+        'device = "cuda" if torch.cuda.is_available() else "cpu"\n'
+        'vocab = storage.get_vocab("run")\n'
+    )
+    result = lint_paths([str(script)], LintConfig(select=("GPD201",)), use_cache=False)
+    assert [(Path(f.path).name, f.line) for f in result.findings] == [("storage.py", 5)]

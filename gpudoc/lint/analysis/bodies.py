@@ -104,9 +104,9 @@ class Bodies:
             return UNKNOWN
         arguments = bind_arguments(node.params, call, values, is_method)
         model.pending.pop(node, None)
+        home = model.homes.get(node) or _sibling_home(model, node)
         model.call_stack.append(node)
         model.moved_results.append(call in model.moved_receivers or self.facts_of(node).moved)
-        home = model.homes.get(node)
         saved = model.imports, model.local_functions
         if home is not None:  # another file's function: its own imports and siblings
             model.imports, model.local_functions = home.imports, home.functions
@@ -319,6 +319,16 @@ def _iterator_of(yielded: list[Value]) -> Value:
     body yielded, joined."""
     element = join_envs([{"": value} for value in yielded], "unrelated").get("", UNKNOWN)
     return Value(Kind.LOADER, element.place, element=element)
+
+
+def _sibling_home(model: SemanticModel, node: cst.FunctionDef) -> Home | None:
+    """``get_vocab`` of another file calls ``get_status`` beside it: that one is of the same
+    home, walked with its imports, and what rules see in it is of that file too."""
+    outer = model.homes.get(model.call_stack[-1]) if model.call_stack else None
+    if outer is None or outer.functions.get(node.name.value) is not node:
+        return None
+    model.homes[node] = outer
+    return outer
 
 
 def _joined_returns(returned: list[Value], on_cpu_path: list[bool]) -> Value:

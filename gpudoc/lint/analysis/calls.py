@@ -243,6 +243,10 @@ class CallEvaluator:
         member = self.model.project_member(func)
         if member is not None:  # `utils.normalize(x)` of `import utils`, a project module
             return self.eval_named_call(node, member)
+        foreign = self.model.home_member(func)
+        if foreign is not None:  # the same, in another file's body walked for a call here
+            args = self.evaluator.eval_args(node)
+            return self.bodies.call_function(foreign, node, args, self.model.module_scope)
         instance = self.instances.method_call(node, func)
         if instance is None:
             instance = self.instances.alternative_constructor(node, func)

@@ -28,6 +28,17 @@ class Home:
     functions: dict[str, cst.FunctionDef]
     parsed: project.ProjectModule
     scope: Scope = field(default_factory=Scope)
+    _modules: dict[str, Path] | None = None
+
+    def project_modules(self) -> dict[str, Path]:
+        """The project modules its own imports bind (``import utils``), read the first time a
+        body of it calls ``utils.<name>``."""
+        if self._modules is None:
+            importer = str(self.parsed.path)
+            self._modules = {}
+            for statement in self.parsed.imports:
+                self._modules.update(project_modules(statement, importer))
+        return self._modules
 
 
 def _home(parsed: project.ProjectModule) -> Home:
@@ -38,6 +49,8 @@ def _home(parsed: project.ProjectModule) -> Home:
         for statement in parsed.imports:
             imports.add(statement)
         home = _homes[key] = Home(imports, parsed.functions, parsed)
+        for local in home.project_modules():  # `import utils` of the project: not a library
+            imports.aliases.pop(local, None)
     return home
 
 
@@ -113,9 +126,8 @@ def load_name(
 ) -> tuple[cst.FunctionDef | cst.ClassDef, Home] | None:
     """The function or class ``name`` in ``path``, with its home module;
     a class also when ``path`` only re-exports it (``from .base import *`` in a package's
-    ``__init__.py``), a function when it re-exports it by name (``from .utils import
-    get_device``). Functions behind ``import *`` are not followed: walking them at every call
-    costs more than it tells."""
+    ``__init__.py``). ``utils/__init__.py`` holding ``from .storage import *`` is how many
+    research repositories expose their helpers (``utils.get_status(model_dir)``)."""
     parsed = project.load(path)
     if parsed is None:
         return None
@@ -152,12 +164,7 @@ def _find_reexport(
         found = _reexported(statement, str(path), name)
         if found is not None and _may_define(found[0], found[1]):
             loaded = load_name(found[0], found[1], hops + 1)
-            named = not isinstance(statement, cst.ImportFrom) or not isinstance(
-                statement.names, cst.ImportStar
-            )
-            # a class: what it is (a module, a dataset) is cheap to know; a function only when
-            # the package names it (`from .utils import get_device`), not behind `import *`
-            if loaded is not None and (isinstance(loaded[0], cst.ClassDef) or named):
+            if loaded is not None:
                 return loaded
     return None
 

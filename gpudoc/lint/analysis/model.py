@@ -68,6 +68,9 @@ class SemanticModel:
         either matters."""
         self.resolve_project_name: Callable[[str], None] = lambda local: None
         """Reads an imported project name the first time it matters (homes.ProjectNames)."""
+        self.home_member: Callable[[cst.Attribute], cst.FunctionDef | None] = lambda func: None
+        """``utils.get_vocab`` in another file's body walked here, that file's ``import utils``
+        (project_names.ProjectNames)."""
 
     def _init_definitions(self) -> None:
         """The file's functions and classes, and what walking them has found."""

@@ -65,6 +65,21 @@ class ProjectNames:
             if module_class.lightning:
                 model.flags.frameworks.add("lightning")
 
+    def home_member(self, func: cst.Attribute) -> cst.FunctionDef | None:
+        """``utils.get_vocab(model_dir)`` in a function of another file, walked for a call
+        here, where that file imports the project's ``utils``: the function it names."""
+        model = self.model
+        home = model.homes.get(model.call_stack[-1]) if model.call_stack else None
+        base = func.value
+        if home is None or not isinstance(base, cst.Name) or model.scope.lookup(base.value):
+            return None
+        path = home.project_modules().get(base.value)
+        found = load_name(path, func.attr.value) if path is not None else None
+        if found is None or not isinstance(found[0], cst.FunctionDef):
+            return None
+        model.homes[found[0]] = found[1]
+        return found[0]
+
     def foreign_class_scope(self, node: cst.ClassDef, home: Home) -> Scope:
         """The scope of a plain class of another project module: its methods, walked with
         their home's imports where this file's instances call them."""

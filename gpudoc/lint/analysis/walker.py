@@ -38,6 +38,7 @@ def analyze(
     classes = ClassFacts(model)
     projects = ProjectNames(model, classes)
     model.resolve_project_name = projects.resolve_project_name
+    model.home_member = projects.home_member
     bodies = Bodies(model, classes)
     instances = Instances(model, evaluator, bodies)
     library = QualifiedCalls(model, evaluator, placement)

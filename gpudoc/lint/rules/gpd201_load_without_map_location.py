@@ -252,6 +252,8 @@ torch.save(model.state_dict(), "snapshot.pt")
         """id of each such load -> whether every walk met it on the GPU path of a guard."""
         self.foreign: dict[int, tuple[cst.Call, ProjectModule]] = {}
         """id of each unmapped load in another project file's function this file called."""
+        self.foreign_savers: set[int] = set()
+        """id of each such file's module whose ``torch.save`` this file's walk reached."""
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         node = event.node
@@ -269,6 +271,8 @@ torch.save(model.state_dict(), "snapshot.pt")
                 home = semantic.home_module
                 if home is not None:  # a project helper of another file, walked for a call here
                     self.foreign[id(node)] = (node, home)
+        elif event.qualified == "torch.save" and semantic.home_module is not None:
+            self.foreign_savers.add(id(semantic.home_module.module))
         elif is_process_group_init(event.qualified):
             # `set_device(args.gpu)` alone is a one-GPU script choosing its GPU
             self.per_rank |= backend(node) in ("nccl", None)
@@ -346,8 +350,10 @@ torch.save(model.state_dict(), "snapshot.pt")
                 continue
             if _holds_no_device_tensors(call, theirs):
                 continue
-            if theirs.saved_here(site) or theirs.cpu_path is not None:
+            if theirs.cpu_path is not None:
                 continue  # its own file shows its CPU path: its own run reports it
+            if theirs.saved_here(site) and id(home.module) in self.foreign_savers:
+                continue  # this script saves through the helper's file too: its own run's file
             path_key = site.path_key or ""
             if path_key.startswith("str:") and saved_on_cpu(path_key[4:], str(home.path)):
                 continue
