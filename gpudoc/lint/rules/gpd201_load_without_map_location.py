@@ -14,6 +14,7 @@ from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._checkpoints import CheckpointScan, LoadSite, scan
 from gpudoc.lint.rules._device_names import DEVICE_PARAMETER
+from gpudoc.lint.rules._gpu_savers import gpu_savers, saves_name
 from gpudoc.lint.rules._helpers import backend, is_process_group_init
 from gpudoc.lint.rules._saved_device import saved_on_cpu
 from gpudoc.lint.visit import walk
@@ -34,6 +35,11 @@ class LoadWithoutMapLocation(Rule):
     device). Also
     finds `map_location=gpu` where `gpu` may be None on that path (a `=None` default, an
     argparse option with no default), which maps nothing.
+
+    A script with no device code at all runs on the CPU: its load is reported when a script in
+    the same directory puts something on CUDA and calls `torch.save` (a viewer or evaluation
+    script beside the training script), and, for a literal path, when that script names the
+    file. A library module (only definitions) or a test is not such a script.
 
     A checkpoint the same file (or notebook) writes is not reported: `torch.save(x, path)` then
     `torch.load(path)` with the same path expression or string, also through
@@ -98,8 +104,10 @@ class LoadWithoutMapLocation(Rule):
     variable, bound before the load where the load can see it (`torch.device(...)`,
     `torch.accelerator.current_accelerator()`, `accelerator.device` of an `Accelerator()`,
     `f"cuda:{rank}"`, `"cuda" if ... else "cpu"`, a parameter named `device`). It never writes
-    `map_location="cpu"`: a whole model loaded onto the CPU, then fed device tensors, would be a
-    new bug. With no such variable there is no fix.
+    `map_location="cpu"` in a script that uses a device: a whole model loaded onto the CPU,
+    then fed device tensors, would be a new bug. With no such variable there is no fix. In a
+    script with no device code at all, everything lives on the CPU: there the fix writes
+    `map_location="cpu"`.
     """
 
     CODE = "GPD201"
@@ -287,10 +295,11 @@ torch.save(model.state_dict(), "snapshot.pt")
         return not self.spawned or bool(self.walked_in.get(id(call), set()) & self.spawned)
 
     def finish(self, context: Context) -> Iterator[Report]:
-        if not (context.flags.device_notion or context.flags.places):
-            return
         if not context.flags.loads_checkpoints:
             return  # no torch.load: nothing to read the whole file for
+        if not (context.flags.device_notion or context.flags.places):
+            yield from self.device_free_reports(context)
+            return
         found = scan(context.module)
         ranks = self.per_rank and any(self.in_a_rank(site.call) for site in found.loads)
         if (found.cpu_path is None and not found.flag_classes and not ranks) or (
@@ -330,6 +339,48 @@ torch.save(model.state_dict(), "snapshot.pt")
                 )
                 yield Report(site.call, message)
         yield from self.foreign_reports(found, context)
+
+    def device_free_reports(self, context: Context) -> Iterator[Report]:
+        """A script with no device code runs on the CPU (a viewer, an evaluation on a laptop):
+        its load of what a script beside it saved from the GPU fails on a host without CUDA.
+        A load of a named file counts only when such a script names that file."""
+        if context.library or not self.unmapped or self.per_rank:
+            return
+        savers = gpu_savers(context.path)
+        if not savers:
+            return
+        found = scan(context.module)
+        if found.saves_cpu_state():
+            return
+        for site in found.loads:
+            if id(site.call) not in self.unmapped or found.in_test(site):
+                continue
+            if _holds_no_device_tensors(site.call, found) or found.saved_here(site):
+                continue
+            named = savers
+            key = site.path_key or ""
+            if key.startswith("str:"):
+                if saved_on_cpu(key[4:], context.path):
+                    continue
+                named = [saver for saver in savers if saves_name(saver, Path(key[4:]).stem)]
+            if named:
+                yield self._device_free_report(site, [saver.name for saver in named])
+
+    def _device_free_report(self, site: LoadSite, savers: list[str]) -> Report:
+        names = " and ".join(f"`{name}`" for name in savers[:2])
+        names += f" ({len(savers) - 2} more)" if len(savers) > 2 else ""
+        verb = "saves" if len(savers) == 1 else "save"
+        message = (
+            f"`torch.load` without `map_location` in a script that never uses a GPU, while "
+            f"{names} beside it {verb} checkpoints from one: on a machine without CUDA this "
+            "fails with 'Attempting to deserialize object on a CUDA device'; pass "
+            '`map_location="cpu"`'
+        )
+        args = site.call.args
+        if not args or args[-1].star:
+            return Report(site.call, message)
+        edit = NodeEdit(args[-1].value, ', map_location="cpu"', "after")
+        return Report(site.call, message, FixSpec((edit,), False, 'map_location="cpu"'))
 
     def foreign_reports(self, found: CheckpointScan, context: Context) -> Iterator[Report]:
         """Loads in another project file's helper (``utils.create_generator(opt)``), reached

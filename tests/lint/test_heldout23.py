@@ -1,0 +1,90 @@
+"""Misses noticed in the twenty-third held-out set (public repositories), reduced and rewritten
+here: a viewer or evaluation script with no device code loads what a training script beside it
+saved from the GPU (pointnet's `utils/show_seg.py`, Show-Attend-and-Tell's
+`generate_caption.py`, whose `.cuda()` lines are commented out)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_paths
+from gpudoc.lint.fix import fix_source
+
+SHOW = """\
+import argparse
+import torch
+import torch.nn as nn
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", default="seg_model.pth")
+opt = parser.parse_args()
+net = nn.Linear(4, 2)
+net.load_state_dict(torch.load({path}))
+print(net(torch.randn(1, 4)).argmax(1).numpy())
+"""
+TRAIN = """\
+import torch
+import torch.nn as nn
+net = nn.Linear(4, 2){move}
+for _ in range(3):
+    net(torch.randn(8, 4){move}).sum().backward()
+torch.save(net.state_dict(), "seg_model.pth")
+"""
+
+
+def _lint(tmp_path: Path, path: str = "opt.model", move: str = ".cuda()") -> list[str]:
+    (tmp_path / "show.py").write_text(SHOW.format(path=path))
+    (tmp_path / "train.py").write_text(TRAIN.format(move=move))
+    result = lint_paths([str(tmp_path / "show.py")], LintConfig(select=("GPD201",)))
+    return [f"{Path(f.path).name}:{f.line}" for f in result.findings]
+
+
+def test_a_device_free_script_loading_what_a_gpu_script_beside_it_saved(tmp_path: Path) -> None:
+    assert _lint(tmp_path) == ["show.py:8"]
+    assert _lint(tmp_path, path='"seg_model.pth"') == ["show.py:8"]
+    # the training script beside it never uses a GPU: its checkpoints load anywhere
+    assert _lint(tmp_path, move="") == []
+    # a file the GPU script never names (a dataset, another run's features)
+    assert _lint(tmp_path, path='"embeddings.pth"') == []
+    # mapped to the CPU already
+    assert _lint(tmp_path, path='opt.model, map_location="cpu"') == []
+
+
+def test_its_fix_maps_the_load_to_the_cpu(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(TRAIN.format(move=".cuda()"))
+    show = SHOW.format(path="opt.model")
+
+    def lint(text: str):  # type: ignore[no-untyped-def]
+        (tmp_path / "show.py").write_text(text)
+        result = lint_paths([str(tmp_path / "show.py")], LintConfig(select=("GPD201",)))
+        return result.findings
+
+    fixed = fix_source(show, lint, unsafe=True)
+    assert 'torch.load(opt.model, map_location="cpu")' in fixed.fixed
+    ast.parse(fixed.fixed)
+    assert fixed.remaining == ()
+
+
+def test_a_library_or_a_test_is_not_a_script_that_runs_on_the_cpu(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(TRAIN.format(move=".cuda()"))
+    (tmp_path / "models.py").write_text(
+        "import torch\ndef restore(net, path):\n    net.load_state_dict(torch.load(path))\n"
+    )
+    result = lint_paths([str(tmp_path / "models.py")], LintConfig(select=("GPD201",)))
+    assert result.findings == ()
+
+
+def test_a_new_gpu_script_beside_it_re_lints_the_viewer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GPUDOC_CACHE_DIR", str(tmp_path / "cache"))
+    project = tmp_path / "project"
+    project.mkdir()
+    assert _lint(project, move="") == []
+    (project / "train.py").write_text(TRAIN.format(move=".cuda()"))
+    result = lint_paths([str(project / "show.py")], LintConfig(select=("GPD201",)))
+    assert not result.files[0].cached
+    assert [f.line for f in result.findings] == [8]
