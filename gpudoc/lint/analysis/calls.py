@@ -176,6 +176,8 @@ class CallEvaluator:
         return self.model.imports.qualify(func.args[0].value) == "torch.nn"
 
     def eval_named_call(self, node: cst.Call, name: str) -> Value:
+        if self.model.call_stack and self.model.scope.lookup(name) is None:
+            self.model.home_class(name)  # a class beside another file's function walked here
         instance = self.instances.named_call(node, name)
         if instance is not None:
             return instance

@@ -69,6 +69,7 @@ class SemanticModel:
         self.resolve_project_name: Callable[[str], None] = lambda local: None
         """Reads an imported project name the first time it matters (homes.ProjectNames)."""
         self.home_member: Callable[[cst.Attribute], cst.FunctionDef | None] = lambda func: None
+        self.home_class: Callable[[str], None] = lambda name: None
         """``utils.get_vocab`` in another file's body walked here, that file's ``import utils``
         (project_names.ProjectNames)."""
 

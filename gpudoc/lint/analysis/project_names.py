@@ -65,6 +65,17 @@ class ProjectNames:
             if module_class.lightning:
                 model.flags.frameworks.add("lightning")
 
+    def home_class(self, name: str) -> None:
+        """``IResNet(block, layers)`` in a factory of another file, walked for a call here
+        (``iresnet18().to(device)``): a class of that file, read like an imported one."""
+        model = self.model
+        home = model.homes.get(model.call_stack[-1]) if model.call_stack else None
+        if home is None or name not in home.parsed.classes:
+            return
+        if name in model.local_classes or name in model.plain_classes:
+            return
+        model.project_imports.setdefault(name, (home.parsed.path, name))
+
     def home_member(self, func: cst.Attribute) -> cst.FunctionDef | None:
         """``utils.get_vocab(model_dir)`` in a function of another file, walked for a call
         here, where that file imports the project's ``utils``: the function it names."""

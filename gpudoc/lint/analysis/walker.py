@@ -39,6 +39,7 @@ def analyze(
     projects = ProjectNames(model, classes)
     model.resolve_project_name = projects.resolve_project_name
     model.home_member = projects.home_member
+    model.home_class = projects.home_class
     bodies = Bodies(model, classes)
     instances = Instances(model, evaluator, bodies)
     library = QualifiedCalls(model, evaluator, placement)

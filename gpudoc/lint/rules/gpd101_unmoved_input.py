@@ -359,13 +359,30 @@ HOST_PLACES = (Place.HOST, Place.MIXED)
 
 def _at_call_site(arg: Argument, event: WalkedCallEvent) -> Argument:
     """The caller's argument for a parameter passed on unchanged (``masks`` of ``def act(self,
-    obs, masks)``), else ``arg`` itself."""
-    if arg.name is None or "." in arg.name:
+    obs, masks)``) or through a tensor method (``x.repeat_interleave(T)``), else ``arg``."""
+    name = arg.name if arg.name is not None else _derived_from(arg.node)
+    if name is None or "." in name:
         return arg
-    given = argument_for(event.function, event.call, arg.name, is_method=True)
+    given = argument_for(event.function, event.call, name, is_method=True)
     if given is None:
         return arg
     return Argument(given.value, dotted(given.value), arg.value)
+
+
+def _derived_from(expr: cst.BaseExpression) -> str | None:
+    """``x`` of ``x.repeat_interleave(T, dim=0)``, ``x.unsqueeze(0).float()`` or ``x[0]``."""
+    derived = False
+    while isinstance(expr, cst.Call | cst.Subscript) or (
+        isinstance(expr, cst.Attribute) and derived
+    ):
+        if isinstance(expr, cst.Call):
+            if not isinstance(expr.func, cst.Attribute):
+                return None
+            expr = expr.func.value
+        else:
+            expr = expr.value
+        derived = True
+    return expr.value if derived and isinstance(expr, cst.Name) else None
 
 
 def _typed_by_name(

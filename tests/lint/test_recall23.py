@@ -1,0 +1,59 @@
+"""Recall regressions from the twenty-third recall set (real bug reports), reduced and rewritten
+here: the bug each rule must report, next to the correct code it must leave alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_paths
+
+
+def _project(root: Path, files: dict[str, str], target: str, rule: str) -> list[tuple[str, int]]:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    result = lint_paths([str(root / target)], LintConfig(select=(rule,)), use_cache=False)
+    return sorted((Path(f.path).name, f.line) for f in result.findings)
+
+
+# report 10: a backbone built by the factory of another file (iresnet18 -> _iresnet ->
+# IResNet(...)), placed, then called through its own second forward with a host image
+BACKBONE = """\
+import torch.nn as nn
+class IResNet(nn.Module):
+    def __init__(self, num_features=4):
+        super().__init__()
+        self.fc = nn.Linear(num_features, 2)
+    def forward(self, x):
+        return self.fc(x)
+    def calculate_score(self, x, T=10):
+        x = self.fc(x.repeat_interleave(T, dim=0))
+        return x.mean()
+def _iresnet(arch, **kwargs):
+    model = IResNet(**kwargs)
+    return model
+def iresnet18(**kwargs):
+    return _iresnet("iresnet18", **kwargs)
+"""
+MAIN = """\
+import torch
+from backbones.iresnet import iresnet18
+if __name__ == "__main__":
+    device = torch.device("cuda")
+    resnet = iresnet18(num_features=4).to(device)
+    image = torch.randn(1, 4){move}
+    score = resnet.calculate_score(image, T=10)
+    features = resnet.forward(image)
+"""
+
+
+def test_a_model_from_another_files_factory_is_called_through_its_own_methods(
+    tmp_path: Path,
+) -> None:
+    files = {"backbones/__init__.py": "", "backbones/iresnet.py": BACKBONE}
+    buggy = _project(tmp_path, {**files, "main.py": MAIN.format(move="")}, "main.py", "GPD101")
+    assert buggy == [("main.py", 7), ("main.py", 8)]
+    moved = MAIN.format(move=".to(device)")
+    assert _project(tmp_path, {**files, "main.py": moved}, "main.py", "GPD101") == []
