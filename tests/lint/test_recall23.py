@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lint_lines import lines
+
 from gpudoc.lint.config import LintConfig
 from gpudoc.lint.engine import lint_paths
 
@@ -57,3 +59,30 @@ def test_a_model_from_another_files_factory_is_called_through_its_own_methods(
     assert buggy == [("main.py", 7), ("main.py", 8)]
     moved = MAIN.format(move=".to(device)")
     assert _project(tmp_path, {**files, "main.py": moved}, "main.py", "GPD101") == []
+
+
+# report 14: DataParallel only for several GPUs, then .cuda(); with one GPU the model is a plain
+# module on the device, and the gallery sequence from NumPy never moves
+TESTER = """\
+import torch
+import torch.nn as nn
+class Tester:
+    def __init__(self):
+        self.model = nn.Linear(4, 2)
+        if {test}:
+            self.model = nn.DataParallel(self.model)
+        self.model.cuda()
+    def extract_gallery_feature(self, data):
+        seq = torch.from_numpy(data){move}
+        return self.model(seq)
+"""
+
+
+def test_a_dataparallel_made_only_for_several_gpus_leaves_one_gpu_a_plain_module() -> None:
+    several = TESTER.format(test="torch.cuda.device_count() > 1", move="")
+    assert lines(several, "GPD101") == [11]
+    moved = TESTER.format(test="torch.cuda.device_count() > 1", move=".cuda()")
+    assert lines(moved, "GPD101") == []
+    # wrapped on one path of another test (pytorch/examples' ImageNet wraps under `args.gpu is
+    # None` and moves the inputs on the other path): trusted to scatter them
+    assert lines(TESTER.format(test="args.gpu is None", move=""), "GPD101") == []

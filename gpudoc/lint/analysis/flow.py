@@ -182,9 +182,11 @@ def option_of(test: cst.BaseExpression) -> str | None:
     return dotted(test) if isinstance(test, cst.Name | cst.Attribute) else None
 
 
-Join = Literal["unrelated", "guard", "gpu-first"]
+Join = Literal["unrelated", "guard", "gpu-first", "several-gpus"]
 """How two paths relate: the branches of a test about something else; the two paths of a
-device guard whose direction is unknown; or a guard whose first path is the GPU path."""
+device guard whose direction is unknown; a guard whose first path is the GPU path; or the
+branches of a test for more than one GPU (``torch.cuda.device_count() > 1``), joined as
+unrelated, except that a DataParallel on one of them is a plain module on one GPU."""
 
 
 def join_of(polarity: Polarity | None) -> Join:
@@ -215,8 +217,11 @@ def join_values(first: Value | None, second: Value | None, join: Join) -> Value 
     places = {first.place, second.place}
     if len(places) == 1:
         kept = first if first.binding is not None else second
-        if first.wrapper or second.wrapper:
-            kept = replace(kept, wrapper=True)  # a DataParallel on one path scatters host inputs
+        if first.wrapper != second.wrapper:
+            # a DataParallel on one path scatters host inputs (pytorch/examples' ImageNet moves
+            # them on the other path), but one made only for several GPUs leaves one GPU's
+            # plain module to take them
+            kept = replace(kept, wrapper=join != "several-gpus")
         if places == {Place.DEVICE} and (
             first.moved_if is None or second.moved_if is None or first.moved_if is second.moved_if
         ):

@@ -329,8 +329,10 @@ class SemanticModel:
     def join_after(self, test: cst.BaseExpression) -> Join:
         """How the paths of a test meet: a test that picks a GPU is no guard there (a value
         moved on one path only stays on the host on the other, where a GPU is used too)."""
-        if self.picks_a_gpu(test) or counts_several_gpus(test):
-            return "unrelated"  # `if torch.cuda.device_count() > 1:`: one GPU takes the other
+        if counts_several_gpus(test):
+            return "several-gpus"  # `if torch.cuda.device_count() > 1:`: one GPU takes the other
+        if self.picks_a_gpu(test):
+            return "unrelated"
         return join_of(self.polarity(test))
 
     def emit(self, kind: EventKind, event: object) -> None:
