@@ -9,9 +9,10 @@ import ast
 from pathlib import Path
 
 import pytest
+from lint_lines import lines
 
 from gpudoc.lint.config import LintConfig
-from gpudoc.lint.engine import lint_paths
+from gpudoc.lint.engine import lint_paths, lint_source
 from gpudoc.lint.fix import fix_source
 
 SHOW = """\
@@ -88,3 +89,71 @@ def test_a_new_gpu_script_beside_it_re_lints_the_viewer(
     result = lint_paths([str(project / "show.py")], LintConfig(select=("GPD201",)))
     assert not result.files[0].cached
     assert [f.line for f in result.findings] == [8]
+
+
+# found by the re-score after packages' `from .x import *` functions were followed: d2l's
+# evaluate_accuracy(data_iter, net, device=torch.device('cpu')), called without a device,
+# evaluates on the CPU
+EVALUATE = """\
+import torch
+import torch.nn as nn
+def evaluate_accuracy(data_iter, net, device=torch.device({device!r})):
+    acc = 0.0
+    for X, y in data_iter:
+        X, y = X.to(device), y.to(device)
+        acc += (net(X).argmax(1) == y).sum().item()
+    return acc
+net = nn.Linear(784, 10)
+loader = torch.utils.data.DataLoader(dataset)
+print(evaluate_accuracy(loader, net))
+"""
+
+
+def test_a_cpu_device_default_left_out_by_the_call_is_the_cpu() -> None:
+    assert lines(EVALUATE.format(device="cpu"), "GPD102") == []
+    assert lines(EVALUATE.format(device="cuda:0"), "GPD102") == [9]
+
+
+# the same re-score: a placed model's own loss_function, walked for a test's call, divides by
+# `torch.tensor(self.num_components)`, a 0-dim tensor of a number its __init__ assigns
+VAMP = """\
+import torch
+import torch.nn as nn
+class VampVAE(nn.Module):
+    def __init__(self, in_channels, num_components=50):
+        super().__init__()
+        self.num_components = num_components
+        self.fc = nn.Linear(in_channels, 4)
+    def forward(self, x):
+        return self.fc(x)
+    def loss_function(self, z):
+        return torch.sum(z, dim=1) - torch.log(torch.tensor(self.num_components).float())
+"""
+VAMP_TEST = """\
+import torch
+from models import VampVAE
+model = VampVAE(3).cuda()
+x = torch.randn(8, 3).cuda()
+print(model.loss_function(model(x)))
+"""
+
+
+def test_a_foreign_modules_own_method_reads_its_numbers(tmp_path: Path) -> None:
+    (tmp_path / "models.py").write_text(VAMP)
+    (tmp_path / "test_vamp.py").write_text(VAMP_TEST)
+    result = lint_paths([str(tmp_path / "test_vamp.py")], LintConfig(), use_cache=False)
+    assert result.findings == ()
+
+
+def test_a_factory_meeting_a_torch_function_names_no_module() -> None:
+    source = (
+        "import torch\n"
+        "def loss(z):\n"
+        "    return torch.sum(z, dim=1) - torch.ones(4)\n"
+        "z = torch.randn(4, 4).cuda()\n"
+        "print(loss(z))\n"
+    )
+    result = lint_source(source, "loss.py", LintConfig(select=("GPD106",)))
+    (message,) = [f.message for f in result.findings]
+    assert "meets a tensor on the device" in message
+    assert "`device=z.device`" in message

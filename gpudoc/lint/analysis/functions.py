@@ -84,6 +84,10 @@ def _device_default(name: str, default: cst.BaseExpression) -> Value | None:
     none = _none_device(name, default)
     if none is not None:
         return none
+    if isinstance(default, cst.Call) and dotted(default.func) in ("torch.device", "device"):
+        # `device=torch.device('cpu')` (d2l's evaluate_accuracy)
+        first = default.args[0].value if default.args else None
+        default = first if first is not None else default
     text = default.evaluated_value if isinstance(default, cst.SimpleString) else None
     if not isinstance(text, str):
         return None

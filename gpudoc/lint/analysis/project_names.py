@@ -61,7 +61,9 @@ class ProjectNames:
                 model.device_datasets.add(local)
         elif module_class is not None:
             model.local_classes[local] = module_class
-            model.foreign_module_scopes[local] = self.foreign_class_scope(definition, home)
+            scope = self.foreign_class_scope(definition, home)
+            scope.module_class = module_class  # its methods' `self` is that module
+            model.foreign_module_scopes[local] = scope
             if module_class.lightning:
                 model.flags.frameworks.add("lightning")
 

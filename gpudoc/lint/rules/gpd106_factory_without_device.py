@@ -324,7 +324,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         self.unweighted: set[cst.ClassDef] = set()
         """Module classes that hold nothing to move: on the host, they still meet device
         inputs wherever those are."""
-        self.meets: dict[cst.Call, cst.BaseExpression] = {}
+        self.meets: dict[cst.Call, cst.BaseExpression | None] = {}
         """Factory call -> a tensor on the device its tensor meets in one operation
         (``torch.cat([torch.ones(n, 1), labels])`` with ``labels`` on the GPU)."""
         self.left_host: set[cst.Call] = set()
@@ -550,7 +550,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             ):
                 placed.append(node)
         for factory in factories if placed else ():
-            self.meets.setdefault(factory, placed[0])
+            self.meets.setdefault(factory, _tensor_root(placed[0], semantic))
 
     def host_factory(self, operand: cst.BaseExpression, semantic: Semantic) -> cst.Call | None:
         """The factory whose tensor ``operand`` still is: through subscripts, arithmetic,
@@ -798,9 +798,9 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         library's loss, a test's reference implementation): the walk saw the device there."""
         met: set[cst.Call] = set()
         for factory in self.factories:
-            other = self.meets.get(factory.call)
-            if other is None or factory.call in met or id(factory.call) in typed:
+            if factory.call not in self.meets or factory.call in met or id(factory.call) in typed:
                 continue
+            other = self.meets[factory.call]
             if factory.moved_after or factory.call in self.moved_later:
                 continue
             if factory.call in self.left_host:
@@ -809,7 +809,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             if definition is not None and only_filled_in(factory.call, definition):
                 continue
             met.add(factory.call)
-            shown = dotted(chain_root(other))  # `labels` for `labels[:, :-1]`
+            shown = dotted(other) if other is not None else None
             source = shown or factory.first_param
             hint = f"device={source}.device" if source else "device=..."
             meets = f"`{shown}`" if shown else "a tensor"
@@ -926,6 +926,16 @@ def _argument(
             return arg, value
     positional = [(arg, value) for arg, value in args if arg.keyword is None and not arg.star]
     return positional[position] if position < len(positional) else None
+
+
+def _tensor_root(operand: cst.BaseExpression, semantic: Semantic) -> cst.BaseExpression | None:
+    """The tensor an operand's chain starts from (``labels`` of ``labels[:, :-1]``), None when
+    it starts from a function (``torch.sum(...)``), not a tensor: a message names no module."""
+    root = chain_root(operand)
+    name = isinstance(root, cst.Name) and semantic.lookup(root.value) is None
+    if name and semantic.qualify(root) is not None:
+        return None  # `torch`, `F`: an imported module
+    return root
 
 
 def _full_reduction(expr: cst.BaseExpression, semantic: Semantic) -> bool:
