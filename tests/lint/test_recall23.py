@@ -8,7 +8,7 @@ from pathlib import Path
 from lint_lines import lines
 
 from gpudoc.lint.config import LintConfig
-from gpudoc.lint.engine import lint_paths
+from gpudoc.lint.engine import lint_paths, lint_source
 
 
 def _project(root: Path, files: dict[str, str], target: str, rule: str) -> list[tuple[str, int]]:
@@ -86,3 +86,44 @@ def test_a_dataparallel_made_only_for_several_gpus_leaves_one_gpu_a_plain_module
     # wrapped on one path of another test (pytorch/examples' ImageNet wraps under `args.gpu is
     # None` and moves the inputs on the other path): trusted to scatter them
     assert lines(TESTER.format(test="args.gpu is None", move=""), "GPD101") == []
+
+
+# report 04: codes made on CUDA, extended with a project sampler's rows, then plotted
+CODES = """\
+import torch
+import matplotlib.pyplot as plt
+def eval_noise(sampler, more_codes):
+    c = torch.cuda.FloatTensor([[0.0, 1.0]]) * 2.0 - 1.0
+    if more_codes > 0:
+        c = torch.cat([c, sampler.sample(more_codes)], 0)
+    plt.imshow(c.t(){cpu})
+"""
+
+
+def test_a_concatenation_with_one_part_on_the_device_is_on_the_device() -> None:
+    assert lines(CODES.format(cpu=""), "GPD202") == [7]
+    assert lines(CODES.format(cpu=".cpu()"), "GPD202") == []
+
+
+# report 08: a validation error accumulated into a 0-dim host tensor, in place, from CUDA norms
+VALIDATION = """\
+import torch
+def val(model, loader):
+    total = torch.tensor(0.0{device})
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        err = model(x) - y
+        total += torch.norm(err)
+    return total
+"""
+
+
+def test_a_host_scalar_updated_in_place_with_a_device_value() -> None:
+    assert lines(VALIDATION.format(device=""), "GPD106") == [3]
+    assert lines(VALIDATION.format(device=', device="cuda"'), "GPD106") == []
+    # as an operand (not the output), a host 0-dim tensor mixes with CUDA ones
+    rebound = VALIDATION.format(device="").replace("total += ", "total = total + ")
+    assert lines(rebound, "GPD106") == []
+    # the fix may not name `err`, bound only later in the loop
+    (finding,) = lint_source(VALIDATION.format(device=""), "v.py").findings
+    assert finding.fix is None

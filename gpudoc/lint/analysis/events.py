@@ -36,6 +36,7 @@ EventKind = Literal[
     "return",
     "compare",
     "operation",
+    "augmented",
     "item",
     "cuda",
     "class",
@@ -322,6 +323,15 @@ class OperationEvent:
     node: cst.BinaryOperation
     left: Value
     right: Value
+
+
+@dataclass(frozen=True)
+class AugmentedEvent:
+    """``total += err``: the target is updated in place, on its own device, with the value."""
+
+    node: cst.AugAssign
+    target: Value
+    added: Value
 
 
 Listener = Callable[[Any, Semantic], None]

@@ -30,6 +30,8 @@ from gpudoc.lint.analysis.values import (
     replace,
 )
 
+CONCATENATIONS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"})
+
 
 class QualifiedCalls:
     """The value of a call of an imported name (``torch.zeros``, ``nn.Linear``, ...), by its
@@ -159,6 +161,11 @@ class QualifiedCalls:
         )
         if combines and self.model.bus.wants("call"):
             self.model.call_roles[node] = (None, None, True)
+        parts = args[0].items if last in CONCATENATIONS and args else None
+        # `torch.cat([c, sampler.sample(n)])`: with one part on the device, the result is
+        # there too (or the call fails), whatever the others are
+        if parts and any(i.is_tensorish and i.place is Place.DEVICE for i in parts):
+            return Value(Kind.TENSOR, Place.DEVICE)
         combined = self.evaluator.combine(args)
         if combined.kind is Kind.UNKNOWN and _returns_tensor(rest, last):
             return Value(Kind.TENSOR)

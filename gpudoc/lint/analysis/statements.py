@@ -11,7 +11,7 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.binding import Binder
 from gpudoc.lint.analysis.bodies import Bodies
 from gpudoc.lint.analysis.compound import Compound
-from gpudoc.lint.analysis.events import ReturnEvent, StatementEvent
+from gpudoc.lint.analysis.events import AugmentedEvent, ReturnEvent, StatementEvent
 from gpudoc.lint.analysis.expressions import Evaluator
 from gpudoc.lint.analysis.flow import counts_several_gpus, terminates
 from gpudoc.lint.analysis.model import SemanticModel
@@ -92,6 +92,9 @@ class StatementWalker:
                 self.binder.bind(node.target, self.evaluator.eval(node.value), line)
         elif isinstance(node, cst.AugAssign):
             added = self.evaluator.eval(node.value)
+            if isinstance(node.target, cst.Name) and self.model.bus.wants("augmented"):
+                updated = self.model.scope.lookup(node.target.value) or UNKNOWN
+                self.model.emit("augmented", AugmentedEvent(node, updated, added))
             if isinstance(node.target, cst.Name) and added.is_tensorish:
                 held = self.model.scope.lookup(node.target.value)
                 if held is None or held.kind is Kind.SCALAR:

@@ -10,6 +10,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import (
+    AugmentedEvent,
     BindingEvent,
     CallEvent,
     OperationEvent,
@@ -124,7 +125,9 @@ class FactoryWithoutDevice(Rule):
     And in any function, one whose tensor meets a tensor on the device in one operation
     (arithmetic, `torch.cat([...])`, `torch.where`, `masked_fill_`...): a library's loss
     function called with the model's outputs, or a test's reference attention whose mask sits
-    beside a bias made with `device=query.device`.
+    beside a bias made with `device=query.device`; also an in-place update of it with a device
+    tensor (`total = torch.tensor(0.0)` then `total += torch.norm(err)`), where even a 0-dim
+    host tensor fails, being the output.
 
     ## Why is this bad?
     The new tensor is created on the CPU whatever device the input is on; as soon as the model
@@ -147,7 +150,8 @@ class FactoryWithoutDevice(Rule):
     ```
 
     ## Known problems
-    `torch.zeros_like`, `x.new_zeros` and 0-dim `torch.tensor(1.0)` are correct and not reported,
+    `torch.zeros_like`, `x.new_zeros` and 0-dim `torch.tensor(1.0)` as an operand are correct
+    and not reported,
     nor is a 0-dim tensor of a name that holds a Python number: an attribute `__init__` assigns
     only numbers (`self.d_head = d_head`, with `d_head: int`, a number default or a size's name),
     such a parameter, or a size (`d_k = q.size(-1)`). A list (`torch.tensor(self.levels)`) is
@@ -281,7 +285,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         ),
     )
 
-    EVENTS = ("call", "binding", "return", "walked", "operation")
+    EVENTS = ("call", "binding", "return", "walked", "operation", "augmented")
 
     def __init__(self) -> None:
         super().__init__()
@@ -324,6 +328,8 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         self.unweighted: set[cst.ClassDef] = set()
         """Module classes that hold nothing to move: on the host, they still meet device
         inputs wherever those are."""
+        self.scalar_held: dict[tuple[int, str], cst.Call] = {}
+        """Names holding a 0-dim host tensor of a number (``total = torch.tensor(0.0)``)."""
         self.meets: dict[cst.Call, cst.BaseExpression | None] = {}
         """Factory call -> a tensor on the device its tensor meets in one operation
         (``torch.cat([torch.ones(n, 1), labels])`` with ``labels`` on the GPU)."""
@@ -368,6 +374,10 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             self.follows.add(key)
         else:
             self.follows.discard(key)
+        if isinstance(value, cst.Call) and value in self.scalars:
+            self.scalar_held[key] = value  # `total = torch.tensor(0.0)`
+        else:
+            self.scalar_held.pop(key, None)
         strict = self.host_factory(value, semantic) if value is not None else None
         if strict is None or (value is not None and _full_reduction(value, semantic)):
             self.host_held.pop(key, None)  # `s = torch.sum(h)`: 0-dim, meets any device
@@ -494,6 +504,25 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
     def on_operation(self, event: OperationEvent, semantic: Semantic) -> None:
         node = event.node
         self.note_meeting([(node.left, event.left), (node.right, event.right)], semantic)
+
+    def on_augmented(self, event: AugmentedEvent, semantic: Semantic) -> None:
+        """``total = torch.tensor(0.0)`` then ``total += torch.norm(err)`` with ``err`` on the
+        device: an in-place update keeps the host tensor, and a CUDA operand fails it, even a
+        0-dim one (a host 0-dim tensor mixes with CUDA only as an operand, never as the
+        output)."""
+        if not (event.added.is_tensorish and event.added.place is Place.DEVICE):
+            return
+        if semantic.function is None or semantic.on_cpu_path:
+            return
+        target = event.node.target
+        key = (semantic.scope_id, target.value) if isinstance(target, cst.Name) else None
+        scalar = self.scalar_held.get(key) if key is not None else None
+        if scalar is not None and scalar in self.scalars:
+            self.scalars.discard(scalar)
+            self.note_factory(scalar, "tensor", semantic)
+        factory = scalar or self.host_factory(target, semantic)
+        if factory is not None:
+            self.meets.setdefault(factory, _tensor_root(event.node.value, semantic))
 
     def note_combining_call(self, event: CallEvent, semantic: Semantic) -> None:
         """``torch.cat([torch.ones(n, 1), labels])``, ``torch.where(c, x, torch.zeros(n))``,
@@ -817,7 +846,11 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 f"`torch.{factory.function}(...)` in `{factory.method}` creates the tensor on "
                 f"the CPU, but it meets {meets} on the device: pass `{hint}`"
             )
-            yield Report(factory.call, message, _device_fix(factory.call, source, hint))
+            # the fix names a tensor the factory's line can see: a parameter of its function
+            # (`acc += torch.norm(err)` later in a loop names `err`, bound after the factory)
+            visible = definition is not None and source in _parameter_names(definition)
+            fix = _device_fix(factory.call, source, hint) if visible else None
+            yield Report(factory.call, message, fix)
         return met
 
     def host_only(self, context: Context) -> set[cst.ClassDef]:
@@ -929,12 +962,14 @@ def _argument(
 
 
 def _tensor_root(operand: cst.BaseExpression, semantic: Semantic) -> cst.BaseExpression | None:
-    """The tensor an operand's chain starts from (``labels`` of ``labels[:, :-1]``), None when
-    it starts from a function (``torch.sum(...)``), not a tensor: a message names no module."""
+    """The tensor an operand's chain starts from (``labels`` of ``labels[:, :-1]``; ``err`` of
+    ``torch.norm(err)``), None when that is no tensor: a message names no module."""
     root = chain_root(operand)
     name = isinstance(root, cst.Name) and semantic.lookup(root.value) is None
-    if name and semantic.qualify(root) is not None:
-        return None  # `torch`, `F`: an imported module
+    if name and semantic.qualify(root) is not None:  # `torch`, `F`: an imported module
+        if isinstance(operand, cst.Call) and operand.args and not operand.args[0].star:
+            return _tensor_root(operand.args[0].value, semantic)
+        return None
     return root
 
 
@@ -967,6 +1002,11 @@ def _may_be_cuda_type(event: CallEvent, semantic: Semantic) -> bool:
         return False  # `.type(dtype)`, `.type(x.dtype)`: a dtype, no device
     qualified = semantic.qualify(target) or ""
     return not (qualified.startswith("torch.") and not qualified.startswith("torch.cuda."))
+
+
+def _parameter_names(function: cst.FunctionDef) -> set[str]:
+    params = function.params
+    return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
 
 
 def _device_fix(call: cst.Call, source: str | None, hint: str) -> FixSpec | None:
