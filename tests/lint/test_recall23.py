@@ -127,3 +127,28 @@ def test_a_host_scalar_updated_in_place_with_a_device_value() -> None:
     # the fix may not name `err`, bound only later in the loop
     (finding,) = lint_source(VALIDATION.format(device=""), "v.py").findings
     assert finding.fix is None
+
+
+# report 05 (single-file form): a placed module's own method indexes a host grid with a mask
+# from its own Parameter, read through another of its methods
+BLOCKS = """\
+import torch
+import torch.nn as nn
+class BlocksWorld(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.alpha_logit = {held}
+    def get_opacities(self):
+        return torch.sigmoid(self.alpha_logit)
+    def get_scene_face_colors(self):
+        val_blocks = torch.linspace(0, 1, 5)[1:]
+        return val_blocks[self.get_opacities() > 0.5]
+model = BlocksWorld(4).to("cuda")
+print(model.get_scene_face_colors())
+"""
+
+
+def test_a_placed_modules_own_parameter_is_on_the_device_in_its_methods() -> None:
+    assert lines(BLOCKS.format(held="nn.Parameter(torch.zeros(n))"), "GPD108") == [11]
+    # a plain tensor attribute stays where it was made (GPD105's finding, not this one)
+    assert lines(BLOCKS.format(held="torch.zeros(n)"), "GPD108") == []

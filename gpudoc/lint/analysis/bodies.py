@@ -22,7 +22,13 @@ from gpudoc.lint.analysis.functions import (
     returns_moved,
 )
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.names import bound_names, declared_globals, dotted, moves_each
+from gpudoc.lint.analysis.names import (
+    assigned_value,
+    bound_names,
+    declared_globals,
+    dotted,
+    moves_each,
+)
 from gpudoc.lint.analysis.scope import Scope, parameter_values
 from gpudoc.lint.analysis.sharing import move_module
 from gpudoc.lint.analysis.submodules import weighted_submodules
@@ -94,7 +100,9 @@ class Bodies:
         # and a call on the CPU path of a device test is walked apart from one on its GPU path
         # (`if opt.no_gpu: g = make(opt)` / `else: g = make(opt).cuda()`): each has its findings
         path = ("gpu" if model.gpu_path else "", "cpu" if model.cpu_path else "")
-        shapes = (*argument_shapes(values), *_literal_flags(call), *path, instance)
+        # `self.get_opacities()` inside a method walked for a placed instance: the same view
+        held_by = parent.instance_place if is_method and instance is None else None
+        shapes = (*argument_shapes(values), *_literal_flags(call), *path, instance, held_by)
         summaries = model.summaries.setdefault(node, {})
         if shapes in summaries:
             return summaries[shapes]
@@ -388,7 +396,9 @@ def placed_instance(
     moved = {
         name: value.with_place(place)
         for name, value in scope.env.items()
-        if name.startswith("self.") and value.kind is Kind.MODULE and value.place is not place
+        if name.startswith("self.")
+        and value.place is not place
+        and (value.kind is Kind.MODULE or _parameter(name, value))
     }
     owner = _class_of(method, home.parsed.classes) if home is not None else None
     if home is not None and owner is not None:
@@ -411,6 +421,16 @@ def placed_instance(
         instance_place=place,
     )
     return placed, moved
+
+
+def _parameter(name: str, value: Value) -> bool:
+    """``self.alpha_logit = nn.Parameter(...)``: it moves with the module."""
+    if value.kind is not Kind.TENSOR or value.place is not Place.UNKNOWN or value.binding is None:
+        return False
+    assigned = assigned_value(value.binding, name)
+    if not isinstance(assigned, cst.Call):
+        return False
+    return (dotted(assigned.func) or "").rsplit(".", 1)[-1] == "Parameter"
 
 
 def _class_of(method: cst.FunctionDef, classes: dict[str, cst.ClassDef]) -> cst.ClassDef | None:
