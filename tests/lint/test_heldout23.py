@@ -158,3 +158,29 @@ def test_a_factory_meeting_a_torch_function_names_no_module() -> None:
     assert "`torch`" not in message  # the tensor torch.sum reduced: `z`
     assert "meets `z` on the device" in message
     assert "`device=z.device`" in message
+
+
+# the re-score: gen-efficientnet's validate.py passes `use_prefetcher=not args.no_cuda`, and
+# only the prefetcher (with its `.cuda()` mean and std) runs under that flag
+PREFETCH = """\
+import argparse
+import torch
+class PrefetchLoader:
+    def __init__(self, loader):
+        self.loader = loader
+        self.mean = torch.tensor([0.5, 0.5, 0.5]).cuda()
+def create_loader(dataset, use_prefetcher=True):
+    loader = torch.utils.data.DataLoader(dataset)
+    if use_prefetcher:
+        loader = PrefetchLoader(loader)
+    return loader
+parser = argparse.ArgumentParser()
+parser.add_argument("--no-cuda", dest="no_cuda", action="store_true")
+args = parser.parse_args()
+loader = create_loader(dataset, use_prefetcher={flag})
+"""
+
+
+def test_a_flag_passed_a_device_switch_guards_the_gpu_path() -> None:
+    assert lines(PREFETCH.format(flag="not args.no_cuda"), "GPD203") == []
+    assert lines(PREFETCH.format(flag="True"), "GPD203") == [6]

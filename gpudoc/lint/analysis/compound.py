@@ -12,8 +12,8 @@ import libcst as cst
 from gpudoc.lint.analysis.binding import Binder
 from gpudoc.lint.analysis.bodies import BlockWalker
 from gpudoc.lint.analysis.expressions import Evaluator
-from gpudoc.lint.analysis.flow import Env, Join, join_envs, truth_on_cpu
-from gpudoc.lint.analysis.functions import OFF_FLAG
+from gpudoc.lint.analysis.flow import Env, Join, Polarity, join_envs, truth_on_cpu
+from gpudoc.lint.analysis.functions import DEVICE_FLAG, OFF_FLAG
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import bound_names_of, dotted, iter_statements
 from gpudoc.lint.analysis.values import Kind, Place, element_of
@@ -114,10 +114,23 @@ class Compound:
         held = self.model.scope.lookup(name.value)
         return negated if held is not None and held.source == OFF_FLAG else None
 
+    def passed_flag_polarity(self, test: cst.BaseExpression) -> Polarity | None:
+        """``if use_prefetcher:`` where this call passed ``use_prefetcher=not args.no_cuda``:
+        the path the switch stands for (flipped under ``not``)."""
+        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+        name = test.expression if isinstance(test, cst.UnaryOperation) and negated else test
+        if not isinstance(name, cst.Name):
+            return None
+        held = self.model.scope.lookup(name.value)
+        if held is None or not held.source.startswith(DEVICE_FLAG):
+            return None
+        gpu = held.source.endswith("gpu") != negated
+        return "gpu" if gpu else "cpu"
+
     def walk_if(self, node: cst.If) -> None:
         self.evaluator.eval(node.test)
         model = self.model
-        polarity = model.polarity(node.test)
+        polarity = model.polarity(node.test) or self.passed_flag_polarity(node.test)
         guarded = polarity is not None
         # the other path of a test that picks a GPU is no CPU path
         cpu_side = None if model.picks_a_gpu(node.test) else polarity

@@ -13,6 +13,7 @@ from typing import NamedTuple
 import libcst as cst
 
 from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.flow import guard_polarity
 from gpudoc.lint.analysis.names import dotted, iter_statements
 from gpudoc.lint.analysis.values import Kind, Value
 from gpudoc.lint.visit import walk
@@ -51,7 +52,12 @@ def bind_arguments(
             name = positional[index].name.value
             index += 1
         if name is not None:
-            bound[name] = _none_device(name, arg.value) or _off_flag(name, arg.value) or value
+            bound[name] = (
+                _none_device(name, arg.value)
+                or _off_flag(name, arg.value)
+                or _passed_flag(name, arg.value)
+                or value
+            )
     for param in [*positional, *params.kwonly_params]:
         name = param.name.value
         if name not in bound and param.default is not None:
@@ -69,6 +75,26 @@ OFF_FLAG = "off-flag"
 def _off_flag(name: str, expr: cst.BaseExpression) -> Value | None:
     off = isinstance(expr, cst.Name) and expr.value == "False"
     return Value(Kind.SCALAR, source=OFF_FLAG) if off else None
+
+
+DEVICE_FLAG = "device-flag:"
+"""The source of a parameter given a device switch (``use_prefetcher=not args.no_cuda``),
+then ``gpu`` or ``cpu``: which path its truth stands for."""
+
+
+def _passed_flag(name: str, expr: cst.BaseExpression) -> Value | None:
+    """``create_loader(..., use_prefetcher=not args.no_cuda)``: a parameter whose name says
+    nothing of the device takes a device switch; ``if use_prefetcher:`` in the body is a
+    guard."""
+    if guard_polarity(cst.Name(name)) is not None:
+        return None  # `cuda=args.cuda`: the name says it already
+    switch = expr.expression if isinstance(expr, cst.UnaryOperation) else expr
+    if not isinstance(switch, cst.Name | cst.Attribute):
+        return None  # `torch.rand(4, device="cuda")` names CUDA but is no switch
+    polarity = guard_polarity(expr)
+    if polarity not in ("gpu", "cpu"):
+        return None
+    return Value(Kind.SCALAR, source=DEVICE_FLAG + polarity)
 
 
 def _none_device(name: str, expr: cst.BaseExpression) -> Value | None:

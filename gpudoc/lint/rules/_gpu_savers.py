@@ -8,6 +8,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+import libcst as cst
+
 MAX_SIBLINGS = 64
 """A directory with more scripts than this is a collection, not one project's steps."""
 MAX_BYTES = 200_000
@@ -51,7 +53,8 @@ def gpu_savers(linted: str) -> list[Path]:
         stamp = (stat.st_mtime_ns, stat.st_size)
         if stat.st_size <= MAX_BYTES and _saves_from_gpu(str(script), stamp):
             found.append(script)
-    return found
+    # the training script first: it is the one whose checkpoints others read
+    return sorted(found, key=lambda script: "train" not in script.name.lower())
 
 
 @lru_cache(maxsize=256)
@@ -61,6 +64,31 @@ def _saves_from_gpu(script: str, stamp: tuple[int, int]) -> bool:
     except OSError:
         return False
     return bool(_SAVES.search(text) and _ON_GPU.search(text))
+
+
+def names_no_device(module: cst.Module) -> bool:
+    """The code names no device at all: no ``cuda``, ``device`` or ``gpu`` in a name, an
+    attribute or a string, and no ``.to(...)`` (comments aside: ``# model.cuda()``)."""
+    finder = _DeviceWords()
+    module.visit(finder)
+    return not finder.found
+
+
+class _DeviceWords(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.found:
+            return False
+        if isinstance(node, cst.Name):
+            self.found = _DEVICE_WORD.search(node.value) is not None or node.value == "to"
+        elif isinstance(node, cst.SimpleString):
+            self.found = _DEVICE_WORD.search(node.value) is not None
+        return not self.found
+
+
+_DEVICE_WORD = re.compile(r"cuda|device|gpu", re.I)
 
 
 def saves_name(saver: Path, stem: str) -> bool:

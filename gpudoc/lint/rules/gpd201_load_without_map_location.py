@@ -14,7 +14,7 @@ from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._checkpoints import CheckpointScan, LoadSite, scan
 from gpudoc.lint.rules._device_names import DEVICE_PARAMETER
-from gpudoc.lint.rules._gpu_savers import gpu_savers, saves_name
+from gpudoc.lint.rules._gpu_savers import gpu_savers, names_no_device, saves_name
 from gpudoc.lint.rules._helpers import backend, is_process_group_init
 from gpudoc.lint.rules._saved_device import saved_on_cpu
 from gpudoc.lint.visit import walk
@@ -346,6 +346,8 @@ torch.save(model.state_dict(), "snapshot.pt")
         A load of a named file counts only when such a script names that file."""
         if context.library or not self.unmapped or self.per_rank:
             return
+        if not names_no_device(context.module):
+            return  # `.to(args.device)`: a device the walk could not read is still one
         savers = gpu_savers(context.path)
         if not savers:
             return
