@@ -184,3 +184,41 @@ loader = create_loader(dataset, use_prefetcher={flag})
 def test_a_flag_passed_a_device_switch_guards_the_gpu_path() -> None:
     assert lines(PREFETCH.format(flag="not args.no_cuda"), "GPD203") == []
     assert lines(PREFETCH.format(flag="True"), "GPD203") == [6]
+
+
+# the re-score: PyTorch-VAE's test calls `self.model.sample(144, 0)`, whose body (another
+# file) does `z.cuda(current_device)`: that names the helper's parameter, not one GPU per rank
+VAE = """\
+import torch
+import torch.nn as nn
+class VAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+    def sample(self, num_samples, current_device):
+        z = torch.randn(num_samples, 4)
+        z = z.cuda(current_device)
+        return self.fc(z)
+"""
+VAE_TEST = """\
+import unittest
+from torchsummary import summary
+from models import VAE
+class TestVAE(unittest.TestCase):
+    def setUp(self):
+        self.model = VAE()
+    def test_summary(self):
+        print(summary(self.model, (4,), device="cpu"))
+    def test_sample(self):
+        self.model.cuda()
+        y = self.model.sample(144, 0)
+"""
+
+
+def test_another_files_device_parameter_is_no_rank_of_this_script(tmp_path: Path) -> None:
+    (tmp_path / "models.py").write_text(VAE)
+    (tmp_path / "test_vae.py").write_text(VAE_TEST)
+    result = lint_paths([str(tmp_path / "test_vae.py")], LintConfig(select=("GPD203",)))
+    assert ("test_vae.py", 10) in [(Path(f.path).name, f.line) for f in result.findings]

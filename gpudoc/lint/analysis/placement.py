@@ -49,7 +49,10 @@ class Placement:
         if method == "cuda":
             self.note_cuda(node, ".cuda()")
             self.model.flags.places = True
-            self.model.flags.per_rank_device |= _names_a_rank_device(node)
+            # another file's helper (`z.cuda(current_device)` in a model's `sample`, given 0)
+            # names its parameter, not this script's ranks
+            if self.model.home_module is None:
+                self.model.flags.per_rank_device |= _names_a_rank_device(node)
             place = Place.DEVICE
         elif method == "cpu":
             place = Place.HOST
