@@ -152,3 +152,46 @@ def test_a_placed_modules_own_parameter_is_on_the_device_in_its_methods() -> Non
     assert lines(BLOCKS.format(held="nn.Parameter(torch.zeros(n))"), "GPD108") == [11]
     # a plain tensor attribute stays where it was made (GPD105's finding, not this one)
     assert lines(BLOCKS.format(held="torch.zeros(n)"), "GPD108") == []
+
+
+# report 11: the device is `config.device` (a settings object's), and `F` comes through
+# `from models.bert import *`, whose module imports torch.nn.functional as F
+TEACHER = """\
+import torch
+from models.bert import *
+def teacher_train(model, config, train_loader):
+    for i, (ids, mask, labels) in enumerate(train_loader):
+        ids = ids.to(config.device)
+        mask = mask.to(config.device)
+        outputs = model(ids, mask)
+        loss = F.cross_entropy(outputs, labels{move})
+"""
+BERT = """\
+import torch.nn as nn
+import torch.nn.functional as F
+class BERT_Model(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    def forward(self, ids, mask):
+        return self.fc(ids)
+"""
+
+
+def test_a_settings_objects_device_and_a_star_imported_functional(tmp_path: Path) -> None:
+    files = {"models/__init__.py": "", "models/bert.py": BERT}
+    buggy = {**files, "teacher.py": TEACHER.format(move="")}
+    assert _project(tmp_path, buggy, "teacher.py", "GPD101") == [("teacher.py", 8)]
+    moved = {**files, "teacher.py": TEACHER.format(move=".to(config.device)")}
+    assert _project(tmp_path, moved, "teacher.py", "GPD101") == []
+
+
+def test_x_to_a_tensors_device_still_places_nothing_itself() -> None:
+    # `x.to(y.device)` follows a tensor: the file places nothing (a helper run on the CPU too)
+    helper = (
+        "import torch.nn.functional as F\n"
+        "def align(logits, labels, weights):\n"
+        "    weights = weights.to(logits.device)\n"
+        "    return F.cross_entropy(logits, labels, weight=weights)\n"
+    )
+    assert lines(helper, "GPD101") == []

@@ -195,6 +195,10 @@ class Bodies:
                 scope.env[name] = value
             elif value.kind is not Kind.UNKNOWN:
                 scope.env[name] = replace(value, binding=None)  # a move fix stays in the body
+            elif value.place is Place.DEVICE and name in typed and typed[name].kind is Kind.MODULE:
+                # `teacher_train(BERT_Model(cfg).to(cfg.device), ...)` of a class not read:
+                # what the caller moved is the `model` the body calls
+                scope.env[name] = typed[name].with_place(Place.DEVICE)
         if any(v.kind is Kind.DEVICE and v.cpu_device for v in (arguments or {}).values()):
             # `trainer(model, loss_fn, device="cpu")`: a module typed by its annotation or name
             # as placed (`loss_fn: nn.Module` beside a device) is not, in a call on the CPU

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gpudoc.lint.analysis import api
@@ -107,6 +109,8 @@ class Placement:
                 return Place.HOST
             # `x.to(y.device)` follows a tensor; `x.to(self.device)` names the script's device
             tensor_device = isinstance(expr, cst.Attribute) and expr.attr.value == "device"
+            if tensor_device and isinstance(expr, cst.Attribute) and _settings(expr.value):
+                tensor_device = False  # `config.device`, `args.device`: the run's settings
             if not tensor_device or self.model.scope.lookup(dotted(expr) or "") is not None:
                 self.model.flags.places = True
             return Place.DEVICE
@@ -133,6 +137,18 @@ class Placement:
         if formatted_cuda(value):
             self.model.flags.per_rank_device = True  # f"cuda:{local_rank}"
             self.model.flags.device_notion = True
+
+
+SETTINGS = re.compile(
+    r"^(?:args|arguments|config|configs|cfg|conf|opt|opts|options|hparams|hp|params|settings)$"
+)
+"""Names of the object a run's settings live in (argparse's namespace, a config)."""
+
+
+def _settings(base: cst.BaseExpression) -> bool:
+    """``config`` of ``config.device``, also ``self.args``: settings, not a tensor."""
+    name = (dotted(base) or "").rsplit(".", 1)[-1]
+    return SETTINGS.match(name) is not None
 
 
 def formatted_cuda(node: cst.BaseExpression) -> bool:

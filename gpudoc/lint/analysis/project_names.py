@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpudoc.lint import project
 from gpudoc.lint.analysis.classes import ClassFacts
 from gpudoc.lint.analysis.functions import moves_anything
 from gpudoc.lint.analysis.homes import Home, load_name, project_modules, project_names
 from gpudoc.lint.analysis.model import SemanticModel
+from gpudoc.lint.analysis.names import ImportTable, dotted
 from gpudoc.lint.analysis.scope import Scope
 
 
@@ -28,10 +30,32 @@ class ProjectNames:
             for local, where in project_names(node, model.path).items():
                 model.imports.aliases.pop(local, None)
                 model.project_imports[local] = where
+            if isinstance(node.names, cst.ImportStar):
+                self.star_library_names(node)
         for local, path in project_modules(node, model.path).items():
             model.imports.aliases.pop(local, None)
             model.project_imports.pop(local, None)
             model.project_module_names[local] = path
+
+    def star_library_names(self, node: cst.ImportFrom) -> None:
+        """``from models.bert import *`` also binds what that module imports: its ``F`` of
+        ``import torch.nn.functional as F`` is torch's here too (names this file bound
+        before are kept)."""
+        model = self.model
+        assert model.path is not None
+        module = (dotted(node.module) or "") if node.module is not None else ""
+        path = project.resolve(model.path, module, len(node.relative))
+        parsed = project.load(path) if path is not None else None
+        if parsed is None:
+            return
+        theirs = ImportTable()
+        for statement in parsed.imports:
+            if not project_modules(statement, str(parsed.path)):
+                theirs.add(statement)
+        for local, qualified in theirs.aliases.items():
+            if not local.startswith("_") and local not in model.imports.aliases:
+                model.imports.aliases[local] = qualified
+                model.imports.roots.add(qualified.split(".")[0])
 
     def resolve_project_name(self, local: str) -> None:
         """Read what an imported project name stands for, the first time it matters."""
