@@ -222,3 +222,63 @@ def test_another_files_device_parameter_is_no_rank_of_this_script(tmp_path: Path
     (tmp_path / "test_vae.py").write_text(VAE_TEST)
     result = lint_paths([str(tmp_path / "test_vae.py")], LintConfig(select=("GPD203",)))
     assert ("test_vae.py", 10) in [(Path(f.path).name, f.line) for f in result.findings]
+
+
+# the re-score after `args.device` began to place: a torchvision transform of an image already
+# on the device keeps it there (the image-captioning tutorial's caption.py)
+CAPTION = """\
+import torch
+import torchvision.transforms as transforms
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+def caption(encoder, img):
+    img = torch.FloatTensor(img){move}
+    transform = transforms.Compose([transforms.Normalize(mean=[0.5], std=[0.5])])
+    image = transform(img)
+    return encoder(image.unsqueeze(0))
+encoder = torch.load("enc.pt", map_location=device).to(device)
+print(caption(encoder, data))
+"""
+
+
+def test_a_transform_of_a_device_tensor_keeps_its_device() -> None:
+    assert lines(CAPTION.format(move=".to(device)"), "GPD101") == []
+    assert lines(CAPTION.format(move=""), "GPD101") == [8]
+
+
+# char-rnn's generate(decoder, ..., cuda=False): called with **vars(args), `cuda` may be on; a
+# call that leaves it off runs a CPU decoder; a tuple unpacked from a helper maps each name to
+# its own factory (YOLOv4's build_targets, whose results forward moves one by one)
+GENERATE = """\
+import torch
+def generate(decoder, prime_str="A", cuda=False):
+    inp = torch.zeros(1, len(prime_str)).long()
+    if cuda:
+        inp = inp.cuda()
+    return decoder(inp)
+decoder = torch.load("char-rnn.pt")
+print(generate(decoder, {args}))
+"""
+TARGETS = """\
+import torch
+import torch.nn as nn
+def build_targets(pred, nB):
+    conf_mask = torch.ones(nB, 4)
+    tx = torch.zeros(nB, 4)
+    return conf_mask, tx
+class RegionLoss(nn.Module):
+    def forward(self, output, target):
+        conf_mask, tx = build_targets(output, output.size(0))
+        tx = tx.cuda()
+        {conf}
+        return ((output - tx) * conf_mask).sum()
+"""
+
+
+def test_a_call_that_turns_the_gpu_switch_off_runs_a_cpu_module() -> None:
+    assert lines(GENERATE.format(args='"A"'), "GPD101") == []
+    assert lines(GENERATE.format(args="**vars(args)"), "GPD101") == []
+
+
+def test_each_name_unpacked_from_a_helper_is_its_own_factory() -> None:
+    assert lines(TARGETS.format(conf="conf_mask = conf_mask.cuda()"), "GPD106") == []
+    assert lines(TARGETS.format(conf="pass"), "GPD106") == [4]

@@ -13,8 +13,9 @@ import libcst as cst
 
 from gpudoc.lint.analysis.classes import ClassFacts
 from gpudoc.lint.analysis.events import ClassEvent, FunctionEvent, WalkedCallEvent
-from gpudoc.lint.analysis.flow import join_envs
+from gpudoc.lint.analysis.flow import guard_polarity, join_envs
 from gpudoc.lint.analysis.functions import (
+    OFF_FLAG,
     FunctionSyntax,
     argument_names,
     argument_shapes,
@@ -199,7 +200,13 @@ class Bodies:
                 # `teacher_train(BERT_Model(cfg).to(cfg.device), ...)` of a class not read:
                 # what the caller moved is the `model` the body calls
                 scope.env[name] = typed[name].with_place(Place.DEVICE)
-        if any(v.kind is Kind.DEVICE and v.cpu_device for v in (arguments or {}).values()):
+        on_cpu = any(v.kind is Kind.DEVICE and v.cpu_device for v in (arguments or {}).values())
+        # `generate(decoder, cuda=False)`: the GPU switch is off for this call
+        on_cpu = on_cpu or any(
+            v.source == OFF_FLAG and guard_polarity(cst.Name(name)) == "gpu"
+            for name, v in (arguments or {}).items()
+        )
+        if on_cpu:
             # `trainer(model, loss_fn, device="cpu")`: a module typed by its annotation or name
             # as placed (`loss_fn: nn.Module` beside a device) is not, in a call on the CPU
             for name, value in typed.items():

@@ -131,8 +131,8 @@ class CallEvaluator:
                     held = held.with_place(place or Place.UNKNOWN)
                 return self.module_call(node, name, held, self.evaluator.eval_args(node))
             if kept is not None and kept.source in ("transform", "tokenizer"):
-                self.evaluator.eval_args(node)
-                return host_output(kept, node)  # `self.tokenizer(texts, return_tensors="pt")`
+                given = self.evaluator.eval_args(node)
+                return host_output(kept, node, args=given)  # `self.tokenizer(texts, ...)`
             return self.eval_method(node, func)
         if isinstance(func, cst.Name):
             return self.eval_named_call(node, func.value)
@@ -140,7 +140,7 @@ class CallEvaluator:
         args = self.evaluator.eval_args(node)
         if callee.kind is Kind.MODULE:
             return self.module_call(node, dotted(func) or "", callee, args)
-        return host_output(callee, node)
+        return host_output(callee, node, args=args)
 
     def note_moved_chain(self, node: cst.Call) -> None:
         """``torch.arange(n).unsqueeze(0).repeat(b, 1).to(dev)``, ``torch.exp(c *
@@ -199,7 +199,7 @@ class CallEvaluator:
         if callee is not None and callee.kind is Kind.MODULE:
             return self.module_call(node, name, callee, args)
         if callee is not None and callee.source in ("transform", "tokenizer"):
-            return host_output(callee, node)
+            return host_output(callee, node, args=args)
         if name not in BUILTINS:
             self.forget_placement(node, args)
         return builtin_value(name, args)
@@ -404,9 +404,15 @@ def _looks_like_model(receiver: cst.BaseExpression) -> bool:
     return "Model" in name or "For" in name
 
 
-def host_output(callee: Value, node: cst.Call, method: str = "__call__") -> Value:
-    """What a torchvision transform or a tokenizer returns: tensors on the host."""
+def host_output(
+    callee: Value, node: cst.Call, method: str = "__call__", args: list[Value] | None = None
+) -> Value:
+    """What a torchvision transform or a tokenizer returns: tensors on the host; a transform
+    of a tensor (`Normalize` of an image already on the GPU) keeps its device."""
     if callee.source == "transform":
+        given = args[0] if args else None
+        if given is not None and given.is_tensorish and given.place is not Place.HOST:
+            return Value(Kind.TENSOR, given.place)
         return Value(Kind.TENSOR, Place.HOST)
     if callee.source != "tokenizer" or keyword(node, "return_tensors") is None:
         return UNKNOWN

@@ -58,6 +58,8 @@ def bind_arguments(
                 or _passed_flag(name, arg.value)
                 or value
             )
+    if any(arg.star == "**" for arg in call.args):
+        return bound  # `generate(decoder, **vars(args))`: any parameter left may come from it
     for param in [*positional, *params.kwonly_params]:
         name = param.name.value
         if name not in bound and param.default is not None:

@@ -118,6 +118,25 @@ def unpacked_from(statement: cst.CSTNode, name: str) -> cst.BaseExpression | Non
     return None
 
 
+def unpacked_position(statement: cst.CSTNode, name: str) -> int | None:
+    """Where ``name`` stands in the tuple ``statement`` unpacks (1 for ``tx`` of ``n, tx, ty =
+    build_targets(...)``); None for a starred target or no unpacking."""
+    if not isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+        return None
+    for small in statement.body:
+        if not isinstance(small, cst.Assign):
+            continue
+        for target in small.targets:
+            unpacked = target.target
+            parts = unpacked.elements if isinstance(unpacked, cst.Tuple | cst.List) else ()
+            if any(isinstance(part, cst.StarredElement) for part in parts):
+                return None
+            for index, part in enumerate(parts):
+                if dotted(part.value) == name:
+                    return index
+    return None
+
+
 def chooses_cpu(node: cst.BaseExpression) -> bool:
     """``"cuda" if ok else "cpu"``, alone or in ``torch.device(...)``: a device choice that
     falls back to the CPU."""

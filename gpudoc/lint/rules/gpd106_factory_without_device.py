@@ -44,6 +44,7 @@ from gpudoc.lint.rules._helpers import (
     chain_root,
     parameter_names,
     unpacked_from,
+    unpacked_position,
 )
 from gpudoc.lint.rules._host_instances import host_only_classes
 from gpudoc.lint.rules._numbers import number_attributes, number_parameters
@@ -312,6 +313,10 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         self.typed: list[tuple[cst.Call, cst.BaseExpression]] = []
         """Factories converted to another tensor's type (``.type(q.type())``), with that tensor."""
         self.returned: set[cst.Call] = set()
+        self.returned_parts: tuple[cst.Call | None, ...] = ()
+        """The factories a helper's last ``return a, b`` returned, by position."""
+        self.helper_parts: dict[cst.Call, tuple[cst.Call | None, ...]] = {}
+        """A helper's call -> the factories its returned tuple holds, by position."""
         """Factory calls whose tensor (or one computed from it) a ``return`` hands back."""
         self.made_at: dict[cst.Call, int] = {}
         """The walk's step at each factory call (the latest walk of its body)."""
@@ -347,6 +352,10 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         """``g = self.grid(h, w)``: the call's result is the helper's factory tensor, so a
         later ``g.to(x.device)`` places it."""
         made = [call for call in self.returned if self.made_at.get(call, -1) > event.start]
+        parts = self.returned_parts
+        if parts and any(self.made_at.get(part, -1) > event.start for part in parts if part):
+            self.helper_parts[event.call] = parts
+        self.returned_parts = ()
         if made:
             self.helper_results[event.call] = made[0]
             # `return h if gru else (h, c)`: a move of what the call returned moves them all
@@ -357,10 +366,10 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         """``return torch.zeros(...)``, ``return h, c``: the caller gets the factory's tensor."""
         value = event.node.value
         elements = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
-        for element in elements:
-            factory = factory_inside(element, self.calls, self.held_in(semantic))
-            if factory is not None:
-                self.returned.add(factory)
+        found = [factory_inside(e, self.calls, self.held_in(semantic)) for e in elements]
+        self.returned.update(factory for factory in found if factory is not None)
+        if isinstance(value, cst.Tuple):
+            self.returned_parts = tuple(found)
 
     def held_in(self, semantic: Semantic) -> Held:
         scope = semantic.scope_id
@@ -393,6 +402,14 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         self.held.pop(key, None)
         function = semantic.function_node
         helper = self.helper_result(value)
+        if helper is None and isinstance(unpacked, cst.Call):
+            # `nGT, tx, ty = build_targets(...)`: each name, the factory at its position
+            parts = self.helper_parts.get(unpacked, ())
+            position = unpacked_position(event.statement, event.name)
+            if position is not None and position < len(parts):
+                helper = parts[position]
+                if helper is not None:
+                    self.groups[helper] = (helper,)  # moving `tx` moves only `tx`
         if factory is None and helper is not None:
             self.held[key] = helper
         elif factory is not None:
