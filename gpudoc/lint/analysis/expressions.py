@@ -123,6 +123,16 @@ class Evaluator:
         places += [value.place for value in values if value.kind is Kind.MODULE]
         return Value(Kind.TENSOR, join_places(places))
 
+    def submodule(self, held: Value) -> Value:
+        """``self.encoder`` in a module class's method: it moves with its parent, so it is
+        where the instance is (when walked for a call on a placed one), else anywhere; an
+        alias (``G_encoder = self.encoder``) keeps that."""
+        if self.model.scope.module_class is None or held.place is not Place.HOST:
+            return held
+        owner = self.model.class_scope()
+        place = owner.instance_place if owner is not None else None
+        return held.with_place(place or Place.UNKNOWN)
+
     def eval_attribute(self, node: cst.Attribute) -> Value:
         name = dotted(node)
         if name is not None:
@@ -130,6 +140,8 @@ class Evaluator:
                 self.model.emit("member", MemberEvent(node, name))
             known = self.model.scope.lookup(name)
             if known is not None:
+                if known.kind is Kind.MODULE and name.startswith("self."):
+                    return self.submodule(known)
                 return known
             if self.model.imports.qualify(node) is not None:
                 return UNKNOWN

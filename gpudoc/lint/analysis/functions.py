@@ -63,7 +63,11 @@ def bind_arguments(
     for param in [*positional, *params.kwonly_params]:
         name = param.name.value
         if name not in bound and param.default is not None:
-            default = _device_default(name, param.default) or _off_flag(name, param.default)
+            default = (
+                _device_default(name, param.default)
+                or _off_flag(name, param.default)
+                or _left_none(param.default)
+            )
             if default is not None:
                 bound[name] = default
     return bound
@@ -97,6 +101,13 @@ def _passed_flag(name: str, expr: cst.BaseExpression) -> Value | None:
     if polarity not in ("gpu", "cpu"):
         return None
     return Value(Kind.SCALAR, source=DEVICE_FLAG + polarity)
+
+
+def _left_none(default: cst.BaseExpression) -> Value | None:
+    """``G_encoder=None`` left out by the call: None here, not a module its name suggests
+    (``if G_encoder is None: G_encoder = self.encoder``)."""
+    none = isinstance(default, cst.Name) and default.value == "None"
+    return Value(Kind.NONE) if none else None
 
 
 def _none_device(name: str, expr: cst.BaseExpression) -> Value | None:

@@ -155,6 +155,7 @@ class _Stores(cst.CSTVisitor):
             or (isinstance(value, cst.Name) and value.value in self.literal_params)
             or weightless_layer(value)
             or (isinstance(value, cst.Call) and dotted(value.func) in self.empty_classes)
+            or _bound_method(value)
         )
         given = _given_root(value, self.given) if value is not None and not harmless else None
         if given is not None:
@@ -176,6 +177,12 @@ class _Stores(cst.CSTVisitor):
         func = node.func
         registers = isinstance(func, cst.Attribute) and func.attr.value in REGISTERS
         self.stores |= registers or dotted(func) in SETATTR
+
+
+def _bound_method(value: cst.BaseExpression) -> bool:
+    """``OneHot(n).forward``: a method of a fresh object, kept as a function; assigning it
+    registers nothing."""
+    return isinstance(value, cst.Attribute) and isinstance(value.value, cst.Call)
 
 
 def _given_root(value: cst.BaseExpression, given: set[str]) -> str | None:

@@ -116,6 +116,7 @@ class CheckpointScan(cst.CSTVisitor):
         self._functions: list[cst.FunctionDef] = []
         self._classes: list[cst.ClassDef] = []
         self.flag_classes: dict[int, cst.ClassDef | cst.FunctionDef] = {}
+        self._constants: frozenset[str] | None = None
         """Classes (functions) that move things only under a flag of their own (``if
         self.cuda:``, a ``cuda`` parameter): a CPU path for their own code, not evidence about the
         rest of the file."""
@@ -336,6 +337,7 @@ class CheckpointScan(cst.CSTVisitor):
             if CPU_SWITCH.search(TENSOR_PLACE_TEST.sub("", test))
             and not self._every_arm_moves(branch)
         ]
+        switches = [test for test in switches if not self._constant_switch(test)]
         if switches:
             scope = self._flag_scope(switches)
             if scope is not None:
@@ -409,6 +411,16 @@ class CheckpointScan(cst.CSTVisitor):
             if dest not in self.gpu_selectors:
                 evidence.setdefault(2, text)
         return evidence
+
+    def _constant_switch(self, test: str) -> bool:
+        """``if self.use_cuda:`` where the file only ever sets ``self.use_cuda = True``: a
+        constant, not a switch (a GPU-only wrapper's leftover)."""
+        match = re.fullmatch(r"self\.(\w+)", test.strip())
+        if match is None:
+            return False
+        if self._constants is None:
+            self._constants = _constant_true_attributes(self.module)
+        return match.group(1) in self._constants
 
     def _flag_scope(self, switches: list[str]) -> cst.ClassDef | cst.FunctionDef | None:
         """The class whose own attribute (``self.cuda``), or the function whose own parameter
@@ -982,3 +994,34 @@ def _wrapped_path(path: cst.BaseExpression | None) -> cst.BaseExpression | None:
 def _parameters(function: cst.FunctionDef) -> set[str]:
     params = function.params
     return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+
+
+def _constant_true_attributes(module: cst.Module) -> frozenset[str]:
+    """The ``self`` attributes the file assigns, and only ever assigns ``True``."""
+    assigned: dict[str, bool] = {}
+    for node in _self_assignments(module):
+        for target in node.targets:
+            expr = target.target
+            if (
+                isinstance(expr, cst.Attribute)
+                and isinstance(expr.value, cst.Name)
+                and expr.value.value == "self"
+            ):
+                constant = isinstance(node.value, cst.Name) and node.value.value == "True"
+                name = expr.attr.value
+                assigned[name] = assigned.get(name, True) and constant
+    return frozenset(name for name, constant in assigned.items() if constant)
+
+
+def _self_assignments(module: cst.Module) -> list[cst.Assign]:
+    found = _Assignments()
+    walk(module, found)
+    return found.assigns
+
+
+class _Assignments(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.assigns: list[cst.Assign] = []
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.assigns.append(node)

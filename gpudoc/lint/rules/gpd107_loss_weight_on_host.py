@@ -25,6 +25,9 @@ class LossWeight:
     """``nn.CrossEntropyLoss(weight=w).to(device)``: the weight buffer moves with it."""
     target: str | None = None
     """The name the criterion was bound to."""
+    in_module: bool = False
+    """Built in a module class's method: bound to ``self.loss`` it is a submodule, whose
+    weight buffer moves with the parent."""
 
 
 class LossWeightOnHost(Rule):
@@ -114,6 +117,7 @@ criterion = nn.CrossEntropyLoss(weight=weights)
                 if arg.keyword is not None and arg.keyword.value == name:
                     moved = semantic.result_moved(node)
                     weight = LossWeight(node, arg.value, value, semantic.device_name(), moved)
+                    weight.in_module = semantic.module_class is not None
                     self.weights.append(weight)
                     break
 
@@ -135,6 +139,8 @@ criterion = nn.CrossEntropyLoss(weight=weights)
                 continue
             if weight.target is not None and weight.target in self.moved_names:
                 continue
+            if weight.in_module and (weight.target or "").startswith("self."):
+                continue  # `self.loss = nn.CrossEntropyLoss(weight=w)`: moves with the module
             if weight.target is not None and self.host_only.get(weight.target, False):
                 continue  # a demo of the weight on host tensors: it meets no device tensor
             shown = context.code(weight.weight)

@@ -1,0 +1,108 @@
+"""Wrong findings of the twenty-fourth held-out set (public repositories), reduced and rewritten
+here: correct code each rule must leave alone, next to the bug it must still report."""
+
+from __future__ import annotations
+
+from lint_lines import lines
+
+# ozan-oktay/Attention-Gated-Networks: a GPU-only wrapper keeps `self.use_cuda = True` as a
+# constant; its `x.cuda() if self.use_cuda else x` chooses nothing
+CONSTANT_FLAG = """\
+import torch
+import torch.nn as nn
+class BaseModel:
+    def __init__(self):
+        self.use_cuda = {value}
+class Classifier(BaseModel):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 2)
+        if self.use_cuda:
+            self.net = self.net.cuda()
+    def benchmark(self):
+        inp = torch.rand(4, 8).cuda()
+        return self.net(inp).sum().item()
+print(Classifier().benchmark())
+"""
+
+
+def test_a_use_cuda_attribute_only_ever_true_is_no_cpu_switch() -> None:
+    assert lines(CONSTANT_FLAG.format(value="True"), "GPD203") == []
+    assert lines(CONSTANT_FLAG.format(value="torch.cuda.is_available()"), "GPD203") == [13]
+
+
+# the same repository: a dice loss keeps a helper's bound method (`OneHot(n).forward`), which
+# registers nothing: the loss has nothing to move
+DICE = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class OneHot(nn.Module):
+    def __init__(self, depth):
+        super().__init__()
+        self.ones = torch.eye(depth).cuda()
+    def forward(self, y):
+        return self.ones.index_select(0, y.long().view(-1))
+class SoftDiceLoss(nn.Module):
+    def __init__(self, n_classes):
+        super().__init__()
+        self.one_hot_encoder = {held}
+    def forward(self, x, y):
+        return 1 - (F.softmax(x, dim=1) * self.one_hot_encoder(y)).sum()
+y = torch.randint(0, 3, (8,)).cuda()
+x = torch.randn(8, 3).cuda()
+dicemetric = SoftDiceLoss(n_classes=3)
+print(dicemetric(x, y).item())
+"""
+
+
+def test_a_kept_bound_method_is_no_submodule() -> None:
+    assert lines(DICE.format(held="OneHot(n_classes).forward"), "GPD102") == []
+    assert lines(DICE.format(held="nn.Linear(3, 3)"), "GPD102") == [18]
+
+
+# jxhe/vae-lagging-encoder: a decoder keeps its weighted loss as a submodule; model.to(device)
+# moves the weight buffer with it
+DECODER = """\
+import torch
+import torch.nn as nn
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+class Decoder(nn.Module):
+    def __init__(self, vocab_size):
+        super().__init__()
+        self.out = nn.Linear(16, vocab_size)
+        vocab_mask = torch.ones(vocab_size)
+        {bound} = nn.CrossEntropyLoss(weight=vocab_mask, reduction="none")
+    def forward(self, h, target):
+        return {bound}(self.out(h), target)
+decoder = Decoder(10).to(device)
+"""
+
+
+def test_a_weighted_loss_kept_as_a_submodule_moves_with_its_module() -> None:
+    assert lines(DECODER.format(bound="self.loss"), "GPD107") == []
+
+
+# wyharveychen/CloserLookFewShot: `G_encoder=None` defaults to the module's own submodule,
+# which moves with the module (moved in another file)
+MATCHER = """\
+import torch
+import torch.nn as nn
+class Matcher(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.encoder = nn.LSTM(d, d, 1, batch_first=True)
+    def encode(self, s, G_encoder=None):
+        if G_encoder is None:
+            G_encoder = self.encoder
+        return s + G_encoder(s.unsqueeze(0))[0].squeeze(0)
+    def loss(self, s):
+        labels = torch.arange(s.size(0)).cuda()
+        out = self.encode(s)
+        return nn.functional.cross_entropy(out, labels % out.size(1))
+"""
+
+
+def test_an_alias_of_a_modules_own_submodule_moves_with_it() -> None:
+    assert lines(MATCHER, "GPD203") == []
+    assert lines(MATCHER, "GPD101") == []
