@@ -195,3 +195,26 @@ def test_x_to_a_tensors_device_still_places_nothing_itself() -> None:
         "    return F.cross_entropy(logits, labels, weight=weights)\n"
     )
     assert lines(helper, "GPD101") == []
+
+
+# recall 24 #06 (pytorch-forecasting): a LightningModule's predict loop moves each batch item
+# to its own device in a statement that discards the result
+PREDICT = """\
+import torch
+import lightning.pytorch as pl
+class BaseModel(pl.LightningModule):
+    def predict(self, dataloader):
+        output = []
+        with torch.no_grad():
+            for x, _ in dataloader:
+                for name in x.keys():
+                    if x[name].device != self.device:
+                        {move}
+                output.append(self(x))
+        return output
+"""
+
+
+def test_a_discarded_move_to_a_modules_own_device() -> None:
+    assert lines(PREDICT.format(move="x[name].to(self.device)"), "GPD103") == [10]
+    assert lines(PREDICT.format(move="x[name] = x[name].to(self.device)"), "GPD103") == []
