@@ -218,3 +218,26 @@ class BaseModel(pl.LightningModule):
 def test_a_discarded_move_to_a_modules_own_device() -> None:
     assert lines(PREDICT.format(move="x[name].to(self.device)"), "GPD103") == [10]
     assert lines(PREDICT.format(move="x[name] = x[name].to(self.device)"), "GPD103") == []
+
+
+# recall 24 #11 (DeePTB): a library class takes `device=torch.device("cpu")` and its
+# classmethod loads a checkpoint with no map_location; nothing in the file calls it
+LIBRARY = """\
+import torch
+class NNENV(torch.nn.Module):
+    def __init__(self, basis=None, device=torch.device("cpu")):
+        super().__init__()
+        self.device = device
+        self.linear = torch.nn.Linear(4, 4)
+    @classmethod
+    def from_reference(cls, checkpoint, device=None):
+        ckpt = torch.load(checkpoint{mapped})
+        model = cls(device=device)
+        model.load_state_dict(ckpt["model_state_dict"])
+        return model
+"""
+
+
+def test_a_library_that_defaults_to_the_cpu_device_loads_with_a_map_location() -> None:
+    assert lines(LIBRARY.format(mapped=""), "GPD201") == [9]
+    assert lines(LIBRARY.format(mapped=', map_location="cpu"'), "GPD201") == []

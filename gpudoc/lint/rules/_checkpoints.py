@@ -632,6 +632,8 @@ class CheckpointScan(cst.CSTVisitor):
         if self._handler_saved(key, site.order):
             return True
         if site.function is not None and key.endswith(f"@{id(site.function)}"):
+            if self.first_save.get(key, site.order) < site.order:
+                return True  # the function saved to its own parameter just before
             return self._callers_saved(site.function, key[5:].rsplit("@", 1)[0])
         return key in self.saved or self._temporary(key, site.function)
 

@@ -297,7 +297,10 @@ torch.save(model.state_dict(), "snapshot.pt")
     def finish(self, context: Context) -> Iterator[Report]:
         if not context.flags.loads_checkpoints:
             return  # no torch.load: nothing to read the whole file for
-        if not (context.flags.device_notion or context.flags.places):
+        # a library whose classes take `device=torch.device("cpu")` places nothing in the walk
+        # (nothing here calls them) but chooses devices: judged like a script that does
+        placeless = not (context.flags.device_notion or context.flags.places)
+        if placeless and names_no_device(context.module):
             yield from self.device_free_reports(context)
             return
         found = scan(context.module)
@@ -346,8 +349,6 @@ torch.save(model.state_dict(), "snapshot.pt")
         A load of a named file counts only when such a script names that file."""
         if context.library or not self.unmapped or self.per_rank:
             return
-        if not names_no_device(context.module):
-            return  # `.to(args.device)`: a device the walk could not read is still one
         savers = gpu_savers(context.path)
         if not savers:
             return
