@@ -241,3 +241,36 @@ class NNENV(torch.nn.Module):
 def test_a_library_that_defaults_to_the_cpu_device_loads_with_a_map_location() -> None:
     assert lines(LIBRARY.format(mapped=""), "GPD201") == [9]
     assert lines(LIBRARY.format(mapped=', map_location="cpu"'), "GPD201") == []
+
+
+# recall 24 #02 (Open3D-ML): the pipeline's base class, in another file, falls back to the CPU;
+# the subclass's load_ckpt loads without a map location
+BASE_PIPELINE = """\
+import torch
+class BasePipeline:
+    def __init__(self, model, device="cuda"):
+        if device == "cpu" or not torch.cuda.is_available():
+            self.device = torch.device("cpu")
+        else:
+            self.device = torch.device("cuda")
+        self.model = model
+"""
+SEGMENTATION = """\
+import torch
+from .base_pipeline import BasePipeline
+class SemanticSegmentation(BasePipeline):
+    def run_test(self):
+        self.model.to(self.device)
+    def load_ckpt(self, ckpt_path):
+        ckpt = torch.load(ckpt_path{mapped})
+        self.model.load_state_dict(ckpt["model_state_dict"])
+"""
+
+
+def test_a_base_class_in_another_file_gives_the_cpu_path(tmp_path: Path) -> None:
+    files = {"pipelines/__init__.py": "", "pipelines/base_pipeline.py": BASE_PIPELINE}
+    target = "pipelines/semantic_segmentation.py"
+    buggy = {**files, target: SEGMENTATION.format(mapped="")}
+    assert _project(tmp_path, buggy, target, "GPD201") == [("semantic_segmentation.py", 7)]
+    mapped = {**files, target: SEGMENTATION.format(mapped=", map_location=self.device")}
+    assert _project(tmp_path, mapped, target, "GPD201") == []

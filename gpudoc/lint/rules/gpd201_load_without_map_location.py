@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from gpudoc.lint import project
 from gpudoc.lint.analysis.events import CallEvent, Semantic
+from gpudoc.lint.analysis.homes import project_names
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._checkpoints import CheckpointScan, LoadSite, scan
@@ -305,7 +307,8 @@ torch.save(model.state_dict(), "snapshot.pt")
             return
         found = scan(context.module)
         ranks = self.per_rank and any(self.in_a_rank(site.call) for site in found.loads)
-        if (found.cpu_path is None and not found.flag_classes and not ranks) or (
+        inherited = base_cpu_path(context) if found.cpu_path is None else None
+        if (found.cpu_path is None and not found.flag_classes and not ranks and not inherited) or (
             found.saves_cpu_state()
         ):
             return  # a one-GPU script, or checkpoints this file wrote on the CPU
@@ -317,7 +320,7 @@ torch.save(model.state_dict(), "snapshot.pt")
             key = site.path_key or ""
             if key.startswith("str:") and saved_on_cpu(key[4:], context.path):
                 continue  # the project's own checkpoint, saved with CPU storages
-            evidence = found.cpu_path_at(site.call)
+            evidence = found.cpu_path_at(site.call) or inherited
             known = id(site.call) in self.unmapped
             if ranks and known and self.in_a_rank(site.call):
                 # `if args.gpu is None: torch.load(path)`: one process drives every GPU, and
@@ -489,3 +492,25 @@ class _Strings(cst.CSTVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.names.append(node.attr.value)
+
+
+def base_cpu_path(context: Context) -> str | None:
+    """The CPU path of a base class of another project file (Open3D-ML's `BasePipeline`
+    picks `torch.device("cpu")` without CUDA; its subclass's `load_ckpt` is here)."""
+    bases = {
+        dotted(base.value) or ""
+        for statement in context.module.body
+        if isinstance(statement, cst.ClassDef)
+        for base in statement.bases
+    }
+    for statement in context.module.body if bases else ():
+        small = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
+        for node in small:
+            if not isinstance(node, cst.ImportFrom):
+                continue
+            for local, (path, _) in project_names(node, context.path).items():
+                parsed = project.load(path) if local in bases else None
+                theirs = scan(parsed.module, remember=False) if parsed is not None else None
+                if theirs is not None and theirs.cpu_path and not theirs.cpu_path_is_weak:
+                    return f"{theirs.cpu_path} in `{path.name}`, its base class's file"
+    return None
