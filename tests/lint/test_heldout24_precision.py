@@ -106,3 +106,11 @@ class Matcher(nn.Module):
 def test_an_alias_of_a_modules_own_submodule_moves_with_it() -> None:
     assert lines(MATCHER, "GPD203") == []
     assert lines(MATCHER, "GPD101") == []
+
+
+def test_a_flag_set_true_only_under_an_if_is_still_a_switch() -> None:
+    # pytorch-wgan's check_cuda: `if cuda_flag: self.cuda = True` (recall 16 #05)
+    source = CONSTANT_FLAG.format(value="False").replace(
+        "        self.use_cuda = False\n", "        if flag:\n            self.use_cuda = True\n"
+    )
+    assert lines(source, "GPD203") == [14]

@@ -999,9 +999,10 @@ def _parameters(function: cst.FunctionDef) -> set[str]:
 
 
 def _constant_true_attributes(module: cst.Module) -> frozenset[str]:
-    """The ``self`` attributes the file assigns, and only ever assigns ``True``."""
+    """The ``self`` attributes the file assigns, and only ever assigns ``True``, outside any
+    ``if`` (``if cuda_flag: self.cuda = True`` is a switch: unset or True)."""
     assigned: dict[str, bool] = {}
-    for node in _self_assignments(module):
+    for node, conditional in _self_assignments(module):
         for target in node.targets:
             expr = target.target
             if (
@@ -1010,20 +1011,32 @@ def _constant_true_attributes(module: cst.Module) -> frozenset[str]:
                 and expr.value.value == "self"
             ):
                 constant = isinstance(node.value, cst.Name) and node.value.value == "True"
+                constant = constant and not conditional
                 name = expr.attr.value
                 assigned[name] = assigned.get(name, True) and constant
     return frozenset(name for name, constant in assigned.items() if constant)
 
 
-def _self_assignments(module: cst.Module) -> list[cst.Assign]:
+def _self_assignments(module: cst.Module) -> list[tuple[cst.Assign, bool]]:
     found = _Assignments()
     walk(module, found)
     return found.assigns
 
 
 class _Assignments(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.assigns: list[cst.Assign] = []
+    """Every assignment, and whether it is under an ``if``, a loop or a ``try``."""
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        self.assigns.append(node)
+    def __init__(self) -> None:
+        self.assigns: list[tuple[cst.Assign, bool]] = []
+        self.depth = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.If | cst.For | cst.While | cst.Try | cst.With):
+            self.depth += 1
+        elif isinstance(node, cst.Assign):
+            self.assigns.append((node, self.depth > 0))
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, cst.If | cst.For | cst.While | cst.Try | cst.With):
+            self.depth -= 1
