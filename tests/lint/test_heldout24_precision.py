@@ -3,7 +3,12 @@ here: correct code each rule must leave alone, next to the bug it must still rep
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lint_lines import lines
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_paths
 
 # ozan-oktay/Attention-Gated-Networks: a GPU-only wrapper keeps `self.use_cuda = True` as a
 # constant; its `x.cuda() if self.use_cuda else x` chooses nothing
@@ -114,3 +119,38 @@ def test_a_flag_set_true_only_under_an_if_is_still_a_switch() -> None:
         "        self.use_cuda = False\n", "        if flag:\n            self.use_cuda = True\n"
     )
     assert lines(source, "GPD203") == [14]
+
+
+# the re-score (LTSF-Linear, Informer2020): train() reloads the best checkpoint that another
+# file's EarlyStopping saved during the same run; test(test=1) loads an earlier run's
+TOOLS = """\
+import torch
+class EarlyStopping:
+    def __call__(self, val_loss, model, path):
+        self.save_checkpoint(val_loss, model, path)
+    def save_checkpoint(self, val_loss, model, path):
+        torch.save(model.state_dict(), path + "/" + "checkpoint.pth")
+"""
+EXP = """\
+import torch
+from tools import EarlyStopping
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+class Exp:
+    def __init__(self, model):
+        self.model = model.to(device)
+    def train(self, path):
+        early_stopping = EarlyStopping()
+        for epoch in range(3):
+            early_stopping(0.1, self.model, path)
+        best_model_path = path + "/" + "checkpoint.pth"
+        self.model.load_state_dict(torch.load(best_model_path))
+    def test(self, setting):
+        self.model.load_state_dict(torch.load("./checkpoints/" + setting + "/checkpoint.pth"))
+"""
+
+
+def test_a_reload_of_what_another_files_saver_wrote_in_this_run(tmp_path: Path) -> None:
+    (tmp_path / "tools.py").write_text(TOOLS)
+    (tmp_path / "exp.py").write_text(EXP)
+    result = lint_paths([str(tmp_path / "exp.py")], LintConfig(select=("GPD201",)))
+    assert [f.line for f in result.findings] == [14]

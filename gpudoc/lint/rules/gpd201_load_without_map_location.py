@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from gpudoc.lint import project
-from gpudoc.lint.analysis.events import CallEvent, Semantic
+from gpudoc.lint.analysis.events import CallEvent, Semantic, WalkedCallEvent
 from gpudoc.lint.analysis.homes import project_names
-from gpudoc.lint.analysis.names import dotted, keyword
+from gpudoc.lint.analysis.names import dotted, keyword, names_in
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._checkpoints import CheckpointScan, LoadSite, scan
 from gpudoc.lint.rules._device_names import DEVICE_PARAMETER
@@ -37,6 +37,13 @@ class LoadWithoutMapLocation(Rule):
     device). Also
     finds `map_location=gpu` where `gpu` may be None on that path (a `=None` default, an
     argparse option with no default), which maps nothing.
+
+    The CPU path may also be a base class's, in another file of the project (a pipeline whose
+    `BasePipeline.__init__` picks `torch.device("cpu")` without CUDA), and a library that
+    chooses devices (`device=torch.device("cpu")` defaults) is judged although nothing in it
+    places anything. A load of a path that a call earlier in the same function handed to
+    another file's saver (`early_stopping(val_loss, model, path)`, then
+    `torch.load(path + "/checkpoint.pth")`) reads this run's own file and is not reported.
 
     A script with no device code at all runs on the CPU: its load is reported when a script in
     the same directory puts something on CUDA and calls `torch.save` (a viewer or evaluation
@@ -246,7 +253,7 @@ torch.save(model.state_dict(), "snapshot.pt")
         ),
     )
 
-    EVENTS = ("call",)
+    EVENTS = ("call", "walked")
 
     def __init__(self) -> None:
         super().__init__()
@@ -262,6 +269,10 @@ torch.save(model.state_dict(), "snapshot.pt")
         """id of each such load -> whether every walk met it on the GPU path of a guard."""
         self.foreign: dict[int, tuple[cst.Call, ProjectModule]] = {}
         """id of each unmapped load in another project file's function this file called."""
+        self.save_steps: list[int] = []
+        """``Semantic.step`` of each ``torch.save`` the walk reached in another file."""
+        self.saving_calls: list[cst.Call] = []
+        """Calls whose walk reached such a save (``early_stopping(val_loss, model, path)``)."""
         self.foreign_savers: set[int] = set()
         """id of each such file's module whose ``torch.save`` this file's walk reached."""
 
@@ -283,11 +294,36 @@ torch.save(model.state_dict(), "snapshot.pt")
                     self.foreign[id(node)] = (node, home)
         elif event.qualified == "torch.save" and semantic.home_module is not None:
             self.foreign_savers.add(id(semantic.home_module.module))
+            self.save_steps.append(semantic.step)
         elif is_process_group_init(event.qualified):
             # `set_device(args.gpu)` alone is a one-GPU script choosing its GPU
             self.per_rank |= backend(node) in ("nccl", None)
         elif event.qualified in SPAWNS and node.args:
             self.spawned.add(dotted(node.args[0].value) or "")
+
+    def on_walked(self, event: WalkedCallEvent, semantic: Semantic) -> None:
+        if event.foreign and any(step > event.start for step in self.save_steps):
+            self.saving_calls.append(event.call)
+
+    def saved_through_a_call(self, site: LoadSite, found: CheckpointScan) -> bool:
+        """``early_stopping(val_loss, self.model, path)`` (another file's saver) earlier in
+        the same function, then ``torch.load(path + '/checkpoint.pth')``: this run's file."""
+        if site.function is None or not site.call.args:
+            return False
+        if not self.saving_calls:
+            return False
+        used = set(names_in(site.call.args[0].value))
+        for binding in found.bindings:  # `best_model_path = path + '/' + 'checkpoint.pth'`
+            if binding.name in used and binding.value is not None:
+                used.update(names_in(binding.value))
+        order = _call_order(site.function)
+        load = order.get(id(site.call), -1)
+        for call in self.saving_calls:
+            if order.get(id(call), load) >= load:
+                continue  # not in this function, or after the load
+            if used & {name for arg in call.args for name in names_in(arg.value)}:
+                return True
+        return False
 
     def in_a_rank(self, call: cst.Call) -> bool:
         """Run once per GPU: anywhere under torchrun; only in the spawned function (or what it
@@ -328,7 +364,7 @@ torch.save(model.state_dict(), "snapshot.pt")
                 if not (found.without_rank_device(site) or found.own_rank_file(site)):
                     yield self._rank_report(site, found.device_at(site))
                 continue
-            if evidence is None or found.saved_here(site):
+            if evidence is None or found.saved_here(site) or self.saved_through_a_call(site, found):
                 continue  # the same run (or an earlier run of it) wrote what it reads back
             if self.gpu_only.get(id(site.call)):
                 continue  # runs only where CUDA exists
@@ -514,3 +550,18 @@ def base_cpu_path(context: Context) -> str | None:
                 if theirs is not None and theirs.cpu_path and not theirs.cpu_path_is_weak:
                     return f"{theirs.cpu_path} in `{path.name}`, its base class's file"
     return None
+
+
+def _call_order(function: cst.FunctionDef) -> dict[int, int]:
+    """id of each call in ``function`` -> its place in reading order."""
+    order = _CallOrder()
+    walk(function.body, order)
+    return order.seen
+
+
+class _CallOrder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.seen: dict[int, int] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.seen[id(node)] = len(self.seen)
