@@ -420,19 +420,26 @@ def built_class(origin: cst.CSTNode | None) -> str | None:
     return None
 
 
+def assignments(
+    statement: cst.CSTNode,
+) -> Iterator[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression]]:
+    """Each (target, value) of the plain assignments in a simple statement (a one-line suite
+    too: ``if cuda: model = model.cuda()``)."""
+    if not isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+        return
+    for small in statement.body:
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                yield target.target, small.value
+
+
 def assigned_value(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
     """The expression ``statement`` assigns to ``name``: ``value`` of ``name = value``, or the
-    matching element of ``a, name = x, value``; None for unpacking, loops and the rest. A
-    one-line suite counts (``if cuda: model = model.cuda()``)."""
-    if not isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite):
-        return None
-    for small in statement.body:
-        if not isinstance(small, cst.Assign):
-            continue
-        for target in small.targets:
-            found = _matching(target.target, small.value, name)
-            if found is not None:
-                return found
+    matching element of ``a, name = x, value``; None for unpacking, loops and the rest."""
+    for target, value in assignments(statement):
+        found = _matching(target, value, name)
+        if found is not None:
+            return found
     return None
 
 

@@ -6,7 +6,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis.events import BindingEvent, CompareEvent, Semantic, StatementEvent
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.names import dotted, keyword, module_chain_root
+from gpudoc.lint.analysis.names import assignments, dotted, keyword, module_chain_root
 from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import FixSpec, NodeEdit, Rule
 
@@ -105,35 +105,23 @@ def chain_root(
 def unpacked_from(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
     """The call whose result ``statement`` unpacks into ``name`` among others: ``grid`` of
     ``yv, xv = torch.meshgrid(...)``."""
-    if not isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite):
-        return None
-    for small in statement.body:
-        if not isinstance(small, cst.Assign) or not isinstance(small.value, cst.Call):
-            continue
-        for target in small.targets:
-            unpacked = target.target
-            parts = unpacked.elements if isinstance(unpacked, cst.Tuple | cst.List) else ()
-            if any(dotted(part.value) == name for part in parts):
-                return small.value
+    for target, value in assignments(statement):
+        parts = target.elements if isinstance(target, cst.Tuple | cst.List) else ()
+        if isinstance(value, cst.Call) and any(dotted(part.value) == name for part in parts):
+            return value
     return None
 
 
 def unpacked_position(statement: cst.CSTNode, name: str) -> int | None:
     """Where ``name`` stands in the tuple ``statement`` unpacks (1 for ``tx`` of ``n, tx, ty =
     build_targets(...)``); None for a starred target or no unpacking."""
-    if not isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite):
-        return None
-    for small in statement.body:
-        if not isinstance(small, cst.Assign):
-            continue
-        for target in small.targets:
-            unpacked = target.target
-            parts = unpacked.elements if isinstance(unpacked, cst.Tuple | cst.List) else ()
-            if any(isinstance(part, cst.StarredElement) for part in parts):
-                return None
-            for index, part in enumerate(parts):
-                if dotted(part.value) == name:
-                    return index
+    for target, _ in assignments(statement):
+        parts = target.elements if isinstance(target, cst.Tuple | cst.List) else ()
+        if any(isinstance(part, cst.StarredElement) for part in parts):
+            return None
+        for index, part in enumerate(parts):
+            if dotted(part.value) == name:
+                return index
     return None
 
 
