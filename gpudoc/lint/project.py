@@ -5,7 +5,8 @@ to it (or in a package above it): its functions and classes are walked where ``t
 them, with ``train.py``'s values. The search follows Python's rules for a script run from its
 own directory: relative imports from the file's package, absolute ones from the file's
 directory, the directory holding its top package, and the project's root (a directory holding
-``pyproject.toml``, ``setup.py``, ``setup.cfg`` or ``.git``). Installed packages are never read.
+``pyproject.toml``, ``setup.py``, ``setup.cfg`` or ``.git``; without one, the directory gpudoc
+runs in when it holds the file). Installed packages are never read.
 """
 
 from __future__ import annotations
