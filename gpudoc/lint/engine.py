@@ -118,7 +118,7 @@ def lint_paths(
         if isinstance(read, FileResult):
             results[index] = read
             continue
-        key = content_key(_with_dependencies(read, target.display))
+        key = source_key(read, target.display)
         stored = _cache_key(key, config, target.display)
         hit = cache.get(stored, target.display) if cache is not None else None
         if hit is not None:
@@ -134,6 +134,12 @@ def lint_paths(
     if cache is not None:
         cache.save()
     return LintResult(tuple(results[index] for index in sorted(results)))
+
+
+def source_key(source: str, path: str) -> str:
+    """What a file's findings depend on, hashed: the result cache's key, and how ``--fix``
+    knows the lint run's findings are still the file's."""
+    return content_key(_with_dependencies(source, path))
 
 
 def _with_dependencies(source: str, path: str) -> bytes:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gpudoc.lint.cache import content_key
 from gpudoc.lint.cells import fix_notebook
 from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import source_key
 from gpudoc.lint.fix import (
     Lint,
     fix_source,
@@ -57,9 +57,8 @@ def fix_file(
         text, encoding = read_python(path)
     except (OSError, SyntaxError, ValueError) as error:
         return FileFix(display, 0, "", (), (f"{display}: cannot read: {_reason(error)}",))
-    same = linted is not None and linted.source_key == content_key(
-        text.encode("utf-8", "surrogatepass")
-    )
+    # the key the lint run computed: the text and the stamps of what its findings depend on
+    same = linted is not None and linted.source_key == source_key(text, display)
     findings = linted.findings if same and linted is not None else None
     result = fix_source(text, lint, unsafe=unsafe, findings=findings)
     remaining = tuple(_tried(replace(f, path=display), unsafe) for f in result.remaining)

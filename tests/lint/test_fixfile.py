@@ -106,3 +106,25 @@ def test_a_file_that_cannot_be_written_is_an_error_and_unchanged(
     assert outcome.errors == ("train.py: cannot write the fixes: Permission denied",)
     assert [f.code for f in outcome.remaining] == ["GPD103", "GPD201"]
     assert path.read_text() == SCRIPT and not outcome.changed
+
+
+def test_the_lint_runs_findings_are_reused_when_the_file_has_dependencies(tmp_path: Path) -> None:
+    """A script beside a helper it imports (its result key holds the helper's stamp): --fix
+    starts from the findings the lint run already has, not from a second analysis."""
+    from gpudoc.lint.config import LintConfig
+    from gpudoc.lint.engine import lint_paths
+
+    (tmp_path / "helper.py").write_text("import torch\ndef make():\n    return torch.ones(2)\n")
+    path = tmp_path / "train.py"
+    path.write_text("from helper import make\n" + SCRIPT)
+    result = lint_paths([str(path)], LintConfig(), use_cache=False)
+    calls: list[str] = []
+
+    def counted(text: str, display: str = "train.py") -> list:  # type: ignore[type-arg]
+        calls.append(text)
+        return toy_lint(text)
+
+    outcome = fix_file(path, str(path), counted, unsafe=True, write=False, linted=result.files[0])
+    assert outcome.fixes_applied >= 1
+    original = path.read_text()
+    assert calls and original not in calls  # only fixed texts are linted again
