@@ -1024,19 +1024,42 @@ def _self_assignments(module: cst.Module) -> list[tuple[cst.Assign, bool]]:
 
 
 class _Assignments(cst.CSTVisitor):
-    """Every assignment, and whether it is under an ``if``, a loop or a ``try``."""
+    """Every assignment, and whether it is under an ``if``, a loop, a ``try`` or a ``with``
+    (named visit methods: walk's fast dispatch)."""
 
     def __init__(self) -> None:
         self.assigns: list[tuple[cst.Assign, bool]] = []
         self.depth = 0
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.If | cst.For | cst.While | cst.Try | cst.With):
-            self.depth += 1
-        elif isinstance(node, cst.Assign):
-            self.assigns.append((node, self.depth > 0))
-        return True
+    def visit_If(self, node: cst.If) -> None:
+        self.depth += 1
 
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        if isinstance(original_node, cst.If | cst.For | cst.While | cst.Try | cst.With):
-            self.depth -= 1
+    def leave_If(self, original_node: cst.If) -> None:
+        self.depth -= 1
+
+    def visit_For(self, node: cst.For) -> None:
+        self.depth += 1
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.depth -= 1
+
+    def visit_While(self, node: cst.While) -> None:
+        self.depth += 1
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self.depth -= 1
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self.depth += 1
+
+    def leave_Try(self, original_node: cst.Try) -> None:
+        self.depth -= 1
+
+    def visit_With(self, node: cst.With) -> None:
+        self.depth += 1
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self.depth -= 1
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.assigns.append((node, self.depth > 0))

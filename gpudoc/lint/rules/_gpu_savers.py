@@ -10,6 +10,8 @@ from pathlib import Path
 
 import libcst as cst
 
+from gpudoc.lint.visit import walk
+
 MAX_SIBLINGS = 64
 """A directory with more scripts than this is a collection, not one project's steps."""
 MAX_BYTES = 200_000
@@ -70,7 +72,7 @@ def names_no_device(module: cst.Module) -> bool:
     """The code names no device at all: no ``cuda``, ``device`` or ``gpu`` in a name, an
     attribute or a string, and no ``.to(...)`` (comments aside: ``# model.cuda()``)."""
     finder = _DeviceWords()
-    module.visit(finder)
+    walk(module, finder)
     return not finder.found
 
 
@@ -78,14 +80,11 @@ class _DeviceWords(cst.CSTVisitor):
     def __init__(self) -> None:
         self.found = False
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self.found:
-            return False
-        if isinstance(node, cst.Name):
-            self.found = _DEVICE_WORD.search(node.value) is not None or node.value == "to"
-        elif isinstance(node, cst.SimpleString):
-            self.found = _DEVICE_WORD.search(node.value) is not None
-        return not self.found
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found |= _DEVICE_WORD.search(node.value) is not None or node.value == "to"
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self.found |= _DEVICE_WORD.search(node.value) is not None
 
 
 _DEVICE_WORD = re.compile(r"cuda|device|gpu", re.I)
