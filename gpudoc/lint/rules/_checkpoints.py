@@ -19,6 +19,7 @@ from gpudoc.lint.analysis.flow import terminates
 from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.names import ImportTable, bound_names, dotted, iter_statements, names_in
 from gpudoc.lint.rules._device_names import Binding, device_text
+from gpudoc.lint.rules._helpers import every_parameter
 from gpudoc.lint.visit import code_ids, walk
 
 TEMPORARY = re.compile(r"expr:(tmp_path|tmpdir|tmp_path_factory)\b")
@@ -493,7 +494,7 @@ class CheckpointScan(cst.CSTVisitor):
             if named is not None:
                 return f"str:{named}"
             function = self._function()
-            if function is not None and expr.value in _parameters(function):
+            if function is not None and expr.value in every_parameter(function):
                 # `def save(self, path)` and `def load(self, path)`: two callers' paths
                 return f"expr:{expr.value}@{id(function)}"
         text = string_value(expr)
@@ -991,11 +992,6 @@ def _wrapped_path(path: cst.BaseExpression | None) -> cst.BaseExpression | None:
         return None
     argument = path.args[0].value
     return argument if isinstance(argument, cst.Name) else None
-
-
-def _parameters(function: cst.FunctionDef) -> set[str]:
-    params = function.params
-    return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
 
 
 def _constant_true_attributes(module: cst.Module) -> frozenset[str]:

@@ -217,6 +217,13 @@ class Optimizers:
         self.built.pop((semantic.scope_id, name), None)
 
 
+def every_parameter(function: cst.FunctionDef) -> set[str]:
+    """The names of all of ``function``'s parameters but ``*args`` and ``**kwargs``, ``self``
+    included."""
+    params = function.params
+    return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+
+
 def parameter_names(function: cst.FunctionDef) -> list[str]:
     """The parameters besides ``self`` / ``cls``, positional first."""
     params = function.params

@@ -42,6 +42,7 @@ from gpudoc.lint.rules._factory_uses import (
 )
 from gpudoc.lint.rules._helpers import (
     chain_root,
+    every_parameter,
     parameter_names,
     unpacked_from,
     unpacked_position,
@@ -865,7 +866,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             )
             # the fix names a tensor the factory's line can see: a parameter of its function
             # (`acc += torch.norm(err)` later in a loop names `err`, bound after the factory)
-            visible = definition is not None and source in _parameter_names(definition)
+            visible = definition is not None and source in every_parameter(definition)
             fix = _device_fix(factory.call, source, hint) if visible else None
             yield Report(factory.call, message, fix)
         return met
@@ -1019,11 +1020,6 @@ def _may_be_cuda_type(event: CallEvent, semantic: Semantic) -> bool:
         return False  # `.type(dtype)`, `.type(x.dtype)`: a dtype, no device
     qualified = semantic.qualify(target) or ""
     return not (qualified.startswith("torch.") and not qualified.startswith("torch.cuda."))
-
-
-def _parameter_names(function: cst.FunctionDef) -> set[str]:
-    params = function.params
-    return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
 
 
 def _device_fix(call: cst.Call, source: str | None, hint: str) -> FixSpec | None:

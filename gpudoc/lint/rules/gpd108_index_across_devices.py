@@ -20,6 +20,7 @@ from gpudoc.lint.analysis.names import built_class, dotted
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.rules._helpers import every_parameter
 
 HOST_SELF_INDEX = frozenset(
     {
@@ -218,7 +219,7 @@ model = Diffusion().cuda()
             index.value
             for index in indices
             if isinstance(index, cst.Name)
-            and index.value in _parameter_names(function)
+            and index.value in every_parameter(function)
             and semantic.lookup_local(index.value) is entry.get(index.value)  # not rebound
         )
         if not inputs or _is_parameter(value, semantic):
@@ -311,11 +312,6 @@ model = Diffusion().cuda()
             if cls is not None and (cls.custom_apply or item.attr in moved):
                 continue
             yield item.report
-
-
-def _parameter_names(function: cst.FunctionDef) -> set[str]:
-    params = function.params
-    return {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
 
 
 def _on_host(value: Value) -> bool:
