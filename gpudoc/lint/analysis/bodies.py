@@ -13,7 +13,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis.classes import ClassFacts
 from gpudoc.lint.analysis.events import ClassEvent, FunctionEvent, WalkedCallEvent
-from gpudoc.lint.analysis.flow import guard_polarity, join_envs
+from gpudoc.lint.analysis.flow import join_envs, name_polarity
 from gpudoc.lint.analysis.functions import (
     OFF_FLAG,
     FunctionSyntax,
@@ -203,7 +203,7 @@ class Bodies:
         on_cpu = any(v.kind is Kind.DEVICE and v.cpu_device for v in (arguments or {}).values())
         # `generate(decoder, cuda=False)`: the GPU switch is off for this call
         on_cpu = on_cpu or any(
-            v.source == OFF_FLAG and guard_polarity(cst.Name(name)) == "gpu"
+            v.source == OFF_FLAG and name_polarity(name) == "gpu"
             for name, v in (arguments or {}).items()
         )
         if on_cpu:

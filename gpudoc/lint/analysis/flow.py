@@ -15,6 +15,7 @@ test (``if debug:``) and on the host on the other is "host on some path" (Place.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Literal
 
 import libcst as cst
@@ -33,6 +34,13 @@ DEVICE_WORDS = ("device",)
 Env = dict[str, Value]
 Snapshot = list[tuple[dict[str, Value], Env]]
 """Each environment a path may write, with its content before the path."""
+
+
+@lru_cache(maxsize=512)
+def name_polarity(name: str) -> Polarity | None:
+    """``guard_polarity`` of a bare name (``cuda``, ``use_gpu``), read once per name: the
+    parameters of every walked call ask it."""
+    return guard_polarity(cst.Name(name))
 
 
 def guard_polarity(test: cst.BaseExpression) -> Polarity | None:

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.flow import guard_polarity
+from gpudoc.lint.analysis.flow import guard_polarity, name_polarity
 from gpudoc.lint.analysis.names import dotted, iter_statements
 from gpudoc.lint.analysis.values import Kind, Value
 from gpudoc.lint.visit import walk
@@ -92,11 +92,11 @@ def _passed_flag(name: str, expr: cst.BaseExpression) -> Value | None:
     """``create_loader(..., use_prefetcher=not args.no_cuda)``: a parameter whose name says
     nothing of the device takes a device switch; ``if use_prefetcher:`` in the body is a
     guard."""
-    if guard_polarity(cst.Name(name)) is not None:
-        return None  # `cuda=args.cuda`: the name says it already
     switch = expr.expression if isinstance(expr, cst.UnaryOperation) else expr
     if not isinstance(switch, cst.Name | cst.Attribute):
         return None  # `torch.rand(4, device="cuda")` names CUDA but is no switch
+    if name_polarity(name) is not None:
+        return None  # `cuda=args.cuda`: the name says it already
     polarity = guard_polarity(expr)
     if polarity not in ("gpu", "cpu"):
         return None
