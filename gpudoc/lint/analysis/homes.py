@@ -28,29 +28,25 @@ class Home:
     functions: dict[str, cst.FunctionDef]
     parsed: project.ProjectModule
     scope: Scope = field(default_factory=Scope)
-    _modules: dict[str, Path] | None = None
-
-    def project_modules(self) -> dict[str, Path]:
-        """The project modules its own imports bind (``import utils``), read the first time a
-        body of it calls ``utils.<name>``."""
-        if self._modules is None:
-            importer = str(self.parsed.path)
-            self._modules = {}
-            for statement in self.parsed.imports:
-                self._modules.update(project_modules(statement, importer))
-        return self._modules
+    modules: dict[str, Path] = field(default_factory=dict)
+    """The project modules its own imports bind (``import utils``): ``utils.<name>`` in its
+    bodies is the project's function."""
 
 
-def _home(parsed: project.ProjectModule) -> Home:
+def home_of(parsed: project.ProjectModule) -> Home:
+    """The project module as the bodies walked from it see it: its library imports and its
+    functions (read once per parse)."""
     key = str(parsed.path)
     home = _homes.get(key)
     if home is None or home.functions is not parsed.functions:
         imports = ImportTable()
+        modules: dict[str, Path] = {}
         for statement in parsed.imports:
             imports.add(statement)
-        home = _homes[key] = Home(imports, parsed.functions, parsed)
-        for local in home.project_modules():  # `import utils` of the project: not a library
+            modules.update(project_modules(statement, str(parsed.path)))
+        for local in modules:  # `import utils` of the project: not a library
             imports.aliases.pop(local, None)
+        home = _homes[key] = Home(imports, parsed.functions, parsed, modules=modules)
     return home
 
 
@@ -132,9 +128,9 @@ def load_name(
     if parsed is None:
         return None
     if name in parsed.functions:
-        return parsed.functions[name], _home(parsed)
+        return parsed.functions[name], home_of(parsed)
     if name in parsed.classes:
-        return parsed.classes[name], _home(parsed)
+        return parsed.classes[name], home_of(parsed)
     if hops >= MAX_REEXPORTS:
         return None
     key = (path, name, hops)  # a package __init__ is asked for the same names again and again

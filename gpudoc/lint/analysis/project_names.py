@@ -10,9 +10,9 @@ import libcst as cst
 from gpudoc.lint import project
 from gpudoc.lint.analysis.classes import ClassFacts
 from gpudoc.lint.analysis.functions import moves_anything
-from gpudoc.lint.analysis.homes import Home, load_name, project_modules, project_names
+from gpudoc.lint.analysis.homes import Home, home_of, load_name, project_modules, project_names
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.names import ImportTable, dotted
+from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.scope import Scope
 
 
@@ -48,11 +48,7 @@ class ProjectNames:
         parsed = project.load(path) if path is not None else None
         if parsed is None:
             return
-        theirs = ImportTable()
-        for statement in parsed.imports:
-            if not project_modules(statement, str(parsed.path)):
-                theirs.add(statement)
-        for local, qualified in theirs.aliases.items():
+        for local, qualified in home_of(parsed).imports.aliases.items():
             if not local.startswith("_") and local not in model.imports.aliases:
                 model.imports.aliases[local] = qualified
                 model.imports.roots.add(qualified.split(".")[0])
@@ -110,7 +106,7 @@ class ProjectNames:
         base = func.value
         if home is None or not isinstance(base, cst.Name) or model.scope.lookup(base.value):
             return None
-        path = home.project_modules().get(base.value)
+        path = home.modules.get(base.value)
         found = load_name(path, func.attr.value) if path is not None else None
         if found is None or not isinstance(found[0], cst.FunctionDef):
             return None
