@@ -87,6 +87,8 @@ class QualifiedCalls:
             return Value(Kind.TENSOR, Place.HOST)
         if rest in ("autograd.Variable", "autograd.variable.Variable"):
             return args[0] if args else UNKNOWN  # the pre-0.4 wrapper: the tensor itself
+        if rest in COMPILERS and args and args[0].kind is Kind.MODULE:
+            return args[0]  # `torch.compile(model)`, `torch.jit.script(model)`: its parameters
         if rest.startswith("nn.utils.rnn.") and args:
             # pack_padded_sequence(captions, ...)[0] and pad_sequence(seqs) stay where their
             # first argument is; `lengths` must be on the CPU (not what the result is)
@@ -328,6 +330,11 @@ def _maps_to_cpu(node: cst.Call, args: list[Value]) -> bool:
     body = function.body
     return isinstance(body, cst.Name) and body.value == function.params.params[0].name.value
 
+
+COMPILERS = frozenset(
+    ["compile", "jit.script", "jit.trace", "jit.freeze", "jit.optimize_for_inference"]
+)
+"""What they return runs the module given, with the same parameter objects, wherever they are."""
 
 NOT_TENSOR_FUNCTIONS = frozenset(
     [
