@@ -352,6 +352,9 @@ class CallEvaluator:
             return self.module_call(node, dotted(func.value) or "", module, args)
         if method in ("eval", "train", "half", "float", "double", "requires_grad_", "bfloat16"):
             return module
+        member = self.evaluator.placed_member(module, method)
+        if member is not None:  # `model.encoder(x)`: a submodule of a placed model
+            return self.module_call(node, dotted(func) or "", member, args)
         return UNKNOWN
 
 

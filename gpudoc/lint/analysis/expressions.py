@@ -18,7 +18,7 @@ from gpudoc.lint.analysis.events import (
 )
 from gpudoc.lint.analysis.flow import join_values
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import built_class, dotted
 from gpudoc.lint.analysis.values import (
     CHECKPOINT,
     SCALAR,
@@ -133,6 +133,18 @@ class Evaluator:
         place = owner.instance_place if owner is not None else None
         return held.with_place(place or Place.UNKNOWN)
 
+    def placed_member(self, module: Value, attr: str) -> Value | None:
+        """``model.encoder`` of ``model = Net().to(device)``: a weighted submodule that the
+        file's class builds in ``__init__`` moved with its parent, so it is on the device."""
+        if module.kind is not Kind.MODULE or module.place is not Place.DEVICE or module.wrapper:
+            return None
+        name = built_class(module.origin) or ""
+        scope = self.model.class_scopes.get(name) or self.model.foreign_module_scopes.get(name)
+        held = scope.env.get(f"self.{attr}") if scope is not None else None
+        if held is None or held.kind is not Kind.MODULE or not held.weighted:
+            return None
+        return Value(Kind.MODULE, Place.DEVICE, weighted=True, origin=held.origin)
+
     def eval_attribute(self, node: cst.Attribute) -> Value:
         name = dotted(node)
         if name is not None:
@@ -157,6 +169,9 @@ class Evaluator:
             return Value(Kind.TENSOR, base.place, by_name=base.by_name)
         if base.kind is Kind.MODULE and attr == "module":
             return base
+        member = self.placed_member(base, attr)
+        if member is not None:
+            return member
         if base.kind is Kind.BATCH and base.inplace_to and ENCODING_FIELD.search(attr):
             return Value(Kind.TENSOR, base.place)  # `tokenizer(text, ...).input_ids`
         return UNKNOWN

@@ -250,13 +250,21 @@ def test(model, device, test_loader):
         inside = [item for item in self.in_instance_methods if item[0] > event.start]
         if not inside:
             return
-        self.in_instance_methods = [i for i in self.in_instance_methods if i[0] <= event.start]
         func = event.call.func
-        if not event.is_method or not isinstance(func, cst.Attribute):
+        receiver = dotted(func.value) if isinstance(func, cst.Attribute) else None
+        if event.is_method and receiver == "self":
+            # `self.forward(x)` in `def score(self, x)`: the argument becomes score's own
+            # parameter, which the call of `model.score(x)` that walked it maps in turn
+            for _, index in inside:
+                call = self.module_calls[index]
+                args = [_at_call_site(arg, event) for arg in call.args]
+                self.module_calls[index] = Call(
+                    call.call, call.name, call.module, args, call.device_name
+                )
             return
-        receiver = dotted(func.value)
-        if receiver is None or receiver == "self":
-            return  # `self.helper(x)` inside forward: judged where it is
+        self.in_instance_methods = [i for i in self.in_instance_methods if i[0] <= event.start]
+        if not event.is_method or receiver is None:
+            return
         for _, index in inside:
             call = self.module_calls[index]
             args = [_at_call_site(arg, event) for arg in call.args]

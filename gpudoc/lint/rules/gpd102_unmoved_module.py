@@ -338,14 +338,14 @@ out = model(x)
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            shown = moved[0] or "its input"
+            shown = f"`{moved[0]}`" if moved[0] else "its input"
             device = call.device_name or "device"
             # a module handed to a helper is reported where the caller created it, by the
             # caller's name
             name = _assigned_name(node) or call.module_name
             called = "" if name == call.module_name else f" (`{call.module_name}` where it is used)"
             message = (
-                f"`{name}`{called} stays on the host but `{shown}` is on the device: "
+                f"`{name}`{called} stays on the host but {shown} is on the device: "
                 f"move the module with `{name}.to({device})`"
             )
             fix = _fix(node, name, call.device_name)
