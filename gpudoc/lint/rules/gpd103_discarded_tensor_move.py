@@ -30,6 +30,8 @@ class DiscardedMove:
     return), not only by a conventional name."""
     scope: cst.FunctionDef | None = None
     """The function the statement is in (None at module level)."""
+    to_host: bool = False
+    """A move to the CPU: ``.cpu()``, or a ``.to()`` whose result is on the host."""
 
 
 class DiscardedTensorMove(Rule):
@@ -68,7 +70,9 @@ class DiscardedTensorMove(Rule):
     Lightning or a caller placed `batch`); a parameter typed only by its name (`x.to(dev)` in
     a library function) is not, and neither is a move to the CPU there. A discarded dtype
     conversion of a name that its function (or, at module level, the file) never reads again
-    is not reported: the dtype it keeps meets nothing.
+    is not reported: the dtype it keeps meets nothing. Nor is a discarded move to the CPU whose
+    next read moves the tensor itself (`adp.to(cpu)`, then `adp = adp.cpu().numpy()`): nothing
+    is lost.
 
     ## Fix safety
     The fix assigns the result back (`x = x.to(device)`). It is safe only when the move goes to
@@ -186,9 +190,15 @@ def test_forward():
         )
         if tensor or element:
             bound = tensor and not receiver.by_name
+            method = func.attr.value
+            to_host = method == "cpu" or (
+                method == "to"
+                and event.value.place is Place.HOST
+                and receiver.place is not Place.HOST
+            )
             move = DiscardedMove(
-                event.node, call, func.value, func.attr.value, event.line, bound,
-                semantic.function_node,
+                event.node, call, func.value, method, event.line, bound,
+                semantic.function_node, to_host,
             )  # fmt: skip
             self.moves.append(move)
 
@@ -212,6 +222,8 @@ def test_forward():
             uses = uses or _NextUse(context.module, self.device_calls)
             if uses.shown_by_its_cell(move):
                 continue  # a notebook cell shows it as its result
+            if (move.to_host or _to_cpu(move)) and uses.moved_again(move):
+                continue  # `adp.to(cpu)` then `adp = adp.cpu().numpy()`: nothing was lost
             shown = context.code(move.receiver)
             message = (
                 f"`{shown}.{move.method}(...)` returns a new tensor and this statement discards "
@@ -291,6 +303,21 @@ class _NextUse:
             return any(name in self.calls.get(id(call), ()) for call in found.calls)
         return False
 
+    def moved_again(self, move: DiscardedMove) -> bool:
+        """The next statement that reads the name moves it itself (``x.cpu()``, ``x.to(...)``)."""
+        name = dotted(move.receiver)
+        line = move.line
+        block = self.blocks.get(id(line)) if line is not None else None
+        body = getattr(block, "body", None)
+        if name is None or line is None or not isinstance(body, Sequence) or line not in body:
+            return False
+        for statement in body[list(body).index(line) + 1 :]:
+            found = _Reads(name)
+            walk(statement, found)
+            if found.calls or found.other:
+                return found.moved
+        return False
+
 
 def _line_blocks(module: cst.Module) -> dict[int, cst.Module | cst.IndentedBlock]:
     """The block (the module, or an indented block) that holds each statement line, by the
@@ -321,9 +348,15 @@ class _Reads(cst.CSTVisitor):
         self.calls: list[cst.Call] = []
         self.other = False
 
+        self.moved = False
+        """It is read as the receiver of a move: ``x.cpu()``, ``x.to(device)``."""
+
     def visit_Call(self, node: cst.Call) -> None:
         if any(dotted(arg.value) == self.name for arg in node.args):
             self.calls.append(node)
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("cpu", "to", "cuda"):
+            self.moved |= dotted(func.value) == self.name
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value == self.name.split(".")[0]:
