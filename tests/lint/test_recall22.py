@@ -174,3 +174,29 @@ def test_a_sibling_of_another_files_helper_is_walked_in_its_own_module(tmp_path:
     )
     result = lint_paths([str(script)], LintConfig(select=("GPD201",)), use_cache=False)
     assert [(Path(f.path).name, f.line) for f in result.findings] == [("storage.py", 5)]
+
+
+# report 17 (deep-text-recognition-benchmark's validation()): the image is moved, the labels
+# are not, and both meet in the loss the caller passed in as `criterion`
+VALIDATION = """\
+import torch
+def validation(model, criterion, evaluation_loader, device):
+    for image_tensors, labels in evaluation_loader:
+        image = image_tensors.to(device)
+        preds = model(image)
+        cost = {loss}(preds, labels)
+    return cost
+"""
+
+
+def test_a_loss_parameter_meets_moved_outputs_and_host_targets() -> None:
+    assert lines(VALIDATION.format(loss="criterion"), "GPD101") == [6]
+    source = VALIDATION.format(loss="criterion").replace(
+        "(preds, labels)", "(preds, labels.to(device))"
+    )
+    assert lines(source, "GPD101") == []
+
+
+def test_a_ctc_loss_parameter_takes_host_targets() -> None:
+    source = VALIDATION.format(loss="ctc_criterion").replace("criterion,", "ctc_criterion,")
+    assert lines(source, "GPD101") == []

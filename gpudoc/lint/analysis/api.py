@@ -324,6 +324,12 @@ MODULE_NAME = re.compile(
     r"|netG|netD|critic|actor|policy|teacher|student|[a-z_]*_(model|net))$",
     re.I,
 )
+LOSS_NAME = re.compile(
+    r"^(criterion|criteria|loss_fn|loss_func|loss_function|lossfn|[a-z_]*_criterion"
+    r"|criterion_[a-z_]+|[a-z_]*_loss_fn)$",
+    re.I,
+)
+"""Parameter names that hold a loss module: called on the outputs and the targets together."""
 LOADER_NAME = re.compile(r"^([a-z_]*loader|[a-z_]*_dl|dl)$", re.I)
 LOADER_CALL = re.compile(r"^(get|make|build|create)_(\w+_)?(data_?)?loader$", re.I)
 """A function of another module named for the DataLoader it returns (``get_loader(cfg)``)."""

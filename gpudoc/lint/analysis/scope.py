@@ -111,6 +111,8 @@ def _value_from_name(name: str, has_device: bool) -> Value | None:
     if api.MODULE_NAME.match(name):
         place = Place.DEVICE if has_device else Place.UNKNOWN
         return Value(Kind.MODULE, place, weighted=True)
+    if api.LOSS_NAME.match(name):
+        return Value(Kind.MODULE, by_name=True)  # its weights, if any, are not known
     if api.LOADER_NAME.match(name):
         return Value(Kind.LOADER, Place.HOST, by_name=True)
     if api.TENSOR_NAME.match(name):

@@ -84,7 +84,9 @@ class UnmovedInput(Rule):
     whose callers are in other files (`def train_epoch(loader, model, device)`) cannot know
     whether its `model` is wrapped: when it moves the targets of a batch but hands the inputs
     to the model unmoved, that is the DataParallel idiom (pytorch/examples' imagenet) and it is
-    not reported there. Nothing is reported on the CPU arm of a device test (`else:` of
+    not reported there. A parameter named for a loss (`criterion`, `loss_fn`) holds one: the
+    outputs and the targets it is given must share a device (one named for CTC takes targets
+    on the host). Nothing is reported on the CPU arm of a device test (`else:` of
     `if torch.cuda.is_available():`, `if args.no_cuda:`): the device is the CPU there, unless
     the file used CUDA on that arm before (`if args.gpu is not None:` ... `else: model =
     nn.DataParallel(model).cuda()`): such a test picks a GPU, and a tensor moved only under it
@@ -413,6 +415,8 @@ def _ctc_loss(event: CallEvent) -> bool:
     it moves targets itself and reads the lengths on the host (cuDNN wants them there)."""
     if event.qualified == "torch.nn.functional.ctc_loss":
         return True
+    if "ctc" in (event.module_name or "").lower():
+        return True  # `ctc_criterion(...)`, a parameter named for the loss it holds
     origin = event.module.origin if event.module is not None else None
     while isinstance(origin, cst.Call):
         if (dotted(origin.func) or "").endswith("CTCLoss"):
