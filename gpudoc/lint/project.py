@@ -51,6 +51,9 @@ class ProjectModule:
 
 _resolved: list[dict[tuple[str, str, int], Path | None]] = []
 """While ``resolving_once`` is active: each import's answer, looked up once."""
+_lints = [0]
+"""How many files' lints ``resolving_once`` has begun: what a rule remembers of one file's
+lint (the project files it read) is stale in the next one, even for the same text."""
 
 
 @contextmanager
@@ -63,10 +66,16 @@ def resolving_once() -> Iterator[None]:
         yield
         return
     _resolved.append({})
+    _lints[0] += 1
     try:
         yield
     finally:
         _resolved.clear()
+
+
+def lint_number() -> int:
+    """Which file's lint this is (see ``_lints``)."""
+    return _lints[0]
 
 
 def resolve(importer: str, module: str, level: int) -> Path | None:
@@ -187,15 +196,22 @@ def _dependencies(source: str, importer: str) -> list[Path]:
 
 
 def _package_dependencies(init: Path) -> list[Path]:
+    stamp = _stamp(init)
+    return _package_dependencies_at(init, stamp) if stamp is not None else []
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """(modification time, size): a file rewritten within one tick of the file system's clock
+    keeps its time, but seldom its size too."""
     try:
-        mtime = init.stat().st_mtime_ns
+        stat = path.stat()
     except OSError:
-        return []
-    return _package_dependencies_at(init, mtime)
+        return None
+    return stat.st_mtime_ns, stat.st_size
 
 
 @lru_cache(maxsize=256)
-def _package_dependencies_at(init: Path, mtime: int) -> list[Path]:
+def _package_dependencies_at(init: Path, stamp: tuple[int, int]) -> list[Path]:
     """What a package ``__init__`` imports, read once while it does not change."""
     return _direct_dependencies(_read(init), str(init))
 
@@ -228,7 +244,7 @@ def _names(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=64)
-def _parsed(path: Path, mtime_ns: int) -> ProjectModule | None:
+def _parsed(path: Path, stamp: tuple[int, int]) -> ProjectModule | None:
     try:
         text = path.read_text(encoding="utf-8")
         module = cst.parse_module(text)
@@ -250,8 +266,5 @@ def _parsed(path: Path, mtime_ns: int) -> ProjectModule | None:
 
 def load(path: Path) -> ProjectModule | None:
     """The parsed module at ``path`` (parsed once per process while it does not change)."""
-    try:
-        mtime = path.stat().st_mtime_ns
-    except OSError:
-        return None
-    return _parsed(path, mtime)
+    stamp = _stamp(path)
+    return _parsed(path, stamp) if stamp is not None else None

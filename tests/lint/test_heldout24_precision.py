@@ -154,3 +154,21 @@ def test_a_reload_of_what_another_files_saver_wrote_in_this_run(tmp_path: Path) 
     (tmp_path / "exp.py").write_text(EXP)
     result = lint_paths([str(tmp_path / "exp.py")], LintConfig(select=("GPD201",)))
     assert [f.line for f in result.findings] == [14]
+
+
+def _split_constant_flag(root: Path, value: str) -> list[int]:
+    """CONSTANT_FLAG with BaseModel in its own file, as the repository has it."""
+    base, classifier = CONSTANT_FLAG.format(value=value).split("class Classifier")
+    (root / "base_model.py").write_text(base)
+    head = "import torch\nimport torch.nn as nn\nfrom base_model import BaseModel\n"
+    (root / "classifier.py").write_text(head + "class Classifier" + classifier)
+    result = lint_paths([str(root / "classifier.py")], LintConfig(select=("GPD203",)))
+    return [f.line for f in result.findings]
+
+
+def test_a_constant_flag_set_by_a_base_class_of_another_file_is_no_switch(
+    tmp_path: Path,
+) -> None:
+    assert _split_constant_flag(tmp_path, "True") == []
+    # the same two files with a real switch in the base class: the `.cuda()` is reported
+    assert _split_constant_flag(tmp_path, "torch.cuda.is_available()") == [11]

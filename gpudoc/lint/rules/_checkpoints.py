@@ -13,10 +13,12 @@ from typing import NamedTuple
 
 import libcst as cst
 
+from gpudoc.lint import project
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.flow import terminates
 from gpudoc.lint.analysis.functions import argument_for
+from gpudoc.lint.analysis.homes import project_names
 from gpudoc.lint.analysis.names import ImportTable, bound_names, dotted, iter_statements, names_in
 from gpudoc.lint.rules._device_names import Binding, device_text
 from gpudoc.lint.rules._helpers import every_parameter
@@ -75,9 +77,11 @@ WEAK = 9
 
 
 class CheckpointScan(cst.CSTVisitor):
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, path: str | None = None) -> None:
         super().__init__()
         self.module = module
+        self.path = path
+        """The file's path, to read its base classes' files (None: this file alone)."""
         self.imports = ImportTable()
         self.saved: dict[str, bool] = {}
         """path key -> whether every save to it writes CPU state."""
@@ -117,7 +121,8 @@ class CheckpointScan(cst.CSTVisitor):
         self._functions: list[cst.FunctionDef] = []
         self._classes: list[cst.ClassDef] = []
         self.flag_classes: dict[int, cst.ClassDef | cst.FunctionDef] = {}
-        self._constants: frozenset[str] | None = None
+        self._constants: tuple[frozenset[str], frozenset[str]] | None = None
+        """The ``self`` attributes only ever set ``True`` here, and all those set here."""
         """Classes (functions) that move things only under a flag of their own (``if
         self.cuda:``, a ``cuda`` parameter): a CPU path for their own code, not evidence about the
         rest of the file."""
@@ -421,7 +426,13 @@ class CheckpointScan(cst.CSTVisitor):
             return False
         if self._constants is None:
             self._constants = _constant_true_attributes(self.module)
-        return match.group(1) in self._constants
+        constants, assigned = self._constants
+        name = match.group(1)
+        if name in constants or name in assigned or not self.path:
+            return name in constants
+        # set nowhere here: a base class of another project file sets it (`BaseModel.__init__`
+        # of ozan-oktay's Attention-Gated-Networks: `self.use_cuda = True`)
+        return name in _inherited_constants(self.module, self.path)
 
     def _flag_scope(self, switches: list[str]) -> cst.ClassDef | cst.FunctionDef | None:
         """The class whose own attribute (``self.cuda``), or the function whose own parameter
@@ -844,21 +855,23 @@ def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
     return None
 
 
-_last_scan: list[CheckpointScan] = []
-"""The latest scan: GPD201 and GPD203 both read the same file's scan in one run."""
+_last_scan: list[tuple[CheckpointScan, int]] = []
+"""The latest scan, and the lint it was made in: GPD201 and GPD203 both read the same file's
+scan in one run (and only in that one: it reads the files of the file's base classes)."""
 
 
-def scan(module: cst.Module, remember: bool = True) -> CheckpointScan:
+def scan(module: cst.Module, remember: bool = True, path: str | None = None) -> CheckpointScan:
     """The whole file read once for checkpoint paths and CPU-path evidence (a full visit, so
     the rules that need it share it). Another project file's scan (``remember=False``) does
     not take the linted file's place."""
-    if _last_scan and _last_scan[0].module is module:
-        return _last_scan[0]
-    scanner = CheckpointScan(module)
+    lint = project.lint_number()
+    if _last_scan and _last_scan[0][0].module is module and _last_scan[0][1] == lint:
+        return _last_scan[0][0]
+    scanner = CheckpointScan(module, path)
     walk(module, scanner)
     scanner.finish()
     if remember:
-        _last_scan[:] = [scanner]
+        _last_scan[:] = [(scanner, lint)]
     return scanner
 
 
@@ -994,9 +1007,32 @@ def _wrapped_path(path: cst.BaseExpression | None) -> cst.BaseExpression | None:
     return argument if isinstance(argument, cst.Name) else None
 
 
-def _constant_true_attributes(module: cst.Module) -> frozenset[str]:
+def _inherited_constants(module: cst.Module, path: str) -> frozenset[str]:
+    """The constant ``self`` attributes of the classes this file's classes derive from, where
+    those come from another project file (``from models.base_model import BaseModel``)."""
+    bases = {
+        dotted(base.value) or ""
+        for statement in module.body
+        if isinstance(statement, cst.ClassDef)
+        for base in statement.bases
+    }
+    found: set[str] = set()
+    for statement in module.body if bases else ():
+        small = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
+        for node in small:
+            if not isinstance(node, cst.ImportFrom):
+                continue
+            for local, (where, _) in project_names(node, path).items():
+                parsed = project.load(where) if local in bases else None
+                if parsed is not None:
+                    found |= _constant_true_attributes(parsed.module)[0]
+    return frozenset(found)
+
+
+def _constant_true_attributes(module: cst.Module) -> tuple[frozenset[str], frozenset[str]]:
     """The ``self`` attributes the file assigns, and only ever assigns ``True``, outside any
-    ``if`` (``if cuda_flag: self.cuda = True`` is a switch: unset or True)."""
+    ``if`` (``if cuda_flag: self.cuda = True`` is a switch: unset or True); and every ``self``
+    attribute it assigns."""
     assigned: dict[str, bool] = {}
     for node, conditional in _self_assignments(module):
         for target in node.targets:
@@ -1010,7 +1046,8 @@ def _constant_true_attributes(module: cst.Module) -> frozenset[str]:
                 constant = constant and not conditional
                 name = expr.attr.value
                 assigned[name] = assigned.get(name, True) and constant
-    return frozenset(name for name, constant in assigned.items() if constant)
+    constants = frozenset(name for name, constant in assigned.items() if constant)
+    return constants, frozenset(assigned)
 
 
 def _self_assignments(module: cst.Module) -> list[tuple[cst.Assign, bool]]:

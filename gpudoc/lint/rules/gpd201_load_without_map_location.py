@@ -341,7 +341,7 @@ torch.save(model.state_dict(), "snapshot.pt")
         if placeless and names_no_device(context.module):
             yield from self.device_free_reports(context)
             return
-        found = scan(context.module)
+        found = scan(context.module, path=context.path)
         ranks = self.per_rank and any(self.in_a_rank(site.call) for site in found.loads)
         inherited = base_cpu_path(context) if found.cpu_path is None else None
         if (found.cpu_path is None and not found.flag_classes and not ranks and not inherited) or (
@@ -391,7 +391,7 @@ torch.save(model.state_dict(), "snapshot.pt")
         savers = gpu_savers(context.path)
         if not savers:
             return
-        found = scan(context.module)
+        found = scan(context.module, path=context.path)
         if found.saves_cpu_state():
             return
         for site in found.loads:

@@ -208,7 +208,7 @@ def nopeak_mask(size):
         walk(context.module, declared)
         if declared.needs_gpu:
             return  # checked in a decorator or an assert, or a required --device cuda
-        found = scan(context.module)
+        found = scan(context.module, path=context.path)
         gpu_job = flags.cuda_only or flags.per_rank_device or flags.constant_set_device
         if gpu_job and not _falls_back_to_cpu(found.all_evidence()):
             return  # one process per GPU, each on its own: CUDA is what the script runs on
