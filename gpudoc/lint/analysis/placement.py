@@ -111,8 +111,10 @@ class Placement:
             tensor_device = isinstance(expr, cst.Attribute) and expr.attr.value == "device"
             if tensor_device and isinstance(expr, cst.Attribute) and _settings(expr.value):
                 tensor_device = False  # `config.device`, `args.device`: the run's settings
-            own = dotted(expr) == "self.device" and self.model.scope.module_class is not None
-            tensor_device = tensor_device and not own  # a module's own device (Lightning's)
+            # an object's own device: a module's (Lightning's), or a helper class's setting
+            # or property (`next(self.parameters()).device` of a mixin)
+            own = dotted(expr) == "self.device"
+            tensor_device = tensor_device and not own
             if not tensor_device or self.model.scope.lookup(dotted(expr) or "") is not None:
                 self.model.flags.places = True
             return Place.DEVICE

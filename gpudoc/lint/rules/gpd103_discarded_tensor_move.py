@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CallEvent, Semantic, StatementEvent
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import blocks_of, dotted
@@ -32,6 +33,8 @@ class DiscardedMove:
     """The function the statement is in (None at module level)."""
     to_host: bool = False
     """A move to the CPU: ``.cpu()``, or a ``.to()`` whose result is on the host."""
+    loop: cst.BaseExpression | None = None
+    """For a loop variable (``for input in inputs: input.to(device)``): what it iterates."""
 
 
 class DiscardedTensorMove(Rule):
@@ -72,7 +75,9 @@ class DiscardedTensorMove(Rule):
     conversion of a name that its function (or, at module level, the file) never reads again
     is not reported: the dtype it keeps meets nothing. Nor is a discarded move to the CPU whose
     next read moves the tensor itself (`adp.to(cpu)`, then `adp = adp.cpu().numpy()`): nothing
-    is lost.
+    is lost. A loop variable is typed by its name (`for input in train_inputs: input.to(dev)`),
+    unless it is one letter or the loop walks what may hold modules (`for head in heads`); its
+    finding has no fix, since rebinding the loop variable leaves the container as it was.
 
     ## Fix safety
     The fix assigns the result back (`x = x.to(device)`). It is safe only when the move goes to
@@ -185,8 +190,11 @@ def test_forward():
         if func.attr.value == "type" and not call.args:
             return  # `x.type()` reads the type's name: nothing to assign back
         tensor = receiver.is_tensorish and not receiver.inplace_to
-        element = _tensor_subscript(func.value) or _bound_to_element(
-            func.value, semantic.function_node
+        loop = _tensor_loop(func.value, semantic.function_node)
+        element = (
+            _tensor_subscript(func.value)
+            or _bound_to_element(func.value, semantic.function_node)
+            or loop is not None
         )
         if tensor or element:
             bound = tensor and not receiver.by_name
@@ -198,7 +206,7 @@ def test_forward():
             )
             move = DiscardedMove(
                 event.node, call, func.value, method, event.line, bound,
-                semantic.function_node, to_host,
+                semantic.function_node, to_host, loop,
             )  # fmt: skip
             self.moves.append(move)
 
@@ -230,7 +238,16 @@ def test_forward():
                 f"it: tensors do not move in place (write `{shown} = {shown}.{move.method}(...)`)"
             )
             fix = None
-            if isinstance(move.receiver, cst.Name | cst.Attribute | cst.Subscript):
+            if move.loop is not None:
+                # rebinding the loop variable would leave the container as it was
+                held = context.code(move.loop)
+                message = (
+                    f"`{shown}.{move.method}(...)` returns a new tensor and this statement "
+                    f"discards it: tensors do not move in place, and `{held}` keeps the "
+                    f"unmoved ones (build the moved ones: `[{shown}.{move.method}(...) for "
+                    f"{shown} in {held}]`)"
+                )
+            elif isinstance(move.receiver, cst.Name | cst.Attribute | cst.Subscript):
                 uses = uses or _NextUse(context.module, self.device_calls)
                 safe = _moves_to_device(move, context) and uses.needs_device(move)
                 edit = NodeEdit(move.call, f"{shown} = ", "before")
@@ -383,6 +400,23 @@ def _bound_to_element(node: cst.BaseExpression, function: cst.FunctionDef | None
     return _tensor_subscript(value) and not _may_hold_module(value)  # not `batch["model"]`
 
 
+def _tensor_loop(
+    node: cst.BaseExpression, function: cst.FunctionDef | None
+) -> cst.BaseExpression | None:
+    """``train_inputs`` of ``for input in train_inputs: input.to(device)``: the loop variable
+    is named like a tensor, the loop is its one binding, and what it iterates holds no modules
+    (``for h in self.heads``)."""
+    if not isinstance(node, cst.Name) or function is None:
+        return None
+    if not api.TENSOR_NAME.match(node.value) or len(node.value) == 1:
+        return None  # one letter (`h`, `m`) says too little
+    bindings = _Bindings(node.value)
+    walk(function.body, bindings)
+    if len(bindings.values) != 1 or len(bindings.loops) != 1:
+        return None
+    return None if _may_hold_module(bindings.loops[0]) else bindings.loops[0]
+
+
 class _Bindings(cst.CSTVisitor):
     """The values a function binds to a plain name (None for a binding that is no plain
     assignment: a loop, an unpacking, an augmented assignment)."""
@@ -390,6 +424,8 @@ class _Bindings(cst.CSTVisitor):
     def __init__(self, name: str) -> None:
         self.name = name
         self.values: list[cst.BaseExpression] = []
+        self.loops: list[cst.BaseExpression] = []
+        """What the loops that bind the name itself iterate over (``for name in ...``)."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -401,6 +437,8 @@ class _Bindings(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         if _binds(node.target, self.name):
             self.values.append(cst.Name("None"))
+        if isinstance(node.target, cst.Name) and node.target.value == self.name:
+            self.loops.append(node.iter)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if _binds(node.target, self.name):

@@ -1,0 +1,52 @@
+"""Recall regressions from the twenty-fifth recall set (real bug reports), reduced and rewritten
+here: the bug each rule must report, next to the correct code it must leave alone."""
+
+from __future__ import annotations
+
+from lint_lines import lines
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_source
+
+# report 16 (aepsych's device mixin): the getter moves each training input to the object's own
+# device and discards the result; the device is a property of the mixin, not an nn.Module's
+MIXIN = """\
+import torch
+class DeviceMixin:
+    @property
+    def device(self) -> torch.device:
+        return next(self.parameters()).device
+    @property
+    def train_inputs(self):
+        for {name} in self._train_inputs:
+            {name}.to(self.device)
+        return self._train_inputs
+    def set_input(self, x):
+        x.to(self.device)
+        self._x = x
+"""
+
+
+def test_discarded_moves_to_a_plain_classs_own_device() -> None:
+    assert lines(MIXIN.format(name="input"), "GPD103") == [9, 12]
+
+
+def test_discarded_move_of_a_tensor_named_loop_variable_names_the_container() -> None:
+    result = lint_source(MIXIN.format(name="input"), "x.py", LintConfig(select=("GPD103",)))
+    loop = result.findings[0]
+    assert "`self._train_inputs` keeps the unmoved ones" in loop.message
+    assert loop.fix is None  # rebinding the loop variable would change nothing
+
+
+def test_loop_variables_that_may_be_modules_or_one_letter_are_left_alone() -> None:
+    source = """\
+import torch
+def place(heads, xs, device):
+    for head in heads:
+        head.to(device)
+    for features in heads:
+        features.to(device)
+    for t in xs:
+        t.to(device)
+"""
+    assert lines(source, "GPD103") == []
