@@ -50,3 +50,32 @@ def place(heads, xs, device):
         t.to(device)
 """
     assert lines(source, "GPD103") == []
+
+
+# report 12 (model2vec's StaticModel): a placed module's own layer weights are on the device
+STATIC = """\
+import numpy as np
+import torch
+from torch import nn
+class StaticModel(nn.Module):
+    def __init__(self, vectors):
+        super().__init__()
+        self.embedding = {layer}
+    def save_pretrained(self, path):
+        np.save(path, self.embedding.weight.numpy())
+model = StaticModel(np.zeros((10, 4), dtype=np.float32)).to("cuda")
+model.save_pretrained("out.npy")
+bias = model.head.bias.numpy() if hasattr(model, "head") else None
+w = model.embedding.weight.cpu().numpy()
+"""
+
+
+def test_a_placed_modules_layer_weight_is_on_the_device() -> None:
+    layer = "nn.EmbeddingBag.from_pretrained(torch.from_numpy(vectors), freeze=False)"
+    assert lines(STATIC.format(layer=layer), "GPD202") == [9]
+    assert lines(STATIC.format(layer="nn.Embedding(10, 4)"), "GPD202") == [9]
+
+
+def test_an_unplaced_modules_layer_weight_is_on_the_host() -> None:
+    source = STATIC.format(layer="nn.Embedding(10, 4)").replace('.to("cuda")', "")
+    assert lines(source, "GPD202") == []

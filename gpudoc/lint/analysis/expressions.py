@@ -169,6 +169,8 @@ class Evaluator:
             return Value(Kind.TENSOR, base.place, by_name=base.by_name)
         if base.kind is Kind.MODULE and attr == "module":
             return base
+        if base.kind is Kind.MODULE and base.weighted and attr in ("weight", "bias"):
+            return Value(Kind.TENSOR, base.place)  # `self.embedding.weight`: where its module is
         member = self.placed_member(base, attr)
         if member is not None:
             return member

@@ -142,6 +142,10 @@ class QualifiedCalls:
             return self.wrap_module(node, qualified, args)
         if rest.startswith("nn.") and not rest.startswith("nn.functional.") and last[:1].isupper():
             return self.nn_constructor(node, last, args)
+        layer = rest.rsplit(".", 2)[-2] if rest.count(".") >= 2 else ""
+        if rest.startswith("nn.") and last == "from_pretrained" and layer[:1].isupper():
+            # `nn.Embedding.from_pretrained(vectors)`: the layer, on the host with its weights
+            return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)
         if rest.startswith("optim.") and last[:1].isupper() and "lr_scheduler" not in rest:
             source = args[0].source if args and args[0].kind is Kind.PARAMS else ""
             if args and args[0].source.startswith(PARAM_GROUPS):
