@@ -79,3 +79,40 @@ def test_a_placed_modules_layer_weight_is_on_the_device() -> None:
 def test_an_unplaced_modules_layer_weight_is_on_the_host() -> None:
     source = STATIC.format(layer="nn.Embedding(10, 4)").replace('.to("cuda")', "")
     assert lines(source, "GPD202") == []
+
+
+# report 01 (BraTs' load_model): the optimizer exists in training mode only, and its state is
+# restored before the model moves to the GPU
+LOAD_MODEL = """\
+import torch
+from torch.optim import SGD
+def load_model(net, path, mode):
+{choice}
+    checkpoint = torch.load(path, map_location="cpu")
+    if optimizer:
+        optimizer.load_state_dict(checkpoint["optimizer_state"])
+    if torch.cuda.is_available():
+        net.cuda()
+    return net, optimizer
+"""
+BRANCHES = """\
+    if mode == "train":
+        optimizer = SGD(net.parameters(), lr=0.1)
+    elif mode == "test":
+        optimizer = None
+    else:
+        raise ValueError(mode)"""
+DEFAULT_NONE = """\
+    optimizer = None
+    if mode == "train":
+        optimizer = SGD(net.parameters(), lr=0.1)"""
+
+
+def test_an_optimizer_bound_on_some_paths_and_none_on_the_others_is_that_optimizer() -> None:
+    assert lines(LOAD_MODEL.format(choice=BRANCHES), "GPD302") == [12]
+    assert lines(LOAD_MODEL.format(choice=DEFAULT_NONE), "GPD302") == [9]
+
+
+def test_an_optimizer_or_something_else_is_not_known() -> None:
+    choice = BRANCHES.replace("optimizer = None", "optimizer = make_optimizer(net)")
+    assert lines(LOAD_MODEL.format(choice=choice), "GPD302") == []

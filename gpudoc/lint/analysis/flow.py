@@ -218,6 +218,12 @@ def join_values(first: Value | None, second: Value | None, join: Join) -> Value 
     if first == second:
         return first
     if first.kind is not second.kind:
+        # `optimizer = SGD(...)` for training, `optimizer = None` for testing: where there is
+        # an optimizer, it is that one
+        if first.kind is Kind.OPTIMIZER and _binds_none(second):
+            return first
+        if second.kind is Kind.OPTIMIZER and _binds_none(first):
+            return second
         return UNKNOWN
     if first.kind is Kind.DEVICE and first.cpu_device != second.cpu_device:
         # the CPU on one path only (`if debug: device = "cpu"`): not known to be the CPU
@@ -320,3 +326,16 @@ def _terminal_small(node: cst.BaseSmallStatement) -> bool:
     if type(node) is cst.Expr and isinstance(node.value, cst.Call):
         return (dotted(node.value.func) or "") in ("sys.exit", "exit", "quit", "os._exit")
     return False
+
+
+def _binds_none(value: Value) -> bool:
+    """The value of a plain ``name = None``."""
+    statement = value.binding
+    if value.kind is not Kind.UNKNOWN or not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    small = statement.body[0] if len(statement.body) == 1 else None
+    return (
+        isinstance(small, cst.Assign)
+        and isinstance(small.value, cst.Name)
+        and small.value.value == "None"
+    )
