@@ -93,7 +93,23 @@ def syntax_error(source: str, error: cst.ParserSyntaxError) -> str:
             return f"syntax error at {python.lineno}{column}: {python.msg}"
     except (ValueError, RecursionError, MemoryError):
         pass
+    else:
+        tabbed = _tab_indented_line(source)
+        if tabbed is not None and "dent" in error.message:
+            return (
+                f"libcst, the parser gpudoc reads with, refuses the tab in the indentation of "
+                f"line {tabbed} (Python accepts it): indent that block with spaces only"
+            )
     return f"syntax error at {error.raw_line}:{error.raw_column + 1}: {error.message}"
+
+
+def _tab_indented_line(source: str) -> int | None:
+    """The first line whose indentation mixes a tab with spaces (or follows one that does)."""
+    for number, line in enumerate(source.splitlines(), 1):
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        if "\t" in indent and " " in indent:
+            return number
+    return None
 
 
 def _bracket_depth(source: str) -> int:

@@ -74,7 +74,7 @@ class Compound:
 
     def walk_paths(
         self, paths: Sequence[Callable[[], None]], join: Join | Callable[[], Join]
-    ) -> None:
+    ) -> int:
         """Walk each path from the state before them all, then join the paths that fall
         through; when none does, the code after them does not run either. For a
         ``gpu-first`` join the GPU path comes first."""
@@ -103,6 +103,7 @@ class Compound:
             env.clear()
             joined = join_envs([end[index] for end in ends], join, before[index])
             env.update(joined if ends else {})
+        return len(ends)
 
     def off_flag_truth(self, test: cst.BaseExpression) -> bool | None:
         """``if cuda:`` (False) or ``if not cuda:`` (True) where this call turned the device
@@ -171,7 +172,14 @@ class Compound:
         if truth is not None:  # a GPU path that cannot run with this call's CPU device
             paths = (body,) if truth else (other,)
         # read after the paths: CUDA on the CPU path shows the test picks a GPU
-        self.walk_paths(paths, lambda: model.join_after(node.test))
+        through = self.walk_paths(paths, lambda: model.join_after(node.test))
+        if through == 1 and len(paths) == 2:
+            # `elif args.loss == "triplet": criterion = ....cuda()` / `else: raise`: the code
+            # after runs only where the surviving arm ran, so its moves are unconditional there
+            for env in self.writable_envs():
+                for name, value in env.items():
+                    if value.moved_if is node.test:
+                        env[name] = value.unconditional()
 
     def enter_cpu_path(self, test: cst.BaseExpression, entered: bool) -> None:
         if entered:

@@ -59,6 +59,7 @@ class CallResolver(Protocol):
     def eval_call(self, node: cst.Call) -> Value: ...
 
 
+STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 ENCODING_FIELD = re.compile(r"_ids$|_mask$|^pixel_values$|^input_(features|values)$|^labels$")
 """The tensors of a tokenizer's or processor's BatchEncoding, read as attributes."""
 
@@ -90,6 +91,8 @@ class Evaluator:
         left, right = self.eval(node.left), self.eval(node.right)
         if self.model.bus.wants("operation"):
             self.model.emit("operation", OperationEvent(node, left, right))
+        if isinstance(node.operator, cst.Modulo) and isinstance(node.left, STRINGS):
+            return UNKNOWN  # `"pred %d" % pred`: a str (`%d` reads a tensor through `.item()`)
         return self.combine([left, right])
 
     def eval_comparison(self, node: cst.Comparison) -> Value:
@@ -196,7 +199,15 @@ class Evaluator:
                 if 0 <= position < len(base.items):
                     return base.items[position]
         if base.is_tensorish:
-            return Value(Kind.TENSOR, base.place, by_name=base.by_name)
+            # `ranks[r, 0]`: integers only pick an element (a row of a matrix), as iterating
+            # does: a 0-dim tensor for the last dimension, which indexes like an int
+            row = len(indices) == len(node.slice) and all(
+                isinstance(element.slice, cst.Index)
+                and not index.is_tensorish
+                and _integer_like(element.slice.value)
+                for index, element in zip(indices, node.slice, strict=True)
+            )
+            return Value(Kind.TENSOR, base.place, by_name=base.by_name, row=row)
         if base.source == "checkpoint" and base.kind is Kind.UNKNOWN:
             return CHECKPOINT  # `ckpt["model"]`: loaded where the whole checkpoint was
         return UNKNOWN
@@ -382,3 +393,13 @@ def _legacy_scalar_read(node: cst.Subscript) -> bool:
     if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
         return False
     return isinstance(node.slice[0].slice.value, cst.Integer)
+
+
+def _integer_like(expr: cst.BaseExpression) -> bool:
+    """An index that picks one position: a number or a plain name (``0``, ``-1``, ``r``), not
+    ``None``, ``...``, a slice or an expression that may build a tensor."""
+    if isinstance(expr, cst.UnaryOperation):
+        expr = expr.expression
+    if isinstance(expr, cst.Integer):
+        return True
+    return isinstance(expr, cst.Name) and expr.value not in ("None", "True", "False")

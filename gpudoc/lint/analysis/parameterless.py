@@ -152,6 +152,7 @@ class _Stores(cst.CSTVisitor):
             _literal(value)
             or _plain_tensor(value)
             or _computed(value)
+            or _plain_call(value)
             or (isinstance(value, cst.Name) and value.value in self.literal_params)
             or weightless_layer(value)
             or (isinstance(value, cst.Call) and dotted(value.func) in self.empty_classes)
@@ -203,6 +204,20 @@ def _computed(value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
         return value.func.attr.value in api.SCALAR_METHODS
     return False
+
+
+def _plain_call(value: cst.BaseExpression) -> bool:
+    """``max(self.lamb_min, ...)``, ``math.cos(m)``, ``np.log(k)``: a builtin or a NumPy or
+    math function, which returns a number or an array, never a parameter or a submodule."""
+    if not isinstance(value, cst.Call):
+        return False
+    name = dotted(value.func) or ""
+    return name in PLAIN_BUILTINS or name.split(".", 1)[0] in ("math", "np", "numpy")
+
+
+PLAIN_BUILTINS = frozenset(
+    ["max", "min", "abs", "round", "int", "float", "bool", "len", "pow", "str", "sum"]
+)
 
 
 def _calls_in(node: cst.CSTNode) -> list[cst.Call]:

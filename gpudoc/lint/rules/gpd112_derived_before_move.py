@@ -181,8 +181,10 @@ def train_step(model, loader, device):
         if "." in name:
             return
         if _moves_itself(event, name, semantic):
-            for derived in self.derived.values():
-                if name in derived.sources and derived.move is None:
+            # only this function's: a callee's `z1 = torch.tensor(z1).cuda()` moves its own
+            # parameter, not the caller's `z1`
+            for (owner, _), derived in self.derived.items():
+                if owner == function and name in derived.sources and derived.move is None:
                     derived.move, derived.moved_source = event.statement, name
         self.derived.pop((function, name), None)
         value = event.assigned
@@ -218,7 +220,7 @@ def train_step(model, loader, device):
         for finding in self.findings:
             derived = finding.derived
             source = derived.moved_source
-            move = context.code(derived.move).strip() if derived.move is not None else ""
+            move = _statement_text(context, derived.move)
             message = (
                 f"`{finding.name}` is computed from `{source}` before `{source}` is moved "
                 f"(`{move}`): it stays on the CPU, and `{context.code(finding.use)}` mixes it with "
@@ -226,6 +228,15 @@ def train_step(model, loader, device):
                 "after the move, or move it too"
             )
             yield Report(derived.statement, message)
+
+
+def _statement_text(context: Context, statement: cst.CSTNode | None) -> str:
+    """The statement as one line: without the comments above it, its line breaks folded."""
+    if statement is None:
+        return ""
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        statement = statement.body[0]
+    return " ".join(context.code(statement).split())
 
 
 def _off_device(value: Value | None) -> bool:
