@@ -123,6 +123,9 @@ class Placement:
         if isinstance(expr, cst.Integer):
             self.model.flags.places = True
             return Place.DEVICE
+        if isinstance(expr, cst.Subscript) and DEVICE_LIST.search(dotted(expr.value) or ""):
+            self.model.flags.places = True  # `net.to(gpu_ids[0])`: the first of the GPUs given
+            return Place.DEVICE
         name = dotted(expr) or ""
         last = name.rsplit(".", 1)[-1]
         if "dtype" in last.lower() or (self.model.imports.qualify(expr) or "").startswith("torch."):
@@ -142,6 +145,9 @@ class Placement:
             self.model.flags.per_rank_device = True  # f"cuda:{local_rank}"
             self.model.flags.device_notion = True
 
+
+DEVICE_LIST = re.compile(r"(^|[._])(gpu_ids|gpus|device_ids|devices|cuda_ids)$", re.I)
+"""Names of the list of GPUs a run was given (``opt.gpu_ids``): an element is one of them."""
 
 SETTINGS = re.compile(
     r"^(?:args|arguments|config|configs|cfg|conf|opt|opts|options|hparams|hp|params|settings)$"

@@ -86,7 +86,9 @@ class UnmovedInput(Rule):
     to the model unmoved, that is the DataParallel idiom (pytorch/examples' imagenet) and it is
     not reported there. A parameter named for a loss (`criterion`, `loss_fn`) holds one: the
     outputs and the targets it is given must share a device (one named for CTC takes targets
-    on the host). Nothing is reported on the CPU arm of a device test (`else:` of
+    on the host). The output of a module left on the host while it is given device tensors is
+    that module's finding (GPD102), not reported again where it is used. Nothing is reported
+    on the CPU arm of a device test (`else:` of
     `if torch.cuda.is_available():`, `if args.no_cuda:`): the device is the CPU there, unless
     the file used CUDA on that arm before (`if args.gpu is not None:` ... `else: model =
     nn.DataParallel(model).cuda()`): such a test picks a GPU, and a tensor moved only under it
@@ -201,6 +203,12 @@ def test(model, device, test_loader):
         self.in_instance_methods: list[tuple[int, int]] = []
         """(the walk's step, the index in ``module_calls``) of module calls made in a module's
         own method walked for a call on a placed instance (``policy.act(obs, masks)``)."""
+        self.host_module_calls: set[int] = set()
+        """Calls of a module with weights left on the host, given a device tensor (GPD102's
+        findings)."""
+        self.host_outputs_bound: set[int] = set()
+        """Statements that bind such a call's output (``out = teacher(x)``, then
+        ``out = out.detach()``): it is on the host because the module is, GPD102's finding."""
         self.half_moved: set[cst.CSTNode] = set()
         """Loops and assignments that unpack a batch one of whose tensors is moved later
         (``targets = targets.to(device)``)."""
@@ -212,6 +220,12 @@ def test(model, device, test_loader):
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         before, after = event.previous, event.value
+        root = _output_root(event.assigned)
+        from_host_module = isinstance(root, cst.Call) and id(root) in self.host_module_calls
+        # `out = out.detach()` of such an output
+        kept = isinstance(root, cst.Name) and root.value == event.name and before is not None
+        if from_host_module or (kept and before and id(before.binding) in self.host_outputs_bound):
+            self.host_outputs_bound.add(id(event.statement))
         if after.kind is Kind.MODULE:
             self.rebound.add((semantic.function_node, event.name))
         if before is None or before.binding is None or not before.is_tensorish:
@@ -239,6 +253,9 @@ def test(model, device, test_loader):
         by_name = _typed_by_name(self.conventional, semantic, name, module)
         by_name = by_name and (semantic.function_node, name) not in self.rebound
         call = Call(node, name or "", module, args, semantic.device_name(), by_name)
+        fed = any(a.is_tensorish and a.place is Place.DEVICE for a in event.args)
+        if module is not None and module.place is Place.HOST and module.weighted and fed:
+            self.host_module_calls.add(id(node))  # GPD102 reports the module
         if module is not None:
             if semantic.on_placed_instance:
                 self.in_instance_methods.append((semantic.step, len(self.module_calls)))
@@ -317,6 +334,8 @@ def test(model, device, test_loader):
                 value = arg.value
                 if not _on_host(value) or id(arg.node) in host_outputs:
                     continue
+                if id(value.binding) in self.host_outputs_bound:
+                    continue
                 if arg.name is not None and LENGTHS.search(arg.name.rsplit(".", 1)[-1]):
                     continue
                 if id(value.binding) in reported or (arg.name and arg.name in discarded):
@@ -345,6 +364,8 @@ def test(model, device, test_loader):
                 value = arg.value
                 if not _on_host(value) or id(arg.node) in host_outputs:
                     continue
+                if id(value.binding) in self.host_outputs_bound:
+                    continue
                 if module.stale and value.origin is not None and value.place is Place.HOST:
                     continue  # a re-created model fed a new host example: all on the CPU
                 if arg.name is not None and LENGTHS.search(arg.name.rsplit(".", 1)[-1]):
@@ -365,6 +386,18 @@ def test(model, device, test_loader):
 
 
 HOST_PLACES = (Place.HOST, Place.MIXED)
+
+
+def _output_root(expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """``teacher(x)`` of ``teacher(x).detach().data``: what a chain of methods and attributes
+    starts from."""
+    while True:
+        if isinstance(expr, cst.Attribute):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
+        else:
+            return expr
 
 
 def _at_call_site(arg: Argument, event: WalkedCallEvent) -> Argument:
@@ -426,7 +459,7 @@ def _ctc_loss(event: CallEvent) -> bool:
     return False
 
 
-LENGTHS = re.compile(r"(^|_)(lens?|lengths?|seq_lens?|seq_lengths?|sizes)(_tensors?|_t)?$")
+LENGTHS = re.compile(r"(^|_)(lens?|lengths?|seq_lens?|seq_lengths?|sizes?)(_tensors?|_t)?$")
 """Sequence lengths stay on the host on purpose: ``pack_padded_sequence`` wants them there."""
 
 
