@@ -116,3 +116,25 @@ def test_an_optimizer_bound_on_some_paths_and_none_on_the_others_is_that_optimiz
 def test_an_optimizer_or_something_else_is_not_known() -> None:
     choice = BRANCHES.replace("optimizer = None", "optimizer = make_optimizer(net)")
     assert lines(LOAD_MODEL.format(choice=choice), "GPD302") == []
+
+
+# report 13 (CogDL's OAG-BERT): `self.bert` comes from the base class's `__init__`; the
+# subclass's own method feeds it a host tensor on an instance the caller placed
+INHERITED = """\
+import torch
+from torch import nn
+class BertBase(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bert = nn.Embedding(100, 8)
+class Encoder(BertBase):
+    def encode_paper(self, input_ids):
+        return self.bert.forward(torch.LongTensor(input_ids).unsqueeze(0){move})
+model = Encoder().cuda()
+print(model.encode_paper([1, 2, 3]))
+"""
+
+
+def test_a_submodule_set_by_a_base_class_moves_with_the_instance() -> None:
+    assert lines(INHERITED.format(move=""), "GPD101") == [9]
+    assert lines(INHERITED.format(move=".cuda()"), "GPD101") == []

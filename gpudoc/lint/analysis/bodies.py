@@ -404,9 +404,10 @@ def placed_instance(
     as ``.to()`` leaves them; with the placed submodules. None when no submodule would change."""
     if place is not Place.DEVICE:
         return None
+    held = {**_inherited_attributes(scope), **scope.env}
     moved = {
         name: value.with_place(place)
-        for name, value in scope.env.items()
+        for name, value in held.items()
         if name.startswith("self.")
         and value.place is not place
         and (value.kind is Kind.MODULE or _parameter(name, value))
@@ -432,6 +433,16 @@ def placed_instance(
         instance_place=place,
     )
     return placed, moved
+
+
+def _inherited_attributes(scope: Scope) -> dict[str, Value]:
+    """What the ``__init__`` of the class's bases in this file set on ``self`` (``self.bert``
+    of ``class Encoder(BertBase)``), the first base first, as Python finds them."""
+    found: dict[str, Value] = {}
+    for base in scope.bases:
+        for name, value in {**_inherited_attributes(base), **base.env}.items():
+            found.setdefault(name, value)
+    return found
 
 
 def _parameter(name: str, value: Value) -> bool:
