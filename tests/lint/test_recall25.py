@@ -138,3 +138,37 @@ print(model.encode_paper([1, 2, 3]))
 def test_a_submodule_set_by_a_base_class_moves_with_the_instance() -> None:
     assert lines(INHERITED.format(move=""), "GPD101") == [9]
     assert lines(INHERITED.format(move=".cuda()"), "GPD101") == []
+
+
+# report 05 (project-azua's TorchModel): `save` and `load` each build their own `model_path`;
+# the classmethod loads what an earlier run saved, not this one's file
+TORCH_MODEL = """\
+import os
+import torch
+class TorchModel(torch.nn.Module):
+    _model_file = "model.pt"
+    def save(self):
+        model_path = os.path.join(self.save_dir, self._model_file)
+        torch.save(self.state_dict(), model_path)
+    @classmethod
+    def load(cls, save_dir, device="gpu"):
+        if device == "cpu" or not torch.cuda.is_available():
+            torch_device = torch.device("cpu")
+        else:
+            torch_device = torch.device("cuda:0")
+        model = cls().to(torch_device)
+        model_path = {path}
+        model.load_state_dict(torch.load(model_path))
+        return model
+"""
+
+
+def test_two_locals_of_one_name_are_two_paths() -> None:
+    assert lines(TORCH_MODEL.format(path="os.path.join(save_dir, cls._model_file)"), "GPD201") == [
+        16
+    ]
+
+
+def test_one_local_per_function_built_the_same_way_is_one_path() -> None:
+    source = TORCH_MODEL.format(path="os.path.join(self.save_dir, self._model_file)")
+    assert lines(source, "GPD201") == []

@@ -19,7 +19,14 @@ from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.flow import terminates
 from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.homes import project_names
-from gpudoc.lint.analysis.names import ImportTable, bound_names, dotted, iter_statements, names_in
+from gpudoc.lint.analysis.names import (
+    ImportTable,
+    bound_names,
+    bound_names_of,
+    dotted,
+    iter_statements,
+    names_in,
+)
 from gpudoc.lint.rules._device_names import Binding, device_text
 from gpudoc.lint.rules._helpers import every_parameter
 from gpudoc.lint.visit import code_ids, walk
@@ -492,7 +499,7 @@ class CheckpointScan(cst.CSTVisitor):
         if no_default and not required and action in (None, "store"):
             self.options_without_default.add(dest)
 
-    def path_key(self, expr: cst.BaseExpression | None) -> str | None:
+    def path_key(self, expr: cst.BaseExpression | None, depth: int = 0) -> str | None:
         if expr is None:
             return None
         if isinstance(expr, cst.Call) and dotted(expr.func) in ("open", "io.open") and expr.args:
@@ -508,6 +515,11 @@ class CheckpointScan(cst.CSTVisitor):
             if function is not None and expr.value in every_parameter(function):
                 # `def save(self, path)` and `def load(self, path)`: two callers' paths
                 return f"expr:{expr.value}@{id(function)}"
+            assigned = _single_assignment(function, expr.value) if function else None
+            if assigned is not None and depth < 8:
+                # `model_path = os.path.join(save_dir, ...)` in `load` and another
+                # `model_path` in `save`: two locals, each the path it was given
+                return self.path_key(assigned, depth + 1)
         text = string_value(expr)
         if text is not None:
             return f"str:{text}"
@@ -891,6 +903,27 @@ def _cpu_transfer(node: cst.BaseExpression) -> set[int]:
         if is_device and text is not None and api.CPU_LITERAL.match(text)
         else set()
     )
+
+
+def _single_assignment(function: cst.FunctionDef, name: str) -> cst.BaseExpression | None:
+    """The value of ``name = value`` when that is the one binding of ``name`` in the function
+    (not a loop, an unpacking, an augmented assignment or a second assignment)."""
+    found: list[cst.BaseExpression] = []
+    for statement in iter_statements(function.body.body):
+        targets: list[cst.BaseExpression] = []
+        if isinstance(statement, cst.Assign):
+            for target in statement.targets:
+                if isinstance(target.target, cst.Name) and target.target.value == name:
+                    found.append(statement.value)
+                else:
+                    targets.append(target.target)
+        elif isinstance(statement, cst.AugAssign | cst.AnnAssign | cst.For):
+            targets.append(statement.target)
+        elif isinstance(statement, cst.With):
+            targets += [item.asname.name for item in statement.items if item.asname is not None]
+        if any(name in bound_names_of(target) for target in targets):
+            return None
+    return found[0] if len(found) == 1 else None
 
 
 def _path_template(expr: cst.BaseExpression) -> str | None:
