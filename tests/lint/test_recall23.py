@@ -8,7 +8,8 @@ from pathlib import Path
 from lint_lines import lines
 
 from gpudoc.lint.config import LintConfig
-from gpudoc.lint.engine import lint_paths, lint_source
+from gpudoc.lint.engine import lint_paths, lint_source, python_findings
+from gpudoc.lint.fix import fix_source
 
 
 def _project(root: Path, files: dict[str, str], target: str, rule: str) -> list[tuple[str, int]]:
@@ -274,3 +275,31 @@ def test_a_base_class_in_another_file_gives_the_cpu_path(tmp_path: Path) -> None
     assert _project(tmp_path, buggy, target, "GPD201") == [("semantic_segmentation.py", 7)]
     mapped = {**files, target: SEGMENTATION.format(mapped=", map_location=self.device")}
     assert _project(tmp_path, mapped, target, "GPD201") == []
+
+
+# report 11 (KnowledgeDistillation's teacher_train): the batch is moved to `config.device`, the
+# labels are not; the fix names that same device
+TEACHER_TRAIN = """\
+import torch
+import torch.nn.functional as F
+def teacher_train(model, config, train_loader):
+    model.to(config.device)
+    for i, (ids, mask, labels) in enumerate(train_loader):
+        ids = ids.to(config.device)
+        mask = mask.to(config.device)
+        outputs = model(ids, mask)
+        loss = F.cross_entropy(outputs, labels)
+"""
+
+
+def test_a_settings_device_is_the_device_a_fix_moves_to() -> None:
+    result = lint_source(TEACHER_TRAIN, "t.py", LintConfig(select=("GPD101",)))
+    assert [f.line for f in result.findings] == [9]
+    assert "`labels = labels.to(config.device)`" in result.findings[0].message
+    fixed = fix_source(
+        TEACHER_TRAIN,
+        lambda text: python_findings(text, "t.py", LintConfig(select=("GPD101",))),
+        unsafe=True,
+    )
+    moved = "ids, mask, labels = ids.to(config.device), mask.to(config.device), labels.to("
+    assert moved in fixed.fixed and fixed.remaining == ()

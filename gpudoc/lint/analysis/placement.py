@@ -117,6 +117,9 @@ class Placement:
             tensor_device = tensor_device and not own
             if not tensor_device or self.model.scope.lookup(dotted(expr) or "") is not None:
                 self.model.flags.places = True
+            if not tensor_device and isinstance(expr, cst.Attribute):
+                # `x.to(config.device)`: the name a fix moves other tensors to, in this scope
+                self.model.scope.env.setdefault(dotted(expr) or "", value)
             return Place.DEVICE
         if value.is_tensorish or value.kind is Kind.MODULE:
             return value.place

@@ -58,14 +58,17 @@ class Scope:
         """A name holding the script's (non-CPU) device here: what a fix moves things to."""
         scope: Scope | None = self
         hidden: set[str] = set()  # a local of an inner function, whatever the outer one holds
+        dotted_name = None  # `config.device`, `self.device`: when no plain name holds one
         while scope is not None:
             for name, value in scope.env.items():
                 device = value.kind is Kind.DEVICE and not value.cpu_device
                 if device and "." not in name and name not in hidden:
                     return name
+                if device and "." in name and dotted_name is None and name.count(".") == 1:
+                    dotted_name = name if name.split(".")[0] not in hidden else None
             hidden |= scope.local_names
             scope = scope.parent
-        return None
+        return dotted_name
 
 
 def _annotation_value(annotation: cst.Annotation | None, imports: ImportTable) -> Value | None:
