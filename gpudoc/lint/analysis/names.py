@@ -48,6 +48,14 @@ def is_number_expression(
         return is_number_expression(node.left, numbers) and is_number_expression(
             node.right, numbers
         )
+    if isinstance(node, cst.Subscript) and numbers is not None and len(node.slice) == 1:
+        # `self.out_channels[t]` of `self.out_channels = [8, 7]`: one of its numbers
+        container = dotted(node.value)
+        return (
+            isinstance(node.slice[0].slice, cst.Index)
+            and container is not None
+            and numbers(f"{container}[]")
+        )
     name = dotted(node)
     if name is not None:
         root, _, last = name.rpartition(".")

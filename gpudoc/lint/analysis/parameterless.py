@@ -202,8 +202,29 @@ def _computed(value: cst.BaseExpression) -> bool:
         names = [(dotted(call.func) or "x").rsplit(".", 1)[-1] for call in _calls_in(value)]
         return not any(name[:1].isupper() for name in names)
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-        return value.func.attr.value in api.SCALAR_METHODS
+        if value.func.attr.value in api.SCALAR_METHODS:
+            return True
+        # `(target - pred)[valid].abs().mean()`, `F.l1_loss(pred, target)`: a tensor computed
+        # from tensors (a loss that keeps its result for logging), no class built on the way
+        root = _chain_root(value)
+        names = [(dotted(call.func) or "x").rsplit(".", 1)[-1] for call in _calls_in(value)]
+        computed = isinstance(root, cst.BinaryOperation | cst.Subscript) or (
+            isinstance(root, cst.Name) and root.value in ("torch", "F")
+        )
+        return computed and not any(name[:1].isupper() for name in names)
     return False
+
+
+def _chain_root(value: cst.BaseExpression) -> cst.BaseExpression:
+    """``x - y`` of ``(x - y)[m].abs().mean()``: what a chain of calls, attributes and
+    subscripts starts from (a subscript of a plain name stays: ``self.bank[i]``)."""
+    while True:
+        if isinstance(value, cst.Call):
+            value = value.func
+        elif isinstance(value, cst.Attribute | cst.Subscript) and not _named_subscript(value):
+            value = value.value
+        else:
+            return value
 
 
 def _plain_call(value: cst.BaseExpression) -> bool:
@@ -218,6 +239,10 @@ def _plain_call(value: cst.BaseExpression) -> bool:
 PLAIN_BUILTINS = frozenset(
     ["max", "min", "abs", "round", "int", "float", "bool", "len", "pow", "str", "sum"]
 )
+
+
+def _named_subscript(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name)
 
 
 def _calls_in(node: cst.CSTNode) -> list[cst.Call]:

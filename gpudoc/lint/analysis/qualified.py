@@ -21,6 +21,7 @@ from gpudoc.lint.analysis.names import (
 from gpudoc.lint.analysis.placement import Placement, formatted_cuda
 from gpudoc.lint.analysis.values import (
     CHECKPOINT,
+    COLLATED,
     SCALAR,
     UNKNOWN,
     Kind,
@@ -271,7 +272,8 @@ class QualifiedCalls:
             # the project's own collate_fn that moves nothing (pads, stacks) keeps batches home
             function = self.model.local_functions.get(dotted(collate.value) or "")
             if function is None or moves_anything(function):
-                return Value(Kind.LOADER)
+                # its batches may be objects of their own (a BatchEncoding, a batch class)
+                return Value(Kind.LOADER, source=COLLATED)
         if first is not None and first.kind is Kind.LOADER:
             return Value(Kind.LOADER, first.place)
         return Value(Kind.LOADER, Place.HOST)

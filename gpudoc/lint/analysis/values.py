@@ -146,6 +146,11 @@ def replace(value: Value, **changes: Any) -> Value:
     return new
 
 
+COLLATED = "collate"
+"""The ``source`` of a loader with a ``collate_fn`` the walk cannot read, and of its batches:
+whatever that function builds (a ``BatchEncoding``, a batch class whose ``.to()`` moves it in
+place), not known to be plain tensors."""
+
 UNKNOWN = Value()
 CHECKPOINT = Value(place=Place.HOST, source="checkpoint")
 """What ``torch.load(f, map_location="cpu")`` returns, and its items: whatever it holds (a
@@ -179,7 +184,8 @@ def element_of(value: Value) -> Value:
     if value.element is not None:
         return value.element
     if value.kind is Kind.LOADER:
-        return Value(Kind.BATCH, value.place, by_name=value.by_name)
+        source = COLLATED if value.source == COLLATED else ""
+        return Value(Kind.BATCH, value.place, by_name=value.by_name, source=source)
     if value.kind in (Kind.TENSOR, Kind.BATCH):
         row = value.kind is Kind.TENSOR
         return Value(Kind.TENSOR, value.place, by_name=value.by_name, row=row)

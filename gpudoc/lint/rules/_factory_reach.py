@@ -29,7 +29,7 @@ LEAVES_TENSOR = frozenset(
 tensor, from MOVES, is not the host tensor either)."""
 CARRYING_CALLS = frozenset(
     {"Variable", "autograd.Variable", "torch.autograd.Variable", "list", "tuple", "zip",
-     "enumerate", "reversed", "sorted"}
+     "enumerate", "reversed", "sorted", "nn.Parameter", "torch.nn.Parameter", "Parameter"}
 )  # fmt: skip
 """Calls that hand their argument's tensors on."""
 HARMLESS_CALLS = frozenset(

@@ -4,6 +4,7 @@ one makes a 0-dim tensor, which PyTorch combines with tensors on any device."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -51,10 +52,25 @@ def number_attributes(node: cst.ClassDef) -> frozenset[str]:
     parameters = number_parameters(init)
     assigned = _SelfAssignments()
     walk(init.body, assigned)
-    return frozenset(
+    found = {
         name
         for name, values in assigned.values.items()
         if all(is_number_expression(value, parameters.__contains__) for value in values)
+    }
+    # `self.out_channels = [8, 7]`: each item is a number (`out_channels[]`), not the list
+    found |= {
+        f"{name}[]"
+        for name, values in assigned.values.items()
+        if all(_numbers_listed(value, parameters.__contains__) for value in values)
+    }
+    return frozenset(found)
+
+
+def _numbers_listed(value: cst.BaseExpression, numbers: Callable[[str], bool]) -> bool:
+    return (
+        isinstance(value, cst.List | cst.Tuple)
+        and bool(value.elements)
+        and all(is_number_expression(element.value, numbers) for element in value.elements)
     )
 
 

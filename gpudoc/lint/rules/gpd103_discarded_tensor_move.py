@@ -12,7 +12,7 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CallEvent, Semantic, StatementEvent
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import blocks_of, dotted
-from gpudoc.lint.analysis.values import Place, Value
+from gpudoc.lint.analysis.values import COLLATED, Kind, Place, Value
 from gpudoc.lint.cells import MARKER
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.visit import walk
@@ -189,7 +189,10 @@ def test_forward():
             return
         if func.attr.value == "type" and not call.args:
             return  # `x.type()` reads the type's name: nothing to assign back
-        tensor = receiver.is_tensorish and not receiver.inplace_to
+        # a whole batch of a loader whose collate_fn builds it may be an object whose `.to()`
+        # moves it in place (a BatchEncoding, a batch class returning `self`)
+        collated = receiver.kind is Kind.BATCH and receiver.source == COLLATED
+        tensor = receiver.is_tensorish and not receiver.inplace_to and not collated
         loop = _tensor_loop(func.value, semantic.function_node)
         element = (
             _tensor_subscript(func.value)
