@@ -85,7 +85,7 @@ class QualifiedCalls:
         if rest in api.TENSOR_FACTORIES:
             return self.factory(node, rest, args)
         if rest in api.LEGACY_TENSOR_TYPES:
-            return Value(Kind.TENSOR, Place.HOST)
+            return Value(Kind.TENSOR, Place.HOST, origin=node)  # a factory, as GPD106 sees it
         if rest in ("autograd.Variable", "autograd.variable.Variable"):
             return args[0] if args else UNKNOWN  # the pre-0.4 wrapper: the tensor itself
         if rest in COMPILERS and args and args[0].kind is Kind.MODULE:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gpudoc.lint.analysis.events import BindingEvent, CompareEvent, Semantic, StatementEvent
@@ -229,3 +231,8 @@ def parameter_names(function: cst.FunctionDef) -> list[str]:
     params = function.params
     names = [p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]]
     return [name for name in names if name not in ("self", "cls")]
+
+
+LENGTHS = re.compile(r"(^|_)(lens?|lengths?|seq_lens?|seq_lengths?|sizes?)(_tensors?|_t)?$")
+"""Sequence lengths stay on the host on purpose: ``pack_padded_sequence`` and CTC losses want
+them there (``preds_size = torch.IntTensor([T] * n)``)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -20,7 +19,7 @@ from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, Report, Rule
-from gpudoc.lint.rules._helpers import move_after_binding, moved_by_statement
+from gpudoc.lint.rules._helpers import LENGTHS, move_after_binding, moved_by_statement
 
 
 @dataclass(frozen=True)
@@ -457,10 +456,6 @@ def _ctc_loss(event: CallEvent) -> bool:
         func = origin.func
         origin = func.value if isinstance(func, cst.Attribute) else None
     return False
-
-
-LENGTHS = re.compile(r"(^|_)(lens?|lengths?|seq_lens?|seq_lengths?|sizes?)(_tensors?|_t)?$")
-"""Sequence lengths stay on the host on purpose: ``pack_padded_sequence`` wants them there."""
 
 
 def _on_host(value: Value) -> bool:

@@ -41,6 +41,7 @@ from gpudoc.lint.rules._factory_uses import (
     tensor_parameters,
 )
 from gpudoc.lint.rules._helpers import (
+    LENGTHS,
     chain_root,
     every_parameter,
     parameter_names,
@@ -115,8 +116,9 @@ class FactoryWithoutDevice(Rule):
     """A tensor factory in `forward` (or a training step) without `device=`.
 
     ## What it does
-    Finds `torch.zeros(...)`, `torch.ones`, `torch.randn`, `torch.arange`, `torch.tensor([...])`
-    and similar calls inside `forward`, `init_hidden` or a Lightning `*_step` method (or a
+    Finds `torch.zeros(...)`, `torch.ones`, `torch.randn`, `torch.arange`, `torch.tensor([...])`,
+    legacy constructors (`torch.FloatTensor([...])`, which take no CUDA device: the advice is
+    `torch.tensor`, with no fix) and similar calls inside `forward`, `init_hidden` or a Lightning `*_step` method (or a
     helper they call: a method of the module, or a function of the file that returns the
     tensor) with no `device=` argument and no `.to(...)` / `.type_as(...)` on the result. In a
     model file that places nothing itself (only definitions, no `__main__`), only `forward`'s
@@ -550,6 +552,8 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         if event.combines:
             for arg, value in zip(node.args, event.args, strict=True):
                 listed = arg.value
+                if isinstance(listed, cst.Name) and LENGTHS.search(listed.value):
+                    continue  # `criterion(preds, text, preds_size, length)`: lengths on the host
                 if isinstance(listed, cst.List | cst.Tuple) and value.items is not None:
                     items = [element.value for element in listed.elements]
                     operands += zip(items, value.items, strict=False)
@@ -641,7 +645,8 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         self.note_combining_call(event, semantic)
         self.note_left_on_host(event, semantic)
         function = _torch_function(event.qualified)
-        if not (function in api.SHAPE_FACTORIES or function == "tensor"):
+        legacy = function in api.LEGACY_TENSOR_TYPES and bool(event.node.args)
+        if not (function in api.SHAPE_FACTORIES or function == "tensor" or legacy):
             return
         node = event.node
         if semantic.function is None or keyword(node, "device") is not None:
@@ -834,7 +839,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 where += f" (called from `{step}`)"
             message = (
                 f"`torch.{factory.function}(...)` in {where} creates the tensor on the "
-                f"CPU whatever the input's device: pass `{hint}`"
+                f"CPU whatever the input's device: {_advice(factory.function, hint)}"
             )
             yield Report(factory.call, message, _device_fix(factory.call, source, hint))
 
@@ -862,7 +867,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             meets = f"`{shown}`" if shown else "a tensor"
             message = (
                 f"`torch.{factory.function}(...)` in `{factory.method}` creates the tensor on "
-                f"the CPU, but it meets {meets} on the device: pass `{hint}`"
+                f"the CPU, but it meets {meets} on the device: {_advice(factory.function, hint)}"
             )
             # the fix names a tensor the factory's line can see: a parameter of its function
             # (`acc += torch.norm(err)` later in a loop names `err`, bound after the factory)
@@ -1022,10 +1027,22 @@ def _may_be_cuda_type(event: CallEvent, semantic: Semantic) -> bool:
     return not (qualified.startswith("torch.") and not qualified.startswith("torch.cuda."))
 
 
+def _advice(function: str, hint: str) -> str:
+    if function in api.LEGACY_TENSOR_TYPES:
+        # `torch.FloatTensor([...], device="cuda")` raises: legacy constructors make CPU tensors
+        return (
+            f"build it with `torch.tensor(..., {hint})` (a legacy constructor makes CPU "
+            "tensors only)"
+        )
+    return f"pass `{hint}`"
+
+
 def _device_fix(call: cst.Call, source: str | None, hint: str) -> FixSpec | None:
     """Add ``device=<source>.device`` as the factory's last argument (unsafe: a random
-    factory then draws from the device's generator)."""
+    factory then draws from the device's generator); a legacy constructor takes none."""
     if not source or not call.args or call.args[-1].star:
+        return None
+    if (dotted(call.func) or "").rsplit(".", 1)[-1] in api.LEGACY_TENSOR_TYPES:
         return None
     edit = NodeEdit(call.args[-1].value, f", {hint}", "after")
     return FixSpec((edit,), safe=False, description=hint)

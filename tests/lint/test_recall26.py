@@ -1,0 +1,52 @@
+"""Recall regressions from the twenty-sixth recall set (real bug reports), reduced and rewritten
+here: the bug each rule must report, next to the correct code it must leave alone."""
+
+from __future__ import annotations
+
+from lint_lines import lines
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_source
+
+# report 13 (PyPOTS' VaDER) and recall 25's report 09 (PatchmatchNet's loss): a legacy
+# constructor builds a CPU tensor in forward or a loss, and it meets the device outputs
+VADER = """\
+import torch
+import torch.nn as nn
+class VaDER(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        log_2pi = torch.log({constant})
+        return self.fc(x).sum() + log_2pi
+model = VaDER().cuda()
+model(torch.randn(2, 4).cuda())
+"""
+LOSS = """\
+import torch
+import torch.nn.functional as F
+def patch_loss(depth, target):
+    loss = torch.Tensor([0])
+    loss = loss + F.smooth_l1_loss(depth, target, reduction="mean")
+    return loss
+out = torch.nn.Linear(4, 4).cuda()(torch.randn(2, 4).cuda())
+patch_loss(out, torch.randn(2, 4).cuda()).backward()
+"""
+
+
+def test_a_legacy_constructor_in_forward_is_a_host_factory() -> None:
+    result = lint_source(
+        VADER.format(constant="torch.FloatTensor([6.28])"), "x.py", LintConfig(select=("GPD106",))
+    )
+    assert [f.line for f in result.findings] == [8]
+    finding = result.findings[0]
+    # `torch.FloatTensor([...], device=...)` raises: the advice names torch.tensor, no fix
+    assert "build it with `torch.tensor(..., device=x.device)`" in finding.message
+    assert finding.fix is None
+    assert lines(VADER.format(constant="torch.tensor([6.28], device=x.device)"), "GPD106") == []
+
+
+def test_a_legacy_constructor_that_meets_a_loss_on_the_device() -> None:
+    assert lines(LOSS, "GPD106") == [4]
+    assert lines(LOSS, "GPD101") == []  # one finding, GPD106's
