@@ -50,3 +50,25 @@ def test_a_legacy_constructor_in_forward_is_a_host_factory() -> None:
 def test_a_legacy_constructor_that_meets_a_loss_on_the_device() -> None:
     assert lines(LOSS, "GPD106") == [4]
     assert lines(LOSS, "GPD101") == []  # one finding, GPD106's
+
+
+# report 14 (semantic-loss-pytorch's circuit): the host factory reaches the device tensor
+# through a list that `torch.stack` reads
+CIRCUIT = """\
+import torch
+def circuit(trueprobs):
+    false_tensor = torch.zeros(1)
+    res = [trueprobs[:, 0], false_tensor]
+    return torch.stack(res, dim=0).sum(dim=0)
+print(circuit(torch.rand(4, 3).cuda()))
+"""
+
+
+def test_a_host_factory_in_a_list_stacked_with_device_tensors() -> None:
+    assert lines(CIRCUIT, "GPD106") == [3]
+    assert (
+        lines(
+            CIRCUIT.replace("torch.zeros(1)", "torch.zeros(1, device=trueprobs.device)"), "GPD106"
+        )
+        == []
+    )

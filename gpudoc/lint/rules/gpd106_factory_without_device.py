@@ -20,7 +20,7 @@ from gpudoc.lint.analysis.events import (
 )
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.functions import MOVES
-from gpudoc.lint.analysis.names import dotted, is_number_expression, keyword
+from gpudoc.lint.analysis.names import assigned_value, dotted, is_number_expression, keyword
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._factory_reach import (
@@ -118,11 +118,12 @@ class FactoryWithoutDevice(Rule):
     ## What it does
     Finds `torch.zeros(...)`, `torch.ones`, `torch.randn`, `torch.arange`, `torch.tensor([...])`,
     legacy constructors (`torch.FloatTensor([...])`, which take no CUDA device: the advice is
-    `torch.tensor`, with no fix) and similar calls inside `forward`, `init_hidden` or a Lightning `*_step` method (or a
-    helper they call: a method of the module, or a function of the file that returns the
-    tensor) with no `device=` argument and no `.to(...)` / `.type_as(...)` on the result. In a
-    model file that places nothing itself (only definitions, no `__main__`), only `forward`'s
-    are reported: the project's scripts place its modules. Also one converted with
+    `torch.tensor`, with no fix) and similar calls inside `forward`, `init_hidden` or a
+    Lightning `*_step` method (or a helper they call: a method of the module, or a function of
+    the file that returns the tensor) with no `device=` argument and no `.to(...)` /
+    `.type_as(...)` on the result. In a model file that places nothing itself (only
+    definitions, no `__main__`), only `forward`'s are reported: the project's scripts place its
+    modules. Also one converted with
     `.type(x.type())` (a CUDA type, on the current device rather than x's); and anywhere, such a
     factory handed as the gradient of outputs on the device (`grad_outputs=` of
     `torch.autograd.grad`, the argument of `out.backward(...)`: a WGAN gradient penalty).
@@ -554,6 +555,10 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 listed = arg.value
                 if isinstance(listed, cst.Name) and LENGTHS.search(listed.value):
                     continue  # `criterion(preds, text, preds_size, length)`: lengths on the host
+                if isinstance(listed, cst.Name) and value.items is not None:
+                    # `res = [probs[:, 0], false_tensor]`, then `torch.stack(res)`
+                    bound = assigned_value(value.binding, listed.value) if value.binding else None
+                    listed = bound if isinstance(bound, cst.List | cst.Tuple) else listed
                 if isinstance(listed, cst.List | cst.Tuple) and value.items is not None:
                     items = [element.value for element in listed.elements]
                     operands += zip(items, value.items, strict=False)
