@@ -3,10 +3,12 @@ here: the bug each rule must report, next to the correct code it must leave alon
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lint_lines import lines
 
 from gpudoc.lint.config import LintConfig
-from gpudoc.lint.engine import lint_source
+from gpudoc.lint.engine import lint_paths, lint_source
 
 # report 13 (PyPOTS' VaDER) and recall 25's report 09 (PatchmatchNet's loss): a legacy
 # constructor builds a CPU tensor in forward or a loss, and it meets the device outputs
@@ -72,3 +74,44 @@ def test_a_host_factory_in_a_list_stacked_with_device_tensors() -> None:
         )
         == []
     )
+
+
+# report 07 (uORF's models): the base class picks the first listed GPU or the CPU; the subclasses
+# build their perceptual nets with `.cuda()`
+BASE = """\
+import torch
+class BaseModel:
+    def __init__(self, opt):
+        self.gpu_ids = opt.gpu_ids
+        self.device = {choice}
+"""
+GAN = """\
+import torch.nn as nn
+from base_model import BaseModel
+class GanModel(BaseModel):
+    def __init__(self, opt):
+        BaseModel.__init__(self, opt)
+        self.perceptual_net = nn.Sequential(nn.Conv2d(3, 8, 3)).cuda()
+"""
+FIRST_OR_CPU = "torch.device(f'cuda:{self.gpu_ids[0]}') if self.gpu_ids else torch.device('cpu')"
+
+
+def _gan(root: Path, choice: str) -> list[int]:
+    (root / "base_model.py").write_text(BASE.format(choice=choice))
+    (root / "gan_model.py").write_text(GAN)
+    config = LintConfig(select=("GPD203",))
+    return [
+        f.line for f in lint_paths([str(root / "gan_model.py")], config, use_cache=False).findings
+    ]
+
+
+def test_the_first_listed_gpu_or_the_cpu_is_a_cpu_path() -> None:
+    source = BASE.format(choice=FIRST_OR_CPU) + GAN.split("\n", 2)[2].replace(
+        "BaseModel.__init__(self, opt)", "super().__init__(opt)"
+    )
+    assert lines("import torch.nn as nn\n" + source, "GPD203") == [10]
+
+
+def test_a_cpu_path_in_the_base_classs_file_is_the_subclasss(tmp_path: Path) -> None:
+    assert _gan(tmp_path, FIRST_OR_CPU) == [6]
+    assert _gan(tmp_path, "torch.device('cuda:0')") == []

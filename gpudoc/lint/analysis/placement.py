@@ -144,7 +144,7 @@ class Placement:
         text = string_value(value)
         if text is not None and api.CUDA_LITERAL.match(text):
             self.note_cuda(value, text)
-        if formatted_cuda(value):
+        if formatted_cuda(value) and not first_listed_gpu(value):
             self.model.flags.per_rank_device = True  # f"cuda:{local_rank}"
             self.model.flags.device_notion = True
 
@@ -178,6 +178,29 @@ def formatted_cuda(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
         return "cuda" in (string_value(node.left) or "")
     return False
+
+
+def first_listed_gpu(node: cst.BaseExpression) -> bool:
+    """``f"cuda:{gpu_ids[0]}"``, ``"cuda:{}".format(self.gpu_ids[0])``: the first of the GPUs
+    the run was given, one device for the whole run, not one per process."""
+    if isinstance(node, cst.FormattedString):
+        values = [p.expression for p in node.parts if isinstance(p, cst.FormattedStringExpression)]
+    elif isinstance(node, cst.Call):
+        values = [arg.value for arg in node.args]
+    elif isinstance(node, cst.BinaryOperation):
+        values = [node.right]
+    else:
+        return False
+    return len(values) == 1 and _first_of_list(values[0])
+
+
+def _first_of_list(value: cst.BaseExpression) -> bool:
+    if not isinstance(value, cst.Subscript) or len(value.slice) != 1:
+        return False
+    index = value.slice[0].slice
+    if not isinstance(index, cst.Index) or not isinstance(index.value, cst.Integer):
+        return False
+    return index.value.value == "0" and bool(DEVICE_LIST.search(dotted(value.value) or ""))
 
 
 def _names_a_rank_device(call: cst.Call) -> bool:

@@ -18,7 +18,7 @@ from gpudoc.lint.analysis.names import (
     keyword_value,
     parameter_lists,
 )
-from gpudoc.lint.analysis.placement import Placement, formatted_cuda
+from gpudoc.lint.analysis.placement import Placement, first_listed_gpu, formatted_cuda
 from gpudoc.lint.analysis.values import (
     CHECKPOINT,
     COLLATED,
@@ -225,7 +225,8 @@ class QualifiedCalls:
         text = string_value(first)
         if text is not None and not api.CPU_LITERAL.match(text):
             self.placement.note_cuda(node, text)
-        if isinstance(first, cst.FormattedString) or formatted_cuda(first):
+        per_process = isinstance(first, cst.FormattedString) or formatted_cuda(first)
+        if per_process and not first_listed_gpu(first):
             self.model.flags.per_rank_device = True  # f"cuda:{rank}", "cuda:{}".format(rank)
         cpu = args[0].kind is Kind.DEVICE and args[0].cpu_device
         return Value(Kind.DEVICE, cpu_device=cpu)

@@ -1040,6 +1040,28 @@ def _wrapped_path(path: cst.BaseExpression | None) -> cst.BaseExpression | None:
     return argument if isinstance(argument, cst.Name) else None
 
 
+def base_cpu_path(module: cst.Module, path: str) -> str | None:
+    """The CPU path of a base class of another project file (Open3D-ML's `BasePipeline`
+    picks `torch.device("cpu")` without CUDA; its subclass's `load_ckpt` is here)."""
+    bases = {
+        dotted(base.value) or ""
+        for statement in module.body
+        if isinstance(statement, cst.ClassDef)
+        for base in statement.bases
+    }
+    for statement in module.body if bases else ():
+        small = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
+        for node in small:
+            if not isinstance(node, cst.ImportFrom):
+                continue
+            for local, (where, _) in project_names(node, path).items():
+                parsed = project.load(where) if local in bases else None
+                theirs = scan(parsed.module, remember=False) if parsed is not None else None
+                if theirs is not None and theirs.cpu_path and not theirs.cpu_path_is_weak:
+                    return f"{theirs.cpu_path} in `{where.name}`, its base class's file"
+    return None
+
+
 def _inherited_constants(module: cst.Module, path: str) -> frozenset[str]:
     """The constant ``self`` attributes of the classes this file's classes derive from, where
     those come from another project file (``from models.base_model import BaseModel``)."""

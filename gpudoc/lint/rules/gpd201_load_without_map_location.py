@@ -9,12 +9,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from gpudoc.lint import project
 from gpudoc.lint.analysis.events import CallEvent, Semantic, WalkedCallEvent
-from gpudoc.lint.analysis.homes import project_names
 from gpudoc.lint.analysis.names import dotted, keyword, names_in
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
-from gpudoc.lint.rules._checkpoints import CheckpointScan, LoadSite, scan
+from gpudoc.lint.rules._checkpoints import CheckpointScan, LoadSite, base_cpu_path, scan
 from gpudoc.lint.rules._device_names import DEVICE_PARAMETER
 from gpudoc.lint.rules._gpu_savers import gpu_savers, names_no_device, saves_name
 from gpudoc.lint.rules._helpers import backend, is_process_group_init
@@ -343,7 +341,7 @@ torch.save(model.state_dict(), "snapshot.pt")
             return
         found = scan(context.module, path=context.path)
         ranks = self.per_rank and any(self.in_a_rank(site.call) for site in found.loads)
-        inherited = base_cpu_path(context) if found.cpu_path is None else None
+        inherited = base_cpu_path(context.module, context.path) if found.cpu_path is None else None
         if (found.cpu_path is None and not found.flag_classes and not ranks and not inherited) or (
             found.saves_cpu_state()
         ):
@@ -528,28 +526,6 @@ class _Strings(cst.CSTVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.names.append(node.attr.value)
-
-
-def base_cpu_path(context: Context) -> str | None:
-    """The CPU path of a base class of another project file (Open3D-ML's `BasePipeline`
-    picks `torch.device("cpu")` without CUDA; its subclass's `load_ckpt` is here)."""
-    bases = {
-        dotted(base.value) or ""
-        for statement in context.module.body
-        if isinstance(statement, cst.ClassDef)
-        for base in statement.bases
-    }
-    for statement in context.module.body if bases else ():
-        small = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
-        for node in small:
-            if not isinstance(node, cst.ImportFrom):
-                continue
-            for local, (path, _) in project_names(node, context.path).items():
-                parsed = project.load(path) if local in bases else None
-                theirs = scan(parsed.module, remember=False) if parsed is not None else None
-                if theirs is not None and theirs.cpu_path and not theirs.cpu_path_is_weak:
-                    return f"{theirs.cpu_path} in `{path.name}`, its base class's file"
-    return None
 
 
 def _call_order(function: cst.FunctionDef) -> dict[int, int]:

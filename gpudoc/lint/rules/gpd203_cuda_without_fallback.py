@@ -13,7 +13,7 @@ from gpudoc.lint.analysis.flow import terminates
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
-from gpudoc.lint.rules._checkpoints import scan
+from gpudoc.lint.rules._checkpoints import base_cpu_path, scan
 from gpudoc.lint.rules._distributed_paths import distributed_only_ids
 from gpudoc.lint.visit import walk
 
@@ -46,6 +46,10 @@ class CudaWithoutFallback(Rule):
     ```
 
     ## Known problems
+    A CPU path in the file of a project base class counts for its subclasses (`class
+    GanModel(BaseModel)`, whose `__init__` picks `torch.device("cpu")` without GPUs); and
+    `f"cuda:{gpu_ids[0]}"`, the first of the GPUs given, is one device for the run, not one per
+    process.
     Scripts written for GPUs only are not reported: nothing in them offers a CPU path, or they
     use NCCL, a per-rank `set_device` or `torch.set_default_device("cuda")`; nor is CUDA in
     code that only runs in a process group (after `if world_size == 1: return`, under
@@ -213,6 +217,9 @@ def nopeak_mask(size):
         if gpu_job and not _falls_back_to_cpu(found.all_evidence()):
             return  # one process per GPU, each on its own: CUDA is what the script runs on
         evidence = found.cpu_path
+        if evidence is None and context.path:
+            # `class GanModel(BaseModel)`, whose `__init__` in another file picks the CPU
+            evidence = base_cpu_path(context.module, context.path)
         if evidence is None and self.host_model and not self.placed_model:
             # a tutorial whose model runs on the CPU, with one stray `.cuda()`
             evidence = f"`{self.host_model}` is never moved to a GPU"
