@@ -606,11 +606,14 @@ class CheckpointScan(cst.CSTVisitor):
         self.first_save[key] = min(self.first_save.get(key, order), order)
 
     def _on_cpu(self, obj: cst.BaseExpression) -> bool:
-        if ".cpu()" in self.module.code_for_node(obj):
+        if ".cpu()" in self.module.code_for_node(obj) or _host_made(obj):
             return True
         if isinstance(obj, cst.Name):
             values = [b.value for b in self.bindings if b.name == obj.value and b.value is not None]
-            return bool(values) and ".cpu()" in self.module.code_for_node(values[-1])
+            if not values:
+                return False
+            # `train_data = torch.Tensor(100, 28, 28)`, then `torch.save(train_data, path)`
+            return ".cpu()" in self.module.code_for_node(values[-1]) or _host_made(values[-1])
         return False
 
     def _load(self, node: cst.Call) -> None:
@@ -903,6 +906,19 @@ def _cpu_transfer(node: cst.BaseExpression) -> set[int]:
         if is_device and text is not None and api.CPU_LITERAL.match(text)
         else set()
     )
+
+
+def _host_made(expr: cst.BaseExpression) -> bool:
+    """``torch.Tensor(n, d)``, ``torch.zeros(n)``, ``torch.from_numpy(a)``: a tensor made on the
+    host (no ``device=``), which a save writes with CPU storages."""
+    if not isinstance(expr, cst.Call) or any(
+        arg.keyword is not None and arg.keyword.value == "device" for arg in expr.args
+    ):
+        return False
+    name = dotted(expr.func) or ""
+    root, _, last = name.rpartition(".")
+    host = last in api.TENSOR_FACTORIES or last in api.LEGACY_TENSOR_TYPES
+    return root == "torch" and host
 
 
 def _single_assignment(function: cst.FunctionDef, name: str) -> cst.BaseExpression | None:
