@@ -203,7 +203,9 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
     def flag(self, node: cst.Attribute, what: str) -> None:
         method = node.attr.value
-        shown = dotted(node) or f"….{method}"
+        shown = dotted(node) or cst.Module([]).code_for_node(node)
+        if len(shown) > 50 or "\n" in shown:
+            shown = f"….{method}"
         message = (
             f"`{shown}` names the method without calling it: it {what}, and nothing is "
             f"moved to the device; write `{shown}(...)`"
@@ -216,6 +218,9 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _holds_tensor_or_module(node: cst.BaseExpression, semantic: Semantic) -> bool:
+    if isinstance(node, cst.Call):
+        # `DataParallel(net, device_ids).cuda`, `torch.zeros(n).cuda`: what torch built
+        return (semantic.qualify(node.func) or "").startswith("torch.")
     name = dotted(node)
     value: Value | None = semantic.lookup(name) if name is not None else None
     return value is not None and value.kind in CALLABLE_KINDS
