@@ -516,9 +516,11 @@ class CheckpointScan(cst.CSTVisitor):
                 # `def save(self, path)` and `def load(self, path)`: two callers' paths
                 return f"expr:{expr.value}@{id(function)}"
             assigned = _single_assignment(function, expr.value) if function else None
-            if assigned is not None and depth < 8:
+            a_file = isinstance(assigned, cst.Call) and dotted(assigned.func) in ("open", "io.open")
+            if assigned is not None and depth < 8 and not a_file:
                 # `model_path = os.path.join(save_dir, ...)` in `load` and another
-                # `model_path` in `save`: two locals, each the path it was given
+                # `model_path` in `save`: two locals, each the path it was given (a file object,
+                # `f = open(path, "wb")`, keeps its name: a save/load helper pair shares it)
                 return self.path_key(assigned, depth + 1)
         text = string_value(expr)
         if text is not None:

@@ -294,6 +294,8 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
 
     def __init__(self) -> None:
         super().__init__()
+        self.constants: set[cst.Call] = set()
+        """Legacy constructors of numbers written out (``torch.FloatTensor([2 * math.pi])``)."""
         self.factories: list[FactoryCall] = []
         """Sized factories without ``device=`` inside functions."""
         self.held: dict[tuple[int, str], cst.Call] = {}
@@ -400,6 +402,10 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         # `yv, xv = torch.meshgrid(torch.arange(h), torch.arange(w))`
         unpacked = unpacked_from(event.statement, event.name) if value is None else None
         factory = factory_inside(value or unpacked, self.calls, self.held_in(semantic))
+        if isinstance(unpacked, cst.Call) and unpacked in self.helper_parts:
+            # `tx, ty = build_targets(pred_boxes, ...)`: each name holds what the helper returns
+            # at its position, not its first argument's tensor
+            factory = None
         if unpacked is not None:  # each part holds all of them: a move of one moves its grid
             group = tuple(factories_inside(unpacked, self.calls, self.held_in(semantic)))
             self.groups.update((part, group) for part in group)
@@ -662,6 +668,9 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         if function == "tensor" and first is not None and self.is_number(first, semantic):
             self.scalars.add(node)  # a 0-dim tensor: an operand of arithmetic on any device
             return
+        written = first.elements if isinstance(first, cst.List | cst.Tuple) else ()
+        if legacy and written and all(self.is_number(e.value, semantic) for e in written):
+            self.constants.add(node)
         self.note_factory(node, function, semantic)
 
     def is_number(self, expr: cst.BaseExpression, semantic: Semantic) -> bool:
@@ -810,6 +819,11 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         on_host = self.host_only(context)
         for factory in self.factories:
             if id(factory.call) in typed or factory.call in met:
+                continue
+            if factory.function in api.LEGACY_TENSOR_TYPES and factory.call not in self.constants:
+                # index tables, `.type(dtype)` casts, tokens of a string: only a tensor of
+                # numbers written out (`torch.FloatTensor([2 * math.pi])`), or one seen meeting
+                # the device, is the arithmetic operand this rule is about
                 continue
             step = _step_method(factory)
             if step is None or factory.moved_after or factory.call in self.moved_later:
