@@ -136,3 +136,32 @@ def test_a_parameter_built_on_the_cpu_in_forward_meets_the_inputs() -> None:
         "torch.ones(inputs.shape[-1])", "torch.ones(inputs.shape[-1], device=inputs.device)"
     )
     assert lines(moved, "GPD106") == []
+
+
+# SCINet (RevIN's baselines): the experiment's base class keeps a `_acquire_device` that could
+# pick the CPU, but nothing calls it: its `__init__` builds the model with `.cuda()`
+SCINET = """\
+import torch
+class Exp_Basic(object):
+    def __init__(self, args):
+        self.args = args
+        {init}
+    def _build_model(self):
+        return torch.nn.Linear(4, 4)
+    def _acquire_device(self):
+        if self.args.use_gpu:
+            return torch.device("cuda:0")
+        return torch.device("cpu")
+    def predict(self, path):
+        self.model.load_state_dict(torch.load(path))
+"""
+
+
+def test_a_cpu_choice_in_a_method_nothing_calls_is_no_cpu_path() -> None:
+    uncalled = SCINET.format(init="self.model = self._build_model().cuda()")
+    assert lines(uncalled, "GPD203") == []
+    assert lines(uncalled, "GPD201") == []
+    called = SCINET.format(
+        init="self.device = self._acquire_device()\n        self.model = self._build_model().cuda()"
+    )
+    assert lines(called, "GPD203") == [6]

@@ -115,3 +115,13 @@ def test_the_first_listed_gpu_or_the_cpu_is_a_cpu_path() -> None:
 def test_a_cpu_path_in_the_base_classs_file_is_the_subclasss(tmp_path: Path) -> None:
     assert _gan(tmp_path, FIRST_OR_CPU) == [6]
     assert _gan(tmp_path, "torch.device('cuda:0')") == []
+
+
+def test_an_availability_test_alone_in_the_base_classs_file_is_no_cpu_path(tmp_path: Path) -> None:
+    # pix2pixHD's BaseModel: `if len(gpu_ids) and torch.cuda.is_available(): network.cuda()`
+    # after saving a CPU copy; nothing there picks the CPU for the run
+    resaved = (
+        "None\n    def save(self, network):\n"
+        "        if torch.cuda.is_available():\n            network.cuda()"
+    )
+    assert _gan(tmp_path, resaved) == []

@@ -128,6 +128,10 @@ class CheckpointScan(cst.CSTVisitor):
         self._functions: list[cst.FunctionDef] = []
         self._classes: list[cst.ClassDef] = []
         self.flag_classes: dict[int, cst.ClassDef | cst.FunctionDef] = {}
+        self._method_evidence: list[tuple[int, str, str]] = []
+        """CPU choices made in a method: (strength, text, the method's name)."""
+        self._called: set[str] = set()
+        """The last name of everything the file calls (``_acquire_device``)."""
         self._constants: tuple[frozenset[str], frozenset[str]] | None = None
         """The ``self`` attributes only ever set ``True`` here, and all those set here."""
         """Classes (functions) that move things only under a flag of their own (``if
@@ -323,6 +327,7 @@ class CheckpointScan(cst.CSTVisitor):
         last = name.rsplit(".", 1)[-1]
         if not name and isinstance(node.func, cst.Attribute):
             last = node.func.attr.value  # `Trainer(model).save_checkpoint(path)`
+        self._called.add(last)
         library = self.imports.qualify(node.func) or ""
         self._note_transfers(node)
         if last in CHECKPOINT_HANDLERS and node.args:
@@ -408,6 +413,14 @@ class CheckpointScan(cst.CSTVisitor):
         return all("__main__" in test for test in self._tests)
 
     def _evidence(self, strength: int, text: str) -> None:
+        function = self._function()
+        params = function.params.params if function is not None else ()
+        private = function is not None and function.name.value.startswith("_")
+        if private and params and params[0].name.value == "self" and function is not None:
+            # a private method's CPU choice counts once the file calls it (SCINet's Exp_Basic
+            # keeps `_acquire_device`, but its `__init__` calls `.cuda()` instead)
+            self._method_evidence.append((strength, text, function.name.value))
+            return
         self.evidence.setdefault(strength, text)
 
     @property
@@ -562,7 +575,11 @@ class CheckpointScan(cst.CSTVisitor):
                 self._save_to(_default(function, param), obj, order)
 
     def finish(self) -> None:
-        """The calls met before the function they call was defined."""
+        """The calls met before the function they call was defined; the CPU choices of the
+        methods something in the file calls."""
+        for strength, text, method in self._method_evidence:
+            if method in self._called or method.startswith("__"):
+                self.evidence.setdefault(strength, text)
         later, self._later_calls = self._later_calls, []
         for name, node, order in later:
             if name in self.saving_helpers:
@@ -1075,8 +1092,14 @@ def base_cpu_path(module: cst.Module, path: str) -> str | None:
             for local, (where, _) in project_names(node, path).items():
                 parsed = project.load(where) if local in bases else None
                 theirs = scan(parsed.module, remember=False) if parsed is not None else None
-                if theirs is not None and theirs.cpu_path and not theirs.cpu_path_is_weak:
-                    return f"{theirs.cpu_path} in `{where.name}`, its base class's file"
+                if theirs is None or theirs.cpu_path is None or theirs.cpu_path_is_weak:
+                    continue
+                # a device it picks (`torch.device("cpu")`) or an option, not an availability
+                # test alone (`if torch.cuda.is_available(): net.cuda()` after a save)
+                evidence = theirs.all_evidence()
+                chosen = {1, 2} & set(evidence)
+                if chosen:
+                    return f"{evidence[min(chosen)]} in `{where.name}`, its base class's file"
     return None
 
 
