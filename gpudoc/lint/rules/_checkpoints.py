@@ -8,7 +8,9 @@ its device at a given load: the value a ``map_location`` fix may pass.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 import libcst as cst
@@ -1075,44 +1077,15 @@ def _wrapped_path(path: cst.BaseExpression | None) -> cst.BaseExpression | None:
     return argument if isinstance(argument, cst.Name) else None
 
 
-def base_cpu_path(module: cst.Module, path: str) -> str | None:
-    """The CPU path of a base class of another project file (Open3D-ML's `BasePipeline`
-    picks `torch.device("cpu")` without CUDA; its subclass's `load_ckpt` is here)."""
+def base_class_files(module: cst.Module, path: str) -> Iterator[tuple[Path, cst.Module]]:
+    """The project files (and their trees) of the classes this file's classes derive from
+    (``from models.base_model import BaseModel``)."""
     bases = {
         dotted(base.value) or ""
         for statement in module.body
         if isinstance(statement, cst.ClassDef)
         for base in statement.bases
     }
-    for statement in module.body if bases else ():
-        small = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
-        for node in small:
-            if not isinstance(node, cst.ImportFrom):
-                continue
-            for local, (where, _) in project_names(node, path).items():
-                parsed = project.load(where) if local in bases else None
-                theirs = scan(parsed.module, remember=False) if parsed is not None else None
-                if theirs is None or theirs.cpu_path is None or theirs.cpu_path_is_weak:
-                    continue
-                # a device it picks (`torch.device("cpu")`) or an option, not an availability
-                # test alone (`if torch.cuda.is_available(): net.cuda()` after a save)
-                evidence = theirs.all_evidence()
-                chosen = {1, 2} & set(evidence)
-                if chosen:
-                    return f"{evidence[min(chosen)]} in `{where.name}`, its base class's file"
-    return None
-
-
-def _inherited_constants(module: cst.Module, path: str) -> frozenset[str]:
-    """The constant ``self`` attributes of the classes this file's classes derive from, where
-    those come from another project file (``from models.base_model import BaseModel``)."""
-    bases = {
-        dotted(base.value) or ""
-        for statement in module.body
-        if isinstance(statement, cst.ClassDef)
-        for base in statement.bases
-    }
-    found: set[str] = set()
     for statement in module.body if bases else ():
         small = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
         for node in small:
@@ -1121,7 +1094,31 @@ def _inherited_constants(module: cst.Module, path: str) -> frozenset[str]:
             for local, (where, _) in project_names(node, path).items():
                 parsed = project.load(where) if local in bases else None
                 if parsed is not None:
-                    found |= _constant_true_attributes(parsed.module)[0]
+                    yield where, parsed.module
+
+
+def base_cpu_path(module: cst.Module, path: str) -> str | None:
+    """The CPU path of a base class of another project file (Open3D-ML's `BasePipeline`
+    picks `torch.device("cpu")` without CUDA; its subclass's `load_ckpt` is here)."""
+    for where, base in base_class_files(module, path):
+        theirs = scan(base, remember=False)
+        if theirs.cpu_path is None or theirs.cpu_path_is_weak:
+            continue
+        # a device it picks (`torch.device("cpu")`) or an option, not an availability test
+        # alone (`if torch.cuda.is_available(): net.cuda()` after a save)
+        evidence = theirs.all_evidence()
+        chosen = {1, 2} & set(evidence)
+        if chosen:
+            return f"{evidence[min(chosen)]} in `{where.name}`, its base class's file"
+    return None
+
+
+def _inherited_constants(module: cst.Module, path: str) -> frozenset[str]:
+    """The constant ``self`` attributes of the classes this file's classes derive from, where
+    those come from another project file."""
+    found: set[str] = set()
+    for _, base in base_class_files(module, path):
+        found |= _constant_true_attributes(base)[0]
     return frozenset(found)
 
 

@@ -309,34 +309,32 @@ class _NextUse:
         return any(_is_cell_marker(line) for line in body[index].leading_lines)
 
     def needs_device(self, move: DiscardedMove) -> bool:
-        name = dotted(move.receiver)
-        line = move.line
-        block = self.blocks.get(id(line)) if line is not None else None
-        body = getattr(block, "body", None)
-        if name is None or line is None or not isinstance(body, Sequence) or line not in body:
+        found = self.next_read(move)
+        if found is None:
             return False
-        for statement in body[list(body).index(line) + 1 :]:
-            found = _Reads(name)
-            walk(statement, found)
-            if not found.calls and not found.other:
-                continue
-            return any(name in self.calls.get(id(call), ()) for call in found.calls)
-        return False
+        name = dotted(move.receiver)
+        return any(name in self.calls.get(id(call), ()) for call in found.calls)
 
     def moved_again(self, move: DiscardedMove) -> bool:
         """The next statement that reads the name moves it itself (``x.cpu()``, ``x.to(...)``)."""
+        found = self.next_read(move)
+        return found is not None and found.moved
+
+    def next_read(self, move: DiscardedMove) -> _Reads | None:
+        """How the first statement after the move's line (in its block) that reads the name
+        reads it; None when none does."""
         name = dotted(move.receiver)
         line = move.line
         block = self.blocks.get(id(line)) if line is not None else None
         body = getattr(block, "body", None)
         if name is None or line is None or not isinstance(body, Sequence) or line not in body:
-            return False
+            return None
         for statement in body[list(body).index(line) + 1 :]:
             found = _Reads(name)
             walk(statement, found)
             if found.calls or found.other:
-                return found.moved
-        return False
+                return found
+        return None
 
 
 def _line_blocks(module: cst.Module) -> dict[int, cst.Module | cst.IndentedBlock]:
