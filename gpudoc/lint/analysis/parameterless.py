@@ -199,20 +199,24 @@ def _computed(value: cst.BaseExpression) -> bool:
     tensor or a number, never a parameter or a submodule (a class called inside it may build
     one: ``[Block()] * n``)."""
     if isinstance(value, cst.BinaryOperation):
-        names = [(dotted(call.func) or "x").rsplit(".", 1)[-1] for call in _calls_in(value)]
-        return not any(name[:1].isupper() for name in names)
+        return not _builds_a_class(value)
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
         if value.func.attr.value in api.SCALAR_METHODS:
             return True
         # `(target - pred)[valid].abs().mean()`, `F.l1_loss(pred, target)`: a tensor computed
         # from tensors (a loss that keeps its result for logging), no class built on the way
         root = _chain_root(value)
-        names = [(dotted(call.func) or "x").rsplit(".", 1)[-1] for call in _calls_in(value)]
         computed = isinstance(root, cst.BinaryOperation | cst.Subscript) or (
             isinstance(root, cst.Name) and root.value in ("torch", "F")
         )
-        return computed and not any(name[:1].isupper() for name in names)
+        return computed and not _builds_a_class(value)
     return False
+
+
+def _builds_a_class(value: cst.BaseExpression) -> bool:
+    """A call in ``value`` of a capitalised name (``Block()``): it may build a submodule."""
+    names = [(dotted(call.func) or "x").rsplit(".", 1)[-1] for call in _calls_in(value)]
+    return any(name[:1].isupper() for name in names)
 
 
 def _chain_root(value: cst.BaseExpression) -> cst.BaseExpression:

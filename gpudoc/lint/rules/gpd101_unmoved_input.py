@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -276,9 +276,7 @@ def test(model, device, test_loader):
             for _, index in inside:
                 call = self.module_calls[index]
                 args = [_at_call_site(arg, event) for arg in call.args]
-                self.module_calls[index] = Call(
-                    call.call, call.name, call.module, args, call.device_name
-                )
+                self.module_calls[index] = replace(call, args=args)
             return
         self.in_instance_methods = [i for i in self.in_instance_methods if i[0] <= event.start]
         if not event.is_method or receiver is None:
