@@ -144,17 +144,26 @@ def source_key(source: str, path: str) -> str:
 
 def _with_dependencies(source: str, path: str) -> bytes:
     """The bytes a file's findings depend on: its own, and the stamps (modification time, size)
-    of the project modules it imports (a change to a helper re-lints the files that call it)
-    and of the checkpoint files it names."""
+    of the project modules it imports (a change to a helper re-lints the files that call it),
+    of the checkpoint files it names and of the scripts that may import it."""
     from gpudoc.lint.project import dependencies
     from gpudoc.lint.rules._gpu_savers import may_read_gpu_savers, sibling_scripts
+    from gpudoc.lint.rules._importers import candidate_importers
     from gpudoc.lint.rules._saved_device import checkpoint_files
 
     data = [source.encode("utf-8", "surrogatepass")]
     # and of the checkpoints it loads that lie in the project (GPD201 reads where they were
     # saved), and, for a script with no device code, of the GPU scripts beside it
     savers = sibling_scripts(path) if may_read_gpu_savers(source) else []
-    for dependency in [*dependencies(source, path), *checkpoint_files(source, path), *savers]:
+    # and, for CUDA or a load in a file with no CPU path of its own, of the scripts that may
+    # import it (_importers.py)
+    importers = candidate_importers(path) if "cuda" in source or "load" in source else []
+    for dependency in [
+        *dependencies(source, path),
+        *checkpoint_files(source, path),
+        *savers,
+        *importers,
+    ]:
         # a stamp, not the bytes: a package __init__ brings dozens of modules into the key
         try:
             stat = dependency.stat()

@@ -37,7 +37,8 @@ class Placement:
 
     def note_cuda(self, node: cst.CSTNode, text: str) -> None:
         self.model.flags.device_notion = True
-        if api.CUDA_LITERAL.match(text) or text == ".cuda()":
+        # `"cuda:0"`, `.cuda()`, `torch.cuda.FloatTensor(...)`: each allocates on the GPU
+        if api.CUDA_LITERAL.match(text) or text == ".cuda()" or text.startswith("torch.cuda."):
             self.model.scope.cuda_initialised = True
             self.model.note_cuda_on_cpu_path()
             if self.model.bus.wants("cuda"):

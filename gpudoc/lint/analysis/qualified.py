@@ -95,7 +95,7 @@ class QualifiedCalls:
             # first argument is; `lengths` must be on the CPU (not what the result is)
             return Value(Kind.BATCH if "pack" in last else Kind.TENSOR, args[0].place)
         if rest.startswith("cuda.") and last in api.LEGACY_TENSOR_TYPES:
-            self.placement.note_cuda(node, ".cuda()")
+            self.placement.note_cuda(node, f"torch.cuda.{last}(...)")
             self.model.flags.places = True
             return Value(Kind.TENSOR, Place.DEVICE)
         if rest.startswith("_C._cuda_"):  # `torch._C._cuda_getDeviceCount()`: CUDA's own init

@@ -16,6 +16,7 @@ from gpudoc.lint.rules._checkpoints import CheckpointScan, LoadSite, base_cpu_pa
 from gpudoc.lint.rules._device_names import DEVICE_PARAMETER
 from gpudoc.lint.rules._gpu_savers import gpu_savers, names_no_device, saves_name
 from gpudoc.lint.rules._helpers import backend, is_process_group_init
+from gpudoc.lint.rules._importers import cpu_importers, importer_cpu_path
 from gpudoc.lint.rules._saved_device import saved_on_cpu
 from gpudoc.lint.visit import walk
 
@@ -342,9 +343,16 @@ torch.save(model.state_dict(), "snapshot.pt")
         found = scan(context.module, path=context.path)
         ranks = self.per_rank and any(self.in_a_rank(site.call) for site in found.loads)
         inherited = base_cpu_path(context.module, context.path) if found.cpu_path is None else None
-        if (found.cpu_path is None and not found.flag_classes and not ranks and not inherited) or (
-            found.saves_cpu_state()
-        ):
+        imported = not (found.cpu_path or inherited or found.flag_classes or ranks)
+        # a model file choosing no device, loaded by a script beside it that runs on the CPU too
+        imported = imported and bool(context.path) and bool(cpu_importers(context.path))
+        if (
+            found.cpu_path is None
+            and not found.flag_classes
+            and not ranks
+            and not inherited
+            and not imported
+        ) or found.saves_cpu_state():
             return  # a one-GPU script, or checkpoints this file wrote on the CPU
         for site in found.loads:
             if found.in_test(site):
@@ -355,6 +363,8 @@ torch.save(model.state_dict(), "snapshot.pt")
             if key.startswith("str:") and saved_on_cpu(key[4:], context.path):
                 continue  # the project's own checkpoint, saved with CPU storages
             evidence = found.cpu_path_at(site.call) or inherited
+            if evidence is None and imported:
+                evidence = importer_cpu_path(context.module, context.path, site.call)
             known = id(site.call) in self.unmapped
             if ranks and known and self.in_a_rank(site.call):
                 # `if args.gpu is None: torch.load(path)`: one process drives every GPU, and

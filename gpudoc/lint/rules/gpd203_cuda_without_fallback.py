@@ -15,6 +15,7 @@ from gpudoc.lint.analysis.values import Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._checkpoints import base_cpu_path, scan
 from gpudoc.lint.rules._distributed_paths import distributed_only_ids
+from gpudoc.lint.rules._importers import cpu_importers, importer_cpu_path
 from gpudoc.lint.visit import walk
 
 
@@ -223,7 +224,9 @@ def nopeak_mask(size):
         if evidence is None and self.host_model and not self.placed_model:
             # a tutorial whose model runs on the CPU, with one stray `.cuda()`
             evidence = f"`{self.host_model}` is never moved to a GPU"
-        if evidence is None and not found.flag_classes:
+        # a model file choosing no device, built by a script beside it that runs on the CPU too
+        imported = evidence is None and bool(context.path) and bool(cpu_importers(context.path))
+        if evidence is None and not found.flag_classes and not imported:
             return  # a script for GPUs only: it offers no CPU path to break
         if found.cpu_path_is_weak and any(_born_on_cuda(m.node) for m in unguarded):
             return  # `Net(...).cuda()`: built on the GPU; the "cpu" was a library's option
@@ -231,6 +234,8 @@ def nopeak_mask(size):
             if id(mention.node) in declared.inert or id(mention.node) in self.compared:
                 continue
             here = evidence or found.cpu_path_at(mention.node)
+            if here is None and imported:
+                here = importer_cpu_path(context.module, context.path, mention.node)
             if here is None:
                 continue
             message = (

@@ -1,0 +1,268 @@
+"""The project's scripts that import a file and offer a CPU path: a model file's evidence that
+it runs on the CPU too, when it has none of its own.
+
+``models/gmptv.py`` hard-codes ``torch.cuda.IntTensor(n)``; it chooses no device, but
+``main_gmptv.py`` beside it picks ``"cuda" if torch.cuda.is_available() else "cpu"`` and builds
+the model from it: on a machine without CUDA that run fails in ``gmptv.py``. The scripts are
+found by a text scan of the file's directory and the two above it, parsed, never run; an
+importer counts only for the code it reaches: the names it imports, and what they use in the
+file (one more file deep: ``main.py`` imports ``gmptv``, which imports ``backbone``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import libcst as cst
+
+from gpudoc.lint import project
+from gpudoc.lint.analysis.homes import project_names
+from gpudoc.lint.rules._checkpoints import scan
+from gpudoc.lint.rules._gpu_savers import MAX_BYTES, _scripts_in
+from gpudoc.lint.visit import code_ids, walk
+
+LEVELS = 3
+"""The file's own directory and the two above it: ``train.py`` beside ``models/``, or
+``tools/train.py`` beside the package."""
+DEPTH = 2
+"""Importers of importers: a script, the model file it imports, the layers that file imports."""
+
+
+@dataclass(frozen=True)
+class Importer:
+    """A script that reaches part of the file and runs on the CPU too."""
+
+    script: Path
+    evidence: str
+    reached: frozenset[str]
+    """The file's top-level names it reaches ("" for the file's top-level code)."""
+
+
+def candidate_importers(linted: str) -> list[Path]:
+    """The scripts whose text may import ``linted``: its cache key, and where to look."""
+    if not linted.endswith(".py"):
+        return []
+    here = Path(linted).resolve()
+    found: list[Path] = []
+    directory = here.parent
+    for _ in range(LEVELS):
+        try:
+            scripts = _scripts_in(str(directory), directory.stat().st_mtime_ns)
+        except OSError:
+            break
+        found += [s for s in scripts if s != here and s.name != "__init__.py"]
+        if directory.parent == directory:
+            break
+        directory = directory.parent
+    return found
+
+
+def importer_cpu_path(module: cst.Module, path: str, node: cst.CSTNode) -> str | None:
+    """Evidence, from a script that imports this file and reaches ``node``, that ``node`` runs
+    on the CPU too; None when no such script offers the CPU."""
+    importers = cpu_importers(path)
+    name = _top_level_name(module, node) if importers else None
+    if name is None:
+        return None  # under `if __name__ == "__main__":`: run only as a script, not imported
+    for importer in importers:
+        if name in importer.reached:
+            return f"{importer.evidence} in `{importer.script.name}`, which imports this file"
+    return None
+
+
+def cpu_importers(path: str) -> list[Importer]:
+    """The scripts with a CPU path that import ``path``, directly or through one more project
+    file, and the names of ``path`` they reach (looked for once per file's lint)."""
+    key = (path, project.lint_number())
+    if key not in _last:
+        _last.clear()  # one file's lint at a time: the next one may see a changed tree
+        _last[key] = _cpu_importers(path, DEPTH)
+    return _last[key]
+
+
+_last: dict[tuple[str, int], list[Importer]] = {}
+
+
+def _cpu_importers(path: str, depth: int) -> list[Importer]:
+    here = Path(path).resolve()
+    found: list[Importer] = []
+    for script in candidate_importers(path):
+        names = _imported_names(script, here)
+        if not names:
+            continue
+        parsed = project.load(script)
+        if parsed is None:
+            continue
+        theirs = scan(parsed.module, remember=False, path=str(script))
+        evidence = theirs.all_evidence()
+        chosen = {1, 2} & set(evidence)
+        if chosen and theirs.cpu_path is not None and not theirs.cpu_path_is_weak:
+            # a device it picks or an option: an availability test alone may only guard a move
+            found.append(Importer(script, evidence[min(chosen)], _reach(here, names)))
+        elif depth > 1:
+            # a project module between: what the scripts importing it reach of it, and so of us
+            for upper in _cpu_importers(str(script), depth - 1):
+                used = _uses_of(script, here, upper.reached)
+                if used:
+                    found.append(Importer(upper.script, upper.evidence, _reach(here, used)))
+    return found
+
+
+def _imported_names(script: Path, target: Path) -> frozenset[str]:
+    """The names ``script`` imports from ``target`` (``from models.gmptv import GMPTV``)."""
+    try:
+        stat = script.stat()
+    except OSError:
+        return frozenset()
+    if stat.st_size > MAX_BYTES:
+        return frozenset()
+    return _imported_names_at(script, (stat.st_mtime_ns, stat.st_size), target)
+
+
+@lru_cache(maxsize=512)
+def _imported_names_at(script: Path, stamp: tuple[int, int], target: Path) -> frozenset[str]:
+    try:
+        text = script.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return frozenset()
+    stem = re.escape(target.stem)
+    if not re.search(rf"\bimport\b[^\n]*\b{stem}\b|\b{stem}\b[^\n]*\bimport\b", text):
+        return frozenset()
+    parsed = project.load(script)
+    if parsed is None:
+        return frozenset()
+    return frozenset(_imports_from(parsed.module, str(script), target).values())
+
+
+def _imports_from(module: cst.Module, importer: str, target: Path) -> dict[str, str]:
+    """Local name -> name in ``target``, for every ``from ... import`` of ``target`` anywhere in
+    the module (scripts import inside ``main()`` too)."""
+    finder = _ImportsFrom()
+    walk(module, finder)
+    found: dict[str, str] = {}
+    for node in finder.found:
+        for local, (where, name) in project_names(node, importer).items():
+            if _same(where, target):
+                found[local] = name
+    return found
+
+
+class _ImportsFrom(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.ImportFrom] = []
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.found.append(node)
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b
+    except OSError:
+        return False
+
+
+def _uses_of(middle: Path, target: Path, reached: frozenset[str]) -> frozenset[str]:
+    """The names of ``target`` that the ``reached`` part of ``middle`` uses."""
+    parsed = project.load(middle)
+    if parsed is None:
+        return frozenset()
+    local_to_target = _imports_from(parsed.module, str(middle), target)
+    used = _referenced(middle, reached)
+    return frozenset(name for local, name in local_to_target.items() if local in used)
+
+
+def _reach(path: Path, names: frozenset[str]) -> frozenset[str]:
+    """The top-level definitions of ``path`` that ``names`` reach (a class's forward calls a
+    function beside it), and "" for the module's own top-level code, which every import runs."""
+    parsed = project.load(path)
+    if parsed is None:
+        return frozenset({""})
+    graph = _definition_graph(parsed.module)
+    seen = {""} | {name for name in names if name in graph}
+    stack = list(seen)
+    while stack:
+        for used in graph.get(stack.pop(), ()):
+            if used in graph and used not in seen:
+                seen.add(used)
+                stack.append(used)
+    return frozenset(seen)
+
+
+def _referenced(path: Path, reached: frozenset[str]) -> frozenset[str]:
+    """Every name the ``reached`` definitions of ``path`` (and its top-level code) use."""
+    parsed = project.load(path)
+    if parsed is None:
+        return frozenset()
+    graph = _definition_graph(parsed.module)
+    return frozenset(name for key in _reach(path, reached) for name in graph.get(key, ()))
+
+
+_graphs: dict[int, tuple[cst.Module, dict[str, frozenset[str]]]] = {}
+
+
+def _definition_graph(module: cst.Module) -> dict[str, frozenset[str]]:
+    """Top-level definition -> the names it uses; "" for the top-level code outside any
+    definition and outside ``if __name__ == "__main__":``."""
+    cached = _graphs.get(id(module))
+    if cached is not None and cached[0] is module:
+        return cached[1]
+    graph: dict[str, set[str]] = {"": set()}
+    for statement in module.body:
+        names = _Names()
+        if isinstance(statement, cst.FunctionDef | cst.ClassDef):
+            walk(statement, names)
+            graph.setdefault(statement.name.value, set()).update(names.found)
+        elif not _is_main_block(statement):
+            walk(statement, names)
+            graph[""].update(names.found)
+    frozen = {key: frozenset(value) for key, value in graph.items()}
+    if len(_graphs) > 64:
+        _graphs.clear()
+    _graphs[id(module)] = (module, frozen)
+    return frozen
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found.add(node.value)
+
+
+def _is_main_block(statement: cst.CSTNode) -> bool:
+    if not isinstance(statement, cst.If):
+        return False
+    test = statement.test
+    return isinstance(test, cst.Comparison) and "__main__" in cst.Module([]).code_for_node(test)
+
+
+def _top_level_name(module: cst.Module, node: cst.CSTNode) -> str | None:
+    """The top-level definition holding ``node``; "" for top-level code; None under the
+    module's ``if __name__ == "__main__":`` (or not found)."""
+    target = id(node)
+    for statement in module.body:
+        if target not in _ids_of(statement):
+            continue
+        if isinstance(statement, cst.FunctionDef | cst.ClassDef):
+            return statement.name.value
+        return None if _is_main_block(statement) else ""
+    return None
+
+
+_ids: dict[int, tuple[cst.CSTNode, frozenset[int]]] = {}
+
+
+def _ids_of(statement: cst.CSTNode) -> frozenset[int]:
+    cached = _ids.get(id(statement))
+    if cached is not None and cached[0] is statement:
+        return cached[1]
+    ids = frozenset(code_ids(statement))
+    if len(_ids) > 4096:
+        _ids.clear()
+    _ids[id(statement)] = (statement, ids)
+    return ids

@@ -1,0 +1,144 @@
+"""A model file that chooses no device runs on the CPU when a script importing it does
+(rules/_importers.py): gector's `Seq2Labels` and GMPTV's model files (recall set 27, 05 and 07)
+hard-code CUDA while the scripts that build them pick the CPU without a GPU."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gpudoc.lint.engine import lint_paths
+
+LAYERS = """\
+import torch
+from torch import nn
+
+
+def neighbours(x):
+    device = torch.device("cuda")
+    idx = torch.arange(0, 4, device=device)
+    return x[:, idx]
+
+
+class Backbone(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(neighbours(x))
+
+
+def benchmark(x):
+    return x.cuda()
+"""
+
+MODEL = """\
+import torch
+from torch import nn
+from models.layers import Backbone
+
+
+def offsets(n):
+    return torch.cuda.IntTensor(n)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = Backbone()
+
+    def forward(self, x):
+        o = offsets([x.shape[0]])
+        return self.backbone(x), o
+
+
+def load_pretrained(net, path):
+    net.load_state_dict(torch.load(path))
+
+
+def profile(x):
+    return x.cuda()
+
+
+if __name__ == "__main__":
+    print(Net().cuda())
+"""
+
+MAIN = """\
+import torch
+from models.net import Net, load_pretrained
+
+device = torch.device({device})
+model = Net().to(device)
+load_pretrained(model, "pretrained.pth")
+"""
+
+FALLBACK = '"cuda" if torch.cuda.is_available() else "cpu"'
+
+
+def write_project(root: Path, device: str = FALLBACK) -> Path:
+    (root / "models").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (root / "models" / "__init__.py").write_text("")
+    (root / "models" / "layers.py").write_text(LAYERS)
+    (root / "models" / "net.py").write_text(MODEL)
+    (root / "main.py").write_text(MAIN.format(device=device))
+    return root
+
+
+def found(root: Path) -> set[tuple[str, int, str]]:
+    result = lint_paths([str(root)], jobs=1, use_cache=False)
+    return {
+        (os.path.relpath(f.path, root), f.line, f.code)
+        for f in result.findings
+        if f.code in ("GPD201", "GPD203")
+    }
+
+
+def test_cuda_in_a_model_file_that_a_cpu_capable_script_builds(tmp_path: Path) -> None:
+    got = found(write_project(tmp_path))
+    assert ("models/net.py", 7, "GPD203") in got  # torch.cuda.IntTensor in the forward's helper
+    assert ("models/layers.py", 6, "GPD203") in got  # one file deeper: net.py's Backbone
+    assert ("models/net.py", 21, "GPD201") in got  # the load main.py calls on its CPU path
+
+
+def test_only_what_the_importer_reaches_is_judged(tmp_path: Path) -> None:
+    got = found(write_project(tmp_path))
+    # `profile`, `benchmark` and the `__main__` block are not reached from main.py
+    assert got == {
+        ("models/net.py", 7, "GPD203"),
+        ("models/layers.py", 6, "GPD203"),
+        ("models/net.py", 21, "GPD201"),
+    }
+
+
+@pytest.mark.parametrize("device", ['"cuda"', '"cuda:0"'])
+def test_a_gpu_only_importer_offers_no_cpu_path(tmp_path: Path, device: str) -> None:
+    assert found(write_project(tmp_path, device)) == set()
+
+
+def test_the_message_names_the_importing_script(tmp_path: Path) -> None:
+    root = write_project(tmp_path)
+    result = lint_paths([str(root / "models" / "net.py")], jobs=1, use_cache=False)
+    messages = [f.message for f in result.findings if f.code == "GPD203"]
+    assert messages and "`main.py`, which imports this file" in messages[0]
+    assert "`torch.cuda.IntTensor(...)` hard-codes CUDA" in messages[0]
+
+
+def test_the_cache_notices_a_changed_importer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GPUDOC_CACHE_DIR", str(tmp_path / "cache"))
+    root = write_project(tmp_path / "proj", device='"cuda"')
+    model = str(root / "models" / "net.py")
+    assert lint_paths([model], jobs=1).findings == ()
+    main = root / "main.py"
+    main.write_text(MAIN.format(device=FALLBACK))
+    stat = main.stat()
+    os.utime(main, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10_000_000))
+    after = lint_paths([model], jobs=1)
+    assert not after.files[0].cached
+    assert {f.code for f in after.findings} == {"GPD201", "GPD203"}
