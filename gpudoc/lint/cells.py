@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from gpudoc.lint.fix import FixResult, Lint, fix_source
 from gpudoc.lint.model import Finding
@@ -51,6 +51,9 @@ class VirtualSource:
     ends_with_newline: Mapping[int, bool]
     errors: tuple[tuple[int, str], ...]
     """(cell index, syntax error) for the cells left out because they do not compile."""
+    indents: Mapping[int, tuple[str, frozenset[int], int]] = field(default_factory=dict)
+    """Cells IPython dedents (their first line is indented): the indent, the lines of the
+    cell (1-based) it was taken from, and the cell's line count."""
 
     def locate(self, line: int) -> tuple[int, int]:
         """(cell, line within the cell) of a 1-based line of ``text``."""
@@ -61,10 +64,17 @@ class VirtualSource:
         """The finding with ``path``, ``cell`` and cell-relative lines (the fix stays as it is)."""
         cell, line = self.locate(finding.line)
         end_cell, end_line = self.locate(finding.end_line or finding.line)
-        end_col = finding.end_col
+        col, end_col = finding.col, finding.end_col
         if end_cell != cell:
             end_line, end_col = line, finding.col
-        return replace(finding, path=path, line=line, end_line=end_line, end_col=end_col, cell=cell)
+        indent = self.indents.get(cell)
+        if indent is not None:  # the cell's own columns, with the indent IPython takes off
+            width = len(indent[0])
+            col += width if line in indent[1] else 0
+            end_col = end_col + width if end_col is not None and end_line in indent[1] else end_col
+        return replace(
+            finding, path=path, line=line, col=col, end_line=end_line, end_col=end_col, cell=cell
+        )
 
     def split(self, text: str) -> dict[int, str]:
         """Cut a (fixed) module back into cell sources, with the magic lines restored."""
@@ -75,7 +85,10 @@ class VirtualSource:
         sources: dict[int, str] = {}
         for position, (index_text, body) in enumerate(pairs):
             index = int(index_text)
-            body = self._restore(prefix + body if position == 0 else body)
+            body = prefix + body if position == 0 else body
+            if index in self.indents:
+                body = _indent(body, *self.indents[index])
+            body = self._restore(body)
             if not self.ends_with_newline[index] and body.endswith("\n"):
                 body = body[:-1]
             sources[index] = body
@@ -164,6 +177,37 @@ class _PythonState:
         self.backslash = line.endswith("\\") and self.string is None
 
 
+def _leading_indent(source: str) -> tuple[str, str, frozenset[int], int] | None:
+    """IPython's ``leading_indent``: a cell whose first line is indented (pasted from inside a
+    function) runs with that indent taken off every line. (text, indent, the 1-based lines it
+    came off, the cell's line count); None when the first line is not indented, or a line
+    with text lacks the indent (putting it back after a fix could not restore the cell)."""
+    lines = source.splitlines(keepends=True)
+    first = next((line for line in lines if line.strip()), "")
+    indent = first[: len(first) - len(first.lstrip(" \t"))]
+    if not indent:
+        return None
+    stripped: set[int] = set()
+    for number, line in enumerate(lines, 1):
+        if line.startswith(indent):
+            lines[number - 1] = line[len(indent) :]
+            stripped.add(number)
+        elif line.strip():
+            return None
+    return "".join(lines), indent, frozenset(stripped), len(lines)
+
+
+def _indent(body: str, indent: str, stripped: frozenset[int], count: int) -> str:
+    """Put a dedented cell's indent back: on the same lines when a fix kept the cell's
+    ``count`` of lines, else on every line with text."""
+    lines = body.splitlines(keepends=True)
+    same = len(lines) == count
+    for number, line in enumerate(lines, 1):
+        if (number in stripped) if same else line.strip():
+            lines[number - 1] = indent + line
+    return "".join(lines)
+
+
 def _syntax_error(source: str) -> str | None:
     try:
         compile(source, "<cell>", "exec", flags=_COMPILE_FLAGS, dont_inherit=True)
@@ -181,11 +225,16 @@ def build(notebook: Notebook) -> VirtualSource:
     magics: list[str] = []
     ends: dict[int, bool] = {}
     errors: list[tuple[int, str]] = []
+    indents: dict[int, tuple[str, frozenset[int], int]] = {}
     for cell in notebook.cells:
         neutral = _neutralise(cell.source, magics)
         if neutral is None:  # %%bash, %%writefile...: not Python, nothing to lint
             continue
         problem = _syntax_error(neutral)
+        dedented = _leading_indent(neutral) if problem is not None else None
+        if dedented is not None and _syntax_error(dedented[0]) is None:
+            neutral, problem = dedented[0], None
+            indents[cell.index] = dedented[1:]
         if problem is not None:
             errors.append((cell.index, f"syntax error at {problem}"))
             continue
@@ -194,7 +243,9 @@ def build(notebook: Notebook) -> VirtualSource:
         positions.append((cell.index, 0))
         positions += [(cell.index, line) for line in range(1, body.count("\n") + 1)]
         ends[cell.index] = cell.source.endswith("\n") or not cell.source
-    return VirtualSource("".join(chunks), tuple(positions), tuple(magics), ends, tuple(errors))
+    return VirtualSource(
+        "".join(chunks), tuple(positions), tuple(magics), ends, tuple(errors), indents
+    )
 
 
 def _cell_order(finding: Finding) -> tuple[int, int, int, str]:

@@ -67,3 +67,33 @@ def test_fix_never_writes_a_notebook_it_reports_as_not_linted(
     ]
     assert path.read_bytes() == before
     assert f"{path}:cell 1:3:1: GPD103" in result.stdout  # still reported, not fixed
+
+
+def test_a_cell_ipython_dedents_is_linted_in_its_own_columns_and_fixed_in_place(
+    run_gpudoc: RunGpudoc, tmp_path: Path
+) -> None:
+    """IPython runs a cell whose first line is indented with that indent taken off (its
+    ``leading_indent``): rasbt's machine-learning-book has such cells (held-out set 28)."""
+    first = "  import torch\n  model = torch.nn.Linear(2, 2).cuda()\n\n  x = torch.randn(2, 2)\n"
+    second = "  t = torch.zeros(2)\n  t.cuda()\n  y = model(t)"
+    path = tmp_path / "pasted.ipynb"
+    path.write_text(notebook(first, second))
+    linted = run_gpudoc("lint", "--no-cache", str(path))
+    assert errors(linted.stderr) == [] and linted.returncode == 1
+    assert f"{path}:cell 2:2:3: GPD103" in linted.stdout  # the cell's own column, indent kept
+    fixed = run_gpudoc("lint", "--no-cache", "--fix", "--unsafe-fixes", str(path))
+    assert errors(fixed.stderr) == []
+    cells = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    assert cells == [first, second.replace("  t.cuda()", "  t = t.cuda()")]
+    again = run_gpudoc("lint", "--no-cache", "--fix", "--unsafe-fixes", str(path))
+    assert [cell["source"] for cell in json.loads(path.read_text())["cells"]] == cells
+    assert "GPD103" not in again.stdout
+
+
+def test_a_cell_indented_unevenly_is_still_a_syntax_error(
+    run_gpudoc: RunGpudoc, tmp_path: Path
+) -> None:
+    path = tmp_path / "uneven.ipynb"
+    path.write_text(notebook("  import torch\nx = 1\n"))
+    result = run_gpudoc("lint", "--no-cache", str(path))
+    assert result.returncode == 2 and "unexpected indent" in result.stderr

@@ -25,7 +25,7 @@ from gpudoc.lint.analysis.names import built_class, dotted, keyword
 from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.qualified import QualifiedCalls
 from gpudoc.lint.analysis.scope import Scope
-from gpudoc.lint.analysis.self_placing import passes_device
+from gpudoc.lint.analysis.self_placing import on_gpu_by_default, passes_device
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.sharing import move_module, wrapper_place
 from gpudoc.lint.analysis.values import (
@@ -217,6 +217,8 @@ class CallEvaluator:
         place = Place.UNKNOWN if unplaced else Place.HOST
         if parts and not (local.places_itself or self.model.device_context):
             place = wrapper_place(parts)
+        if on_gpu_by_default(local.node, node):
+            place = Place.DEVICE  # `__init__(self, device="cuda")` does `self.to(device)`
         instances = tuple(part.instance for part in parts if part.instance is not None)
         return Value(
             Kind.MODULE,

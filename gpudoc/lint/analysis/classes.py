@@ -6,6 +6,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.homes import Home
+from gpudoc.lint.analysis.instance_weights import holds_only_settings
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.module_like import builds_layers
 from gpudoc.lint.analysis.names import dotted
@@ -43,10 +44,12 @@ class ClassFacts:
         (``self.model.imports`` at the time). One of another project file is not walked, so
         whether it places itself is read from its text (self_placing.py)."""
         module_class = ModuleClass(name, node, lightning=kind == "lightning")
+        # classes that hold nothing, or only settings (`MovingAvg(kernel_size)` around an
+        # `nn.AvgPool1d`): a class built of them holds nothing either
         empty = frozenset(
             known
             for known, value in self.model.local_classes.items()
-            if isinstance(value, ModuleClass) and not value.weighted
+            if isinstance(value, ModuleClass) and holds_only_settings(value)
         )
         sources = weight_sources(node, self.model.imports, empty)
         module_class.weighted = sources != frozenset()

@@ -24,6 +24,15 @@ SETTING = re.compile(
 ``reduction``): a flag, a number or a string, never the weights of a module."""
 
 
+def holds_only_settings(cls: ModuleClass) -> bool:
+    """Nothing to move, whatever the call passes: no weights of its own, and only settings
+    given (``MovingAvg(kernel_size)``, whose ``nn.AvgPool1d`` has no parameters)."""
+    sources = cls.weights_from
+    return not cls.weighted or (
+        sources is not None and all(SETTING.search(source) for source in sources)
+    )
+
+
 def instance_holdings(
     cls: ModuleClass, call: cst.Call, values: list[Value], imports: ImportTable
 ) -> tuple[bool, list[Value]]:

@@ -13,6 +13,8 @@ import re
 
 import libcst as cst
 
+from gpudoc.lint.analysis import api
+from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.visit import walk
@@ -53,20 +55,40 @@ def _methods(node: cst.ClassDef) -> dict[str, cst.FunctionDef]:
     return {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
 
 
-_read: dict[int, tuple[cst.ClassDef, tuple[bool, frozenset[str]]]] = {}
+_read: dict[int, tuple[cst.ClassDef, tuple[bool, frozenset[str], frozenset[str]]]] = {}
 MAX_READ = 512
 """Classes remembered: a bound, since each entry keeps its tree alive (``--fix`` re-parses a
 big file once per round)."""
 
 
-def _read_init(node: cst.ClassDef) -> tuple[bool, frozenset[str]]:
-    """(moves itself, placing parameters), read once per class definition."""
+def on_gpu_by_default(node: cst.ClassDef, call: cst.Call) -> bool:
+    """``Conv_Model(...)`` whose ``__init__(self, ..., device="cuda")`` does ``self.to(device)``,
+    and the call leaves ``device`` out or gives it a CUDA literal: the instance is on the GPU."""
+    init = _methods(node).get("__init__")
+    moving = _read_init(node)[2]
+    if init is None or not moving:
+        return False
+    for param in (*init.params.params, *init.params.kwonly_params):
+        if param.name.value not in moving or param.default is None:
+            continue
+        if not api.CUDA_LITERAL.match(string_value(param.default) or ""):
+            continue
+        argument = argument_for(init, call, param.name.value, is_method=True)
+        given = string_value(argument.value) if argument is not None else None
+        if argument is None or api.CUDA_LITERAL.match(given or ""):
+            return True
+    return False
+
+
+def _read_init(node: cst.ClassDef) -> tuple[bool, frozenset[str], frozenset[str]]:
+    """(moves itself, placing parameters, the parameters it moves ``self`` to), read once per
+    class definition."""
     cached = _read.get(id(node))
     if cached is not None and cached[0] is node:
         return cached[1]
     methods = _methods(node)
     init = methods.get("__init__")
-    result: tuple[bool, frozenset[str]] = (False, frozenset())
+    result: tuple[bool, frozenset[str], frozenset[str]] = (False, frozenset(), frozenset())
     if init is not None:
         device_parameters = {
             param.name.value
@@ -85,7 +107,7 @@ def _read_init(node: cst.ClassDef) -> tuple[bool, frozenset[str]]:
             walk(methods[name].body, reader)
             if depth < MAX_DEPTH:
                 pending.extend((called, depth + 1) for called in reader.self_calls)
-        result = (reader.moves, frozenset(reader.placing))
+        result = (reader.moves, frozenset(reader.placing), frozenset(reader.moves_self))
     if len(_read) >= MAX_READ:
         _read.clear()
     _read[id(node)] = (node, result)
@@ -99,6 +121,8 @@ class _SelfMoves(cst.CSTVisitor):
         """``self.device`` -> ``device`` once ``self.device = device``."""
         self.moves = False
         self.placing: set[str] = set()
+        self.moves_self: set[str] = set()
+        """Device parameters of ``self.to(device)``: the instance goes where they say."""
         self.self_calls: list[str] = []
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -112,6 +136,9 @@ class _SelfMoves(cst.CSTVisitor):
         method = func.attr.value
         if method in MOVES and not _to_cpu(node):
             self.moves = True
+            if receiver == "self":
+                parameters = (self.aliases.get(dotted(arg.value) or "") for arg in node.args)
+                self.moves_self.update(p for p in parameters if p is not None)
         elif receiver == "self":
             self.self_calls.append(method)
         elif any(dotted(arg.value) in self.device_parameters for arg in node.args):

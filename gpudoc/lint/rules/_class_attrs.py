@@ -9,7 +9,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, Semantic
-from gpudoc.lint.analysis.instance_weights import SETTING
+from gpudoc.lint.analysis.instance_weights import holds_only_settings
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.parameterless import weightless_layer
 from gpudoc.lint.analysis.semantic import ModuleClass
@@ -120,8 +120,7 @@ def _stateless(item: cst.BaseExpression, semantic: Semantic) -> bool:
     if weightless_layer(item):
         return "Dropout" not in (dotted(item.func) or "")
     cls = semantic.module_class_named(item.func)
-    sources = cls.weights_from if cls is not None else None
-    return sources is not None and all(SETTING.search(source) for source in sources)
+    return cls is not None and holds_only_settings(cls)
 
 
 def is_module_constructor(expr: cst.BaseExpression, semantic: Semantic) -> bool:

@@ -98,10 +98,10 @@ def _cpu_importers(path: str, depth: int) -> list[Importer]:
             continue
         theirs = scan(parsed.module, remember=False, path=str(script))
         evidence = theirs.all_evidence()
-        chosen = {1, 2} & set(evidence)
-        if chosen and theirs.cpu_path is not None and not theirs.cpu_path_is_weak:
-            # a device it picks or an option: an availability test alone may only guard a move
-            found.append(Importer(script, evidence[min(chosen)], _reach(here, names)))
+        if 1 in evidence and theirs.cpu_path is not None and not theirs.cpu_path_is_weak:
+            # a `"cpu"` device it picks: not an availability test alone, which may only guard
+            # a move, nor an option, which may choose no device at all (SCINet's `--use_gpu`)
+            found.append(Importer(script, evidence[1], _reach(here, names)))
         elif depth > 1:
             # a project module between: what the scripts importing it reach of it, and so of us
             for upper in _cpu_importers(str(script), depth - 1):

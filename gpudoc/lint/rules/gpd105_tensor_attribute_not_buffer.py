@@ -337,14 +337,13 @@ def _methods(node: cst.ClassDef) -> list[cst.FunctionDef]:
 
 
 def _moved_value(statement: cst.CSTNode) -> bool:
-    """``self.grid = ....to(x.device)`` (or ``.cuda()``, ``.type_as(x)``): assigned moved."""
+    """``self.grid = ....to(x.device)`` (or ``.cuda()``, ``.type_as(x)``), also followed by
+    shape calls (``....to(z.device).unsqueeze(0).repeat(b, 1, 1)``): assigned moved."""
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
     small = statement.body[0]
     value = small.value if isinstance(small, cst.Assign | cst.AnnAssign) else None
-    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
-        return False
-    return value.func.attr.value in MOVE_METHODS - {"cpu"}
+    return value is not None and _chain_moves(value, MOVE_METHODS - {"cpu"})
 
 
 OVERRIDES = frozenset({"_apply", "to", "cuda"})
@@ -452,11 +451,13 @@ class _Operands(cst.CSTVisitor):
                 self.note(arg.value)
 
 
-def _chain_moves(expr: cst.BaseExpression) -> bool:
+def _chain_moves(expr: cst.BaseExpression, moves: frozenset[str] = MOVE_METHODS) -> bool:
     """A method chain that moves what it starts from (``self.w.to(x.device).unsqueeze(0)``)."""
     while True:
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            if expr.func.attr.value in MOVE_METHODS:
+            if expr.func.attr.value == "cpu" and "cpu" not in moves:
+                return False  # `....to(dev).cpu()`: back on the host
+            if expr.func.attr.value in moves:
                 return True
             expr = expr.func.value
         elif isinstance(expr, cst.Subscript):

@@ -59,6 +59,10 @@ STEP_METHODS = frozenset(
     }
 )  # fmt: skip
 
+FLOAT_LEGACY = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "HalfTensor"})
+"""Legacy constructors of floating-point storage: given sizes, uninitialised numbers for
+arithmetic (integer ones given sizes are mostly index buffers, filled later)."""
+
 
 @dataclass(frozen=True)
 class FactoryCall:
@@ -671,7 +675,17 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         written = first.elements if isinstance(first, cst.List | cst.Tuple) else ()
         if legacy and written and all(self.is_number(e.value, semantic) for e in written):
             self.constants.add(node)
+        elif legacy and function in FLOAT_LEGACY and self.sized(node, semantic):
+            self.constants.add(node)  # `torch.Tensor(b * self.k, 1)`: `torch.empty` of old
         self.note_factory(node, function, semantic)
+
+    def sized(self, node: cst.Call, semantic: Semantic) -> bool:
+        """Given sizes (``torch.Tensor(b * k, 1)``, ``torch.Tensor(n)`` of a number), not a
+        list or an array to convert: two or more positional arguments can only be sizes."""
+        arguments = node.args
+        if not arguments or any(arg.keyword is not None or arg.star for arg in arguments):
+            return False
+        return len(arguments) > 1 or self.is_number(arguments[0].value, semantic)
 
     def is_number(self, expr: cst.BaseExpression, semantic: Semantic) -> bool:
         """``2.0 / math.pi``, ``self.d_head`` (``__init__`` assigns it a number), ``d_k`` (a

@@ -184,6 +184,8 @@ def nopeak_mask(size):
         if semantic.under_guard:
             return
         function = semantic.function_node
+        if function is not None and function.name.value in MOVE_METHODS:
+            return  # a class's own `def cuda(self)`: moving is its job, its callers choose
         if function is not None:  # also a function of another file, walked for a call here
             if function not in self.distributed:
                 self.distributed[function] = distributed_only_ids(function)
@@ -294,6 +296,17 @@ class _Declared(cst.CSTVisitor):
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self.inert.add(id(node.key))
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        """``class Device(str, Enum): CUDA = "cuda"``: the name of a choice, made elsewhere."""
+        if not any((dotted(base.value) or "").endswith("Enum") for base in node.bases):
+            return
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        for statement in body:
+            small = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
+            for assign in small:
+                if isinstance(assign, cst.Assign):
+                    self.inert.add(id(assign.value))
+
     def visit_Comparison(self, node: cst.Comparison) -> None:
         self.inert.add(id(node.left))
         self.inert.update(id(target.comparator) for target in node.comparisons)
@@ -317,6 +330,7 @@ def _born_on_cuda(node: cst.CSTNode) -> bool:
     return name[:1].isupper()
 
 
+MOVE_METHODS = frozenset({"cuda", "to", "_apply"})
 AVAILABILITY = ("cuda.is_available", "cuda.device_count", "accelerator.is_available")
 DEVICE_OPTION = re.compile(r"^--?(device|cuda|gpu|accelerator)s?$", re.I)
 
