@@ -60,6 +60,10 @@ MODULE_CLASS = "module-class"
 modules (``getattr(nn, "Linear")``): calling it builds a module."""
 
 
+PROJECT_ZOOS = frozenset({"models", "networks", "nets", "archs", "architectures"})
+"""A project package of model constructors, by its name."""
+
+
 class CallEvaluator:
     """The value of a call, resolved to what it calls: an imported name (``library``), a move
     (``placement``), an instance of a plain class (``instances``), a function or method of
@@ -167,7 +171,10 @@ class CallEvaluator:
             namespace = func.args[0].value
         if namespace is None:
             return False
-        return (self.model.imports.qualify(namespace) or "") in api.ZOO_NAMESPACES
+        qualified = self.model.imports.qualify(namespace) or ""
+        # the project's own zoo (`import pose.models as models`), as pytorch/examples' ImageNet
+        # script lists it: `sorted(name for name in models.__dict__ if name.islower() ...)`
+        return qualified in api.ZOO_NAMESPACES or qualified.rpartition(".")[2] in PROJECT_ZOOS
 
     def looks_up_layers(self, func: cst.BaseExpression) -> bool:
         """``getattr(nn, name)``: a layer class of torch.nn, not a model of a zoo."""

@@ -18,7 +18,8 @@ from gpudoc.lint.analysis.events import (
 )
 from gpudoc.lint.analysis.flow import join_values
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.names import built_class, dotted
+from gpudoc.lint.analysis.names import assignments, built_class, dotted
+from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import (
     CHECKPOINT,
     SCALAR,
@@ -144,6 +145,11 @@ class Evaluator:
         name = built_class(module.origin) or ""
         scope = self.model.class_scopes.get(name) or self.model.foreign_module_scopes.get(name)
         held = scope.env.get(f"self.{attr}") if scope is not None else None
+        if held is None:
+            # a class of another project file, not walked: read what its `__init__` builds
+            cls = self.model.local_class(name)
+            if isinstance(cls, ModuleClass) and builds_weighted_layer(cls.node, attr):
+                return Value(Kind.MODULE, Place.DEVICE, weighted=True)
         if held is None or held.kind is not Kind.MODULE or not held.weighted:
             return None
         return Value(Kind.MODULE, Place.DEVICE, weighted=True, origin=held.origin)
@@ -208,6 +214,10 @@ class Evaluator:
                 for index, element in zip(indices, node.slice, strict=True)
             )
             return Value(Kind.TENSOR, base.place, by_name=base.by_name, row=row)
+        one = len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+        if base.kind is Kind.LOADER and base.place is not Place.UNKNOWN and one:
+            # `image, label = test_set[i]`: one sample, where the data set keeps them
+            return Value(Kind.BATCH, base.place, source=base.source)
         if base.source == "checkpoint" and base.kind is Kind.UNKNOWN:
             return CHECKPOINT  # `ckpt["model"]`: loaded where the whole checkpoint was
         return UNKNOWN
@@ -403,3 +413,31 @@ def _integer_like(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.Integer):
         return True
     return isinstance(expr, cst.Name) and expr.value not in ("None", "True", "False")
+
+
+CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+
+
+def builds_weighted_layer(node: cst.ClassDef, attr: str) -> bool:
+    """``__init__`` assigns ``self.<attr>`` a layer with weights (``nn.Linear(...)``) or a
+    container of one (``nn.Sequential(nn.Conv2d(...), nn.ReLU())``), read from the text."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    init = next(
+        (s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None
+    )
+    if init is None or not isinstance(init.body, cst.IndentedBlock):
+        return False
+    for statement in init.body.body:
+        for target, value in assignments(statement):
+            if dotted(target) == f"self.{attr}" and isinstance(value, cst.Call):
+                return _weighted_layer(value)
+    return False
+
+
+def _weighted_layer(call: cst.Call) -> bool:
+    last = (dotted(call.func) or "").rpartition(".")[2]
+    if last in api.WEIGHTED_LAYERS:
+        return True
+    return last in CONTAINERS and any(
+        isinstance(arg.value, cst.Call) and _weighted_layer(arg.value) for arg in call.args
+    )
