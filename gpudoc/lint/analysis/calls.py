@@ -49,6 +49,10 @@ CHAIN_METHODS = api.PLACE_KEEPING_METHODS | {
 """Methods a moved chain's result passes through: ``torch.zeros(1).type(dtype).to(dev)`` moves
 the factory's tensor (``.type(...)`` may move it to a GPU itself, which the ``.to`` then
 overrides), and so does ``torch.empty(n).normal_().to(dev)``."""
+MODULE_METHODS = frozenset(
+    {"float", "double", "half", "bfloat16", "requires_grad_", "zero_", "type_as"}
+)
+"""Methods an nn.Module has too: their receiver may be a module."""
 CHECKPOINT_METHODS = frozenset(
     {"get", "pop", "eval", "train", "float", "half", "double", "bfloat16", "requires_grad_"}
 )
@@ -323,6 +327,9 @@ class CallEvaluator:
         ):
             kind = Kind.BATCH if method in ("items", "values") else Kind.TENSOR
             return Value(kind, receiver.place, by_name=receiver.by_name)
+        moved = receiver.kind is Kind.UNKNOWN and receiver.place is Place.DEVICE
+        if moved and method in api.PLACE_KEEPING_METHODS - MODULE_METHODS:
+            return Value(Kind.TENSOR, Place.DEVICE)  # `yt.cuda().long()`: only tensors have it
         return UNKNOWN
 
     def own_method(self, module: Value, method: str) -> tuple[cst.FunctionDef, Scope] | None:

@@ -175,7 +175,9 @@ class QualifiedCalls:
             return Value(Kind.TENSOR, Place.DEVICE)
         combined = self.evaluator.combine(args)
         if combined.kind is Kind.UNKNOWN and _returns_tensor(rest, last):
-            return Value(Kind.TENSOR)
+            # `torch.sign(yt.to(self.device))`: a moved argument puts the result there too
+            moved = any(a.kind is Kind.UNKNOWN and a.place is Place.DEVICE for a in args)
+            return Value(Kind.TENSOR, Place.DEVICE) if moved else Value(Kind.TENSOR)
         return combined
 
     def default_device(self, node: cst.Call) -> None:

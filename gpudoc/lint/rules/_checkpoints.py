@@ -49,6 +49,8 @@ CPU_SWITCH = re.compile(r"cuda|gpu|accel|cpu|device", re.I)
 """An option about these (``--no-cuda``, ``--accel``, ``--device``) offers a CPU path."""
 GPU_MOVE = re.compile(r"\.cuda\(|\.to\((?!\s*[\"']cpu)")
 """A move that may land on a GPU: ``.cuda(...)``, ``.to(x)`` but not ``.to("cpu")``."""
+MODULE_NAME = re.compile(r"(model|net|module|encoder|decoder|backbone|generator)s?$", re.I)
+"""Names of modules: ``net_cpu = net.to("cpu")`` moves the one model, a choice of device."""
 TENSOR_PLACE_TEST = re.compile(r"[\w.\]\[]+\.is_cuda\b(\(\))?|\bis_\w+_on_cuda\b")
 """``if raw_w.is_cuda: mask = mask.cuda()`` (or ``is_model_on_cuda``, read from the model's
 parameters): code that follows a tensor's own device, wherever the script put it, not a switch
@@ -279,6 +281,15 @@ class CheckpointScan(cst.CSTVisitor):
 
     # -- facts -----------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            # `points_cpu = points_gpu.to(device="cpu")`: a copy brought back under another
+            # name, not a choice of device (`model = model.to("cpu")`)
+            receiver = dotted(value.func.value)
+            names = [dotted(target.target) for target in node.targets]
+            module = MODULE_NAME.search(receiver or "")
+            if receiver is not None and receiver not in names and module is None:
+                self._transfers.update(_cpu_transfer(value))
         for target in node.targets:
             if _visible_devices(target.target) and isinstance(node.value, cst.Attribute):
                 self.gpu_selectors.add(node.value.attr.value)

@@ -13,7 +13,7 @@ from gpudoc.lint.analysis.events import (
     MemberEvent,
     Semantic,
 )
-from gpudoc.lint.analysis.names import assigned_value, dotted
+from gpudoc.lint.analysis.names import assigned_value, dotted, iter_statements
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._class_attrs import InitAttributes
@@ -208,6 +208,10 @@ model = Causal().cuda()
         while isinstance(moved, cst.Call) and moved.args and _wraps(moved):
             moved = moved.args[0].value  # `nn.Parameter(self.pe, requires_grad=False).to(dev)`
         name = dotted(moved) or ""
+        function = semantic.function_node
+        if isinstance(moved, cst.Name) and function is not None:
+            # `span = self.span if span is None else span` then `span.to(x.device)`
+            name = _aliased_attribute(function, moved.value) or name
         if cls is not None and name.startswith("self."):
             self.moved_on_use.setdefault(id(cls), set()).add(name[5:].split(".")[0])
 
@@ -262,6 +266,23 @@ model = Causal().cuda()
                 f'devices; declare it `self.register_buffer("{attr}", None, persistent=False)`'
             )
             yield Report(statement, message)
+
+
+def _aliased_attribute(function: cst.FunctionDef, name: str) -> str | None:
+    """``self.span`` when the function binds ``name = self.span`` (also as one arm of a
+    conditional expression: ``span = self.span if span is None else span``)."""
+    for statement in iter_statements(function.body.body):
+        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+            continue
+        if dotted(statement.targets[0].target) != name:
+            continue
+        value = statement.value
+        arms = (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,)
+        for arm in arms:
+            text = dotted(arm) or ""
+            if text.startswith("self.") and text.count(".") == 1:
+                return text
+    return None
 
 
 def _wraps(call: cst.Call) -> bool:

@@ -195,7 +195,7 @@ model = Diffusion().cuda()
             f"{_advice(shown, event.node.value, semantic)}"
         )
         report = Report(event.node, message)
-        if any(_on_device(index) for index in indices):
+        if any(_on_device(index) or _moved_there(index) for index in indices):
             self.add(report, event.node.value, event.base, semantic)
             return
         nodes = [e.slice.value for e in event.node.slice if isinstance(e.slice, cst.Index)]
@@ -320,6 +320,11 @@ def _on_host(value: Value) -> bool:
 
 def _on_device(value: Value) -> bool:
     return value.is_tensorish and value.place is Place.DEVICE
+
+
+def _moved_there(value: Value) -> bool:
+    """``t = yt.cuda()`` of a parameter: moved to the device, and only a tensor indexes."""
+    return value.kind is Kind.UNKNOWN and value.place is Place.DEVICE
 
 
 def _shown(node: cst.BaseExpression) -> str:

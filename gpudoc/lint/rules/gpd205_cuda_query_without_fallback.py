@@ -14,6 +14,7 @@ from gpudoc.lint.analysis.events import (
 from gpudoc.lint.analysis.flow import is_guard
 from gpudoc.lint.analysis.names import dotted, names_in
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report
+from gpudoc.lint.rules._checkpoints import scan
 from gpudoc.lint.rules._helpers import OffersCpu
 from gpudoc.lint.visit import walk
 
@@ -160,6 +161,8 @@ print("running on", torch.cuda.get_device_name(0))
             return
         if not (flags.availability_check or self.offers_cpu):
             return
+        if not self.offers_cpu and scan(context.module, path=context.path).cpu_path is None:
+            return  # `print(torch.cuda.is_available())` shows it, chooses nothing
         # a query in a function counts where this file calls that function outside device tests
         queries = {
             call: function

@@ -122,6 +122,8 @@ def add_options(group):
     def finish(self, context: Context) -> Iterator[Report]:
         if self.parses and all(_fixed_arguments(call) for call in self.parses):
             return  # `parser.parse_args("")` in a notebook: no command line ever sets it
+        if not self.parses and (context.path or "").endswith(".ipynb"):
+            return  # a notebook nothing imports, never parsing: its `args` are set by hand
         read: set[str] | None = None
         for dest, report in self.found:
             if self.parses and not self.parsed_for_caller:  # the options are read here
