@@ -8,7 +8,10 @@ from pathlib import Path
 
 from lint_lines import lines
 
-from gpudoc.lint.engine import lint_paths
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_paths, lint_source
+
+SELECT_101 = LintConfig(select=("GPD101",))
 
 # dlwpt-code's tensors notebook: a result copied back to the host under another name is no CPU
 # path of a lesson that runs on the GPU
@@ -90,3 +93,28 @@ def test_a_notebook_that_never_parses_its_options_misreads_no_flag(tmp_path: Pat
     assert lint_paths([str(quiet)], jobs=1, use_cache=False).findings == ()
     # a script may be imported and parsed by another: it is still checked
     assert lines(by_hand, "GPD503") == [4]
+
+
+# recall set 29, report 01 (a captcha trainer): the model's forward moves its own input
+SELF_MOVING = """\
+import torch
+import torch.nn as nn
+device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    def forward(self, x, mask):
+        x = x.to(device)
+        return self.fc(x) * mask
+net = Net().to(device)
+for inputs, labels in torch.utils.data.DataLoader(data):
+    outputs = net(inputs, labels)
+"""
+
+
+def test_an_input_the_module_moves_itself_is_no_unmoved_input() -> None:
+    # `inputs` is moved by forward; `labels`, passed as the mask, is not
+    assert lines(SELF_MOVING, "GPD101") == [13]
+    positions = [f.col for f in lint_source(SELF_MOVING, "x.py", SELECT_101).findings]
+    assert positions == [27]  # `labels`, not `inputs` (column 19)

@@ -120,3 +120,27 @@ def test_a_data_set_sample_into_a_placed_model_submodule_of_another_file(tmp_pat
     result = lint_paths([str(script)], jobs=1, use_cache=False)
     # `model.act` is an nn.ReLU: no weights, nothing to mix
     assert [(f.line, f.code) for f in result.findings] == [(10, "GPD101")]
+
+
+# report 07 (DDECC's sampler): a host schedule indexed by steps computed from a moved input
+SCHEDULE = """\
+import torch
+import torch.nn as nn
+class Diffusion(nn.Module):
+    def __init__(self, n, device):
+        super().__init__()
+        self.device = device
+        self.register_buffer("pc", torch.ones(4, 4))
+        self.betas_bar = torch.cumsum(torch.linspace(1e-3, 1e-2, n), 0).view(-1, 1)
+        self.fc = nn.Linear(4, 4)
+    def forward(self, y):
+        return self.fc(y)
+    def p_sample(self, yt):
+        t = (torch.matmul(torch.sign(yt.to(self.device)), self.pc) % 2).long().sum(-1)
+        return torch.sqrt(self.betas_bar[{index}])
+"""
+
+
+def test_a_host_schedule_indexed_by_steps_of_a_moved_input() -> None:
+    assert lines(SCHEDULE.format(index="t"), "GPD108") == [14]
+    assert lines(SCHEDULE.format(index="t.cpu()"), "GPD108") == []

@@ -15,8 +15,9 @@ from gpudoc.lint.analysis.events import (
     StatementEvent,
     WalkedCallEvent,
 )
+from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.functions import argument_for
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import assignments, built_class, dotted
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, Report, Rule
 from gpudoc.lint.rules._helpers import LENGTHS, move_after_binding, moved_by_statement
@@ -245,6 +246,14 @@ def test(model, device, test_loader):
         ]
         if _ctc_loss(event):
             args = args[:1]  # CTC takes targets and lengths from the host too
+        if module is not None:
+            # `def forward(self, x): x = x.to(device)`: the module brings its input itself
+            moved = _moved_by_forward(module, semantic)
+            args = [
+                a
+                for index, (a, arg) in enumerate(zip(args, node.args[: len(args)], strict=True))
+                if (arg.keyword.value if arg.keyword is not None else index) not in moved
+            ]
         if combines and semantic.function is not None:
             # a factory's tensor made in a function without device= is GPD106's finding
             args = [a for a in args if not isinstance(a.value.origin, cst.Call)]
@@ -383,6 +392,42 @@ def test(model, device, test_loader):
 
 
 HOST_PLACES = (Place.HOST, Place.MIXED)
+
+
+def _moved_by_forward(module: Value, semantic: Semantic) -> frozenset[int | str]:
+    """The inputs (by position and by name) that the module's class moves to a device as the
+    first thing its ``forward`` does (``x = x.to(device)``)."""
+    name = built_class(module.origin)
+    cls = semantic.module_class_named(cst.Name(name)) if name else None
+    body = cls.node.body.body if cls is not None else ()
+    forward = next(
+        (s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"), None
+    )
+    if forward is None or not isinstance(forward.body, cst.IndentedBlock):
+        return frozenset()
+    params = [p.name.value for p in forward.params.params][1:]
+    moved: set[int | str] = set()
+    for statement in forward.body.body:
+        for target, value in assignments(statement):
+            receiver = _moved_receiver(value)
+            if receiver is not None and receiver == dotted(target) and receiver in params:
+                moved.update((params.index(receiver), receiver))
+    return frozenset(moved)
+
+
+def _moved_receiver(value: cst.BaseExpression) -> str | None:
+    """``x`` of ``x.to(device)`` / ``x.cuda()`` (not ``x.to("cpu")``, nor ``x.to(dtype)``)."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
+        return None
+    method = value.func.attr.value
+    if method == "cuda" or (method == "to" and value.args):
+        first = string_value(value.args[0].value) if value.args else None
+        if first is not None and not first.startswith("cuda"):
+            return None
+        if method == "to" and (dotted(value.args[0].value) or "").startswith("torch."):
+            return None  # `x.to(torch.float32)`: a dtype
+        return dotted(value.func.value)
+    return None
 
 
 def _output_root(expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
