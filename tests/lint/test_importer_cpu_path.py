@@ -142,3 +142,83 @@ def test_the_cache_notices_a_changed_importer(
     after = lint_paths([model], jobs=1)
     assert not after.files[0].cached
     assert {f.code for f in after.findings} == {"GPD201", "GPD203"}
+
+
+BASE = """\
+import torch
+class BaseModel:
+    def load_network(self, network, path):
+        network.load_state_dict(torch.load(path))
+    def restore(self, path):
+        self.net.load_state_dict(torch.load(path))
+    def predict(self, x):
+        return self.net(x.cuda())
+"""
+
+USER = """\
+import torch
+from base_model import BaseModel
+class Model(BaseModel):
+    def __init__(self, device):
+        self.net = torch.nn.Linear(4, 2).to(device)
+{main}
+"""
+
+SCRIPT_MAIN = """\
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Model(device)
+model.restore("best.pth")
+"""
+
+
+def write(root: Path, **files: str) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text("[project]\\nname = 'x'\\n")
+    for name, text in files.items():
+        (root / f"{name}.py").write_text(text)
+    return root
+
+
+def test_only_the_methods_something_calls_are_reached(tmp_path: Path) -> None:
+    # `restore` is called by the script; `load_network` and `predict` by nothing
+    root = write(tmp_path, base_model=BASE, model=USER.format(main=SCRIPT_MAIN))
+    assert found(root) == {("base_model.py", 6, "GPD201")}
+
+
+def test_a_library_module_importing_the_file_chooses_for_no_one(tmp_path: Path) -> None:
+    # the same `"cpu"`, in a module that runs nothing when started: its callers choose
+    library = USER.format(main='    def on_cpu(self):\n        self.device = torch.device("cpu")\n')
+    assert found(write(tmp_path, base_model=BASE, model=library)) == set()
+
+
+def test_a_data_set_file_holds_no_device_tensors(tmp_path: Path) -> None:
+    loader = (
+        "import torch\ndef load_split(path):\n    dataset = torch.load(path)\n    return dataset\n"
+    )
+    script = (
+        "import torch\nfrom data import load_split\n"
+        'device = "cuda" if torch.cuda.is_available() else "cpu"\n'
+        'train = load_split("train.pt")\n'
+    )
+    assert found(write(tmp_path, data=loader, train=script)) == set()
+    checkpoint = loader.replace("dataset = torch.load", "state = torch.load").replace(
+        "return dataset", "return state"
+    )
+    assert found(write(tmp_path, data=checkpoint, train=script)) == {("data.py", 3, "GPD201")}
+
+
+def test_a_file_written_for_gpus_throughout_borrows_no_cpu_path(tmp_path: Path) -> None:
+    def layer(count: int) -> str:
+        moves = "".join(f"        x{i} = x.cuda() * {i}\n" for i in range(count))
+        head = "import torch\nclass Grid(torch.nn.Module):\n    def forward(self, x):\n"
+        return head + moves + "        return x0\n"
+
+    script = (
+        "import torch\nfrom layer import Grid\n"
+        'device = "cuda" if torch.cuda.is_available() else "cpu"\n'
+        "grid = Grid().to(device)\n"
+    )
+    few = write(tmp_path / "few", layer=layer(4), main=script)
+    assert len(found(few)) == 4
+    many = write(tmp_path / "many", layer=layer(5), main=script)
+    assert found(many) == set()

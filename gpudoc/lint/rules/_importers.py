@@ -64,7 +64,7 @@ def importer_cpu_path(module: cst.Module, path: str, node: cst.CSTNode) -> str |
     """Evidence, from a script that imports this file and reaches ``node``, that ``node`` runs
     on the CPU too; None when no such script offers the CPU."""
     importers = cpu_importers(path)
-    name = _top_level_name(module, node) if importers else None
+    name = _definition_key(module, node) if importers else None
     if name is None:
         return None  # under `if __name__ == "__main__":`: run only as a script, not imported
     for importer in importers:
@@ -98,16 +98,19 @@ def _cpu_importers(path: str, depth: int) -> list[Importer]:
             continue
         theirs = scan(parsed.module, remember=False, path=str(script))
         evidence = theirs.all_evidence()
-        if 1 in evidence and theirs.cpu_path is not None and not theirs.cpu_path_is_weak:
-            # a `"cpu"` device it picks: not an availability test alone, which may only guard
-            # a move, nor an option, which may choose no device at all (SCINet's `--use_gpu`)
-            found.append(Importer(script, evidence[1], _reach(here, names)))
+        chooses = 1 in evidence and theirs.cpu_path is not None and not theirs.cpu_path_is_weak
+        if chooses and _is_entry(parsed.module):
+            # a script that picks a `"cpu"` device: not an availability test alone, which may
+            # only guard a move, nor an option, which may choose no device (SCINet's
+            # `--use_gpu`), nor a library module, whose callers choose
+            used = _all_names(parsed.module)
+            found.append(Importer(script, evidence[1], _reach(here, names, used)))
         elif depth > 1:
             # a project module between: what the scripts importing it reach of it, and so of us
             for upper in _cpu_importers(str(script), depth - 1):
-                used = _uses_of(script, here, upper.reached)
-                if used:
-                    found.append(Importer(upper.script, upper.evidence, _reach(here, used)))
+                seeds, used = _uses_of(script, here, upper.reached)
+                if seeds:
+                    found.append(Importer(upper.script, upper.evidence, _reach(here, seeds, used)))
     return found
 
 
@@ -165,65 +168,112 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
-def _uses_of(middle: Path, target: Path, reached: frozenset[str]) -> frozenset[str]:
-    """The names of ``target`` that the ``reached`` part of ``middle`` uses."""
+def _uses_of(
+    middle: Path, target: Path, reached: frozenset[str]
+) -> tuple[frozenset[str], frozenset[str]]:
+    """The names of ``target`` that the ``reached`` part of ``middle`` uses, and every name
+    that part uses (the methods it calls by name)."""
     parsed = project.load(middle)
     if parsed is None:
-        return frozenset()
+        return frozenset(), frozenset()
     local_to_target = _imports_from(parsed.module, str(middle), target)
-    used = _referenced(middle, reached)
-    return frozenset(name for local, name in local_to_target.items() if local in used)
+    graph = _definition_graph(parsed.module)
+    used = frozenset(name for key in reached for name in graph.get(key, ()))
+    seeds = frozenset(name for local, name in local_to_target.items() if local in used)
+    return seeds, used
 
 
-def _reach(path: Path, names: frozenset[str]) -> frozenset[str]:
-    """The top-level definitions of ``path`` that ``names`` reach (a class's forward calls a
-    function beside it), and "" for the module's own top-level code, which every import runs."""
+IMPLICIT = frozenset({"forward", "__call__"})
+"""Methods a module runs without naming them (``model(x)``), beside the dunders."""
+
+
+def _reach(path: Path, names: frozenset[str], used: frozenset[str]) -> frozenset[str]:
+    """The definitions of ``path`` that ``names`` reach: functions and classes, and of a class
+    the methods run implicitly or called by name (``used`` by the importer, or by what is
+    reached here), never a method nothing names (a ``load_network`` no one calls); "" for the
+    module's own top-level code, which every import runs."""
     parsed = project.load(path)
     if parsed is None:
         return frozenset({""})
     graph = _definition_graph(parsed.module)
     seen = {""} | {name for name in names if name in graph}
-    stack = list(seen)
-    while stack:
-        for used in graph.get(stack.pop(), ()):
-            if used in graph and used not in seen:
-                seen.add(used)
-                stack.append(used)
-    return frozenset(seen)
+    while True:
+        named = set(used).union(*(graph[key] for key in seen))
+        new = {key for key in graph if key not in seen and _reached(key, seen, named)}
+        if not new:
+            return frozenset(seen)
+        seen |= new
 
 
-def _referenced(path: Path, reached: frozenset[str]) -> frozenset[str]:
-    """Every name the ``reached`` definitions of ``path`` (and its top-level code) use."""
-    parsed = project.load(path)
-    if parsed is None:
-        return frozenset()
-    graph = _definition_graph(parsed.module)
-    return frozenset(name for key in _reach(path, reached) for name in graph.get(key, ()))
+def _reached(key: str, seen: set[str], named: set[str]) -> bool:
+    owner, _, method = key.partition(".")
+    if not method:
+        return key in named
+    implicit = method in IMPLICIT or (method.startswith("__") and method.endswith("__"))
+    return owner in seen and (implicit or method in named)
 
 
 _graphs: dict[int, tuple[cst.Module, dict[str, frozenset[str]]]] = {}
 
 
 def _definition_graph(module: cst.Module) -> dict[str, frozenset[str]]:
-    """Top-level definition -> the names it uses; "" for the top-level code outside any
-    definition and outside ``if __name__ == "__main__":``."""
+    """Definition -> the names it uses (attribute names included): "" for the top-level code
+    outside any definition and outside ``if __name__ == "__main__":``, ``f`` for a function,
+    ``C`` for a class's own statements, ``C.m`` for each of its methods."""
     cached = _graphs.get(id(module))
     if cached is not None and cached[0] is module:
         return cached[1]
     graph: dict[str, set[str]] = {"": set()}
     for statement in module.body:
-        names = _Names()
-        if isinstance(statement, cst.FunctionDef | cst.ClassDef):
-            walk(statement, names)
-            graph.setdefault(statement.name.value, set()).update(names.found)
+        if isinstance(statement, cst.ClassDef):
+            name = statement.name.value
+            graph.setdefault(name, set()).update(_names_in(*statement.bases))
+            for member in _class_body(statement):
+                key = f"{name}.{member.name.value}" if isinstance(member, cst.FunctionDef) else name
+                graph.setdefault(key, set()).update(_names_in(member))
+        elif isinstance(statement, cst.FunctionDef):
+            graph.setdefault(statement.name.value, set()).update(_names_in(statement))
         elif not _is_main_block(statement):
-            walk(statement, names)
-            graph[""].update(names.found)
+            graph[""].update(_names_in(statement))
     frozen = {key: frozenset(value) for key, value in graph.items()}
     if len(_graphs) > 64:
         _graphs.clear()
     _graphs[id(module)] = (module, frozen)
     return frozen
+
+
+def _class_body(node: cst.ClassDef) -> tuple[cst.CSTNode, ...]:
+    return tuple(node.body.body) if isinstance(node.body, cst.IndentedBlock) else ()
+
+
+def _names_in(*nodes: cst.CSTNode) -> set[str]:
+    names = _Names()
+    for node in nodes:
+        walk(node, names)
+    return names.found
+
+
+def _all_names(module: cst.Module) -> frozenset[str]:
+    """Every name a script uses, its ``__main__`` block included."""
+    return frozenset(_names_in(module))
+
+
+def _is_entry(module: cst.Module) -> bool:
+    """A script, not a library module: it runs something when started (a ``__main__`` block,
+    or top-level statements beyond imports, definitions and constants)."""
+    for statement in module.body:
+        if _is_main_block(statement):
+            return True
+        if isinstance(statement, cst.FunctionDef | cst.ClassDef):
+            continue
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                value = small.value if isinstance(small, cst.Expr | cst.Assign) else None
+                if isinstance(value, cst.Call):
+                    return True
+        elif not isinstance(statement, cst.If | cst.Try):
+            return True  # a loop or a `with` at the top: a script's own work
+    return False
 
 
 class _Names(cst.CSTVisitor):
@@ -241,15 +291,21 @@ def _is_main_block(statement: cst.CSTNode) -> bool:
     return isinstance(test, cst.Comparison) and "__main__" in cst.Module([]).code_for_node(test)
 
 
-def _top_level_name(module: cst.Module, node: cst.CSTNode) -> str | None:
-    """The top-level definition holding ``node``; "" for top-level code; None under the
+def _definition_key(module: cst.Module, node: cst.CSTNode) -> str | None:
+    """The definition holding ``node``, as ``_definition_graph`` names it; None under the
     module's ``if __name__ == "__main__":`` (or not found)."""
     target = id(node)
     for statement in module.body:
         if target not in _ids_of(statement):
             continue
-        if isinstance(statement, cst.FunctionDef | cst.ClassDef):
+        if isinstance(statement, cst.FunctionDef):
             return statement.name.value
+        if isinstance(statement, cst.ClassDef):
+            name = statement.name.value
+            for member in _class_body(statement):
+                if isinstance(member, cst.FunctionDef) and target in _ids_of(member):
+                    return f"{name}.{member.name.value}"
+            return name
         return None if _is_main_block(statement) else ""
     return None
 

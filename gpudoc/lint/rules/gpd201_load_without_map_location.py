@@ -503,6 +503,10 @@ DATA_FILE = re.compile(r"cached|vocab|corpus|scheduler|examples", re.I)
 (``cached_train_bert``), a vocabulary or corpus, an LR scheduler's state (numbers)."""
 
 
+DATA_SET = re.compile(r"(\w+_)?(dataset|data_set|examples|corpus)s?$", re.I)
+"""Names a loaded data set is bound to."""
+
+
 def _holds_no_device_tensors(call: cst.Call, found: CheckpointScan) -> bool:
     """The load reads a file that holds no device tensors, by the names its path is built
     from (also through the name it was bound to): a saved Namespace (``training_args.bin``),
@@ -518,6 +522,8 @@ def _holds_no_device_tensors(call: cst.Call, found: CheckpointScan) -> bool:
                 walk(binding.value, strings)
     if any(ARGUMENTS_FILE.search(text.rsplit("/", 1)[-1]) for text in strings.found):
         return True
+    if any(b.value is call and DATA_SET.match(b.name) for b in found.bindings):
+        return True  # `dataset = torch.load(pt_file)`: examples a preprocessing step wrote
     return any(DATA_FILE.search(text) for text in strings.found + strings.names)
 
 

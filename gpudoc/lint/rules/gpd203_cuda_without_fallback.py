@@ -232,10 +232,14 @@ def nopeak_mask(size):
             return  # a script for GPUs only: it offers no CPU path to break
         if found.cpu_path_is_weak and any(_born_on_cuda(m.node) for m in unguarded):
             return  # `Net(...).cuda()`: built on the GPU; the "cpu" was a library's option
-        for mention in unguarded:
-            if id(mention.node) in declared.inert or id(mention.node) in self.compared:
-                continue
-            here = evidence or found.cpu_path_at(mention.node)
+        mentions = [
+            (mention, evidence or found.cpu_path_at(mention.node))
+            for mention in unguarded
+            if id(mention.node) not in declared.inert and id(mention.node) not in self.compared
+        ]
+        if imported and sum(here is None for _, here in mentions) > MAX_BORROWED:
+            imported = False  # CUDA all through the file: a GPU-only module, by its design
+        for mention, here in mentions:
             if here is None and imported:
                 here = importer_cpu_path(context.module, context.path, mention.node)
             if here is None:
@@ -331,6 +335,9 @@ def _born_on_cuda(node: cst.CSTNode) -> bool:
 
 
 MOVE_METHODS = frozenset({"cuda", "to", "_apply"})
+MAX_BORROWED = 4
+"""A file that names CUDA more often than this, with no CPU path of its own, is written for
+GPUs: a script importing it that offers the CPU runs other parts of the project there."""
 AVAILABILITY = ("cuda.is_available", "cuda.device_count", "accelerator.is_available")
 DEVICE_OPTION = re.compile(r"^--?(device|cuda|gpu|accelerator)s?$", re.I)
 
