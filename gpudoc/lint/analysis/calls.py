@@ -201,6 +201,8 @@ class CallEvaluator:
             return self.bodies.call_function(function, node, args, self.model.module_scope)
         if local == "dataset":
             place = Place.UNKNOWN if name in self.model.device_datasets else Place.HOST
+            if any(arg.place is Place.DEVICE for arg in args):
+                place = Place.UNKNOWN  # `Dataset(X, Y)` of device tensors keeps them there
             return Value(Kind.LOADER, place, origin=node, source=f"dataset:{name}")
         if local is not None and not isinstance(local, str):
             return self.module_instance(node, local, args)

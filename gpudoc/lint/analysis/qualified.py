@@ -30,6 +30,7 @@ from gpudoc.lint.analysis.values import (
     join_places,
     replace,
 )
+from gpudoc.lint.visit import walk
 
 CONCATENATIONS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"})
 
@@ -59,13 +60,17 @@ class QualifiedCalls:
         if qualified in api.HOST_TENSOR_FUNCTIONS:
             return Value(Kind.TENSOR, Place.HOST)
         if qualified.startswith("torchvision.transforms.") and last[:1].isupper():
-            return Value(source="transform")
+            # `Compose([ToTensor(), Lambda(lambda x: x.to(device))])` puts samples on a device
+            moving = any(_moves_to_a_device(arg.value) for arg in node.args)
+            return Value(source="moving-transform" if moving else "transform")
         if "Tokenizer" in qualified and last == "from_pretrained":
             return Value(source="tokenizer")
         if qualified.startswith(api.MODEL_ZOO_PREFIXES):
             return self.zoo_model(node, qualified)
         if qualified.startswith("torchvision.datasets."):
-            return Value(Kind.LOADER, Place.HOST)
+            transform = keyword_value(node, args, "transform")
+            moving = transform is not None and transform[1].source == "moving-transform"
+            return Value(Kind.LOADER, Place.UNKNOWN if moving else Place.HOST)
         if root == "tqdm":
             return builtin_value("tqdm", args)
         if any(arg.kind is Kind.DEVICE and not arg.cpu_device for arg in args):
@@ -399,3 +404,21 @@ def _constant_gpu(node: cst.BaseExpression) -> bool:
         node = node.args[0].value
     text = string_value(node)
     return text is not None and re.fullmatch(r"cuda(:\d+)?", text) is not None
+
+
+def _moves_to_a_device(node: cst.CSTNode) -> bool:
+    """``Lambda(lambda x: x.to(device))`` somewhere in ``node``: a move not to the CPU."""
+    finder = _DeviceMove()
+    walk(node, finder)
+    return finder.found
+
+
+class _DeviceMove(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
+            first = string_value(node.args[0].value) if node.args else None
+            self.found |= first is None or not first.startswith("cpu")

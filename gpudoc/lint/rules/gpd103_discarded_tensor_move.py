@@ -199,6 +199,8 @@ def test_forward():
             or _bound_to_element(func.value, semantic.function_node)
             or loop is not None
         )
+        if not isinstance(func.value, cst.Name | cst.Attribute | cst.Subscript):
+            return  # `torch.zeros(1).cuda()`: a temporary no name holds (CUDA's context made)
         if tensor or element:
             bound = tensor and not receiver.by_name
             method = func.attr.value

@@ -13,6 +13,7 @@ from gpudoc.lint.analysis.events import (
     MemberEvent,
     Semantic,
 )
+from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import assigned_value, dotted, iter_statements
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
@@ -202,7 +203,9 @@ model = Causal().cuda()
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         """``self.mean.to(x.device)`` in forward: the attribute follows its input by hand."""
         func, cls = event.node.func, semantic.module_class
-        if not isinstance(func, cst.Attribute) or func.attr.value not in MOVE_METHODS:
+        if not isinstance(func, cst.Attribute):
+            return
+        if func.attr.value not in MOVE_METHODS and not _type_to_cuda(event.node):
             return
         moved = func.value
         while isinstance(moved, cst.Call) and moved.args and _wraps(moved):
@@ -239,6 +242,8 @@ model = Causal().cuda()
                     continue  # `sim[self.mask]`: PyTorch copies a host mask to sim's device
                 if _host_data(f"self.{attr.attr}", methods):
                     continue  # `self.header.numpy().tofile(f)`: it must stay on the host
+                if _made_on_a_device(attr.value):
+                    continue  # `torch.zeros(1, device=device)`: placed where the caller says
                 message = (
                     f"`self.{attr.attr}` is a plain tensor attribute: `.to(device)` will not move "
                     f'it; use `self.register_buffer("{attr.attr}", ..., persistent=False)`'
@@ -266,6 +271,26 @@ model = Causal().cuda()
                 f'devices; declare it `self.register_buffer("{attr}", None, persistent=False)`'
             )
             yield Report(statement, message)
+
+
+def _type_to_cuda(call: cst.Call) -> bool:
+    """``w.type("torch{}.FloatTensor".format(cuda))``: a tensor type named by a string that may
+    be CUDA's, at every call (not ``w.type(torch.float16)``, a cast)."""
+    if not isinstance(call.func, cst.Attribute) or call.func.attr.value != "type":
+        return False
+    text = call.args[0].value if len(call.args) == 1 else None
+    return text is not None and "Tensor" in cst.Module([]).code_for_node(text)
+
+
+def _made_on_a_device(value: cst.BaseExpression) -> bool:
+    """A factory given a device that is not the CPU (``torch.zeros(1, device=device)``)."""
+    if not isinstance(value, cst.Call):
+        return False
+    for arg in value.args:
+        if arg.keyword is not None and arg.keyword.value == "device":
+            text = string_value(arg.value)
+            return text is None or not text.startswith("cpu")
+    return False
 
 
 def _aliased_attribute(function: cst.FunctionDef, name: str) -> str | None:
@@ -478,7 +503,7 @@ def _chain_moves(expr: cst.BaseExpression, moves: frozenset[str] = MOVE_METHODS)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value == "cpu" and "cpu" not in moves:
                 return False  # `....to(dev).cpu()`: back on the host
-            if expr.func.attr.value in moves:
+            if expr.func.attr.value in moves or _type_to_cuda(expr):
                 return True
             expr = expr.func.value
         elif isinstance(expr, cst.Subscript):
