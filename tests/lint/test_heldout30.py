@@ -90,3 +90,31 @@ def occupy_gpu():
 
 def test_a_discarded_move_of_a_temporary_is_no_lost_move() -> None:
     assert lines(CONTEXT, "GPD103") == [5]
+
+
+# recall set 30, report 07 (a Microsoft tutorial): `train()` moves the module's model in place,
+# then calls `test()`, which feeds it host images
+GLOBAL_MOVE = """\
+import torch
+import torch.nn as nn
+model = nn.Linear(4, 2)
+loader = torch.utils.data.DataLoader(data)
+def test():
+    for x, y in loader:
+        out = model(x)
+def train():
+    device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+    {move}
+    for x, y in loader:
+        out = model(x.to(device))
+    test()
+if __name__ == "__main__":
+    train()
+"""
+
+
+def test_a_module_moved_in_place_by_a_function_is_moved_for_its_callees() -> None:
+    assert lines(GLOBAL_MOVE.format(move="model.to(device)"), "GPD101") == [7]
+    # a model of train()'s own is another object: the module's stays on the host
+    own = "model = nn.Linear(4, 2)\n    model.to(device)"
+    assert lines(GLOBAL_MOVE.format(move=own), "GPD101") == []

@@ -103,7 +103,12 @@ class Bodies:
         path = ("gpu" if model.gpu_path else "", "cpu" if model.cpu_path else "")
         # `self.get_opacities()` inside a method walked for a placed instance: the same view
         held_by = parent.instance_place if is_method and instance is None else None
-        shapes = (*argument_shapes(values), *_literal_flags(call), *path, instance, held_by)
+        # the module's modules a calling function moved in place (model.globals_view)
+        moved = tuple(sorted((n, v.place.value) for n, v in parent.env.items()))
+        overlay = moved if parent.parent is model.module_scope and parent.function is None else ()
+        shapes = (
+            *argument_shapes(values), *_literal_flags(call), *path, instance, held_by, overlay
+        )  # fmt: skip
         summaries = model.summaries.setdefault(node, {})
         if shapes in summaries:
             return summaries[shapes]

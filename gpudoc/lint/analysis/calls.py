@@ -198,7 +198,7 @@ class CallEvaluator:
         function = self.model.local_functions.get(name)
         if function is not None and callee is None and local is None:
             note_helper(self.model, function, node)
-            return self.bodies.call_function(function, node, args, self.model.module_scope)
+            return self.bodies.call_function(function, node, args, self.model.globals_view())
         if local == "dataset":
             place = Place.UNKNOWN if name in self.model.device_datasets else Place.HOST
             if any(arg.place is Place.DEVICE for arg in args):

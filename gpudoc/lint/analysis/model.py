@@ -276,6 +276,19 @@ class SemanticModel:
         return isinstance(node, cst.Name) and node.value in self.local_functions
 
     # -- for the collaborators ----------------------------------------------------------------
+    def globals_view(self) -> Scope:
+        """The module's names as a function called from here sees them: with the modules the
+        calling functions moved in place (``model.to(device)`` in ``train()``, then
+        ``test()``)."""
+        moved: dict[str, Value] = {}
+        scope: Scope | None = self.scope
+        while scope is not None and scope is not self.module_scope:
+            moved = {**scope.moved_globals, **moved}
+            scope = scope.parent
+        if not moved:
+            return self.module_scope
+        return Scope(parent=self.module_scope, env=moved)
+
     def assign_name(self, name: str, value: Value) -> None:
         scope = self.scope
         if name.startswith("self.") and scope.parent is not None and scope.parent.function == "":

@@ -33,6 +33,9 @@ class Scope:
     """Tells scopes apart (for rules that keep state per scope)."""
     bases: tuple[Scope, ...] = ()
     """For a class's scope: the scopes of its bases defined in this file, first base first."""
+    moved_globals: dict[str, Value] = field(default_factory=dict)
+    """For a function's scope: the module's modules it moved in place (``model.to(device)``
+    in ``train()``), as the functions it calls next see them."""
     instance_place: Place | None = None
     """For a view of a module class's scope made for a method called on one instance: where
     that instance is (its submodules are there too)."""

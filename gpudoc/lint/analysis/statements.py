@@ -143,8 +143,31 @@ class StatementWalker:
             pass  # a tensor's move, discarded: it changes no name
         elif name is not None and method in ("to", "cuda", "cpu", "to_empty"):
             moved = replace(result, kind=receiver.kind, binding=receiver.binding)
-            self.model.assign_name(name, self.conditional_move(receiver, moved, line))
+            moved = self.conditional_move(receiver, moved, line)
+            self.model.assign_name(name, moved)
+            self.move_global(name, receiver, moved)
         return result, receiver
+
+    def move_global(self, name: str, before: Value, after: Value) -> None:
+        """``model.to(device)`` in ``train()``, run for a call, where ``model`` is the
+        module's: the one object moves, for the functions ``train()`` calls next too."""
+        model = self.model
+        module = model.module_scope
+        if model.scope is module or "." in name:
+            return
+        if before.kind is not Kind.MODULE or module.env.get(name) is None:
+            return
+        scope = model.scope
+        function = scope.function_node
+        params = {p.name.value for p in function.params.params} if function else set()
+        if name in scope.local_names or name in params:
+            return  # the function's own name for it
+        enclosing = model.scope.parent
+        while enclosing is not None and enclosing is not module:
+            if name in enclosing.env:
+                return  # a name of an enclosing function, not the module's
+            enclosing = enclosing.parent
+        model.scope.moved_globals[name] = after
 
     def conditional_move(self, before: Value | None, after: Value, line: Line) -> Value:
         """A module newly moved to the device inside an ``if`` about something else: placed on
