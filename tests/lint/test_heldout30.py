@@ -118,3 +118,21 @@ def test_a_module_moved_in_place_by_a_function_is_moved_for_its_callees() -> Non
     # a model of train()'s own is another object: the module's stays on the host
     own = "model = nn.Linear(4, 2)\n    model.to(device)"
     assert lines(GLOBAL_MOVE.format(move=own), "GPD101") == []
+
+
+# recall set 30, report 12: a head on a transformers base class is an nn.Module
+TRANSFORMERS_HEAD = """\
+import torch
+from transformers.models.roberta.modeling_roberta import RobertaPreTrainedModel
+class RobertaForRegression(RobertaPreTrainedModel):
+    def __init__(self, config):
+        super().__init__(config)
+        self.norm_mean = torch.tensor(config.norm_mean)
+        self.head = torch.nn.Linear(4, 1)
+    def forward(self, x):
+        return self.head(x) * self.norm_mean
+"""
+
+
+def test_a_class_on_a_transformers_model_base_is_a_module() -> None:
+    assert lines(TRANSFORMERS_HEAD, "GPD105") == [6]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gpudoc.lint.analysis import api
@@ -13,6 +15,10 @@ from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.parameterless import weight_sources
 from gpudoc.lint.analysis.self_placing import places_itself, placing_parameters
 from gpudoc.lint.analysis.semantic import ModuleClass
+
+TRANSFORMERS_MODEL = re.compile(r"\.\w*(PreTrainedModel|Model|For[A-Z]\w*)$")
+"""transformers' model classes (``RobertaPreTrainedModel``, ``BertModel``,
+``BertForSequenceClassification``), each an nn.Module."""
 
 
 class ClassFacts:
@@ -73,6 +79,8 @@ class ClassFacts:
                 qualified.startswith("torch.nn.") and qualified[9:10].isupper()
             ):
                 return "module"
+            if qualified.startswith("transformers.") and TRANSFORMERS_MODEL.search(qualified):
+                return "module"  # `class Head(RobertaPreTrainedModel)`: an nn.Module
             if qualified in api.DATASET_BASES or local == "dataset":
                 return "dataset"
             if local is not None:
