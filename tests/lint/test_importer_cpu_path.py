@@ -222,3 +222,33 @@ def test_a_file_written_for_gpus_throughout_borrows_no_cpu_path(tmp_path: Path) 
     assert len(found(few)) == 4
     many = write(tmp_path / "many", layer=layer(5), main=script)
     assert found(many) == set()
+
+
+def test_importers_are_looked_for_inside_the_project_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not in ``/tmp`` above a loose file: its files import nothing of ours, and their changes
+    would change the file's cache key (and make `--fix` analyse it once more)."""
+    from gpudoc.lint.rules._importers import candidate_importers
+
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    inner = tmp_path / "outer" / "inner"
+    inner.mkdir(parents=True)
+    model = inner / "model.py"
+    model.write_text("import torch\n")
+    (inner / "train.py").write_text("import model\n")
+    (tmp_path / "outer" / "main.py").write_text("from inner import model\n")
+    (tmp_path / "stray.py").write_text("")
+    names = {p.name for p in candidate_importers(str(model))}
+    assert names == {"train.py"}  # no root marker, and gpudoc runs elsewhere
+    (tmp_path / "outer" / ".git").mkdir()
+    _clear_caches()
+    names = {p.name for p in candidate_importers(str(model))}
+    assert names == {"train.py", "main.py"}  # up to the project's root, not above it
+
+
+def _clear_caches() -> None:
+    from gpudoc.lint.rules import _importers
+
+    _importers._project_directories.cache_clear()

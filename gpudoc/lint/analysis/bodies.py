@@ -104,8 +104,9 @@ class Bodies:
         # `self.get_opacities()` inside a method walked for a placed instance: the same view
         held_by = parent.instance_place if is_method and instance is None else None
         # the module's modules a calling function moved in place (model.globals_view)
-        moved = tuple(sorted((n, v.place.value) for n, v in parent.env.items()))
-        overlay = moved if parent.parent is model.module_scope and parent.function is None else ()
+        overlay: tuple[tuple[str, str], ...] = ()
+        if parent.parent is model.module_scope and parent.function is None:
+            overlay = tuple(sorted((n, v.place.value) for n, v in parent.env.items()))
         shapes = (
             *argument_shapes(values), *_literal_flags(call), *path, instance, held_by, overlay
         )  # fmt: skip

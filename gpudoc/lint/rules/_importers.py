@@ -11,6 +11,7 @@ file (one more file deep: ``main.py`` imports ``gmptv``, which imports ``backbon
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -47,17 +48,30 @@ def candidate_importers(linted: str) -> list[Path]:
         return []
     here = Path(linted).resolve()
     found: list[Path] = []
-    directory = here.parent
-    for _ in range(LEVELS):
+    for directory in _project_directories(str(here.parent), os.getcwd()):
         try:
             scripts = _scripts_in(str(directory), directory.stat().st_mtime_ns)
         except OSError:
-            break
+            continue
         found += [s for s in scripts if s != here and s.name != "__init__.py"]
-        if directory.parent == directory:
-            break
-        directory = directory.parent
     return found
+
+
+@lru_cache(maxsize=256)
+def _project_directories(directory: str, cwd: str) -> tuple[Path, ...]:
+    """The file's directory and those above it up to the project's root (a root marker, at
+    most LEVELS in all); without a root, the directory gpudoc runs in when it holds the file.
+    Never a directory outside the project (``/tmp``): its files are no importers, and their
+    changes would make the cache key change all the time."""
+    start = Path(directory)
+    chain = [start, *list(start.parents)[: LEVELS - 1]]
+    for index, candidate in enumerate(chain):
+        if any((candidate / marker).exists() for marker in project.ROOT_MARKERS):
+            return tuple(chain[: index + 1])
+    here = Path(cwd)
+    if here in chain:
+        return tuple(chain[: chain.index(here) + 1])
+    return (start,)
 
 
 def importer_cpu_path(module: cst.Module, path: str, node: cst.CSTNode) -> str | None:
