@@ -165,6 +165,9 @@ class Semantic(Protocol):
     def is_local_function(self, node: cst.BaseExpression) -> bool:
         """``node`` is the plain name of one of the file's (or its home file's) functions."""
 
+    def local_function(self, node: cst.BaseExpression) -> cst.FunctionDef | None:
+        """The function of the file (or of a project module it imports) ``node`` names."""
+
     def calls_named(self, name: str) -> int:
         """How many calls in the file name ``name`` (``name(...)`` or ``x.name(...)``)."""
 

@@ -275,6 +275,12 @@ class SemanticModel:
     def is_local_function(self, node: cst.BaseExpression) -> bool:
         return isinstance(node, cst.Name) and node.value in self.local_functions
 
+    def local_function(self, node: cst.BaseExpression) -> cst.FunctionDef | None:
+        name = node.value if isinstance(node, cst.Name) else ""
+        if name in self.project_imports:
+            self.resolve_project_name(name)
+        return self.local_functions.get(name)
+
     # -- for the collaborators ----------------------------------------------------------------
     def globals_view(self) -> Scope:
         """The module's names as a function called from here sees them: with the modules the

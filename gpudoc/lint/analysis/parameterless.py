@@ -157,6 +157,7 @@ class _Stores(cst.CSTVisitor):
             or weightless_layer(value)
             or (isinstance(value, cst.Call) and dotted(value.func) in self.empty_classes)
             or _bound_method(value)
+            or _numbers_comprehension(value)
         )
         given = _given_root(value, self.given) if value is not None and not harmless else None
         if given is not None:
@@ -178,6 +179,25 @@ class _Stores(cst.CSTVisitor):
         func = node.func
         registers = isinstance(func, cst.Attribute) and func.attr.value in REGISTERS
         self.stores |= registers or dotted(func) in SETATTR
+
+
+def _numbers_comprehension(value: cst.BaseExpression) -> bool:
+    """``[2.0 ** i for i in range(n)]``: arithmetic with a number written out, no call or
+    attribute in it, so numbers, never modules."""
+    if not isinstance(value, cst.ListComp | cst.GeneratorExp):
+        return False
+    elt = value.elt
+    if not isinstance(elt, cst.BinaryOperation | cst.UnaryOperation | cst.Integer | cst.Float):
+        return False
+    kinds = {type(node) for node in _nodes(elt)}
+    return bool(kinds & {cst.Integer, cst.Float}) and not kinds & {cst.Call, cst.Attribute}
+
+
+def _nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found = [node]
+    for child in node.children:
+        found += _nodes(child)
+    return found
 
 
 def _bound_method(value: cst.BaseExpression) -> bool:

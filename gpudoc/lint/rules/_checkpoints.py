@@ -493,10 +493,24 @@ class CheckpointScan(cst.CSTVisitor):
         if evidence is not None or not self.flag_classes:
             return evidence
         if self._flag_class_ids is None:
-            self._flag_class_ids = {i for c in self.flag_classes.values() for i in code_ids(c)}
+            scopes = [*self.flag_classes.values(), *self._flag_subclasses()]
+            self._flag_class_ids = {i for c in scopes for i in code_ids(c)}
         if id(node) in self._flag_class_ids:
             return "it moves to the device only under a flag of its own"
         return None
+
+    def _flag_subclasses(self) -> list[cst.ClassDef]:
+        """The file's classes derived from a class that moves only under a flag of its own
+        (``class Scorer(ScorerBase)``, whose ``predict`` tests ``self.opt.cuda``): the same
+        flag runs them on the CPU."""
+        names = {c.name.value for c in self.flag_classes.values() if isinstance(c, cst.ClassDef)}
+        found: list[cst.ClassDef] = []
+        for statement in self.module.body:
+            if isinstance(statement, cst.ClassDef) and statement.name.value not in names:
+                bases = {(dotted(base.value) or "").rsplit(".", 1)[-1] for base in statement.bases}
+                if bases & names:
+                    found.append(statement)
+        return found
 
     @property
     def cpu_path_is_weak(self) -> bool:

@@ -10,7 +10,7 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, Semantic
 from gpudoc.lint.analysis.instance_weights import holds_only_settings
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import dotted, iter_statements
 from gpudoc.lint.analysis.parameterless import weightless_layer
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import Kind, Place, Value
@@ -74,11 +74,28 @@ def attribute_shape(statement: cst.CSTNode, value: Value, semantic: Semantic) ->
         return "module-list"
     if isinstance(expr, cst.Dict | cst.DictComp) and _holds_modules(expr, semantic):
         return "module-dict"
+    if isinstance(expr, cst.Call) and _returns_parameters(semantic.local_function(expr.func)):
+        return None  # `self.W_pos = positional_encoding(n, d)`, which builds an nn.Parameter
     if value.kind is Kind.TENSOR and _is_new_tensor(expr, semantic):
         return "tensor"
     if value.kind is Kind.TENSOR and value.place is Place.HOST and _is_own_call(expr, semantic):
         return "tensor"  # `self.create_positional_encoding()`, walked: a host tensor
     return None
+
+
+def _returns_parameters(function: cst.FunctionDef | None) -> bool:
+    """Every ``return`` of ``function`` hands back an ``nn.Parameter(...)``."""
+    if function is None:
+        return False
+    values = [
+        statement.value
+        for statement in iter_statements(function.body.body)
+        if isinstance(statement, cst.Return)
+    ]
+    return bool(values) and all(
+        isinstance(value, cst.Call) and (dotted(value.func) or "").rpartition(".")[2] == "Parameter"
+        for value in values
+    )
 
 
 def _is_own_call(expr: cst.BaseExpression, semantic: Semantic) -> bool:

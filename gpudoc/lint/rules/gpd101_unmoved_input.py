@@ -396,7 +396,7 @@ HOST_PLACES = (Place.HOST, Place.MIXED)
 
 def _moved_by_forward(module: Value, semantic: Semantic) -> frozenset[int | str]:
     """The inputs (by position and by name) that the module's class moves to a device as the
-    first thing its ``forward`` does (``x = x.to(device)``)."""
+    first thing its ``forward`` does (``x = x.to(device)``), or takes as sequence lengths."""
     name = built_class(module.origin)
     cls = semantic.module_class_named(cst.Name(name)) if name else None
     body = cls.node.body.body if cls is not None else ()
@@ -406,7 +406,10 @@ def _moved_by_forward(module: Value, semantic: Semantic) -> frozenset[int | str]
     if forward is None or not isinstance(forward.body, cst.IndentedBlock):
         return frozenset()
     params = [p.name.value for p in forward.params.params][1:]
-    moved: set[int | str] = set()
+    # `def forward(self, seq, seq_lengths)`: lengths stay on the host (pack_padded_sequence)
+    moved: set[int | str] = {
+        key for index, name in enumerate(params) if LENGTHS.search(name) for key in (index, name)
+    }
     for statement in forward.body.body:
         for target, value in assignments(statement):
             receiver = _moved_receiver(value)
