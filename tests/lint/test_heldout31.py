@@ -103,3 +103,24 @@ class Scorer({base}):
 def test_a_subclass_shares_its_base_class_device_flag() -> None:
     assert lines(FLAGGED_BASE.format(base="ScorerBase"), "GPD201") == [16]
     assert lines(FLAGGED_BASE.format(base="torch.nn.Module"), "GPD201") == []
+
+
+# yunjey's pytorch-tutorial-style loop: a literal reload of one of the files saved above
+ONE_OF_THE_SAVES = """\
+import os
+import torch
+import torch.nn as nn
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = nn.Linear(4, 2).to(device)
+for epoch in range(2):
+    for i in range(3000):
+        torch.save(net.state_dict(), os.path.join("models/", "net-{{}}-{{}}.ckpt".format(epoch, i)))
+net = nn.Linear(4, 2).to(device)
+net.load_state_dict(torch.load("{path}"))
+"""
+
+
+def test_a_literal_reload_of_one_of_the_templated_saves_is_the_run_own() -> None:
+    assert lines(ONE_OF_THE_SAVES.format(path="models/net-2-3000.ckpt"), "GPD201") == []
+    # another folder's file may come from another run, on a GPU
+    assert lines(ONE_OF_THE_SAVES.format(path="pretrained/net-2-3000.ckpt"), "GPD201") == [10]

@@ -98,6 +98,8 @@ class CheckpointScan(cst.CSTVisitor):
         """path key -> whether every save to it writes CPU state."""
         self.loads: list[LoadSite] = []
         self.first_save: dict[str, int] = {}
+        self.joined_saves: dict[str, int] = {}
+        """``os.path.join("models", "net-{}.ckpt".format(e))`` saves, as their templates."""
         self.handler_dirs: dict[str, int] = {}
         """Directories a training library's checkpoint handler writes into
         (``ModelCheckpoint("./saved_models", ...)``) -> when it was made."""
@@ -650,6 +652,9 @@ class CheckpointScan(cst.CSTVisitor):
         cpu = obj is not None and self._on_cpu(obj)
         self.saved[key] = self.saved.get(key, True) and cpu
         self.first_save[key] = min(self.first_save.get(key, order), order)
+        joined = _joined_template(path) if path is not None else None
+        if joined is not None:
+            self.joined_saves[joined] = min(self.joined_saves.get(joined, order), order)
 
     def _on_cpu(self, obj: cst.BaseExpression) -> bool:
         if ".cpu()" in self.module.code_for_node(obj) or _host_made(obj):
@@ -702,6 +707,15 @@ class CheckpointScan(cst.CSTVisitor):
             )
         if key.startswith("str:") and self._helper_saved(key[4:], site.order):
             return True
+        templates = [
+            (saved[9:], order) for saved, order in self.first_save.items()
+            if saved.startswith("template:")
+        ] + list(self.joined_saves.items())  # fmt: skip
+        if key.startswith("str:") and any(
+            order < site.order and _named_instance(key[4:], template)
+            for template, order in templates
+        ):
+            return True  # `"models/net-2-3000.ckpt"`, one of the `"net-{}-{}.ckpt"` saved above
         if self._handler_saved(key, site.order):
             return True
         if site.function is not None and key.endswith(f"@{id(site.function)}"):
@@ -1044,6 +1058,25 @@ CHECKPOINT_FILE = re.compile(r"\.(pth?|ckpt|pkl|bin|tar)$")
 
 GPU_LIST = re.compile(r"^--?(n_?|num_?)?gpus?(_ids?|_num)?$|^--?ngpus?$", re.I)
 """``--gpus 0,1``, ``--ngpu 2``, ``--gpu_ids``: which or how many GPUs, not whether."""
+
+
+def _joined_template(expr: cst.BaseExpression) -> str | None:
+    """``os.path.join("models/", "net-{}.ckpt".format(epoch))`` as ``models/net-{}.ckpt``."""
+    if not (isinstance(expr, cst.Call) and dotted(expr.func) in ("os.path.join", "osp.join")):
+        return None
+    joined = [string_value(arg.value) or _path_template(arg.value) for arg in expr.args]
+    if not joined or joined[-1] is None or "{}" not in joined[-1]:
+        return None
+    return "/".join((part or "{}").rstrip("/") for part in joined)
+
+
+def _named_instance(literal: str, saved: str) -> bool:
+    """``models/net-2-3000.ckpt`` is a name ``models/net-{}-{}.ckpt`` makes in the same
+    directory (a hole in the directory, ``{}mnist/data.pt``, may be another run's folder)."""
+    folder, _, name = saved.rpartition("/")
+    theirs, _, mine = literal.rpartition("/")
+    same_folder = folder.strip("./") == theirs.strip("./") and "{}" not in folder
+    return same_folder and "{}" in name and _instance_of(mine, name)
 
 
 def _instance_of(template: str, saved: str) -> bool:
