@@ -124,3 +124,28 @@ def test_a_literal_reload_of_one_of_the_templated_saves_is_the_run_own() -> None
     assert lines(ONE_OF_THE_SAVES.format(path="models/net-2-3000.ckpt"), "GPD201") == []
     # another folder's file may come from another run, on a GPU
     assert lines(ONE_OF_THE_SAVES.format(path="pretrained/net-2-3000.ckpt"), "GPD201") == [10]
+
+
+# PatchTST's lazy mask: built on the input's device through a local name, then kept
+LAZY_MASK = """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mask = None
+        self.enc = nn.Linear(8, 8)
+    def forward(self, x):
+        if self.mask is None or self.mask.size(0) != len(x):
+            mask = torch.triu(torch.ones(len(x), len(x))){move}
+            self.mask = mask
+        return self.enc(x) + self.mask.sum()
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = Net().to(device)
+print(net(torch.randn(5, 8, device=device)))
+"""
+
+
+def test_a_cache_built_through_a_local_name_on_the_input_device_is_rebuilt() -> None:
+    assert lines(LAZY_MASK.format(move=".to(x.device)"), "GPD105") == []
+    assert lines(LAZY_MASK.format(move=""), "GPD105") != []

@@ -188,7 +188,7 @@ model = Causal().cuda()
             self.registered.setdefault(id(cls), set()).add(attr)
         elif cached and "." not in attr:
             self.cached.setdefault(id(cls), {}).setdefault(attr, set()).add(event.statement)
-        if _moved_value(event.statement):
+        if _moved_value(event.statement) or _moved_local(event.statement, semantic.function_node):
             # a lazy cache (`self.grid = make_grid(...).to(x.device)` in forward): the class
             # rebuilds it on its input's device before using it
             self.rebuilt.setdefault(id(cls), set()).add(name[5:].split(".")[0])
@@ -271,6 +271,22 @@ model = Causal().cuda()
                 f'devices; declare it `self.register_buffer("{attr}", None, persistent=False)`'
             )
             yield Report(statement, message)
+
+
+def _moved_local(statement: cst.CSTNode, function: cst.FunctionDef | None) -> bool:
+    """``self.mask = mask`` where the function bound ``mask = ....to(x.device)``."""
+    if function is None or not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    small = statement.body[0]
+    value = small.value if isinstance(small, cst.Assign) else None
+    if not isinstance(value, cst.Name):
+        return False
+    bound = [
+        s.value
+        for s in iter_statements(function.body.body)
+        if isinstance(s, cst.Assign) and any(dotted(t.target) == value.value for t in s.targets)
+    ]
+    return bool(bound) and all(_chain_moves(b, MOVE_METHODS - {"cpu"}) for b in bound)
 
 
 def _type_to_cuda(call: cst.Call) -> bool:
