@@ -312,6 +312,12 @@ class CheckpointScan(cst.CSTVisitor):
         if shown:
             self._shown.update(code_ids(value))
 
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        # `6 * torch.cuda.device_count()`: a size, not a test for a GPU
+        for operand in (node.left, node.right):
+            if isinstance(operand, cst.Call) and _counts_gpus(operand):
+                self._reported.add(id(operand))
+
     def visit_Comparison(self, node: cst.Comparison) -> None:
         # `torch.cuda.device_count() > 1`: several GPUs or one, not a GPU or the CPU
         if len(node.comparisons) != 1 or not isinstance(node.left, cst.Call):
@@ -353,6 +359,8 @@ class CheckpointScan(cst.CSTVisitor):
             self._foreign_cpu.update(id(arg.value) for arg in node.args if arg.keyword is not None)
         distributed = library.startswith("torch.distributed.")  # a process group, not CUDA
         if last in REPORTERS:  # `print("CUDA:", torch.cuda.is_available())` chooses nothing
+            self._reported.update(id(arg.value) for arg in node.args)
+        if name in ("range", "list"):  # `range(torch.cuda.device_count())`: which GPUs
             self._reported.update(id(arg.value) for arg in node.args)
         if last in ("DataParallel", "DistributedDataParallel"):
             # `device_ids=range(torch.cuda.device_count())`: which GPUs, not whether any
@@ -1085,6 +1093,10 @@ def _instance_of(template: str, saved: str) -> bool:
         return True
     parts = [re.escape(part) for part in saved.split("{}")]
     return re.fullmatch("[^/]*".join(parts), template) is not None
+
+
+def _counts_gpus(call: cst.Call) -> bool:
+    return (dotted(call.func) or "").endswith("device_count")
 
 
 def _more_than_one(comparison: cst.Comparison) -> bool:
