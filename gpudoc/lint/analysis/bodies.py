@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import libcst as cst
 
+from gpudoc.lint import project
 from gpudoc.lint.analysis.classes import ClassFacts
 from gpudoc.lint.analysis.events import ClassEvent, FunctionEvent, WalkedCallEvent
 from gpudoc.lint.analysis.flow import join_envs, name_polarity
@@ -22,12 +23,14 @@ from gpudoc.lint.analysis.functions import (
     bind_arguments,
     returns_moved,
 )
+from gpudoc.lint.analysis.homes import project_names
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import (
     assigned_value,
     bound_names,
     declared_globals,
     dotted,
+    iter_statements,
     moves_each,
 )
 from gpudoc.lint.analysis.scope import Scope, parameter_values
@@ -297,6 +300,7 @@ class Bodies:
             model.emit("class", ClassEvent(node, module_class))
         scope = Scope(parent=model.module_scope, function="", module_class=module_class)
         scope.bases = _base_scopes(node, model.class_scopes)
+        scope.moved_by_bases = _moved_by_bases(node, model)
         model.class_scopes[node.name.value] = scope
         saved = model.scope
         model.scope = scope
@@ -384,6 +388,56 @@ def _literal_flags(call: cst.Call) -> tuple[str, ...]:
         for index, arg in enumerate(call.args)
         if isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False")
     )
+
+
+def _moved_by_bases(node: cst.ClassDef, model: SemanticModel) -> frozenset[str]:
+    """The ``self`` attributes the ``__init__`` of a base class (of this file or of a project
+    module) moves (``self.model = self.model.to(self.device)``): the subclass's hook that
+    builds them runs before (qfettes' DQN agents' ``declare_networks``)."""
+    moved: set[str] = set()
+    for base in node.bases:
+        name = dotted(base.value) or ""
+        found = _class_named(model, name)
+        init = _method_named(found, "__init__") if found is not None else None
+        if init is not None:
+            moved |= _self_moves(init)
+    return frozenset(moved)
+
+
+def _class_named(model: SemanticModel, name: str) -> cst.ClassDef | None:
+    """The class ``name`` of this file, or of the project module this file imports it from."""
+    body = model.module.body if model.module is not None else ()
+    for statement in body:
+        if isinstance(statement, cst.ClassDef) and statement.name.value == name:
+            return statement
+    for statement in body:
+        small = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
+        for node in small:
+            if not isinstance(node, cst.ImportFrom) or model.path is None:
+                continue
+            where = project_names(node, model.path).get(name)
+            parsed = project.load(where[0]) if where is not None else None
+            if parsed is not None and where is not None:
+                return parsed.classes.get(where[1])
+    return None
+
+
+def _method_named(node: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+
+
+def _self_moves(function: cst.FunctionDef) -> set[str]:
+    """``self.x = self.x.to(d)`` and ``self.x.to(d)`` / ``.cuda()``: the attributes moved."""
+    found: set[str] = set()
+    for statement in iter_statements(function.body.body):
+        value = statement.value if isinstance(statement, cst.Assign | cst.Expr) else None
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
+            continue
+        receiver = dotted(value.func.value) or ""
+        if value.func.attr.value in ("to", "cuda") and receiver.startswith("self."):
+            found.add(receiver)
+    return found
 
 
 def _base_scopes(node: cst.ClassDef, known: dict[str, Scope]) -> tuple[Scope, ...]:

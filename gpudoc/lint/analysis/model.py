@@ -297,6 +297,9 @@ class SemanticModel:
 
     def assign_name(self, name: str, value: Value) -> None:
         scope = self.scope
+        owner = self.class_scope()
+        if owner is not None and name in owner.moved_by_bases and value.kind is Kind.MODULE:
+            value = value.with_place(Place.UNKNOWN)  # its base's `__init__` moves it after
         if name.startswith("self.") and scope.parent is not None and scope.parent.function == "":
             scope = scope.parent
         elif name in scope.global_names:

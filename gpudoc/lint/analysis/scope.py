@@ -33,6 +33,9 @@ class Scope:
     """Tells scopes apart (for rules that keep state per scope)."""
     bases: tuple[Scope, ...] = ()
     """For a class's scope: the scopes of its bases defined in this file, first base first."""
+    moved_by_bases: frozenset[str] = frozenset()
+    """For a class's scope: the ``self`` attributes its bases' ``__init__`` moves after
+    calling a hook the class defines (``self.declare_networks(); self.model.to(device)``)."""
     moved_globals: dict[str, Value] = field(default_factory=dict)
     """For a function's scope: the module's modules it moved in place (``model.to(device)``
     in ``train()``), as the functions it calls next see them."""
