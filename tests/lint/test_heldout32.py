@@ -60,3 +60,22 @@ def test_networks_a_hook_builds_and_the_base_init_moves(tmp_path: Path) -> None:
     base.write_text(BASE_AGENT.format(move="pass"))
     found = lint_paths([str(agent)], jobs=1, use_cache=False).findings
     assert [(f.line, f.code) for f in found] == [(5, "GPD102")]
+
+
+# nlp-with-transformers' NER notebook: a parameter named like a device global holds NumPy
+SHADOWED = """\
+import numpy as np
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(8, 3).to(device)
+predictions = torch.argmax(model(torch.randn(2, 8).to(device)), dim=-1)
+def align({params}):
+    return np.argmax(predictions, axis=1)
+def compute_metrics(eval_pred):
+    return align(eval_pred.predictions, eval_pred.label_ids)
+"""
+
+
+def test_a_parameter_hides_the_global_of_its_name() -> None:
+    assert lines(SHADOWED.format(params="predictions, label_ids"), "GPD202") == []
+    assert lines(SHADOWED.format(params="preds, label_ids"), "GPD202") == [7]

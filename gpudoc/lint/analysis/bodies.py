@@ -209,6 +209,15 @@ class Bodies:
                 # `teacher_train(BERT_Model(cfg).to(cfg.device), ...)` of a class not read:
                 # what the caller moved is the `model` the body calls
                 scope.env[name] = typed[name].with_place(Place.DEVICE)
+        params = node.params
+        named = [*params.posonly_params, *params.params, *params.kwonly_params]
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                named.append(star)
+        for name in (param.name.value for param in named):
+            # a parameter hides the module's name, known or not (`def align(predictions, ...)`
+            # beside a global `predictions` on the device)
+            scope.env.setdefault(name, UNKNOWN)
         on_cpu = any(v.kind is Kind.DEVICE and v.cpu_device for v in (arguments or {}).values())
         # `generate(decoder, cuda=False)`: the GPU switch is off for this call
         on_cpu = on_cpu or any(
