@@ -338,6 +338,9 @@ class CheckpointScan(cst.CSTVisitor):
         value = node.value
         if name == "map_location":
             self._transfers.update(code_ids(value))  # its strings among them
+        if name in ("pin_memory", "non_blocking"):
+            # `pin_memory=torch.cuda.is_available()`: a loader setting, no choice of device
+            self._reported.update(code_ids(value))
         if name == "offload_to_cpu" and dotted(value) == "True":
             self.offloads = True
         if name == "cpu_offload" and dotted(value) not in ("None", "False"):
@@ -413,6 +416,13 @@ class CheckpointScan(cst.CSTVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._transfers.update(_cpu_transfer(node.value))  # `dist.to("cpu").numpy()`
+
+    def visit_DictComp(self, node: cst.DictComp) -> None:
+        # `{k: v.to("cpu") for k, v in net.state_dict().items()}`: each tensor brought back
+        self._transfers.update(_cpu_transfer(node.value))
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self._transfers.update(_cpu_transfer(node.elt))
 
     def _note_transfers(self, node: cst.Call) -> None:
         """``features.append(feat.to("cpu"))``, ``torch.svd(W).V.to("cpu")``: a result brought
@@ -967,13 +977,12 @@ def _cpu_transfer(node: cst.BaseExpression) -> set[int]:
     if node.func.attr.value != "to" or not node.args:
         return set()
     first = node.args[0]
-    text = string_value(first.value)
+    value = first.value
+    if type(value) is cst.Call and dotted(value.func) == "torch.device" and value.args:
+        value = value.args[0].value  # `v.to(torch.device("cpu"))`
+    text = string_value(value)
     is_device = first.keyword is None or first.keyword.value == "device"
-    return (
-        {id(first.value)}
-        if is_device and text is not None and api.CPU_LITERAL.match(text)
-        else set()
-    )
+    return {id(value)} if is_device and text is not None and api.CPU_LITERAL.match(text) else set()
 
 
 def _host_made(expr: cst.BaseExpression) -> bool:

@@ -342,6 +342,8 @@ torch.save(model.state_dict(), "snapshot.pt")
             return
         found = scan(context.module, path=context.path)
         ranks = self.per_rank and any(self.in_a_rank(site.call) for site in found.loads)
+        if found.cpu_path_is_weak and not found.flag_classes:
+            return  # a library's own `device="cpu"` option (MONAI's `Invertd`): not the script's
         inherited = base_cpu_path(context.module, context.path) if found.cpu_path is None else None
         imported = not (found.cpu_path or inherited or found.flag_classes or ranks)
         # a model file choosing no device, loaded by a script beside it that runs on the CPU too

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CallEvent, CompareEvent, CudaEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.flow import terminates
@@ -234,8 +235,11 @@ def nopeak_mask(size):
         imported = evidence is None and bool(context.path) and bool(cpu_importers(context.path))
         if evidence is None and not found.flag_classes and not imported:
             return  # a script for GPUs only: it offers no CPU path to break
-        if found.cpu_path_is_weak and any(_born_on_cuda(m.node) for m in unguarded):
-            return  # `Net(...).cuda()`: built on the GPU; the "cpu" was a library's option
+        chosen = any(_born_on_cuda(m.node) or api.CUDA_LITERAL.match(m.text) for m in unguarded)
+        if found.cpu_path_is_weak and chosen:
+            # `Net(...).cuda()` or `torch.device("cuda:0")`: the script chose the GPU; the "cpu"
+            # was a library's option (`summary(..., device="cpu")`, MONAI's `Invertd`)
+            return
         mentions = [
             (mention, evidence or found.cpu_path_at(mention.node))
             for mention in unguarded
