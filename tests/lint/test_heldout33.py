@@ -52,3 +52,24 @@ def test_pinned_memory_when_a_gpu_exists_is_no_cpu_path() -> None:
     assert lines(PINNED.format(pin="pin_memory=torch.cuda.is_available()"), "GPD205") == []
     chosen = 'pin_memory=True)\ndevice = "cuda" if torch.cuda.is_available() else "cpu"\nx = ('
     assert lines(PINNED.format(pin=chosen), "GPD205") == [6]
+
+
+# recall set 33, report 03 (pytorch/audio#457): an indexed factory kept as a plain attribute
+INDEXED = """\
+import math
+import torch
+from torch import nn
+import torchaudio.functional as F
+class TimeStretch(nn.Module):
+    def __init__(self, n_freq=201):
+        super().__init__()
+        self.phase_advance = torch.linspace(0, math.pi, n_freq){index}
+    def forward(self, specgrams, rate):
+        return F.phase_vocoder(specgrams, rate, self.phase_advance)
+m = TimeStretch().cuda()
+"""
+
+
+def test_an_indexed_factory_kept_as_a_plain_attribute() -> None:
+    assert lines(INDEXED.format(index="[..., None]"), "GPD105") == [8]
+    assert lines(INDEXED.format(index=""), "GPD105") == [8]

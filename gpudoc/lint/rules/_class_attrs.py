@@ -153,6 +153,8 @@ def is_module_constructor(expr: cst.BaseExpression, semantic: Semantic) -> bool:
 def _is_new_tensor(expr: cst.BaseExpression, semantic: Semantic) -> bool:
     if isinstance(expr, cst.BinaryOperation):
         return _is_new_tensor(expr.left, semantic) or _is_new_tensor(expr.right, semantic)
+    if isinstance(expr, cst.Subscript):
+        return _is_new_tensor(expr.value, semantic)  # `torch.linspace(0, p, n)[..., None]`
     if not isinstance(expr, cst.Call):
         return False
     qualified = semantic.qualify(expr.func) or ""
