@@ -414,21 +414,49 @@ def _moved_by_bases(node: cst.ClassDef, model: SemanticModel) -> frozenset[str]:
 
 
 def _class_named(model: SemanticModel, name: str) -> cst.ClassDef | None:
-    """The class ``name`` of this file, or of the project module this file imports it from."""
-    body = model.module.body if model.module is not None else ()
-    for statement in body:
-        if isinstance(statement, cst.ClassDef) and statement.name.value == name:
-            return statement
-    for statement in body:
+    """The class ``name`` of this file, or of the project module this file imports it from
+    (``nn.Module`` and other dotted names are a library's)."""
+    if model.module is None or not name or "." in name:
+        return None
+    local, imported = _class_index(model.module)
+    if name in local:
+        return local[name]
+    node = imported.get(name)
+    if node is None or model.path is None:
+        return None
+    where = project_names(node, model.path).get(name)
+    parsed = project.load(where[0]) if where is not None else None
+    return parsed.classes.get(where[1]) if parsed is not None and where is not None else None
+
+
+_class_indexes: dict[int, tuple[cst.Module, dict[str, cst.ClassDef], dict[str, cst.ImportFrom]]]
+_class_indexes = {}
+
+
+def _class_index(
+    module: cst.Module,
+) -> tuple[dict[str, cst.ClassDef], dict[str, cst.ImportFrom]]:
+    """The module's classes by name, and the ``from ... import`` that binds each other name:
+    read once per module (a file of many classes asks for each of its bases)."""
+    cached = _class_indexes.get(id(module))
+    if cached is not None and cached[0] is module:
+        return cached[1], cached[2]
+    local: dict[str, cst.ClassDef] = {}
+    imported: dict[str, cst.ImportFrom] = {}
+    for statement in module.body:
+        if isinstance(statement, cst.ClassDef):
+            local.setdefault(statement.name.value, statement)
         small = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
         for node in small:
-            if not isinstance(node, cst.ImportFrom) or model.path is None:
-                continue
-            where = project_names(node, model.path).get(name)
-            parsed = project.load(where[0]) if where is not None else None
-            if parsed is not None and where is not None:
-                return parsed.classes.get(where[1])
-    return None
+            if isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+                for alias in node.names:
+                    bound = alias.asname.name if alias.asname is not None else alias.name
+                    if isinstance(bound, cst.Name):
+                        imported.setdefault(bound.value, node)
+    if len(_class_indexes) > 64:
+        _class_indexes.clear()
+    _class_indexes[id(module)] = (module, local, imported)
+    return local, imported
 
 
 def _method_named(node: cst.ClassDef, name: str) -> cst.FunctionDef | None:

@@ -16,9 +16,12 @@ from gpudoc.lint.analysis.parameterless import weight_sources
 from gpudoc.lint.analysis.self_placing import places_itself, placing_parameters
 from gpudoc.lint.analysis.semantic import ModuleClass
 
-TRANSFORMERS_MODEL = re.compile(r"\.\w*(PreTrainedModel|Model|For[A-Z]\w*)$")
-"""transformers' model classes (``RobertaPreTrainedModel``, ``BertModel``,
-``BertForSequenceClassification``), each an nn.Module."""
+TRANSFORMERS_MODEL = re.compile(
+    r"\.(?!TF|Flax|DataCollator)\w*(PreTrainedModel|Model|For[A-Z]\w*)$"
+)
+"""transformers' PyTorch model classes (``RobertaPreTrainedModel``, ``BertModel``,
+``BertForSequenceClassification``), each an nn.Module; not its TensorFlow and Flax ones, nor
+its data collators (``DataCollatorForSeq2Seq``)."""
 
 
 class ClassFacts:

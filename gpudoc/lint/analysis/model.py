@@ -293,7 +293,8 @@ class SemanticModel:
             scope = scope.parent
         if not moved:
             return self.module_scope
-        return Scope(parent=self.module_scope, env=moved)
+        # the view keeps them as moved globals too: a call from the callee sees them again
+        return Scope(parent=self.module_scope, env=dict(moved), moved_globals=moved)
 
     def assign_name(self, name: str, value: Value) -> None:
         scope = self.scope

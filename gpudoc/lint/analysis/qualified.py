@@ -419,6 +419,14 @@ class _DeviceMove(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
-            first = string_value(node.args[0].value) if node.args else None
-            self.found |= first is None or not first.startswith("cpu")
+        if not isinstance(func, cst.Attribute) or func.attr.value not in ("to", "cuda"):
+            return
+        if func.attr.value == "cuda":
+            self.found = True
+            return
+        first = node.args[0] if node.args else None
+        if first is None or (first.keyword is not None and first.keyword.value != "device"):
+            return  # `x.to(dtype=torch.float32)`
+        text = string_value(first.value)
+        dtype = (dotted(first.value) or "").startswith("torch.")  # `x.to(torch.float32)`
+        self.found |= not dtype and (text is None or not text.startswith("cpu"))

@@ -66,8 +66,8 @@ def on_gpu_by_default(node: cst.ClassDef, call: cst.Call) -> bool:
     and the call leaves ``device`` out or gives it a CUDA literal: the instance is on the GPU."""
     init = _methods(node).get("__init__")
     moving = _read_init(node)[2]
-    if init is None or not moving:
-        return False
+    if init is None or not moving or any(arg.star for arg in call.args):
+        return False  # `Net(**options)` may give any device
     for param in (*init.params.params, *init.params.kwonly_params):
         if param.name.value not in moving or param.default is None:
             continue

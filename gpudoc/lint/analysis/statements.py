@@ -157,15 +157,12 @@ class StatementWalker:
             return
         if before.kind is not Kind.MODULE or module.env.get(name) is None:
             return
-        scope = model.scope
-        function = scope.function_node
-        params = {p.name.value for p in function.params.params} if function else set()
-        if name in scope.local_names or name in params:
-            return  # the function's own name for it
+        if name in model.scope.local_names:
+            return  # the function's own name for it (its parameters among them)
         enclosing = model.scope.parent
         while enclosing is not None and enclosing is not module:
-            if name in enclosing.env:
-                return  # a name of an enclosing function, not the module's
+            if enclosing.function is not None and name in enclosing.env:
+                return  # a name of an enclosing function, not the module's (views aside)
             enclosing = enclosing.parent
         model.scope.moved_globals[name] = after
 

@@ -7,6 +7,7 @@ its device at a given load: the value a ``map_location`` fix may pass.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -512,6 +513,12 @@ class CheckpointScan(cst.CSTVisitor):
         evidence = self.cpu_path
         if evidence is not None or not self.flag_classes:
             return evidence
+        return self.flag_path_at(node)
+
+    def flag_path_at(self, node: cst.CSTNode) -> str | None:
+        """For code inside a class that moves things only under a flag of its own: that flag."""
+        if not self.flag_classes:
+            return None
         if self._flag_class_ids is None:
             scopes = [*self.flag_classes.values(), *self._flag_subclasses()]
             self._flag_class_ids = {i for c in scopes for i in code_ids(c)}
@@ -1092,7 +1099,8 @@ def _named_instance(literal: str, saved: str) -> bool:
     directory (a hole in the directory, ``{}mnist/data.pt``, may be another run's folder)."""
     folder, _, name = saved.rpartition("/")
     theirs, _, mine = literal.rpartition("/")
-    same_folder = folder.strip("./") == theirs.strip("./") and "{}" not in folder
+    same_folder = os.path.normpath(folder or ".") == os.path.normpath(theirs or ".")
+    same_folder = same_folder and "{}" not in folder
     return same_folder and "{}" in name and _instance_of(mine, name)
 
 

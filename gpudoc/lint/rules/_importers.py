@@ -110,15 +110,9 @@ def _cpu_importers(path: str, depth: int) -> list[Importer]:
         parsed = project.load(script)
         if parsed is None:
             continue
-        theirs = scan(parsed.module, remember=False, path=str(script))
-        evidence = theirs.all_evidence()
-        chooses = 1 in evidence and theirs.cpu_path is not None and not theirs.cpu_path_is_weak
-        if chooses and _is_entry(parsed.module):
-            # a script that picks a `"cpu"` device: not an availability test alone, which may
-            # only guard a move, nor an option, which may choose no device (SCINet's
-            # `--use_gpu`), nor a library module, whose callers choose
-            used = _all_names(parsed.module)
-            found.append(Importer(script, evidence[1], _reach(here, names, used)))
+        choice, used = _script_choice(parsed.module, str(script))
+        if choice is not None:
+            found.append(Importer(script, choice, _reach(here, names, used)))
         elif depth > 1:
             # a project module between: what the scripts importing it reach of it, and so of us
             for upper in _cpu_importers(str(script), depth - 1):
@@ -126,6 +120,29 @@ def _cpu_importers(path: str, depth: int) -> list[Importer]:
                 if seeds:
                     found.append(Importer(upper.script, upper.evidence, _reach(here, seeds, used)))
     return found
+
+
+_choices: dict[int, tuple[cst.Module, str | None, frozenset[str]]] = {}
+
+
+def _script_choice(module: cst.Module, path: str) -> tuple[str | None, frozenset[str]]:
+    """A script's own ``"cpu"`` device (the evidence's text), and every name it uses; read once
+    per parse of the script (project.load keeps one while the file does not change), not once
+    per file of the project it imports. Not an availability test alone, which may only guard a
+    move, nor an option, which may choose no device (SCINet's ``--use_gpu``), nor a library
+    module's choice, which its callers make."""
+    cached = _choices.get(id(module))
+    if cached is not None and cached[0] is module:
+        return cached[1], cached[2]
+    theirs = scan(module, remember=False, path=path)
+    evidence = theirs.all_evidence()
+    chooses = 1 in evidence and theirs.cpu_path is not None and not theirs.cpu_path_is_weak
+    choice = evidence[1] if chooses and _is_entry(module) else None
+    used = _all_names(module) if choice is not None else frozenset()
+    if len(_choices) > 256:
+        _choices.clear()
+    _choices[id(module)] = (module, choice, used)
+    return choice, used
 
 
 def _imported_names(script: Path, target: Path) -> frozenset[str]:

@@ -395,8 +395,8 @@ HOST_PLACES = (Place.HOST, Place.MIXED)
 
 
 def _moved_by_forward(module: Value, semantic: Semantic) -> frozenset[int | str]:
-    """The inputs (by position and by name) that the module's class moves to a device as the
-    first thing its ``forward`` does (``x = x.to(device)``), or takes as sequence lengths."""
+    """The inputs (by position and by name) that the module's class rebinds moved to a device
+    in the top level of its ``forward`` (``x = x.to(device)``), or takes as sequence lengths."""
     name = built_class(module.origin)
     cls = semantic.module_class_named(cst.Name(name)) if name else None
     body = cls.node.body.body if cls is not None else ()

@@ -212,7 +212,7 @@ model = Causal().cuda()
             moved = moved.args[0].value  # `nn.Parameter(self.pe, requires_grad=False).to(dev)`
         name = dotted(moved) or ""
         function = semantic.function_node
-        if isinstance(moved, cst.Name) and function is not None:
+        if cls is not None and isinstance(moved, cst.Name) and function is not None:
             # `span = self.span if span is None else span` then `span.to(x.device)`
             name = _aliased_attribute(function, moved.value) or name
         if cls is not None and name.startswith("self."):
@@ -294,8 +294,13 @@ def _type_to_cuda(call: cst.Call) -> bool:
     be CUDA's, at every call (not ``w.type(torch.float16)``, a cast)."""
     if not isinstance(call.func, cst.Attribute) or call.func.attr.value != "type":
         return False
-    text = call.args[0].value if len(call.args) == 1 else None
-    return text is not None and "Tensor" in cst.Module([]).code_for_node(text)
+    arg = call.args[0].value if len(call.args) == 1 else None
+    if isinstance(arg, cst.Call) and isinstance(arg.func, cst.Attribute):
+        arg = arg.func.value if arg.func.attr.value == "format" else arg  # `"...".format(s)`
+    if not isinstance(arg, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString):
+        return False  # `w.type(torch.FloatTensor)`: a cast to the host
+    text = cst.Module([]).code_for_node(arg)
+    return "torch" in text and "Tensor" in text and ("{" in text or "cuda" in text)
 
 
 def _made_on_a_device(value: cst.BaseExpression) -> bool:

@@ -342,18 +342,14 @@ torch.save(model.state_dict(), "snapshot.pt")
             return
         found = scan(context.module, path=context.path)
         ranks = self.per_rank and any(self.in_a_rank(site.call) for site in found.loads)
-        if found.cpu_path_is_weak and not found.flag_classes:
-            return  # a library's own `device="cpu"` option (MONAI's `Invertd`): not the script's
-        inherited = base_cpu_path(context.module, context.path) if found.cpu_path is None else None
-        imported = not (found.cpu_path or inherited or found.flag_classes or ranks)
+        # a library's own `device="cpu"` option (MONAI's `Invertd`) is no CPU path of the script
+        own = None if found.cpu_path_is_weak else found.cpu_path
+        inherited = base_cpu_path(context.module, context.path) if own is None else None
+        imported = not (own or inherited or found.flag_classes or ranks)
         # a model file choosing no device, loaded by a script beside it that runs on the CPU too
         imported = imported and bool(context.path) and bool(cpu_importers(context.path))
         if (
-            found.cpu_path is None
-            and not found.flag_classes
-            and not ranks
-            and not inherited
-            and not imported
+            own is None and not found.flag_classes and not ranks and not inherited and not imported
         ) or found.saves_cpu_state():
             return  # a one-GPU script, or checkpoints this file wrote on the CPU
         for site in found.loads:
@@ -364,7 +360,8 @@ torch.save(model.state_dict(), "snapshot.pt")
             key = site.path_key or ""
             if key.startswith("str:") and saved_on_cpu(key[4:], context.path):
                 continue  # the project's own checkpoint, saved with CPU storages
-            evidence = found.cpu_path_at(site.call) or inherited
+            at = found.cpu_path_at(site.call) if own else found.flag_path_at(site.call)
+            evidence = at or inherited
             if evidence is None and imported:
                 evidence = importer_cpu_path(context.module, context.path, site.call)
             known = id(site.call) in self.unmapped
