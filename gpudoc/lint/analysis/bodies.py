@@ -31,6 +31,7 @@ from gpudoc.lint.analysis.names import (
     declared_globals,
     dotted,
     iter_statements,
+    method_named,
     moves_each,
 )
 from gpudoc.lint.analysis.scope import Scope, parameter_values
@@ -407,7 +408,7 @@ def _moved_by_bases(node: cst.ClassDef, model: SemanticModel) -> frozenset[str]:
     for base in node.bases:
         name = dotted(base.value) or ""
         found = _class_named(model, name)
-        init = _method_named(found, "__init__") if found is not None else None
+        init = method_named(found, "__init__")
         if init is not None:
             moved |= _self_moves(init)
     return frozenset(moved)
@@ -457,11 +458,6 @@ def _class_index(
         _class_indexes.clear()
     _class_indexes[id(module)] = (module, local, imported)
     return local, imported
-
-
-def _method_named(node: cst.ClassDef, name: str) -> cst.FunctionDef | None:
-    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-    return next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
 
 
 def _self_moves(function: cst.FunctionDef) -> set[str]:

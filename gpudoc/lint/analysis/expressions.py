@@ -18,7 +18,7 @@ from gpudoc.lint.analysis.events import (
 )
 from gpudoc.lint.analysis.flow import join_values
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.names import assignments, built_class, dotted
+from gpudoc.lint.analysis.names import assignments, built_class, dotted, method_named
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import (
     CHECKPOINT,
@@ -421,10 +421,7 @@ CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
 def builds_weighted_layer(node: cst.ClassDef, attr: str) -> bool:
     """``__init__`` assigns ``self.<attr>`` a layer with weights (``nn.Linear(...)``) or a
     container of one (``nn.Sequential(nn.Conv2d(...), nn.ReLU())``), read from the text."""
-    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-    init = next(
-        (s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None
-    )
+    init = method_named(node, "__init__")
     if init is None or not isinstance(init.body, cst.IndentedBlock):
         return False
     for statement in init.body.body:

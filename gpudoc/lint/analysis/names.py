@@ -478,3 +478,9 @@ def class_method(node: cst.ClassDef, name: str) -> cst.FunctionDef | None:
         if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
             return statement
     return None
+
+
+def method_named(node: cst.ClassDef | None, name: str) -> cst.FunctionDef | None:
+    """The method ``name`` a class defines in its own body (``__init__``, ``forward``)."""
+    body = node.body.body if node is not None and isinstance(node.body, cst.IndentedBlock) else ()
+    return next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)

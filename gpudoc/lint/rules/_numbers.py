@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from gpudoc.lint.analysis.names import dotted, is_number_expression
+from gpudoc.lint.analysis.names import dotted, is_number_expression, method_named
 from gpudoc.lint.visit import walk
 
 NUMBER_ANNOTATIONS = frozenset({"int", "float"})
@@ -43,10 +43,7 @@ def number_parameters(function: cst.FunctionDef) -> frozenset[str]:
 def number_attributes(node: cst.ClassDef) -> frozenset[str]:
     """``self.X`` (as ``X``) that ``__init__`` only ever assigns numbers: literals, or
     arithmetic of its number parameters (``self.scale = d_head ** -0.5``)."""
-    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-    init = next(
-        (s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None
-    )
+    init = method_named(node, "__init__")
     if init is None:
         return frozenset()
     parameters = number_parameters(init)

@@ -17,7 +17,7 @@ from gpudoc.lint.analysis.events import (
 )
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.functions import argument_for
-from gpudoc.lint.analysis.names import assignments, built_class, dotted
+from gpudoc.lint.analysis.names import assignments, built_class, dotted, method_named
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, Report, Rule
 from gpudoc.lint.rules._helpers import LENGTHS, move_after_binding, moved_by_statement
@@ -399,10 +399,7 @@ def _moved_by_forward(module: Value, semantic: Semantic) -> frozenset[int | str]
     in the top level of its ``forward`` (``x = x.to(device)``), or takes as sequence lengths."""
     name = built_class(module.origin)
     cls = semantic.module_class_named(cst.Name(name)) if name else None
-    body = cls.node.body.body if cls is not None else ()
-    forward = next(
-        (s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"), None
-    )
+    forward = method_named(cls.node if cls is not None else None, "forward")
     if forward is None or not isinstance(forward.body, cst.IndentedBlock):
         return frozenset()
     params = [p.name.value for p in forward.params.params][1:]
