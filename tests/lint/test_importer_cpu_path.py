@@ -252,3 +252,20 @@ def _clear_caches() -> None:
     from gpudoc.lint.rules import _importers
 
     _importers._project_directories.cache_clear()
+
+
+def test_a_library_module_with_a_logger_is_no_script(tmp_path: Path) -> None:
+    """``logger = logging.getLogger(__name__)`` runs at import: no script's work."""
+    library = (
+        "import logging\nimport torch\nfrom layer import Grid\n"
+        "logger = logging.getLogger(__name__)\n"
+        "def build(cpu=False):\n"
+        '    return Grid().to(torch.device("cpu") if cpu else "cuda")\n'
+    )
+    layer = "import torch\nclass Grid(torch.nn.Module):\n    def forward(self, x):\n"
+    layer += "        return x.cuda()\n"
+    assert found(write(tmp_path / "lib", layer=layer, trainer=library)) == set()
+    script = library.replace("logger = logging.getLogger(__name__)", "grid = build(cpu=True)")
+    assert found(write(tmp_path / "script", layer=layer, trainer=script)) == {
+        ("layer.py", 4, "GPD203")
+    }

@@ -21,6 +21,7 @@ import libcst as cst
 
 from gpudoc.lint import project
 from gpudoc.lint.analysis.homes import project_names
+from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rules._checkpoints import scan
 from gpudoc.lint.rules._gpu_savers import MAX_BYTES, _scripts_in
 from gpudoc.lint.visit import code_ids, walk
@@ -300,11 +301,27 @@ def _is_entry(module: cst.Module) -> bool:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 value = small.value if isinstance(small, cst.Expr | cst.Assign) else None
-                if isinstance(value, cst.Call):
+                if isinstance(value, cst.Call) and not _module_setup(value):
                     return True
         elif not isinstance(statement, cst.If | cst.Try):
             return True  # a loop or a `with` at the top: a script's own work
     return False
+
+
+SETUP_CALLS = re.compile(
+    r"^(getLogger|get_logger|basicConfig|setLevel|filterwarnings|simplefilter|namedtuple|"
+    r"TypeVar|NewType|compile|Path|dataclass|field|defaultdict|OrderedDict|CN|EasyDict|edict|"
+    r"register\w*|set_printoptions|manual_seed|seed)$"
+)
+"""What a library module runs when imported, besides constants: a logger, a type, a pattern,
+a registry, a seed. No script's work."""
+
+
+def _module_setup(call: cst.Call) -> bool:
+    """``logger = logging.getLogger(__name__)``, ``Point = namedtuple(...)``."""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else dotted(func) or ""
+    return SETUP_CALLS.match(name) is not None
 
 
 class _Names(cst.CSTVisitor):
