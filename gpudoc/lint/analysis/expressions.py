@@ -53,6 +53,25 @@ def string_value(node: cst.BaseExpression) -> str | None:
     return text if isinstance(text, str) else None
 
 
+def device_move_target(call: cst.BaseExpression) -> cst.BaseExpression | None:
+    """Where ``x.to(...)`` / ``x.cuda(...)`` sends ``x``: the device argument (``.cuda()``
+    itself when it names none); None for a dtype cast (``x.to(torch.float32)``,
+    ``x.to(dtype=...)``) or no move at all."""
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+        return None
+    method = call.func.attr.value
+    first = call.args[0] if call.args else None
+    if method == "cuda":
+        return first.value if first is not None and first.keyword is None else call
+    if method != "to" or first is None:
+        return None
+    if first.keyword is not None and first.keyword.value != "device":
+        return None  # `x.to(dtype=torch.float32)`, `x.to(non_blocking=True)`
+    if (dotted(first.value) or "").startswith("torch."):
+        return None  # `x.to(torch.float32)`: a dtype
+    return first.value
+
+
 class CallResolver(Protocol):
     """What evaluating a call needs (calls.CallEvaluator): declared here, so that the
     evaluator does not depend on call resolution, which depends on it."""

@@ -8,7 +8,12 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.builtin_calls import builtin_value
-from gpudoc.lint.analysis.expressions import PARAM_GROUPS, Evaluator, string_value
+from gpudoc.lint.analysis.expressions import (
+    PARAM_GROUPS,
+    Evaluator,
+    device_move_target,
+    string_value,
+)
 from gpudoc.lint.analysis.functions import moves_anything
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import (
@@ -418,15 +423,6 @@ class _DeviceMove(cst.CSTVisitor):
         self.found = False
 
     def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value not in ("to", "cuda"):
-            return
-        if func.attr.value == "cuda":
-            self.found = True
-            return
-        first = node.args[0] if node.args else None
-        if first is None or (first.keyword is not None and first.keyword.value != "device"):
-            return  # `x.to(dtype=torch.float32)`
-        text = string_value(first.value)
-        dtype = (dotted(first.value) or "").startswith("torch.")  # `x.to(torch.float32)`
-        self.found |= not dtype and (text is None or not text.startswith("cpu"))
+        target = device_move_target(node)
+        text = string_value(target) if target is not None else None
+        self.found |= target is not None and (text is None or not text.startswith("cpu"))

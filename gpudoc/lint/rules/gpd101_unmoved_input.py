@@ -15,7 +15,7 @@ from gpudoc.lint.analysis.events import (
     StatementEvent,
     WalkedCallEvent,
 )
-from gpudoc.lint.analysis.expressions import string_value
+from gpudoc.lint.analysis.expressions import device_move_target, string_value
 from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.names import assignments, built_class, dotted, method_named
 from gpudoc.lint.analysis.values import Kind, Place, Value
@@ -417,17 +417,12 @@ def _moved_by_forward(module: Value, semantic: Semantic) -> frozenset[int | str]
 
 def _moved_receiver(value: cst.BaseExpression) -> str | None:
     """``x`` of ``x.to(device)`` / ``x.cuda()`` (not ``x.to("cpu")``, nor ``x.to(dtype)``)."""
-    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
+    target = device_move_target(value)
+    text = string_value(target) if target is not None else None
+    if target is None or (text is not None and not text.startswith("cuda")):
         return None
-    method = value.func.attr.value
-    if method == "cuda" or (method == "to" and value.args):
-        first = string_value(value.args[0].value) if value.args else None
-        if first is not None and not first.startswith("cuda"):
-            return None
-        if method == "to" and (dotted(value.args[0].value) or "").startswith("torch."):
-            return None  # `x.to(torch.float32)`: a dtype
-        return dotted(value.func.value)
-    return None
+    func = value.func if isinstance(value, cst.Call) else None
+    return dotted(func.value) if isinstance(func, cst.Attribute) else None
 
 
 def _output_root(expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
