@@ -13,7 +13,7 @@ set -u
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-/tmp/gpudoc-gpu}}
 mkdir -p "$out"
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 NO_COLOR=1 COLUMNS=140
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 NO_COLOR=1 COLUMNS=140
 py=${PYTHON:-python3}
 
 step() {
@@ -36,3 +36,4 @@ step 120 "torchrun smoke --distributed (1 rank, NCCL)" \
 step 360 "gpu-marked tests" "$py" -m pytest -p no:cacheprovider -n 0 -q -m gpu \
     tests/smoke/test_gpu.py tests/info/test_info_gpu.py
 step 120 "bench/info_speed.py" "$py" bench/info_speed.py --runs 3
+step 300 "bench/emulate_fidelity.py" "$py" bench/emulate_fidelity.py --json "$out/fidelity.json"
