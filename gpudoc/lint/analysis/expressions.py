@@ -223,6 +223,9 @@ class Evaluator:
                 position = int(index.value.value, 0)
                 if 0 <= position < len(base.items):
                     return base.items[position]
+        one = len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+        if base.kind is Kind.SCALAR and base.items is None and one:
+            return SCALAR  # `L = Z.size()[0]`: an element of a size is a number (a slice: sizes)
         if base.is_tensorish:
             # `ranks[r, 0]`: integers only pick an element (a row of a matrix), as iterating
             # does: a 0-dim tensor for the last dimension, which indexes like an int
@@ -233,7 +236,6 @@ class Evaluator:
                 for index, element in zip(indices, node.slice, strict=True)
             )
             return Value(Kind.TENSOR, base.place, by_name=base.by_name, row=row)
-        one = len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
         if base.kind is Kind.LOADER and base.place is not Place.UNKNOWN and one:
             # `image, label = test_set[i]`: one sample, where the data set keeps them
             return Value(Kind.BATCH, base.place, source=base.source)

@@ -91,6 +91,8 @@ class FactoryCall:
     else than a tensor (``forward(self, list_of_text)``): nothing there is on a device."""
     numbers: frozenset[str] = frozenset()
     """The function's parameters that the walk saw holding Python numbers (``keep_prob``)."""
+    autograd: bool = False
+    """In the ``forward``/``backward`` of an autograd function: its tensors are the model's."""
 
 
 def _is_step(name: str) -> bool:
@@ -106,9 +108,23 @@ def _step_method(factory: FactoryCall) -> str | None:
     definition = factory.definition
     if definition is not None and _engine_process_function(definition):
         return None
-    if _is_step(factory.method):
+    if _is_step(factory.method) or factory.autograd:
         return factory.method
     return next((name for name in reversed(factory.callers) if _is_step(name)), None)
+
+
+AUTOGRAD_METHODS = frozenset({"forward", "backward", "jvp", "vjp", "setup_context"})
+
+
+def _autograd_method(function: cst.FunctionDef | None) -> bool:
+    """A ``@staticmethod`` of an autograd function's protocol (``backward(ctx, grad_output)``):
+    it runs inside the model's forward or backward pass, on the tensors of the model's device,
+    whether the class is a ``torch.autograd.Function`` or a library's own base (CrypTen's)."""
+    if function is None or function.name.value not in AUTOGRAD_METHODS:
+        return False
+    params = function.params.params
+    static = any(dotted(d.decorator) == "staticmethod" for d in function.decorators)
+    return static and bool(params) and params[0].name.value == "ctx"
 
 
 def _engine_process_function(function: cst.FunctionDef) -> bool:
@@ -124,7 +140,9 @@ class FactoryWithoutDevice(Rule):
     legacy constructors (`torch.FloatTensor([...])`, which take no CUDA device: the advice is
     `torch.tensor`, with no fix) and similar calls inside `forward`, `init_hidden` or a
     Lightning `*_step` method (or a helper they call: a method of the module, or a function of
-    the file that returns the tensor) with no `device=` argument and no `.to(...)` /
+    the file that returns the tensor), or in the `forward`/`backward` of an autograd function
+    (`@staticmethod def backward(ctx, grad_output)`, whose tensors are the model's), with no
+    `device=` argument and no `.to(...)` /
     `.type_as(...)` on the result. In a model file that places nothing itself (only
     definitions, no `__main__`), only `forward`'s are reported: the project's scripts place its
     modules. Also one converted with
@@ -735,6 +753,12 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         # whatever its name says; `device=hidden.device` would fail
         sizes = {dotted(arg.value) for arg in node.args if arg.keyword is None}
         tensors = [name for name in tensors if name not in sizes]
+        autograd = _autograd_method(definition)
+        if autograd and definition is not None:
+            # `ctx` holds no device; a backward's parameters after it are the gradients
+            tensors = [name for name in tensors if name != "ctx"]
+            if definition.name.value == "backward":
+                tensors = [p.name.value for p in definition.params.params[1:2]] + tensors
         owner = semantic.module_class
         meets_no_input = (
             definition is not None
@@ -755,6 +779,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             owner.node if owner is not None else None,
             meets_no_input,
             _walked_numbers(definition, semantic),
+            autograd,
         )
         if semantic.module_class is not None and not semantic.module_class.weighted:
             self.unweighted.add(semantic.module_class.node)
@@ -844,7 +869,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 continue
             if factory.call in self.left_host:
                 continue
-            if library and "forward" not in step:
+            if library and "forward" not in step and not factory.autograd:
                 continue
             if self.only_handed_over(factory.call) or self.only_an_index(factory):
                 continue
@@ -925,7 +950,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         the initial hidden state) and returns the tensor. A function of another project module
         is shared with that module's own callers (a dataset's mask conversion, where the CPU is
         right): where its tensor should go is the caller's choice."""
-        if factory.in_module_class:
+        if factory.in_module_class or factory.autograd:
             return True
         definition = factory.definition
         return (

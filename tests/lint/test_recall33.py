@@ -1,0 +1,86 @@
+"""Recall regressions from the thirty-third recall set (bug reports of public projects), reduced
+and rewritten here: the bug each rule must find, next to the correct code it must leave alone."""
+
+from __future__ import annotations
+
+from lint_lines import lines
+
+# CrypTen's autograd sum: the backward's ones are made on the host, the gradient on the device
+AUTOGRAD_BACKWARD = """\
+import torch
+
+
+class Sum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input, dim):
+        ctx.save_for_backward(input)
+        return input.sum(dim)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (input,) = ctx.saved_tensors
+        return grad_output.mul(torch.ones({size})), None
+"""
+
+
+def test_a_factory_in_an_autograd_backward_is_on_the_host() -> None:
+    assert lines(AUTOGRAD_BACKWARD.format(size="input.size()"), "GPD106") == [13]
+    placed = "input.size(), device=grad_output.device"
+    assert lines(AUTOGRAD_BACKWARD.format(size=placed), "GPD106") == []
+
+
+def test_the_fix_names_the_gradient_not_ctx() -> None:
+    from gpudoc.lint.config import LintConfig
+    from gpudoc.lint.engine import lint_source
+
+    result = lint_source(AUTOGRAD_BACKWARD.format(size="input.size()"), "x.py", LintConfig())
+    (finding,) = [f for f in result.findings if f.code == "GPD106"]
+    assert "device=grad_output.device" in finding.message
+    assert "ctx.device" not in finding.message
+
+
+# an autograd protocol of a library's own base class: still a `backward(ctx, grad_output)`
+OWN_BASE = """\
+import torch
+
+
+class AutogradFunction(object):
+    pass
+
+
+class AutogradMean(AutogradFunction):
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output.div(torch.ones(ctx.shape) * ctx.count)
+"""
+
+
+def test_an_autograd_protocol_of_a_library_base_counts_too() -> None:
+    assert lines(OWN_BASE, "GPD106") == [11]
+    # a plain static method of that name without `ctx` is not the protocol
+    plain = OWN_BASE.replace("backward(ctx, grad_output)", "backward(grad_output)")
+    plain = plain.replace("ctx.shape) * ctx.count", "3)")
+    assert lines(plain, "GPD106") == []
+
+
+# a 0-dim tensor of a size's element: PyTorch lets a 0-dim host tensor meet any device
+SIZE_ELEMENT = """\
+import torch
+import torch.nn as nn
+
+
+class Norm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        n = x.size()[{index}]
+        return self.proj(x) / torch.tensor(n)
+"""
+
+
+def test_a_0_dim_tensor_of_a_size_element_is_a_number() -> None:
+    assert lines(SIZE_ELEMENT.format(index="0"), "GPD106") == []
+    # a slice of the size is a tuple: a 1-dim tensor, on the host
+    assert lines(SIZE_ELEMENT.format(index="1:"), "GPD106") == [12]
