@@ -84,3 +84,52 @@ def test_a_0_dim_tensor_of_a_size_element_is_a_number() -> None:
     assert lines(SIZE_ELEMENT.format(index="0"), "GPD106") == []
     # a slice of the size is a tuple: a 1-dim tensor, on the host
     assert lines(SIZE_ELEMENT.format(index="1:"), "GPD106") == [12]
+
+
+# the RL codebases' initialiser: `init_(nn.Linear(...))` returns the module it is given
+INITIALISED = """\
+import torch.nn as nn
+from utils import init
+
+
+class Critic(nn.Module):
+    def __init__(self, hidden, outs):
+        super().__init__()
+
+        def init_(m):
+            return init(m, nn.init.orthogonal_, lambda x: nn.init.constant_(x, 0))
+
+        self.heads = [{item} for _ in range(outs)]
+"""
+
+
+def test_modules_passed_through_an_initialiser_in_a_plain_list() -> None:
+    assert lines(INITIALISED.format(item="init_(nn.Linear(hidden, 1))"), "GPD104") == [12]
+    assert lines(INITIALISED.format(item="layer_init(nn.Linear(hidden, 1))"), "GPD104") == [12]
+    assert lines(
+        INITIALISED.format(item="nn.utils.spectral_norm(nn.Linear(hidden, 1))"), "GPD104"
+    ) == [12]
+    # a call that makes something else of the module (its parameters' count) is no module
+    assert lines(INITIALISED.format(item="count(nn.Linear(hidden, 1))"), "GPD104") == []
+
+
+PASS_THROUGH = """\
+import torch.nn as nn
+
+
+def orthogonal(layer, gain=1.0):
+    nn.init.orthogonal_(layer.weight, gain)
+    return layer
+
+
+class Critic(nn.Module):
+    def __init__(self, hidden, outs):
+        super().__init__()
+        self.heads = [orthogonal(nn.Linear(hidden, 1)) for _ in range(outs)]
+"""
+
+
+def test_a_function_of_the_file_that_returns_the_module_it_is_given() -> None:
+    assert lines(PASS_THROUGH, "GPD104") == [12]
+    sized = PASS_THROUGH.replace("return layer", "return layer.weight.numel()")
+    assert lines(sized, "GPD104") == []

@@ -3,6 +3,7 @@ of submodules) and GPD105 (plain tensors) look at, by the shape of the assigned 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -147,7 +148,46 @@ def is_module_constructor(expr: cst.BaseExpression, semantic: Semantic) -> bool:
     qualified = semantic.qualify(expr.func) or ""
     if qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1][:1].isupper():
         return True
-    return semantic.is_module_class(expr.func) or semantic.returns_module(expr.func)
+    if semantic.is_module_class(expr.func) or semantic.returns_module(expr.func):
+        return True
+    return _wrapped_module(expr, qualified, semantic)
+
+
+INITIALISER = re.compile(r"(^|_)init(_|$)|^init", re.I)
+
+
+def _wrapped_module(call: cst.Call, qualified: str, semantic: Semantic) -> bool:
+    """``init_(nn.Linear(h, 1))``, ``layer_init(nn.Linear(...), std=0.01)``,
+    ``spectral_norm(nn.Conv2d(...))``: a module constructor handed to a weight initialiser or a
+    wrapper that returns the module itself (the RL codebases' ``init_`` lambda)."""
+    first = next((arg for arg in call.args if arg.keyword is None and not arg.star), None)
+    if first is None or not is_module_constructor(first.value, semantic):
+        return False
+    if qualified.startswith("torch.nn.utils."):
+        return True
+    name = (dotted(call.func) or "").rsplit(".", 1)[-1]
+    if INITIALISER.search(name):
+        return True
+    function = semantic.local_function(call.func)
+    if function is None or not function.params.params:
+        return False
+    parameter = function.params.params[0].name.value
+    returns = [r for r in _returns(function) if r.value is not None]
+    return bool(returns) and all(dotted(r.value) == parameter for r in returns if r.value)
+
+
+def _returns(function: cst.FunctionDef) -> list[cst.Return]:
+    found: list[cst.Return] = []
+
+    class Returns(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function  # not a nested function's returns
+
+        def visit_Return(self, node: cst.Return) -> None:
+            found.append(node)
+
+    function.visit(Returns())
+    return found
 
 
 def _is_new_tensor(expr: cst.BaseExpression, semantic: Semantic) -> bool:

@@ -57,7 +57,9 @@ class ModulesInPlainContainer(Rule):
     wraps (`self.blocks = nn.ModuleList(self.paths)`) is fine.
 
     ## Known problems
-    Only containers built in `__init__` from recognisable module constructors are checked. Wrapping
+    Only containers built in `__init__` from recognisable module constructors are checked (also
+    through an initialiser that returns the module it is given: `init_(nn.Linear(h, 1))`,
+    `layer_init(...)`, `nn.utils.spectral_norm(...)`). Wrapping
     them changes `state_dict` keys, so old checkpoints need `strict=False` or a key mapping.
     """
 
