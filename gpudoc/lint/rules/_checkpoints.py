@@ -66,6 +66,8 @@ class Arm(NamedTuple):
     orelse: bool
     none: str | None
     """The name that is None on this arm (``args.gpu`` in ``if args.gpu is None:``)."""
+    main_rank: bool = False
+    """This arm runs on the main process alone (``if rank in [-1, 0]:``)."""
 
 
 @dataclass
@@ -155,6 +157,8 @@ class CheckpointScan(cst.CSTVisitor):
         the ``if``s around a move, once each."""
         self._reported: set[int] = set()
         """ids of what is only printed or logged (``print(torch.cuda.is_available())``)."""
+        self._hard_gpu_names: set[str] = set()
+        """Module names bound unconditionally to a hard-coded GPU (``device = "cuda:0"``)."""
         self._arms: list[Arm] = []
         """The arm the walk is in of each enclosing ``if`` statement."""
         self._ifs: list[tuple[cst.If, Arm]] = []
@@ -225,8 +229,9 @@ class CheckpointScan(cst.CSTVisitor):
         self._test_ifs.append(node)
         self._enter_else(node)  # an `elif`
         body, orelse = _none_names(node.test)
-        self._ifs.append((node, Arm(id(node), True, orelse)))
-        self._arms.append(Arm(id(node), False, body))
+        main = _main_rank_arm(node.test)
+        self._ifs.append((node, Arm(id(node), True, orelse, main is False)))
+        self._arms.append(Arm(id(node), False, body, main is True))
 
     def leave_If(self, original_node: cst.If) -> None:
         self._tests.pop()
@@ -293,6 +298,7 @@ class CheckpointScan(cst.CSTVisitor):
             module = MODULE_NAME.search(receiver or "")
             if receiver is not None and receiver not in names and module is None:
                 self._transfers.update(_cpu_transfer(value))
+        self._note_demo_device(node)
         for target in node.targets:
             if _visible_devices(target.target) and isinstance(node.value, cst.Attribute):
                 self.gpu_selectors.add(node.value.attr.value)
@@ -307,11 +313,30 @@ class CheckpointScan(cst.CSTVisitor):
                 elif self._arms and self._arms[-1].none == target.target.value:
                     self.defaulted.setdefault((self._function(), binding.name), binding.order)
 
+    def _note_demo_device(self, node: cst.Assign) -> None:
+        """``device = torch.device("cuda:0")`` run unconditionally, later ``device =
+        torch.device("cpu")``: a GPU chapter showing a tensor moved back, not a CPU path (on a
+        CPU-only host the script failed at its first use of the hard-coded GPU already)."""
+        if self._function() is not None or not self._unconditional() or len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        text = _device_literal(node.value)
+        if not isinstance(target, cst.Name) or text is None:
+            return
+        if api.DEVICE_LITERAL.match(text) and text.startswith("cuda"):
+            self._hard_gpu_names.add(target.value)
+        elif api.CPU_LITERAL.match(text) and target.value in self._hard_gpu_names:
+            self._transfers.update(code_ids(node.value))
+
     def visit_Expr(self, node: cst.Expr) -> None:
         value = node.value
         shown = not isinstance(value, cst.Call) or dotted(value.func) == "torch.device"
         if shown:
             self._shown.update(code_ids(value))
+        func = value.func if isinstance(value, cst.Call) else None
+        if isinstance(func, cst.Attribute) and func.attr.value in ("is_available", "device_count"):
+            # a notebook cell that only displays `torch.cuda.is_available()`: no choice
+            self._reported.add(id(value))
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         # `6 * torch.cuda.device_count()`: a size, not a test for a GPU
@@ -825,6 +850,11 @@ class CheckpointScan(cst.CSTVisitor):
             "rank" in text.lower() for expression in expressions for text in names_in(expression)
         )
 
+    def main_rank_only(self, site: LoadSite) -> bool:
+        """The load runs on the main process alone (``if rank in [-1, 0]:``): no other rank
+        restores onto cuda:0 beside it."""
+        return any(arm.main_rank for arm in site.arms)
+
     def without_rank_device(self, site: LoadSite) -> bool:
         """The load runs only where the rank's device is None: ``if args.gpu is None:
         torch.load(path)`` (one process drives every GPU), also any ``if x is None:`` arm whose
@@ -893,6 +923,9 @@ class CheckpointScan(cst.CSTVisitor):
             defaulted = self.defaulted.get((site.function, text))
             if defaulted is not None and defaulted < site.order:
                 return None  # `if device is None: device = "cuda" if ... else "cpu"` before
+            function = site.function
+            if function is not None and self._caller_chooses(function, text):
+                return None
             if any((scope, text) in self.none_params for scope in scopes):
                 return text
             return None
@@ -903,6 +936,39 @@ class CheckpointScan(cst.CSTVisitor):
         ):
             return text
         return None
+
+    def _caller_chooses(self, function: cst.FunctionDef, param: str) -> bool:
+        """``def attempt_load(weights, map_location=None)`` handing torch.load's own option on:
+        the callers choose, as they do for torch.load. It may be None only where a call of this
+        file leaves it out (or passes None); a function no call of this file reaches is the
+        project's API, whose callers in other files pass their device (YOLO's detect, test,
+        export and train). A ``device=None`` parameter is the function's own choice (Whisper's
+        ``load_model(name, device=None)``, whose users leave it out)."""
+        if param != "map_location" or (function, param) not in self.none_params:
+            return False
+        if any(
+            isinstance(target, cst.Name) and target.value == param
+            for target in _assigned_names(function)
+        ):
+            return False  # rebound in the body: the default is not simply handed on
+        params = [*function.params.posonly_params, *function.params.params]
+        method = bool(params) and params[0].name.value in ("self", "cls")
+        for call, _order, _caller in self.calls_of.get(function.name.value, []):
+            arg = argument_for(function, call, param, is_method=method)
+            if arg is None or dotted(arg.value) == "None":
+                return False
+        return True
+
+
+def _assigned_names(function: cst.FunctionDef) -> Iterator[cst.BaseExpression]:
+    body = function.body
+    if not isinstance(body, cst.IndentedBlock):
+        return  # `def f(x, map_location=None): return torch.load(x, map_location)`
+    for small in iter_statements(body.body):
+        if isinstance(small, cst.Assign):
+            yield from (target.target for target in small.targets)
+        elif isinstance(small, cst.AnnAssign | cst.AugAssign):
+            yield small.target
 
 
 DEFAULT_PLACERS = frozenset({"torch.set_default_tensor_type", "torch.set_default_device"})
@@ -930,6 +996,42 @@ def _default(function: cst.FunctionDef, param: str) -> cst.BaseExpression | None
         if each.name.value == param:
             return each.default
     return None
+
+
+MAIN_RANK = re.compile(
+    r"^(?:not\s+)?\(?\s*(?:[\w.]*rank(?:\(\))?\s*(?:in\s*[\[(]\s*-1\s*,\s*0\s*[\])]|==\s*0|<=\s*0)"
+    r"|[\w.]*(?:is_main_process|is_master|is_rank_zero|main_process)\b(?:\(\))?)\s*\)?$"
+)
+"""``rank in [-1, 0]``, ``args.local_rank == 0``, ``dist.get_rank() == 0``, ``is_main_process()``
+(YOLO's, DETR's): a test that holds on the main process only."""
+
+
+def _main_rank_arm(test: cst.BaseExpression) -> bool | None:
+    """True when the body of ``if test:`` runs on the main process alone, False when its
+    ``else`` does (``if rank not in [-1, 0]:``, ``if not is_main_process():``), else None."""
+    negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+    inner = test.expression if negated and isinstance(test, cst.UnaryOperation) else test
+    text = re.sub(r"\s+", " ", cst.Module([]).code_for_node(inner))
+    if isinstance(inner, cst.Comparison) and len(inner.comparisons) == 1:
+        operator = inner.comparisons[0].operator
+        flipped = isinstance(operator, cst.NotIn | cst.NotEqual)
+        if flipped:
+            text = text.replace(" not in ", " in ").replace("!=", "==")
+        if MAIN_RANK.match(text):
+            return flipped == negated
+        return None
+    if MAIN_RANK.match(text):
+        return not negated
+    return None
+
+
+def _device_literal(value: cst.BaseExpression) -> str | None:
+    """``"cuda:0"`` or ``torch.device("cuda:0")``: the literal device, else None."""
+    if isinstance(value, cst.Call) and dotted(value.func) == "torch.device" and value.args:
+        if len(value.args) != 1:
+            return None
+        value = value.args[0].value
+    return string_value(value)
 
 
 def _none_names(test: cst.BaseExpression) -> tuple[str | None, str | None]:

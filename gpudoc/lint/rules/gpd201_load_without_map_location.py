@@ -368,7 +368,11 @@ torch.save(model.state_dict(), "snapshot.pt")
             if ranks and known and self.in_a_rank(site.call):
                 # `if args.gpu is None: torch.load(path)`: one process drives every GPU, and
                 # cuda:0 is its own; the per-GPU ranks take the other arm
-                if not (found.without_rank_device(site) or found.own_rank_file(site)):
+                if not (
+                    found.without_rank_device(site)
+                    or found.own_rank_file(site)
+                    or found.main_rank_only(site)
+                ):
                     yield self._rank_report(site, found.device_at(site))
                 continue
             if evidence is None or found.saved_here(site) or self.saved_through_a_call(site, found):
