@@ -139,3 +139,17 @@ def test_a_gpu_chapter_that_shows_a_move_back_has_no_cpu_path() -> None:
     # a fallback, not a display: the file offers the CPU
     fallback = GPU_CHAPTER.format(query="use_gpu = torch.cuda.is_available()")
     assert lines(fallback, "GPD205") == [10]
+
+
+# a CPU course notebook: it shows the query, then one demo cell moves a tensor with `.cuda()`
+CPU_COURSE = """\
+import torch
+torch.cuda.is_available()
+a = torch.rand(5, 4)
+a = a.cuda()
+print(a)
+"""
+
+
+def test_a_displayed_query_in_a_course_that_commits_to_no_gpu_is_a_cpu_path() -> None:
+    assert lines(CPU_COURSE, "GPD203") == [4]

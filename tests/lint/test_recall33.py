@@ -133,3 +133,37 @@ def test_a_function_of_the_file_that_returns_the_module_it_is_given() -> None:
     assert lines(PASS_THROUGH, "GPD104") == [12]
     sized = PASS_THROUGH.replace("return layer", "return layer.weight.numel()")
     assert lines(sized, "GPD104") == []
+
+
+# multitask-CycleGAN: `type(img)` is `torch.Tensor` on any device, so the batch goes back
+LEGACY_TYPES = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+
+if torch.cuda.is_available():
+    dtype = torch.cuda.FloatTensor
+else:
+    dtype = torch.FloatTensor
+net = nn.Linear(4, 2).type(dtype)
+loader = DataLoader(data, batch_size=4)
+for image, label in loader:
+    image = image.type(dtype)
+    part = {part}
+    net(part)
+"""
+
+
+def test_a_tensor_cast_to_its_own_python_type_goes_back_to_the_host() -> None:
+    assert lines(LEGACY_TYPES.format(part="image.type(type(image))"), "GPD101") == [14]
+    assert lines(LEGACY_TYPES.format(part="image.type(torch.FloatTensor)"), "GPD101") == [14]
+    assert lines(LEGACY_TYPES.format(part="image.type(dtype)"), "GPD101") == []
+    assert lines(LEGACY_TYPES.format(part="image.type(image.type())"), "GPD101") == []
+    # the module cast with the chosen type is placed; the guarded choice hard-codes nothing
+    assert lines(LEGACY_TYPES.format(part="image"), "GPD203") == []
+
+
+def test_a_legacy_cuda_type_places_tensors() -> None:
+    source = LEGACY_TYPES.format(part="image.type(torch.cuda.FloatTensor)")
+    numpy = source.replace("    net(part)\n", "    part.numpy()\n")
+    assert lines(numpy, "GPD202") == [14]

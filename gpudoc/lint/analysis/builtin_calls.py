@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from gpudoc.lint.analysis.values import SCALAR, UNKNOWN, Kind, Value, element_of, join_places
+from gpudoc.lint.analysis.values import (
+    SCALAR,
+    UNKNOWN,
+    Kind,
+    Place,
+    Value,
+    element_of,
+    join_places,
+)
 
 BUILTINS = frozenset(
     [
@@ -65,6 +73,10 @@ def builtin_value(name: str, args: list[Value]) -> Value:
             return first
         if first.kind is Kind.PARAMS and first.items is None and name in ("list", "tuple"):
             return Value(Kind.BATCH, first.place)  # `list(model.parameters())[0]`: where it is
+    if name == "type" and len(args) == 1 and args[0].is_tensorish:
+        # `type(img)` is `torch.Tensor` on any device: `x.type(type(img))` converts x to the
+        # default tensor type, a CPU one (a multitask-CycleGAN's batches went back to the host)
+        return Value(Kind.TYPENAME, Place.HOST)
     if name in ("len", "int", "float", "range", "round", "bool", "abs"):
         return SCALAR
     if name == "dict" and args[0].is_tensorish:

@@ -279,6 +279,12 @@ class CallEvaluator:
                 return self.bodies.call_function(own_method, node, args, owner)
         if method == "numpy":
             return Value(Kind.NDARRAY, Place.HOST)
+        typed = receiver.kind is Kind.MODULE and method == "type" and len(args) == 1
+        if typed and args[0].kind is Kind.TYPENAME and args[0].place is not Place.UNKNOWN:
+            # `Generator().type(dtype)` with `dtype = torch.cuda.FloatTensor`: a move in place,
+            # to the device the script chose (as `.to(device)`)
+            host = args[0].place is Place.HOST
+            method, args = "to", [Value(Kind.DEVICE, cpu_device=host)]
         if method in ("to", "cuda", "cpu", "to_empty"):
             result = self.placement.moved(node, receiver, method, args)
             name = dotted(func.value)

@@ -184,8 +184,9 @@ class Evaluator:
                 if known.kind is Kind.MODULE and name.startswith("self."):
                     return self.submodule(known)
                 return known
-            if self.model.imports.qualify(node) is not None:
-                return UNKNOWN
+            qualified = self.model.imports.qualify(node)
+            if qualified is not None:
+                return _legacy_type(qualified)
         base = self.eval(node.value)
         if self.model.bus.wants("attribute"):
             self.model.emit("attribute", AttributeEvent(node, base))
@@ -416,6 +417,19 @@ _BY_TYPE: dict[type[cst.CSTNode], Callable[[Evaluator, Any], Value]] = {
     cst.Lambda: _unknown,
 }
 """What evaluates each kind of expression; any other is evaluated through its children."""
+
+
+def _legacy_type(qualified: str) -> Value:
+    """``torch.cuda.FloatTensor`` as a value (``dtype = torch.cuda.FloatTensor if cuda else
+    torch.FloatTensor``, then ``x.type(dtype)``): a tensor type on the GPU or on the host."""
+    head, _, last = qualified.rpartition(".")
+    if last not in api.LEGACY_TENSOR_TYPES:
+        return UNKNOWN
+    if head == "torch.cuda" and last != "Tensor":
+        return Value(Kind.TYPENAME, Place.DEVICE)
+    if head == "torch" and last != "Tensor":
+        return Value(Kind.TYPENAME, Place.HOST)
+    return UNKNOWN
 
 
 def _legacy_scalar_read(node: cst.Subscript) -> bool:

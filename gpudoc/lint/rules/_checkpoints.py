@@ -159,6 +159,8 @@ class CheckpointScan(cst.CSTVisitor):
         """ids of what is only printed or logged (``print(torch.cuda.is_available())``)."""
         self._hard_gpu_names: set[str] = set()
         """Module names bound unconditionally to a hard-coded GPU (``device = "cuda:0"``)."""
+        self._displayed: list[str] = []
+        """Availability queries only displayed (a notebook's bare ``torch.cuda.is_available()``)."""
         self._arms: list[Arm] = []
         """The arm the walk is in of each enclosing ``if`` statement."""
         self._ifs: list[tuple[cst.If, Arm]] = []
@@ -335,8 +337,10 @@ class CheckpointScan(cst.CSTVisitor):
             self._shown.update(code_ids(value))
         func = value.func if isinstance(value, cst.Call) else None
         if isinstance(func, cst.Attribute) and func.attr.value in ("is_available", "device_count"):
-            # a notebook cell that only displays `torch.cuda.is_available()`: no choice
+            # a notebook cell that only displays `torch.cuda.is_available()`: it chooses
+            # nothing; it counts as a CPU path only where nothing commits to a GPU (all_evidence)
             self._reported.add(id(value))
+            self._displayed.append(f"`{dotted(func)}()`")
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         # `6 * torch.cuda.device_count()`: a size, not a test for a GPU
@@ -492,6 +496,10 @@ class CheckpointScan(cst.CSTVisitor):
 
     def all_evidence(self) -> dict[int, str]:
         evidence = dict(self.evidence)
+        if self._displayed and not self._hard_gpu_names:
+            # a course notebook that shows the query, then `a.cuda()` in one demo cell: a CPU
+            # reader runs the rest; a GPU chapter that binds `device = "cuda:0"` has no CPU path
+            evidence.setdefault(0, self._displayed[0])
         for dest, text in self.value_options:
             if dest not in self.gpu_selectors:
                 evidence.setdefault(2, text)
