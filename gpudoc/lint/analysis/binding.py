@@ -77,7 +77,14 @@ class Binder:
     def bind_name(
         self, name: str, target: cst.BaseExpression | None, value: Value, statement: cst.CSTNode
     ) -> None:
-        previous = self.model.scope.lookup(name)
+        scope = self.model.scope
+        local = scope.function is not None and name in scope.local_names
+        if local and "." not in name and name not in scope.global_names:
+            # a name the function binds is its own from the first line on: the module's
+            # `model`, moved in `__main__`, is not what `model = Clf(...)` here re-creates
+            previous = scope.env.get(name)
+        else:
+            previous = scope.lookup(name)
         if previous is not None and name.startswith("self.") and previous.binding is statement:
             # the same line, walked for another instance of the class (or call of the method):
             # that instance's attribute, not one this line re-creates

@@ -105,6 +105,8 @@ def parameter_values(params: cst.Parameters, imports: ImportTable) -> dict[str, 
     values: dict[str, Value] = {}
     for param, name in zip(all_params, names, strict=True):
         value = _annotation_value(param.annotation, imports)
+        if value is not None and value.kind is Kind.MODULE and api.LOSS_NAME.match(name):
+            value = None  # `criterion: nn.Module`: a loss, whose weights (if any) are unknown
         if value is None:
             value = _value_from_name(name, has_device)
         elif value.kind is Kind.MODULE and has_device:
