@@ -20,7 +20,13 @@ from gpudoc.lint.analysis.events import (
 )
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.functions import MOVES
-from gpudoc.lint.analysis.names import assigned_value, dotted, is_number_expression, keyword
+from gpudoc.lint.analysis.names import (
+    assigned_value,
+    dotted,
+    is_number_expression,
+    iter_statements,
+    keyword,
+)
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._factory_reach import (
@@ -719,7 +725,11 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             value = semantic.lookup_local(name)
             if value is not None and value.is_tensorish:
                 return False
-            return name in parameters or (value is not None and value.kind is Kind.SCALAR)
+            if name in parameters or (value is not None and value.kind is Kind.SCALAR):
+                return True
+            # `num_tokens, weight = self.num_tokens, self.kl_weight` (DALLE-pytorch's forward)
+            copied = _attribute_copies(function).get(name) if function is not None else None
+            return attributes is not None and copied is not None and copied in attributes
 
         return is_number_expression(expr, number)
 
@@ -1164,6 +1174,32 @@ def _walked_numbers(function: cst.FunctionDef | None, semantic: Semantic) -> fro
         if (held := semantic.lookup(name)) is not None and held.kind is Kind.SCALAR
     }
     return frozenset(found)
+
+
+def _attribute_copies(function: cst.FunctionDef) -> dict[str, str]:
+    """The function's names bound once to one of ``self``'s attributes (``n = self.n``, also
+    unpacked: ``a, b = self.a, self.b``), each with that attribute's name."""
+    copies: dict[str, str | None] = {}
+    body = function.body
+    if not isinstance(body, cst.IndentedBlock):
+        return {}
+    for small in iter_statements(body.body):
+        if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+            continue
+        target, value = small.targets[0].target, small.value
+        pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = [(target, value)]
+        if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple):
+            names, values = target.elements, value.elements
+            if len(names) == len(values):
+                pairs = [(t.value, v.value) for t, v in zip(names, values, strict=True)]
+        for name_node, source in pairs:
+            if not isinstance(name_node, cst.Name):
+                continue
+            attribute = dotted(source) or ""
+            copied = attribute[5:] if attribute.startswith("self.") else None
+            known = name_node.value in copies
+            copies[name_node.value] = None if known else copied  # bound twice: not a copy
+    return {name: attr for name, attr in copies.items() if attr is not None and "." not in attr}
 
 
 def _cpu_test_module(context: Context) -> bool:
