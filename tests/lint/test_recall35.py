@@ -35,3 +35,30 @@ def test_a_legacy_tensor_of_a_number_copied_from_self() -> None:
     # a copy of something else than a number attribute: a list of labels, say
     other = "num_tokens, kl_weight = self.proj, self.kl_weight"
     assert lines(COPIED_NUMBER.format(copy=other), "GPD106") == []
+
+
+# gnn-model-explainer: each pooling layer's head, built by the base class's method, is kept in a
+# plain list (only the last one is registered, through the attribute reassigned each turn)
+APPENDED_ATTRIBUTE = """\
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def build_pred_layers(self, dim, hidden):
+        return nn.Sequential(nn.Linear(dim, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+
+
+class SoftPooling(Encoder):
+    def __init__(self, dim, hidden, layers):
+        super().__init__()
+        self.assign_pred_modules = []
+        for i in range(layers):
+            self.assign_pred = self.build_pred_layers(dim, hidden)
+            self.assign_pred_modules.append({item})
+"""
+
+
+def test_an_attribute_built_by_a_base_class_method_appended_to_a_plain_list() -> None:
+    assert lines(APPENDED_ATTRIBUTE.format(item="self.assign_pred"), "GPD104") == [12]
+    # the same list of numbers is no container of modules
+    assert lines(APPENDED_ATTRIBUTE.format(item="i"), "GPD104") == []

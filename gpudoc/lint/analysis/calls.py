@@ -274,9 +274,11 @@ class CallEvaluator:
         args = self.evaluator.eval_args(node, receiver)
         if isinstance(func.value, cst.Name) and func.value.value == "self":
             owner = self.model.class_scope()
-            own_method = owner.methods.get(method) if owner is not None else None
-            if owner is not None and own_method is not None:
-                return self.bodies.call_function(own_method, node, args, owner)
+            found = _method_of(owner, method) if owner is not None else None
+            if owner is not None and found is not None:
+                # the class's own method, or a base class's of this file (a pooling encoder's
+                # `self.build_pred_layers(...)` of its base): run with this instance's state
+                return self.bodies.call_function(found, node, args, owner)
         if method == "numpy":
             return Value(Kind.NDARRAY, Place.HOST)
         typed = receiver.kind is Kind.MODULE and method == "type" and len(args) == 1
@@ -380,6 +382,19 @@ class CallEvaluator:
         if member is not None:  # `model.encoder(x)`: a submodule of a placed model
             return self.module_call(node, dotted(func) or "", member, args)
         return UNKNOWN
+
+
+def _method_of(owner: Scope, name: str, depth: int = 0) -> cst.FunctionDef | None:
+    """The method ``name`` as Python finds it from ``owner``'s class: its own, else its bases'
+    of this file, first base first, depth first."""
+    own = owner.methods.get(name)
+    if own is not None or depth > 8:
+        return own
+    for base in owner.bases:
+        found = _method_of(base, name, depth + 1)
+        if found is not None:
+            return found
+    return None
 
 
 def moves_a_parameter(function: cst.FunctionDef) -> bool:

@@ -178,7 +178,10 @@ def _holds_a_module(item: cst.BaseExpression, semantic: Semantic) -> bool:
     with one (``[nn.Linear(...), nn.ReLU()]``, appended as a pair)."""
     if isinstance(item, cst.List | cst.Tuple):
         return any(_holds_a_module(element.value, semantic) for element in item.elements)
-    if isinstance(item, cst.Name):
-        held = semantic.lookup(item.value)
+    name = item.value if isinstance(item, cst.Name) else dotted(item)
+    if isinstance(item, cst.Name | cst.Attribute) and name is not None:
+        # `layer = nn.Linear(...)`, or `self.assign_pred = self.build(...)` appended each turn
+        # of a loop (only the last one is a registered submodule)
+        held = semantic.lookup(name)
         return held is not None and held.kind is Kind.MODULE and held.weighted
     return is_module_constructor(item, semantic)
