@@ -15,6 +15,7 @@ RULE_NAMES: dict[str, str] = {
     "GPD111": "move-not-called",
     "GPD112": "derived-before-move",
     "GPD113": "unused-device-parameter",
+    "GPD114": "legacy-constructor-with-device",
     "GPD201": "load-without-map-location",
     "GPD202": "numpy-on-device-tensor",
     "GPD203": "cuda-without-fallback",
