@@ -167,3 +167,27 @@ def test_a_legacy_cuda_type_places_tensors() -> None:
     source = LEGACY_TYPES.format(part="image.type(torch.cuda.FloatTensor)")
     numpy = source.replace("    net(part)\n", "    part.numpy()\n")
     assert lines(numpy, "GPD202") == [14]
+
+
+# YOLOv7's TRT_NMS: an exporter's stub, whose forward only shapes placeholder outputs
+EXPORT_STUB = """\
+import torch
+
+
+class TRT_NMS(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, boxes, scores, max_output_boxes=100):
+        batch_size, num_boxes, num_classes = scores.shape
+        det_boxes = torch.randn(batch_size, max_output_boxes, 4)
+        return det_boxes
+{symbolic}
+"""
+
+
+def test_an_export_stubs_placeholder_outputs_are_not_reported() -> None:
+    symbolic = (
+        "\n    @staticmethod\n    def symbolic(g, boxes, scores, max_output_boxes=100):\n"
+        '        return g.op("TRT::EfficientNMS_TRT", boxes, scores)\n'
+    )
+    assert lines(EXPORT_STUB.format(symbolic=symbolic), "GPD106") == []
+    assert lines(EXPORT_STUB.format(symbolic=""), "GPD106") == [8]

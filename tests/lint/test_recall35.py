@@ -62,3 +62,21 @@ def test_an_attribute_built_by_a_base_class_method_appended_to_a_plain_list() ->
     assert lines(APPENDED_ATTRIBUTE.format(item="self.assign_pred"), "GPD104") == [12]
     # the same list of numbers is no container of modules
     assert lines(APPENDED_ATTRIBUTE.format(item="i"), "GPD104") == []
+
+
+# Real-Time-Voice-Cloning: a second reference to a registered RNN, kept to flatten its parameters
+SECOND_REFERENCE = """\
+import torch.nn as nn
+
+
+class CBHG(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self._to_flatten = []
+        self.rnn = nn.GRU(channels, channels, batch_first=True, bidirectional=True)
+        self._to_flatten.append(self.rnn)
+"""
+
+
+def test_a_registered_module_appended_once_is_a_second_reference() -> None:
+    assert lines(SECOND_REFERENCE, "GPD104") == []

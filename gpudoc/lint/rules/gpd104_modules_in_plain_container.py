@@ -115,6 +115,8 @@ net = Net().to("cuda")
         self.appended: dict[int, dict[str, cst.Call]] = {}
         """id of a module class -> attr -> a module constructor appended to (or stored in)
         ``self.attr``, a plain list or dict, in ``__init__``."""
+        self.attribute_items: dict[int, list[tuple[str, cst.Call, str]]] = {}
+        """id of a module class -> (list, append call, attribute appended) in ``__init__``."""
 
     def on_class(self, event: ClassEvent, semantic: Semantic) -> None:
         if event.module_class is not None:
@@ -132,8 +134,17 @@ net = Net().to("cuda")
         if method not in ("append", "extend", "insert") or not call.args:
             return
         name = dotted(call.func.value) or ""
-        if name.startswith("self.") and _holds_a_module(call.args[-1].value, semantic):
-            self.note_module(name, call, semantic)
+        item = call.args[-1].value
+        if not name.startswith("self.") or not _holds_a_module(item, semantic):
+            return
+        if isinstance(item, cst.Attribute) and semantic.module_class is not None:
+            # `self.heads.append(self.head)`: a bug only where a loop rebinds `self.head` (the
+            # earlier ones are lost); appended once, the list only keeps a second reference
+            # (`self._to_flatten.append(self.rnn)` for `flatten_parameters()`)
+            key = id(semantic.module_class)
+            self.attribute_items.setdefault(key, []).append((name, call, dotted(item) or ""))
+            return
+        self.note_module(name, call, semantic)
 
     def on_item(self, event: ItemEvent, semantic: Semantic) -> None:
         """``self.experts[name] = nn.Linear(...)`` in ``__init__``: a plain dict of modules."""
@@ -153,6 +164,9 @@ net = Net().to("cuda")
 
     def finish(self, context: Context) -> Iterator[Report]:
         for cls in self.attrs.classes:
+            for name, call, item in self.attribute_items.get(id(cls), []):
+                if _rebound_in_loop_with(cls.node, call, item):
+                    self.appended.setdefault(id(cls), {}).setdefault(name[5:], call)
             appended = self.appended.get(id(cls), {})
             registered: set[str] | None = None  # read only for a class with a candidate
             for attr in self.attrs.of(cls):
@@ -185,3 +199,38 @@ def _holds_a_module(item: cst.BaseExpression, semantic: Semantic) -> bool:
         held = semantic.lookup(name)
         return held is not None and held.kind is Kind.MODULE and held.weighted
     return is_module_constructor(item, semantic)
+
+
+def _rebound_in_loop_with(cls: cst.ClassDef, call: cst.Call, attribute: str) -> bool:
+    """A loop of the class's ``__init__`` that both rebinds ``attribute`` and makes ``call``."""
+    loops = _Loops()
+    cls.visit(loops)
+    for loop in loops.found:
+        finder = _Contents(call, attribute)
+        loop.body.visit(finder)
+        if finder.has_call and finder.rebinds:
+            return True
+    return False
+
+
+class _Loops(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.For | cst.While] = []
+
+    def visit_For(self, node: cst.For) -> None:
+        self.found.append(node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self.found.append(node)
+
+
+class _Contents(cst.CSTVisitor):
+    def __init__(self, call: cst.Call, attribute: str) -> None:
+        self.call, self.attribute = call, attribute
+        self.has_call = self.rebinds = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.has_call |= node is self.call
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.rebinds |= dotted(node.target) == self.attribute

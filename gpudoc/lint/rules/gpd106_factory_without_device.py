@@ -866,7 +866,10 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         if self.factories and _cpu_test_module(context):
             return  # a unit test's stub network, run on the CPU
         on_host = self.host_only(context)
+        stubs = _export_stubs(context.module) if any(f.autograd for f in self.factories) else set()
         for factory in self.factories:
+            if factory.autograd and factory.definition in stubs:
+                continue  # an ONNX/TensorRT stub's placeholder outputs (YOLOv7's TRT_NMS)
             if id(factory.call) in typed or factory.call in met:
                 continue
             if factory.function in api.LEGACY_TENSOR_TYPES and factory.call not in self.constants:
@@ -1174,6 +1177,22 @@ def _walked_numbers(function: cst.FunctionDef | None, semantic: Semantic) -> fro
         if (held := semantic.lookup(name)) is not None and held.kind is Kind.SCALAR
     }
     return frozenset(found)
+
+
+def _export_stubs(module: cst.Module) -> set[cst.FunctionDef]:
+    """The ``forward`` of autograd functions that also define ``symbolic``: an exporter's stub,
+    whose forward only makes outputs of the right shape for tracing (the real operation is the
+    ONNX or TensorRT node ``symbolic`` emits)."""
+    stubs: set[cst.FunctionDef] = set()
+
+    class Classes(cst.CSTVisitor):
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            methods = {s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)}
+            if "symbolic" in methods and "forward" in methods:
+                stubs.add(methods["forward"])
+
+    module.visit(Classes())
+    return stubs
 
 
 def _attribute_copies(function: cst.FunctionDef) -> dict[str, str]:
