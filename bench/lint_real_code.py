@@ -76,10 +76,11 @@ def extract(git_dir: Path, sources: Path, name: str, commit: str) -> int:
     """The pinned commit's Python files and notebooks, one ``git show`` each: a mirror may
     lack some large blobs, which ``git archive`` would stop at."""
     git = [*SAFE_GIT, f"--git-dir={git_dir}"]
+    # -z: names as they are (git quotes non-ASCII ones otherwise: `"3-3,\351\253\230.ipynb"`)
     listing = subprocess.run(
-        [*git, "ls-tree", "-r", "--name-only", commit],
+        [*git, "ls-tree", "-r", "-z", "--name-only", commit],
         capture_output=True, text=True, check=True,
-    ).stdout.splitlines()  # fmt: skip
+    ).stdout.split("\0")  # fmt: skip
     count = 0
     for relative in listing:
         if not relative.endswith((".py", ".ipynb")):
