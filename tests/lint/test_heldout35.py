@@ -3,6 +3,8 @@ rewritten here: correct code each rule must leave alone, next to the bug it stil
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lint_lines import lines
 
 # theLMbook: a function's own `model`, restored on the host, is not the module's moved `model`
@@ -71,3 +73,123 @@ def test_a_loss_annotated_as_a_module_is_a_loss() -> None:
     # a network annotated the same way is the device's: its host input is the bug
     network = ANNOTATED_LOSS.replace("criterion(target, out)", "head(target)")
     assert lines(network.format(criterion="head: torch.nn.Module"), "GPD101") == [9]
+
+
+# set 36, RIFE: a loss whose only tensor is a NumPy-built kernel moved at construction
+NUMPY_KERNEL = """\
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Census(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = np.eye(9).reshape((3, 3, 1, 9))
+        self.w = torch.tensor(np.transpose(self.w, (3, 2, 0, 1))).float().to(device)
+
+    def forward(self, img):
+        return F.conv2d(img, self.w, padding=1) - img
+
+
+census = Census()
+print(census(torch.zeros(1, 1, 8, 8).to(device)))
+"""
+
+
+def test_a_module_holding_only_a_numpy_built_tensor_needs_no_move() -> None:
+    assert lines(NUMPY_KERNEL, "GPD102") == []
+
+
+# set 36, StyleTTS2: a Munch of networks, each moved by a comprehension
+NETWORK_DICT = """\
+import torch
+from torch import nn
+
+
+class Wrapper(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return self.net(x)
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+nets = build_model()
+{move}
+wrapped = Wrapper(nets.decoder)
+out = wrapped(torch.randn(1, 8).to(device))
+"""
+
+
+def test_a_dict_of_networks_moved_one_by_one_is_placed() -> None:
+    comprehension = "_ = [nets[key].to(device) for key in nets]"
+    assert lines(NETWORK_DICT.format(move=comprehension), "GPD102") == []
+    loop = "for key in nets.keys():\n    nets[key].to(device)"
+    assert lines(NETWORK_DICT.format(move=loop), "GPD102") == []
+    # a comprehension that moves nothing in place (its list of evaluations) places nothing
+    assert lines(NETWORK_DICT.format(move="_ = [nets[key].eval() for key in nets]"), "GPD102") == [
+        17
+    ]
+
+
+LOSSES = """\
+import torch.nn.functional as F
+from torch import nn
+
+
+class WeightedBCE(nn.Module):
+    def __init__(self, weights=(0.5, 0.5)):
+        super().__init__()
+        self.weights = weights
+
+    def forward(self, pred, target):
+        return self.weights[0] * F.binary_cross_entropy(pred, target)
+
+
+class SoftDice(nn.Module):
+    def __init__(self, bce_weight=0.5):
+        super().__init__()
+        self.bce = {inner}
+        self.bce_weight = bce_weight
+
+    def forward(self, pred, target):
+        inter = (pred * target).sum()
+        dice = 1 - 2 * inter / (pred.sum() + target.sum())
+        return dice + self.bce_weight * self.bce(pred, target)
+"""
+
+TRAIN = """\
+import torch
+from torch import nn
+from losses import SoftDice
+
+model = nn.Conv2d(1, 1, 3, padding=1).cuda()
+criterion = SoftDice()
+images = torch.rand(2, 1, 8, 8).cuda()
+loss = criterion(model(images), (images > 0.5).float())
+"""
+
+
+def test_another_files_loss_built_of_its_own_empty_losses_needs_no_move(tmp_path: Path) -> None:
+    from gpudoc.lint.config import LintConfig
+    from gpudoc.lint.engine import lint_paths
+
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "losses.py").write_text(LOSSES.format(inner="WeightedBCE()"))
+    config = LintConfig(select=("GPD102",))
+    assert [
+        f.line
+        for f in lint_paths([str(tmp_path / "train.py")], config, jobs=1, use_cache=False).findings
+    ] == []
+    # a loss holding a layer of weights of its own does need the move
+    (tmp_path / "losses.py").write_text(LOSSES.format(inner="nn.Linear(4, 4)"))
+    assert [
+        f.line
+        for f in lint_paths([str(tmp_path / "train.py")], config, jobs=1, use_cache=False).findings
+    ] == [6]

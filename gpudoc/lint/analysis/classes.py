@@ -8,10 +8,10 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.homes import Home
-from gpudoc.lint.analysis.instance_weights import holds_only_settings
+from gpudoc.lint.analysis.instance_weights import SETTING, holds_only_settings
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.module_like import builds_layers
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import ImportTable, dotted
 from gpudoc.lint.analysis.parameterless import weight_sources
 from gpudoc.lint.analysis.self_placing import places_itself, placing_parameters
 from gpudoc.lint.analysis.semantic import ModuleClass
@@ -47,7 +47,12 @@ class ClassFacts:
         return module_class
 
     def module_class(
-        self, name: str, node: cst.ClassDef, kind: str, foreign: bool = False
+        self,
+        name: str,
+        node: cst.ClassDef,
+        kind: str,
+        foreign: bool = False,
+        home_classes: dict[str, cst.ClassDef] | None = None,
     ) -> ModuleClass:
         """The facts of a module class, read with the imports of the file that defines it
         (``self.model.imports`` at the time). One of another project file is not walked, so
@@ -60,6 +65,10 @@ class ClassFacts:
             for known, value in self.model.local_classes.items()
             if isinstance(value, ModuleClass) and holds_only_settings(value)
         )
+        if home_classes:
+            # another file's class: the classes of its own file that hold nothing
+            # (`self.bce = WeightedBCE()` beside it, holding only its weights tuple)
+            empty |= empty_classes_of(home_classes, node, self.model.imports)
         sources = weight_sources(node, self.model.imports, empty)
         module_class.weighted = sources != frozenset()
         module_class.weights_from = sources
@@ -106,3 +115,18 @@ class ClassFacts:
 
 MAX_BASE_DEPTH = 4
 """Bases followed within another project file (``Net(Base)``, ``Base(Root)``, ...)."""
+
+
+def empty_classes_of(
+    classes: dict[str, cst.ClassDef], upto: cst.ClassDef, imports: ImportTable
+) -> frozenset[str]:
+    """The classes of a file, defined before ``upto``, that hold no weights: none of their
+    own, and only settings given (each judged with the ones before it)."""
+    empty: set[str] = set()
+    for name, node in classes.items():
+        if node is upto:
+            break
+        sources = weight_sources(node, imports, frozenset(empty))
+        if sources is not None and all(SETTING.search(source) for source in sources):
+            empty.add(name)
+    return frozenset(empty)

@@ -17,7 +17,7 @@ from gpudoc.lint.analysis.functions import DEVICE_FLAG, OFF_FLAG
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import bound_names_of, dotted, iter_statements
 from gpudoc.lint.analysis.narrowing import forgotten, not_tensor_arms
-from gpudoc.lint.analysis.values import Kind, Place, element_of
+from gpudoc.lint.analysis.values import PLACED_MODULES, Kind, Place, Value, element_of
 
 MAX_SECOND_ITERATION_DEPTH = 2
 """Loops nested deeper than this are walked once: each level would double the work."""
@@ -204,6 +204,7 @@ class Compound:
             self.statements.walk_body(node.body)
 
         self.walk_loop_body(iteration, bound_names_of(node.target))
+        self.place_dict_values(values_moved_by_loop(node))
         moved = items_moved_in_place(node)
         held = self.model.scope.lookup(moved) if moved is not None else None
         if moved is not None and held is not None and held.is_tensorish:
@@ -211,6 +212,15 @@ class Compound:
             self.model.assign_name(moved, held.with_place(Place.DEVICE))
         if node.orelse is not None:
             self.statements.walk_body(node.orelse.body)
+
+    def place_dict_values(self, owner: str | None) -> None:
+        """The modules of a dict (a ``Munch`` of networks) each moved in place: members read
+        from it (``nets.diffusion``) are placed modules. A dict of tensors is not moved so."""
+        held = self.model.scope.lookup(owner) if owner is not None else None
+        if owner is None or (held is not None and held.is_tensorish):
+            return
+        placed = Value(Kind.MODULE, Place.DEVICE, weighted=True, source=PLACED_MODULES)
+        self.model.assign_name(owner, placed)
 
     def walk_loop_body(self, iteration: Callable[[], None], rebound: frozenset[str]) -> None:
         """One iteration; then a second one from the state the first left, when it changed a
@@ -244,6 +254,52 @@ class Compound:
             terminated, self.model.terminated = self.model.terminated, False
             self.statements.walk_body(node.finalbody.body)
             self.model.terminated = terminated or self.model.terminated
+
+
+def values_moved_by_comprehension(value: cst.BaseExpression) -> str | None:
+    """``[nets[key].to(device) for key in nets]`` (StyleTTS2, StarGAN-v2): the name of the dict
+    whose values a comprehension moves one by one, else None. Modules move in place; what
+    the list holds is thrown away."""
+    if not isinstance(value, cst.ListComp | cst.GeneratorExp | cst.SetComp):
+        return None
+    clause = value.for_in
+    if clause.inner_for_in is not None or not isinstance(clause.target, cst.Name):
+        return None
+    return _keyed_move(value.elt, clause.target.value, clause.iter)
+
+
+def values_moved_by_loop(node: cst.For) -> str | None:
+    """``for key in nets: nets[key].to(device)``: the dict whose values the loop moves."""
+    if not isinstance(node.target, cst.Name) or not isinstance(node.body, cst.IndentedBlock):
+        return None
+    for statement in iter_statements(node.body.body):
+        if isinstance(statement, cst.Expr):
+            owner = _keyed_move(statement.value, node.target.value, node.iter)
+            if owner is not None:
+                return owner
+    return None
+
+
+def _keyed_move(expr: cst.BaseExpression, key: str, iterated: cst.BaseExpression) -> str | None:
+    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)):
+        return None
+    if expr.func.attr.value not in ("to", "cuda"):
+        return None
+    item = expr.func.value
+    if not isinstance(item, cst.Subscript) or len(item.slice) != 1:
+        return None
+    index = item.slice[0].slice
+    if not isinstance(index, cst.Index) or dotted(index.value) != key:
+        return None
+    owner = dotted(item.value)
+    keys = (
+        iterated.func.value
+        if isinstance(iterated, cst.Call)
+        and isinstance(iterated.func, cst.Attribute)
+        and iterated.func.attr.value == "keys"
+        else iterated
+    )
+    return owner if owner is not None and dotted(keys) == owner else None
 
 
 def items_moved_in_place(node: cst.For) -> str | None:

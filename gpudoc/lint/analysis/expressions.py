@@ -23,6 +23,7 @@ from gpudoc.lint.analysis.narrowing import forgotten, not_tensor_arms
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import (
     CHECKPOINT,
+    PLACED_MODULES,
     SCALAR,
     UNKNOWN,
     Kind,
@@ -204,6 +205,8 @@ class Evaluator:
         member = self.placed_member(base, attr)
         if member is not None:
             return member
+        if base.source == PLACED_MODULES:
+            return base  # `nets.diffusion`, and its own submodules: moved with it
         if base.kind is Kind.BATCH and base.inplace_to and ENCODING_FIELD.search(attr):
             return Value(Kind.TENSOR, base.place)  # `tokenizer(text, ...).input_ids`
         return UNKNOWN
@@ -238,6 +241,8 @@ class Evaluator:
                 for index, element in zip(indices, node.slice, strict=True)
             )
             return Value(Kind.TENSOR, base.place, by_name=base.by_name, row=row)
+        if base.source == PLACED_MODULES and one:
+            return base  # `nets["generator"]` of a dict of networks each moved in place
         if base.kind is Kind.LOADER and base.place is not Place.UNKNOWN and one:
             # `image, label = test_set[i]`: one sample, where the data set keeps them
             return Value(Kind.BATCH, base.place, source=base.source)

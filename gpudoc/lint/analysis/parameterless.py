@@ -38,7 +38,9 @@ def weight_sources(
     (``self.scale = scale``, ``self.net = net``, ``self.n = centers.size(0)``): what the call
     passes decides. An empty set: it holds nothing. None: it may make weights of its own."""
     if not node.bases or any(
-        not _plain_base(imports.qualify(base.value) or "") for base in node.bases
+        not _plain_base(imports.qualify(base.value) or "")
+        and dotted(base.value) not in empty_classes  # `class ADPM2Sampler(Sampler)`, empty
+        for base in node.bases
     ):
         return None
     return _body_sources(node, empty_classes)
@@ -254,6 +256,11 @@ def _chain_root(value: cst.BaseExpression) -> cst.BaseExpression:
 def _plain_call(value: cst.BaseExpression) -> bool:
     """``max(self.lamb_min, ...)``, ``math.cos(m)``, ``np.log(k)``: a builtin or a NumPy or
     math function, which returns a number or an array, never a parameter or a submodule."""
+    # `np.eye(n).reshape(...)`: a NumPy array's methods return arrays
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        if dotted(value.func) is not None:
+            break
+        value = value.func.value
     if not isinstance(value, cst.Call):
         return False
     name = dotted(value.func) or ""

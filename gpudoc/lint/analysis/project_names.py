@@ -70,7 +70,9 @@ class ProjectNames:
             kind = self.classes.class_kind(definition, home)
             module_class = None
             if kind in ("module", "lightning"):
-                module_class = self.classes.module_class(local, definition, kind, foreign=True)
+                module_class = self.classes.module_class(
+                    local, definition, kind, foreign=True, home_classes=home.parsed.classes
+                )
         finally:
             model.imports = saved
         if kind is None:  # a plain class: walked where it is used

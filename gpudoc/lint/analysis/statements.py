@@ -10,7 +10,7 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.binding import Binder
 from gpudoc.lint.analysis.bodies import Bodies
-from gpudoc.lint.analysis.compound import Compound
+from gpudoc.lint.analysis.compound import Compound, values_moved_by_comprehension
 from gpudoc.lint.analysis.events import AugmentedEvent, ReturnEvent, StatementEvent
 from gpudoc.lint.analysis.expressions import Evaluator
 from gpudoc.lint.analysis.flow import counts_several_gpus, terminates
@@ -85,8 +85,10 @@ class StatementWalker:
                 if isinstance(target.target, cst.Name) and moves:
                     bound = self.conditional_move(before[target.target.value], value, line)
                 self.binder.bind(target.target, bound, line)
+            self.compound.place_dict_values(values_moved_by_comprehension(node.value))
         elif isinstance(node, cst.Expr):
             self.walk_expression_statement(node, line)
+            self.compound.place_dict_values(values_moved_by_comprehension(node.value))
         elif isinstance(node, cst.AnnAssign):
             if node.value is not None:
                 self.binder.bind(node.target, self.evaluator.eval(node.value), line)

@@ -51,6 +51,11 @@ def join_places(places: list[Place]) -> Place:
     return Place.UNKNOWN
 
 
+PLACED_MODULES = "placed-modules"
+"""The ``source`` of a dict (a ``Munch``) of networks each moved in place, and of what is read
+from it: ``nets.diffusion.diffusion`` is a placed module."""
+
+
 @dataclass(frozen=True)
 class Value:
     kind: Kind = Kind.UNKNOWN
