@@ -193,3 +193,30 @@ def test_another_files_loss_built_of_its_own_empty_losses_needs_no_move(tmp_path
         f.line
         for f in lint_paths([str(tmp_path / "train.py")], config, jobs=1, use_cache=False).findings
     ] == [6]
+
+
+# set 36, NielsRogge's tutorials: the next checkpoint, loaded again and run on host inputs
+NEXT_CHECKPOINT = """\
+import torch
+from transformers import AutoModelForCausalLM, AutoProcessor
+
+processor = AutoProcessor.from_pretrained("some/captioner")
+model = AutoModelForCausalLM.from_pretrained("some/captioner")
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model.to(device)
+pixel_values = processor(images=None, return_tensors="pt").pixel_values.to(device)
+print(model.generate(pixel_values=pixel_values))
+model = AutoModelForCausalLM.from_pretrained("some/vqa-model")
+pixel_values = processor(images=None, return_tensors="pt").pixel_values
+print(model.generate(pixel_values=pixel_values))
+{tail}
+"""
+
+
+def test_a_model_loaded_again_and_run_on_host_inputs_is_a_cpu_demo() -> None:
+    source = NEXT_CHECKPOINT.format(tail="")
+    assert lines(source, "GPD102") == []
+    assert lines(source, "GPD101") == []
+    # fed the device's inputs, the re-created model is the bug
+    tail = "print(model.generate(pixel_values=pixel_values.to(device)))"
+    assert lines(NEXT_CHECKPOINT.format(tail=tail), "GPD102") == [10]

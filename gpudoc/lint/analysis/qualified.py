@@ -40,6 +40,9 @@ from gpudoc.lint.visit import walk
 CONCATENATIONS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"})
 
 
+PREPROCESSOR = re.compile(r"(Tokenizer|Processor|FeatureExtractor)(Fast)?\.from_pretrained$")
+
+
 class QualifiedCalls:
     """The value of a call of an imported name (``torch.zeros``, ``nn.Linear``, ...), by its
     qualified name; what the file shows by calling it goes into the file's flags."""
@@ -68,7 +71,8 @@ class QualifiedCalls:
             # `Compose([ToTensor(), Lambda(lambda x: x.to(device))])` puts samples on a device
             moving = any(_moves_to_a_device(arg.value) for arg in node.args)
             return Value(source="moving-transform" if moving else "transform")
-        if "Tokenizer" in qualified and last == "from_pretrained":
+        if PREPROCESSOR.search(qualified) and last == "from_pretrained":
+            # a tokenizer's, a processor's or a feature extractor's BatchEncoding: host tensors
             return Value(source="tokenizer")
         if qualified.startswith(api.MODEL_ZOO_PREFIXES):
             return self.zoo_model(node, qualified)

@@ -193,6 +193,9 @@ def test(model, device, test_loader):
     def __init__(self) -> None:
         super().__init__()
         self.module_calls: list[Call] = []
+        self.reloaded: set[str] = set()
+        """Modules given a state (``net.load_state_dict(...)``): trained weights, evaluated on
+        the host by mistake when a re-created one meets host inputs (the CIFAR-10 tutorial)."""
         self.mixed_calls: list[Call] = []
         self.discarded: set[str] = set()
         """Names whose move a statement discarded (GPD103 reports them)."""
@@ -235,6 +238,8 @@ def test(model, device, test_loader):
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         module, node = event.module, event.node
+        if event.method == "load_state_dict" and isinstance(node.func, cst.Attribute):
+            self.reloaded.add(dotted(node.func.value) or "")
         combines = event.combines and sum(1 for a in event.args if a.is_tensorish) >= 2
         if module is None and not combines:
             return
@@ -372,8 +377,8 @@ def test(model, device, test_loader):
                     continue
                 if id(value.binding) in self.host_outputs_bound:
                     continue
-                if module.stale and value.origin is not None and value.place is Place.HOST:
-                    continue  # a re-created model fed a new host example: all on the CPU
+                if module.stale and call.name not in self.reloaded and _all_on_host(call):
+                    continue  # a re-created model fed host tensors only: all on the CPU
                 if arg.name is not None and LENGTHS.search(arg.name.rsplit(".", 1)[-1]):
                     continue
                 if call.typed_by_name and value.binding in self.half_moved:
@@ -392,6 +397,14 @@ def test(model, device, test_loader):
 
 
 HOST_PLACES = (Place.HOST, Place.MIXED)
+
+
+def _all_on_host(call: Call) -> bool:
+    """Every tensor the call passes is on the host: a re-created model (a notebook's next
+    checkpoint, `from_pretrained` again) run on the CPU with its inputs, which raises nothing;
+    its re-creation is GPD102's to judge."""
+    tensors = [arg.value for arg in call.args if arg.value.is_tensorish]
+    return bool(tensors) and all(value.place is Place.HOST for value in tensors)
 
 
 def _moved_by_forward(module: Value, semantic: Semantic) -> frozenset[int | str]:
