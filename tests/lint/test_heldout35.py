@@ -220,3 +220,41 @@ def test_a_model_loaded_again_and_run_on_host_inputs_is_a_cpu_demo() -> None:
     # fed the device's inputs, the re-created model is the bug
     tail = "print(model.generate(pixel_values=pixel_values.to(device)))"
     assert lines(NEXT_CHECKPOINT.format(tail=tail), "GPD102") == [10]
+
+
+# set 36, nanoGPT: `device = 'cuda'` is a setting the configurator's `--device=cpu` rebinds
+CONFIGURED = """\
+import torch
+from torch import nn
+
+device = 'cuda'
+dtype = 'bfloat16' if torch.cuda.is_available() else 'float32'
+{exec}
+model = nn.Linear(4, 2).to(device)
+x = torch.randn(8, 4, device=device)
+"""
+
+
+def test_a_setting_the_configurator_may_override_is_no_hard_coded_device() -> None:
+    configured = "exec(open('configurator.py').read())"
+    assert lines(CONFIGURED.format(exec=configured), "GPD203") == []
+    assert lines(CONFIGURED.format(exec=""), "GPD203") == [4]
+
+
+# set 36, UCTransNet: the GPU count is only printed and compared with 1: several GPUs or one
+GPU_COUNT = """\
+import torch
+from torch import nn
+
+model = nn.Conv2d(3, 1, 3).cuda()
+if torch.cuda.device_count() > 1:
+    print("using {{0}} GPUs".format(torch.cuda.device_count()))
+    model = nn.DataParallel(model)
+{fallback}
+"""
+
+
+def test_a_gpu_count_only_printed_is_no_cpu_path() -> None:
+    assert lines(GPU_COUNT.format(fallback=""), "GPD203") == []
+    fallback = 'device = "cuda" if torch.cuda.device_count() > 0 else "cpu"'
+    assert lines(GPU_COUNT.format(fallback=fallback), "GPD203") == [4]

@@ -392,7 +392,8 @@ class CheckpointScan(cst.CSTVisitor):
             self._foreign_cpu.update(id(arg.value) for arg in node.args if arg.keyword is not None)
         distributed = library.startswith("torch.distributed.")  # a process group, not CUDA
         if last in REPORTERS:  # `print("CUDA:", torch.cuda.is_available())` chooses nothing
-            self._reported.update(id(arg.value) for arg in node.args)
+            for arg in node.args:  # nor `print("using {} GPUs".format(torch.cuda.device_count()))`
+                self._reported.update(code_ids(arg.value))
         if name in ("range", "list"):  # `range(torch.cuda.device_count())`: which GPUs
             self._reported.update(id(arg.value) for arg in node.args)
         if last in ("DataParallel", "DistributedDataParallel"):

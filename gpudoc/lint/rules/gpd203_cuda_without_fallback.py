@@ -17,7 +17,7 @@ from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._checkpoints import base_cpu_path, scan
 from gpudoc.lint.rules._distributed_paths import distributed_only_ids
 from gpudoc.lint.rules._importers import cpu_importers, importer_cpu_path
-from gpudoc.lint.visit import walk
+from gpudoc.lint.visit import code_ids, walk
 
 
 class CudaWithoutFallback(Rule):
@@ -240,10 +240,13 @@ def nopeak_mask(size):
             # `Net(...).cuda()` or `torch.device("cuda:0")`: the script chose the GPU; the "cpu"
             # was a library's option (`summary(..., device="cpu")`, MONAI's `Invertd`)
             return
+        configured = _configured_defaults(context.module)
         mentions = [
             (mention, evidence or found.cpu_path_at(mention.node))
             for mention in unguarded
-            if id(mention.node) not in declared.inert and id(mention.node) not in self.compared
+            if id(mention.node) not in declared.inert
+            and id(mention.node) not in self.compared
+            and id(mention.node) not in configured
         ]
         if imported and sum(here is None for _, here in mentions) > MAX_BORROWED:
             imported = False  # CUDA all through the file: a GPU-only module, by its design
@@ -258,6 +261,25 @@ def nopeak_mask(size):
                 '(`torch.device("cuda" if torch.cuda.is_available() else "cpu")`)'
             )
             yield Report(mention.node, message)
+
+
+def _configured_defaults(module: cst.Module) -> set[int]:
+    """ids of the values of top-level settings that a later top-level ``exec(...)`` may
+    override (nanoGPT's ``device = 'cuda'``, then ``exec(open('configurator.py').read())``,
+    which ``--device=cpu`` rebinds): defaults of options, as argparse's are."""
+    settings: list[cst.BaseExpression] = []
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and all(
+                isinstance(target.target, cst.Name) for target in small.targets
+            ):
+                settings.append(small.value)
+            value = small.value if isinstance(small, cst.Expr) else None
+            if isinstance(value, cst.Call) and dotted(value.func) == "exec":
+                return set().union(*(code_ids(setting) for setting in settings))
+    return set()
 
 
 class _Declared(cst.CSTVisitor):
