@@ -258,3 +258,35 @@ def test_a_gpu_count_only_printed_is_no_cpu_path() -> None:
     assert lines(GPU_COUNT.format(fallback=""), "GPD203") == []
     fallback = 'device = "cuda" if torch.cuda.device_count() > 0 else "cpu"'
     assert lines(GPU_COUNT.format(fallback=fallback), "GPD203") == [4]
+
+
+# set 36, PyTorch-RL: the agent brings its policy to the CPU for a NumPy rollout, then back
+ROLLOUT = """\
+import torch
+from torch import nn
+{helper}
+
+def rollout(policy, steps):
+    out = []
+    for _ in range(steps):
+        out.append(policy(torch.zeros(1, 3))[0][0].numpy())
+    return out
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+policy = nn.Linear(3, 2).to(device)
+to_device({target}, policy)
+actions = rollout(policy, 10)
+"""
+
+OWN_HELPER = """
+def to_device(device, *args):
+    return [x.to(device) for x in args]
+"""
+
+
+def test_a_helper_given_the_cpu_and_a_placed_module_may_bring_it_back() -> None:
+    cpu = 'torch.device("cpu")'
+    assert lines(ROLLOUT.format(helper=OWN_HELPER, target=cpu), "GPD202") == []
+    assert lines(ROLLOUT.format(helper="from utils import to_device", target=cpu), "GPD202") == []
+    assert lines(ROLLOUT.format(helper=OWN_HELPER, target="device"), "GPD202") == [11]

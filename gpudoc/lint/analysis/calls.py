@@ -36,7 +36,6 @@ from gpudoc.lint.analysis.values import (
     Value,
     called_module,
     element_of,
-    host_module,
     replace,
 )
 from gpudoc.lint.visit import walk
@@ -198,7 +197,9 @@ class CallEvaluator:
         function = self.model.local_functions.get(name)
         if function is not None and callee is None and local is None:
             note_helper(self.model, function, node)
-            return self.bodies.call_function(function, node, args, self.model.globals_view())
+            result = self.bodies.call_function(function, node, args, self.model.globals_view())
+            self.placement.forget(node, args, host_modules=False)
+            return result
         if local == "dataset":
             place = Place.UNKNOWN if name in self.model.device_datasets else Place.HOST
             if any(arg.place is Place.DEVICE for arg in args):
@@ -214,7 +215,7 @@ class CallEvaluator:
         if callee is not None and callee.source in ("transform", "tokenizer"):
             return host_output(callee, node, args=args)
         if name not in BUILTINS:
-            self.forget_placement(node, args)
+            self.placement.forget(node, args)
         return builtin_value(name, args)
 
     def module_instance(self, node: cst.Call, local: ModuleClass, args: list[Value]) -> Value:
@@ -241,13 +242,6 @@ class CallEvaluator:
             origin=node,
             parts=instances,
         )
-
-    def forget_placement(self, node: cst.Call, args: list[Value]) -> None:
-        """A helper given a host module may move it in place (`place(model, device)`)."""
-        for arg, value in zip(node.args, args, strict=True):
-            name = dotted(arg.value)
-            if name is not None and host_module(value):
-                self.model.scope.env[name] = value.with_place(Place.UNKNOWN)
 
     def module_call(self, node: cst.Call, name: str, module: Value, values: list[Value]) -> Value:
         if self.model.bus.wants("call"):

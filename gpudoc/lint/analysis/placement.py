@@ -21,11 +21,16 @@ class Placement:
     def __init__(self, model: SemanticModel) -> None:
         self.model = model
 
-    def forget(self, node: cst.Call, args: list[Value]) -> None:
-        """A callee we cannot read may move the host modules it is given in place."""
+    def forget(self, node: cst.Call, args: list[Value], host_modules: bool = True) -> None:
+        """A callee may move the modules it is given in place: the host ones to a device
+        (`place(model, device)`), and placed ones back to the CPU when it is given the CPU
+        (PyTorch-RL's `to_device(torch.device("cpu"), policy)` before a NumPy rollout)."""
+        to_cpu = any(value.kind is Kind.DEVICE and value.cpu_device for value in args)
         for arg, value in zip(node.args, args, strict=True):
             name = dotted(arg.value)
-            if name is not None and host_module(value):
+            placed = value.kind is Kind.MODULE and value.place is Place.DEVICE
+            host = host_modules and host_module(value)
+            if name is not None and (host or (to_cpu and placed)):
                 self.model.scope.env[name] = value.with_place(Place.UNKNOWN)
 
     def note_self_placing(self) -> None:

@@ -86,6 +86,8 @@ class QualifiedCalls:
             # `d2l.train(net, loader, device)`: a function we cannot read, given a module and a
             # device, may move the module in place
             self.placement.forget(node, args)
+        elif any(arg.kind is Kind.DEVICE for arg in args):
+            self.placement.forget(node, args, host_modules=False)  # given the CPU
         elif api.LOADER_CALL.match(last):
             # `for x in get_loader(cfg):` of another module: batches of tensors, placed by
             # whatever that module does
