@@ -290,3 +290,26 @@ def test_a_helper_given_the_cpu_and_a_placed_module_may_bring_it_back() -> None:
     assert lines(ROLLOUT.format(helper=OWN_HELPER, target=cpu), "GPD202") == []
     assert lines(ROLLOUT.format(helper="from utils import to_device", target=cpu), "GPD202") == []
     assert lines(ROLLOUT.format(helper=OWN_HELPER, target="device"), "GPD202") == [11]
+
+
+# set 36, LayoutLMv2 notebooks: a Hugging Face data set formatted onto the GPU yields its tensors
+HF_FORMAT = """\
+import torch
+from torch.utils.data import DataLoader
+from datasets import load_dataset
+from transformers import AutoModelForSequenceClassification
+
+ds = load_dataset("imdb", split="train[:64]")
+ds.set_format(type="torch", {device})
+loader = DataLoader(ds, batch_size=4)
+model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model.to(device)
+for batch in loader:
+    outputs = model(**batch)
+"""
+
+
+def test_a_dataset_formatted_onto_the_gpu_yields_device_batches() -> None:
+    assert lines(HF_FORMAT.format(device='device="cuda"'), "GPD101") == []
+    assert lines(HF_FORMAT.format(device='device="cpu"'), "GPD101") == [13]

@@ -12,7 +12,7 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.bodies import Bodies
 from gpudoc.lint.analysis.builtin_calls import BUILTINS, builtin_value
 from gpudoc.lint.analysis.events import CallEvent
-from gpudoc.lint.analysis.expressions import Evaluator
+from gpudoc.lint.analysis.expressions import Evaluator, string_value
 from gpudoc.lint.analysis.follows_inputs import (
     note_helper,
     note_method_move,
@@ -296,6 +296,14 @@ class CallEvaluator:
         self, node: cst.Call, func: cst.Attribute, receiver: Value, method: str, args: list[Value]
     ) -> Value:
         """A method of anything but a module: tensors, loaders, tokenizers, accelerate's."""
+        if method in ("set_format", "with_format") and _formats_onto_a_device(node):
+            # Hugging Face datasets: `ds.set_format("torch", device="cuda")` yields device
+            # tensors (in place; `with_format` returns the formatted data set)
+            placed = Value(Kind.LOADER, Place.UNKNOWN, source="device-format")
+            name = dotted(func.value)
+            if method == "set_format" and name is not None:
+                self.model.assign_name(name, placed)
+            return placed
         if receiver.source == "tokenizer" and method in (
             "encode",
             "encode_plus",
@@ -389,6 +397,15 @@ def _method_of(owner: Scope, name: str, depth: int = 0) -> cst.FunctionDef | Non
         if found is not None:
             return found
     return None
+
+
+def _formats_onto_a_device(node: cst.Call) -> bool:
+    """A ``device=`` argument that is not the CPU."""
+    device = keyword(node, "device")
+    if device is None:
+        return False
+    text = string_value(device.value)
+    return text is None or not api.CPU_LITERAL.match(text)
 
 
 def moves_a_parameter(function: cst.FunctionDef) -> bool:
