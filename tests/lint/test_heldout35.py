@@ -313,3 +313,25 @@ for batch in loader:
 def test_a_dataset_formatted_onto_the_gpu_yields_device_batches() -> None:
     assert lines(HF_FORMAT.format(device='device="cuda"'), "GPD101") == []
     assert lines(HF_FORMAT.format(device='device="cpu"'), "GPD101") == [13]
+
+
+# set 36, StyleTTS2's aligner: a host arange overwritten by the next line, never read
+OVERWRITTEN = """\
+import torch
+from torch import nn
+
+
+class Aligner(nn.Module):
+    def forward(self, scores, ref):
+        n = int(scores.sum().round().item())
+        t = torch.arange(0, n).expand(n)
+        t = {second}
+        return t * scores.unsqueeze(-1)
+"""
+
+
+def test_a_factory_overwritten_unread_by_the_next_line_is_dead() -> None:
+    placed = "torch.arange(0, n).unsqueeze(0).expand((len(scores), n)).to(ref.device)"
+    assert lines(OVERWRITTEN.format(second=placed), "GPD106") == []
+    # the next line reads it: the host tensor goes on
+    assert lines(OVERWRITTEN.format(second="t.unsqueeze(0)"), "GPD106") == [8]

@@ -56,7 +56,7 @@ from gpudoc.lint.rules._helpers import (
 )
 from gpudoc.lint.rules._host_instances import host_only_classes
 from gpudoc.lint.rules._numbers import number_attributes, number_parameters
-from gpudoc.lint.visit import walk
+from gpudoc.lint.visit import code_ids, walk
 
 STEP_METHODS = frozenset(
     {
@@ -886,6 +886,8 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 continue
             if self.only_handed_over(factory.call) or self.only_an_index(factory):
                 continue
+            if self.overwritten_unread(factory.call):
+                continue  # `t = torch.arange(n)` then `t = ...` on the next line, not reading t
             if factory.meets_no_input:
                 continue  # a stub text encoder: `torch.randn(len(list_of_text), 32)`
             definition = factory.definition
@@ -998,6 +1000,22 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         uses = Uses(bound[1], call)
         walk(bound[0].body, uses)
         return uses.bindings == 1 and bool(uses.loads) and all(n in self.handed for n in uses.loads)
+
+    def overwritten_unread(self, call: cst.Call) -> bool:
+        """The name the factory's tensor is bound to is bound again by the very next statement,
+        which does not read it: a dead store, never on any device."""
+        bound = self.bound.get(call)
+        if bound is None or not isinstance(bound[0].body, cst.IndentedBlock):
+            return False
+        function, name = bound
+        for statements in _blocks(function):
+            for index, statement in enumerate(statements[:-1]):
+                if not isinstance(statement, cst.Assign):
+                    continue
+                if id(call) not in code_ids(statement.value):
+                    continue
+                return _rebound_unread(statements[index + 1], name)
+        return False
 
     def only_an_index(self, factory: FactoryCall) -> bool:
         """The tensor only indexes other tensors (``x[torch.arange(b)[:, None], idx]``, or a
@@ -1177,6 +1195,45 @@ def _walked_numbers(function: cst.FunctionDef | None, semantic: Semantic) -> fro
         if (held := semantic.lookup(name)) is not None and held.kind is Kind.SCALAR
     }
     return frozenset(found)
+
+
+def _blocks(function: cst.FunctionDef) -> Iterator[list[cst.BaseSmallStatement | None]]:
+    """Each block of the function as its small statements in order (None for a compound
+    statement): siblings that run one after the other."""
+
+    class Blocks(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.found: list[list[cst.BaseSmallStatement | None]] = []
+
+        def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+            sequence: list[cst.BaseSmallStatement | None] = []
+            for line in node.body:
+                if isinstance(line, cst.SimpleStatementLine):
+                    sequence.extend(line.body)
+                else:
+                    sequence.append(None)
+            self.found.append(sequence)
+
+    blocks = Blocks()
+    function.body.visit(blocks)
+    return iter(blocks.found)
+
+
+def _rebound_unread(following: cst.BaseSmallStatement | None, name: str) -> bool:
+    """``following`` binds ``name`` again without reading it."""
+    if not isinstance(following, cst.Assign) or len(following.targets) != 1:
+        return False
+    rebinds = dotted(following.targets[0].target) == name
+    read = any(
+        isinstance(node, cst.Name) and node.value == name for node in _nodes_of(following.value)
+    )
+    return rebinds and not read
+
+
+def _nodes_of(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    yield node
+    for child in node.children:
+        yield from _nodes_of(child)
 
 
 def _export_stubs(module: cst.Module) -> set[cst.FunctionDef]:
