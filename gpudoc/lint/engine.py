@@ -151,7 +151,10 @@ def _with_dependencies(source: str, path: str) -> bytes:
     from gpudoc.lint.rules._importers import candidate_importers
     from gpudoc.lint.rules._saved_device import checkpoint_files
 
-    data = [source.encode("utf-8", "surrogatepass")]
+    # the kind first: an empty notebook (invalid JSON) and an empty `__init__.py` (clean) have
+    # the same bytes and must not share a result
+    kind = b"notebook" if path.endswith(".ipynb") else b"python"
+    data = [kind, source.encode("utf-8", "surrogatepass")]
     # and of the checkpoints it loads that lie in the project (GPD201 reads where they were
     # saved), and, for a script with no device code, of the GPU scripts beside it
     savers = sibling_scripts(path) if may_read_gpu_savers(source) else []

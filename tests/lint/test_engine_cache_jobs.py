@@ -41,6 +41,22 @@ def test_cache_hits_unchanged_files_and_misses_changed(
     assert not lint_paths([str(script)], use_cache=False).files[0].cached
 
 
+def test_an_empty_notebook_and_an_empty_module_do_not_share_a_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same bytes, two kinds: the notebook is not valid JSON, the `__init__.py` is clean (set
+    37: d2l's 0-byte notebooks made every empty `__init__.py` after them an error)."""
+    monkeypatch.setenv("GPUDOC_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "a.ipynb").write_bytes(b"")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_bytes(b"")
+    for _ in range(2):  # the second run reads the cache
+        result = lint_paths([str(tmp_path)], jobs=1)
+        errors = {Path(f.path).name: f.error for f in result.files}
+        assert errors["__init__.py"] is None
+        assert errors["a.ipynb"] is not None
+
+
 def _finding(code: str = "GPD103") -> Finding:
     return Finding("x.py", 2, 1, code, "discarded-tensor-move", "message", end_line=2, end_col=9)
 
