@@ -69,6 +69,8 @@ class QualifiedCalls:
             return Value(Kind.TENSOR, Place.HOST)
         if qualified.startswith("torchvision.transforms.") and last[:1].isupper():
             # `Compose([ToTensor(), Lambda(lambda x: x.to(device))])` puts samples on a device
+            if last == "ToPILImage":
+                return Value(source="pil-transform")  # what it returns is a PIL image
             moving = any(_moves_to_a_device(arg.value) for arg in node.args)
             return Value(source="moving-transform" if moving else "transform")
         if PREPROCESSOR.search(qualified) and last == "from_pretrained":

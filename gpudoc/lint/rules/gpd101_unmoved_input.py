@@ -248,6 +248,8 @@ def test(model, device, test_loader):
         args = [
             Argument(arg.value, dotted(arg.value), value)
             for arg, value in zip(node.args, event.args, strict=True)
+            # `F.interpolate(x, size=[r, r])`: sizes and factors, read as numbers on any device
+            if arg.keyword is None or arg.keyword.value not in SHAPE_KEYWORDS
         ]
         if _ctc_loss(event):
             args = args[:1]  # CTC takes targets and lengths from the host too
@@ -397,6 +399,9 @@ def test(model, device, test_loader):
 
 
 HOST_PLACES = (Place.HOST, Place.MIXED)
+SHAPE_KEYWORDS = frozenset(
+    {"size", "scale_factor", "output_size", "shape", "sizes", "kernel_size", "stride", "pad"}
+)
 
 
 def _all_on_host(call: Call) -> bool:

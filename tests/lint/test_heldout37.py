@@ -1,0 +1,41 @@
+"""Precision regressions from the thirty-seventh held-out set (public repositories), reduced and
+rewritten here: correct code each rule must leave alone, next to the bug it still finds."""
+
+from __future__ import annotations
+
+from lint_lines import lines
+
+# adversarial-attacks-pytorch's input diversity: a size list of 1-element tensors is no input
+INTERPOLATE = """\
+import torch
+import torch.nn.functional as F
+
+device = torch.device("cuda")
+x = torch.rand(1, 3, 32, 32).to(device)
+r = torch.randint(low=28, high=32, size=(1,), dtype=torch.int32)
+out = F.interpolate(x, {argument}, mode="bilinear")
+"""
+
+
+def test_a_size_argument_is_read_as_numbers() -> None:
+    assert lines(INTERPOLATE.format(argument="size=[r, r]"), "GPD101") == []
+    assert lines(INTERPOLATE.format(argument="scale_factor=r"), "GPD101") == []
+
+
+# ndb796's notebooks: ToPILImage makes a PIL image of a device tensor, which imshow takes
+TO_PIL = """\
+import torch
+import torchvision
+import matplotlib.pyplot as plt
+
+net = torch.nn.Conv2d(3, 3, 1).cuda()
+adv = net(torch.rand(1, 3, 8, 8).cuda())
+img = {convert}
+plt.imshow(img)
+"""
+
+
+def test_a_pil_image_of_a_device_tensor_is_no_device_tensor() -> None:
+    to_pil = "torchvision.transforms.ToPILImage()(torch.clamp(adv, 0, 1).squeeze(0))"
+    assert lines(TO_PIL.format(convert=to_pil), "GPD202") == []
+    assert lines(TO_PIL.format(convert="torch.clamp(adv, 0, 1).squeeze(0)"), "GPD202") == [8]
