@@ -1,5 +1,6 @@
-"""Recall regressions from the thirty-third recall set (bug reports of public projects), reduced
-and rewritten here: the bug each rule must find, next to the correct code it must leave alone."""
+"""Recall regressions from the thirty-third and thirty-fourth recall sets (bug reports of public
+projects) and the re-scores after them, reduced and rewritten here: the bug each rule must find,
+next to the correct code it must leave alone."""
 
 from __future__ import annotations
 
