@@ -322,6 +322,8 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
 
     def __init__(self) -> None:
         super().__init__()
+        self.attribute_copies: dict[cst.FunctionDef, dict[str, str]] = {}
+        self.blocks: dict[cst.FunctionDef, list[list[cst.BaseSmallStatement | None]]] = {}
         self.constants: set[cst.Call] = set()
         """Legacy constructors of numbers written out (``torch.FloatTensor([2 * math.pi])``)."""
         self.factories: list[FactoryCall] = []
@@ -728,10 +730,16 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             if name in parameters or (value is not None and value.kind is Kind.SCALAR):
                 return True
             # `num_tokens, weight = self.num_tokens, self.kl_weight` (DALLE-pytorch's forward)
-            copied = _attribute_copies(function).get(name) if function is not None else None
+            copied = self.copies_in(function).get(name) if function is not None else None
             return attributes is not None and copied is not None and copied in attributes
 
         return is_number_expression(expr, number)
+
+    def copies_in(self, function: cst.FunctionDef) -> dict[str, str]:
+        """``_attribute_copies`` of the function, read once per function."""
+        if function not in self.attribute_copies:
+            self.attribute_copies[function] = _attribute_copies(function)
+        return self.attribute_copies[function]
 
     def numbers_of(self, owner: cst.ClassDef) -> frozenset[str]:
         """The attributes ``owner``'s ``__init__`` only assigns numbers, read once per class."""
@@ -1008,7 +1016,9 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         if bound is None or not isinstance(bound[0].body, cst.IndentedBlock):
             return False
         function, name = bound
-        for statements in _blocks(function):
+        if function not in self.blocks:
+            self.blocks[function] = list(_blocks(function))
+        for statements in self.blocks[function]:
             for index, statement in enumerate(statements[:-1]):
                 if not isinstance(statement, cst.Assign):
                     continue
