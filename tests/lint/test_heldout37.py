@@ -39,3 +39,25 @@ def test_a_pil_image_of_a_device_tensor_is_no_device_tensor() -> None:
     to_pil = "torchvision.transforms.ToPILImage()(torch.clamp(adv, 0, 1).squeeze(0))"
     assert lines(TO_PIL.format(convert=to_pil), "GPD202") == []
     assert lines(TO_PIL.format(convert="torch.clamp(adv, 0, 1).squeeze(0)"), "GPD202") == [8]
+
+
+# recall 38, HandMesh: the `else:` of `if -1 in idx or not torch.cuda.is_available():` has CUDA
+EITHER_CPU = """\
+import torch
+
+if {test}:
+    device = torch.device("cpu")
+elif len(args.device_idx) == 1:
+    device = torch.device("cuda", args.device_idx[0])
+else:
+    device = torch.device("cuda")
+model = torch.nn.Linear(2, 2).to(device)
+"""
+
+
+def test_the_else_of_an_or_that_means_the_cpu_is_a_gpu_path() -> None:
+    test = "-1 in args.device_idx or not torch.cuda.is_available()"
+    assert lines(EITHER_CPU.format(test=test), "GPD203") == []
+    # an `and`: the CPU arm needs both, so the `else:` may run without CUDA
+    test = "-1 in args.device_idx and not torch.cuda.is_available()"
+    assert lines(EITHER_CPU.format(test=test), "GPD203") == [8]

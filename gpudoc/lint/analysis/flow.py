@@ -53,7 +53,11 @@ def guard_polarity(test: cst.BaseExpression) -> Polarity | None:
         known = [p for p in (left, right) if p is not None]
         if not known:
             return None
-        # `use_cuda and not args.no_cuda`: any side that names the device decides
+        # `use_cuda and not args.no_cuda`: a side that needs the GPU decides an `and`;
+        # `-1 in args.device_idx or not torch.cuda.is_available()`: a side that means the CPU
+        # decides an `or` (its `else:` runs only with CUDA)
+        if isinstance(test.operator, cst.Or) and "cpu" in known:
+            return "cpu"
         return "gpu" if "gpu" in known else known[0]
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         return _comparison_polarity(test)
