@@ -61,3 +61,42 @@ def test_the_else_of_an_or_that_means_the_cpu_is_a_gpu_path() -> None:
     # an `and`: the CPU arm needs both, so the `else:` may run without CUDA
     test = "-1 in args.device_idx and not torch.cuda.is_available()"
     assert lines(EITHER_CPU.format(test=test), "GPD203") == [8]
+
+
+# set 38, BiSeNet: an OHEM loss whose only tensor is a threshold computed (and moved) in __init__
+OHEM = """\
+import torch
+import torch.nn as nn
+
+
+class OhemLoss(nn.Module):
+    def __init__(self, thresh, n_min):
+        super().__init__()
+        self.cut = {cut}
+        self.n_min = n_min
+        self.ce = nn.CrossEntropyLoss(reduction="none")
+
+    def forward(self, logits, labels):
+        loss, _ = torch.sort(self.ce(logits, labels).view(-1), descending=True)
+        return loss[loss > self.cut].mean()
+
+
+net = nn.Conv2d(3, 4, 1).cuda()
+crit = OhemLoss(0.7, 16)
+loss = crit(net(torch.rand(1, 3, 8, 8).cuda()), torch.zeros(1, 8, 8, dtype=torch.long).cuda())
+"""
+
+
+def test_a_loss_holding_only_a_computed_threshold_needs_no_move() -> None:
+    cut = "-torch.log(torch.tensor(thresh, dtype=torch.float)).cuda()"
+    assert lines(OHEM.format(cut=cut), "GPD102") == []
+    # a layer of weights of its own: the move is needed
+    assert lines(OHEM.format(cut="nn.Linear(4, 4)"), "GPD102") == [18]
+
+
+def test_a_loss_given_a_count_computed_from_the_batch_size_holds_no_weights() -> None:
+    """BiSeNet's train.py: `n_min = n_per_gpu * h * w // 16`, an unknown number by value, a
+    count by its name."""
+    cut = "-torch.log(torch.tensor(thresh, dtype=torch.float)).cuda()"
+    source = OHEM.format(cut=cut).replace("OhemLoss(0.7, 16)", "OhemLoss(0.7, n_min=batch * 4)")
+    assert lines(source, "GPD102") == []

@@ -150,6 +150,8 @@ class _Stores(cst.CSTVisitor):
     def _stored(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         if not _on_self(target):
             return
+        while isinstance(value, cst.UnaryOperation):  # `-torch.log(t).cuda()`: what it negates
+            value = value.expression
         harmless = value is not None and (
             _literal(value)
             or _plain_tensor(value)
