@@ -100,3 +100,36 @@ def test_a_loss_given_a_count_computed_from_the_batch_size_holds_no_weights() ->
     cut = "-torch.log(torch.tensor(thresh, dtype=torch.float)).cuda()"
     source = OHEM.format(cut=cut).replace("OhemLoss(0.7, 16)", "OhemLoss(0.7, n_min=batch * 4)")
     assert lines(source, "GPD102") == []
+
+
+# set 38, nnUNet: the DDP worker joins an NCCL group through the file's own `setup`, then uses
+# its rank's GPU; the file offers the CPU elsewhere
+NCCL_WORKER = """\
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def setup(rank, world_size):
+    dist.init_process_group({backend}, rank=rank, world_size=world_size)
+
+
+def run_ddp(rank, world_size):
+    setup(rank, world_size)
+    torch.cuda.set_device(torch.device("cuda", rank))
+    net = torch.nn.Linear(4, 4).cuda()
+
+
+def run(num_gpus):
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if num_gpus > 1:
+        mp.spawn(run_ddp, args=(num_gpus,), nprocs=num_gpus)
+    else:
+        net = torch.nn.Linear(4, 4).to(device)
+"""
+
+
+def test_cuda_after_joining_an_nccl_group_is_no_hard_coding() -> None:
+    assert lines(NCCL_WORKER.format(backend='"nccl"'), "GPD203") == []
+    # a gloo group runs on the CPU too: there CUDA is hard-coded
+    assert lines(NCCL_WORKER.format(backend='"gloo"'), "GPD203") == [12, 13]
