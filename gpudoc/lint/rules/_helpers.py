@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import libcst as cst
 
 from gpudoc.lint.analysis.events import BindingEvent, CompareEvent, Semantic, StatementEvent
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import assignments, dotted, keyword, module_chain_root
-from gpudoc.lint.analysis.values import Kind, Place
+from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import FixSpec, NodeEdit, Rule
 
 MOVES = frozenset({"to", "cuda", "cpu", "to_empty"})
@@ -162,6 +163,13 @@ class OffersCpu(Rule):
             self.offers_cpu = any(
                 string_value(target.comparator) == "cpu" for target in event.node.comparisons
             )
+
+
+def all_on_host(values: Iterable[Value]) -> bool:
+    """Every tensor among ``values`` is on the host (and there is one): a re-created model run
+    on the CPU with such inputs, a notebook's next example, raises nothing (GPD101, GPD102)."""
+    tensors = [value for value in values if value.is_tensorish]
+    return bool(tensors) and all(value.place is Place.HOST for value in tensors)
 
 
 def is_process_group_init(qualified: str | None) -> bool:

@@ -20,7 +20,12 @@ from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.names import assignments, built_class, dotted, method_named
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, Report, Rule
-from gpudoc.lint.rules._helpers import LENGTHS, move_after_binding, moved_by_statement
+from gpudoc.lint.rules._helpers import (
+    LENGTHS,
+    all_on_host,
+    move_after_binding,
+    moved_by_statement,
+)
 
 
 @dataclass(frozen=True)
@@ -379,7 +384,11 @@ def test(model, device, test_loader):
                     continue
                 if id(value.binding) in self.host_outputs_bound:
                     continue
-                if module.stale and call.name not in self.reloaded and _all_on_host(call):
+                if (
+                    module.stale
+                    and call.name not in self.reloaded
+                    and all_on_host(a.value for a in call.args)
+                ):
                     continue  # a re-created model fed host tensors only: all on the CPU
                 if arg.name is not None and LENGTHS.search(arg.name.rsplit(".", 1)[-1]):
                     continue
@@ -402,14 +411,6 @@ HOST_PLACES = (Place.HOST, Place.MIXED)
 SHAPE_KEYWORDS = frozenset(
     {"size", "scale_factor", "output_size", "shape", "sizes", "kernel_size", "stride", "pad"}
 )
-
-
-def _all_on_host(call: Call) -> bool:
-    """Every tensor the call passes is on the host: a re-created model (a notebook's next
-    checkpoint, `from_pretrained` again) run on the CPU with its inputs, which raises nothing;
-    its re-creation is GPD102's to judge."""
-    tensors = [arg.value for arg in call.args if arg.value.is_tensorish]
-    return bool(tensors) and all(value.place is Place.HOST for value in tensors)
 
 
 def _moved_by_forward(module: Value, semantic: Semantic) -> frozenset[int | str]:

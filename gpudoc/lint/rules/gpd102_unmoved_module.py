@@ -11,6 +11,7 @@ from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+from gpudoc.lint.rules._helpers import all_on_host
 
 
 @dataclass
@@ -262,7 +263,10 @@ out = model(x)
         self.module_calls.append(ModuleCall(node, name, module, arguments, semantic.device_name()))
         self.note_conditional_move(event, module, name, semantic)
         if module.stale:
-            fresh = _fresh_host_inputs(event.args)  # a new example on the CPU, on purpose
+            # a new example on the CPU, on purpose (a notebook's next cell); a reloaded model is
+            # still reported: trained weights evaluated on the CPU by mistake (the CIFAR-10
+            # tutorial's reload)
+            fresh = all_on_host(event.args)
             for rebinding in self.rebindings:
                 if rebinding.name != name or rebinding.first_use is not None or rebinding.settled:
                     continue
@@ -375,12 +379,3 @@ def _fix(statement: cst.CSTNode, name: str, device: str | None) -> FixSpec | Non
         return None
     edit = NodeEdit(statement, f"{name}.to({device})", "line_after")
     return FixSpec((edit,), safe=False, description=f"move {name} to {device}")
-
-
-def _fresh_host_inputs(values: tuple[Value, ...]) -> bool:
-    """Every input is a tensor on the host (a factory's new example, a processor's output): a
-    re-created model run on the CPU on purpose (a notebook's next cell), which raises nothing.
-    A reloaded one (``load_state_dict``) is still reported: the trained weights evaluated on
-    the CPU by mistake (the CIFAR-10 tutorial's reload)."""
-    tensors = [value for value in values if value.is_tensorish]
-    return bool(tensors) and all(value.place is Place.HOST for value in tensors)
