@@ -8,7 +8,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.homes import Home
-from gpudoc.lint.analysis.instance_weights import SETTING, holds_only_settings
+from gpudoc.lint.analysis.instance_weights import holds_only_settings, settings_only
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.module_like import builds_layers
 from gpudoc.lint.analysis.names import ImportTable, dotted
@@ -127,6 +127,6 @@ def empty_classes_of(
         if node is upto:
             break
         sources = weight_sources(node, imports, frozenset(empty))
-        if sources is not None and all(SETTING.search(source) for source in sources):
+        if settings_only(sources):
             empty.add(name)
     return frozenset(empty)

@@ -27,10 +27,13 @@ SETTING = re.compile(
 def holds_only_settings(cls: ModuleClass) -> bool:
     """Nothing to move, whatever the call passes: no weights of its own, and only settings
     given (``MovingAvg(kernel_size)``, whose ``nn.AvgPool1d`` has no parameters)."""
-    sources = cls.weights_from
-    return not cls.weighted or (
-        sources is not None and all(SETTING.search(source) for source in sources)
-    )
+    return not cls.weighted or settings_only(cls.weights_from)
+
+
+def settings_only(sources: frozenset[str] | None) -> bool:
+    """The ``__init__`` parameters a class keeps (``weight_sources``) are all settings: it
+    holds no weights of its own and none the caller can give it."""
+    return sources is not None and all(SETTING.search(source) for source in sources)
 
 
 def instance_holdings(
