@@ -88,11 +88,7 @@ def _returns_parameters(function: cst.FunctionDef | None) -> bool:
     """Every ``return`` of ``function`` hands back an ``nn.Parameter(...)``."""
     if function is None:
         return False
-    values = [
-        statement.value
-        for statement in iter_statements(function.body.body)
-        if isinstance(statement, cst.Return)
-    ]
+    values = _return_values(function)
     return bool(values) and all(
         isinstance(value, cst.Call) and (dotted(value.func) or "").rpartition(".")[2] == "Parameter"
         for value in values
@@ -172,22 +168,14 @@ def _wrapped_module(call: cst.Call, qualified: str, semantic: Semantic) -> bool:
     if function is None or not function.params.params:
         return False
     parameter = function.params.params[0].name.value
-    returns = [r for r in _returns(function) if r.value is not None]
-    return bool(returns) and all(dotted(r.value) == parameter for r in returns if r.value)
+    values = [value for value in _return_values(function) if value is not None]
+    return bool(values) and all(dotted(value) == parameter for value in values)
 
 
-def _returns(function: cst.FunctionDef) -> list[cst.Return]:
-    found: list[cst.Return] = []
-
-    class Returns(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is function  # not a nested function's returns
-
-        def visit_Return(self, node: cst.Return) -> None:
-            found.append(node)
-
-    function.visit(Returns())
-    return found
+def _return_values(function: cst.FunctionDef) -> list[cst.BaseExpression | None]:
+    """What each ``return`` of ``function`` (not of a function nested in it) hands back."""
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else []
+    return [s.value for s in iter_statements(body) if isinstance(s, cst.Return)]
 
 
 def _is_new_tensor(expr: cst.BaseExpression, semantic: Semantic) -> bool:
