@@ -1233,17 +1233,11 @@ def _rebound_unread(following: cst.BaseSmallStatement | None, name: str) -> bool
     """``following`` binds ``name`` again without reading it."""
     if not isinstance(following, cst.Assign) or len(following.targets) != 1:
         return False
-    rebinds = dotted(following.targets[0].target) == name
-    read = any(
-        isinstance(node, cst.Name) and node.value == name for node in _nodes_of(following.value)
-    )
-    return rebinds and not read
-
-
-def _nodes_of(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    yield node
-    for child in node.children:
-        yield from _nodes_of(child)
+    if dotted(following.targets[0].target) != name:
+        return False
+    reads = Uses(name, None)
+    walk(following.value, reads)
+    return not reads.loads
 
 
 def _export_stubs(module: cst.Module) -> set[cst.FunctionDef]:
