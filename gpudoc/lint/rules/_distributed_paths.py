@@ -1,16 +1,20 @@
 """Code that only runs in a multi-process job: after ``if world_size == 1: return`` (or
 ``if not dist.is_initialized(): return``), or under ``if args.distributed:``. Such code runs
 once a process group exists, in practice NCCL's, which needs a GPU per process: a hard-coded
-``.cuda()`` there is not a script's CPU path breaking (torchvision's reference ``all_gather``)."""
+``.cuda()`` there is not a script's CPU path breaking (torchvision's reference ``all_gather``).
+Also what follows a function's joining an NCCL group (the DDP tutorial's ``setup(rank,
+world_size)``)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import libcst as cst
 
 from gpudoc.lint.analysis.flow import terminates
 from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.rules._helpers import backend
 from gpudoc.lint.visit import code_ids
 
 DISTRIBUTED = re.compile(r"world_size|distributed|is_initialized|dist_avail|\bddp\b", re.I)
@@ -99,3 +103,38 @@ def _world_size_comparison(test: cst.Comparison) -> bool | None:
     if several.get(type(operator)):
         return True
     return None
+
+
+LocalFunction = Callable[[cst.BaseExpression], cst.FunctionDef | None]
+
+
+def after_nccl_setup(function: cst.FunctionDef, local_function: LocalFunction) -> set[int]:
+    """ids of the nodes after a top-level statement of ``function`` that joins an NCCL process
+    group, itself or through a function of the file (the DDP tutorial's ``setup(rank,
+    world_size)``, nnUNet's ``run_ddp``): NCCL runs on GPUs only."""
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    for index, statement in enumerate(body):
+        if any(_joins_nccl(call, local_function, 1) for call in _top_calls(statement)):
+            return set().union(*(code_ids(rest) for rest in body[index + 1 :]))
+    return set()
+
+
+def _top_calls(statement: cst.BaseStatement) -> list[cst.Call]:
+    """The calls a simple statement line makes as its expression or assigned value."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return []
+    values = [s.value for s in statement.body if isinstance(s, cst.Expr | cst.Assign)]
+    return [value for value in values if isinstance(value, cst.Call)]
+
+
+def _joins_nccl(call: cst.Call, local_function: LocalFunction, depth: int) -> bool:
+    if (dotted(call.func) or "").rsplit(".", 1)[-1] == "init_process_group":
+        return backend(call) == "nccl"
+    helper = local_function(call.func) if depth > 0 else None
+    if helper is None or not isinstance(helper.body, cst.IndentedBlock):
+        return False
+    return any(
+        _joins_nccl(inner, local_function, depth - 1)
+        for statement in helper.body.body
+        for inner in _top_calls(statement)
+    )

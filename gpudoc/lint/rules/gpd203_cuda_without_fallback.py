@@ -15,7 +15,7 @@ from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._checkpoints import base_cpu_path, scan
-from gpudoc.lint.rules._distributed_paths import distributed_only_ids
+from gpudoc.lint.rules._distributed_paths import after_nccl_setup, distributed_only_ids
 from gpudoc.lint.rules._importers import cpu_importers, importer_cpu_path
 from gpudoc.lint.visit import code_ids, walk
 
@@ -194,7 +194,7 @@ def nopeak_mask(size):
         if function is not None:  # also a function of another file, walked for a call here
             if function not in self.distributed:
                 found = distributed_only_ids(function)
-                found |= _after_nccl_setup(function, semantic)
+                found |= after_nccl_setup(function, semantic.local_function)
                 self.distributed[function] = found
             if id(event.node) in self.distributed[function]:
                 return  # after `if world_size == 1: return`, or an NCCL group's set-up
@@ -263,48 +263,6 @@ def nopeak_mask(size):
                 '(`torch.device("cuda" if torch.cuda.is_available() else "cpu")`)'
             )
             yield Report(mention.node, message)
-
-
-def _after_nccl_setup(function: cst.FunctionDef, semantic: Semantic) -> set[int]:
-    """ids of the nodes after a top-level statement of ``function`` that joins an NCCL process
-    group, itself or through a function of the file (the DDP tutorial's ``setup(rank,
-    world_size)``, nnUNet's ``run_ddp``): NCCL runs on GPUs only, so CUDA there is no
-    hard-coding a CPU path could meet."""
-    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
-    for index, statement in enumerate(body):
-        calls = [c for c in _top_calls(statement)]
-        if any(_joins_nccl(call, semantic, depth=1) for call in calls):
-            return set().union(*(code_ids(rest) for rest in body[index + 1 :]))
-    return set()
-
-
-def _top_calls(statement: cst.BaseStatement) -> list[cst.Call]:
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return []
-    found = []
-    for small in statement.body:
-        value = small.value if isinstance(small, cst.Expr | cst.Assign) else None
-        if isinstance(value, cst.Call):
-            found.append(value)
-    return found
-
-
-def _joins_nccl(call: cst.Call, semantic: Semantic, depth: int) -> bool:
-    name = dotted(call.func) or ""
-    if name.rsplit(".", 1)[-1] == "init_process_group":
-        backend = call.args[0].value if call.args and call.args[0].keyword is None else None
-        for arg in call.args:
-            if arg.keyword is not None and arg.keyword.value == "backend":
-                backend = arg.value
-        return backend is not None and "nccl" in cst.Module([]).code_for_node(backend)
-    helper = semantic.local_function(call.func) if depth > 0 else None
-    if helper is None or not isinstance(helper.body, cst.IndentedBlock):
-        return False
-    return any(
-        _joins_nccl(inner, semantic, depth - 1)
-        for statement in helper.body.body
-        for inner in _top_calls(statement)
-    )
 
 
 def _configured_defaults(module: cst.Module) -> set[int]:
