@@ -268,7 +268,7 @@ class CallEvaluator:
         args = self.evaluator.eval_args(node, receiver)
         if isinstance(func.value, cst.Name) and func.value.value == "self":
             owner = self.model.class_scope()
-            found = _method_of(owner, method) if owner is not None else None
+            found = owner.method(method) if owner is not None else None
             if owner is not None and found is not None:
                 # the class's own method, or a base class's of this file (a pooling encoder's
                 # `self.build_pred_layers(...)` of its base): run with this instance's state
@@ -384,19 +384,6 @@ class CallEvaluator:
         if member is not None:  # `model.encoder(x)`: a submodule of a placed model
             return self.module_call(node, dotted(func) or "", member, args)
         return UNKNOWN
-
-
-def _method_of(owner: Scope, name: str, depth: int = 0) -> cst.FunctionDef | None:
-    """The method ``name`` as Python finds it from ``owner``'s class: its own, else its bases'
-    of this file, first base first, depth first."""
-    own = owner.methods.get(name)
-    if own is not None or depth > 8:
-        return own
-    for base in owner.bases:
-        found = _method_of(base, name, depth + 1)
-        if found is not None:
-            return found
-    return None
 
 
 def _formats_onto_a_device(node: cst.Call) -> bool:

@@ -53,6 +53,9 @@ def not_tensor_arms(
 @contextmanager
 def forgotten(env: dict[str, Value], names: tuple[str, ...]) -> Iterator[None]:
     """``names`` hold nothing known in ``env`` for the duration, unless the arm rebinds them."""
+    if not names:  # nearly every `if` of a walk: nothing to forget, nothing to restore
+        yield
+        return
     saved = {name: env.get(name) for name in names}
     for name in names:
         env[name] = NOT_A_TENSOR

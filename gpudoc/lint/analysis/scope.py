@@ -60,6 +60,19 @@ class Scope:
                 return value
         return None
 
+    def method(self, name: str, depth: int = 0) -> cst.FunctionDef | None:
+        """For a class's scope: the method ``name`` as Python finds it, its own, else its
+        bases' of this file, first base first, depth first (as ``inherited`` finds
+        attributes)."""
+        own = self.methods.get(name)
+        if own is not None or depth > 8:
+            return own
+        for base in self.bases:
+            found = base.method(name, depth + 1)
+            if found is not None:
+                return found
+        return None
+
     def device_name(self) -> str | None:
         """A name holding the script's (non-CPU) device here: what a fix moves things to."""
         scope: Scope | None = self
