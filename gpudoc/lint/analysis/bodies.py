@@ -305,6 +305,7 @@ class Bodies:
         model = self.model
         if model.scope is model.module_scope:
             model.project_imports.pop(node.name.value, None)  # it rebinds an imported name
+        datasets_open = len(model.dataset_stack)
         module_class = self.classes.register_class(node)
         if model.bus.wants("class"):
             model.emit("class", ClassEvent(node, module_class))
@@ -314,7 +315,9 @@ class Bodies:
         model.class_scopes[node.name.value] = scope
         saved = model.scope
         model.scope = scope
-        is_dataset = model.local_classes.get(node.name.value) == "dataset"
+        # this definition opened a dataset (not an earlier class of the same name: ReChorus
+        # nests a `Dataset` in every model class, some of them no dataset by their bases)
+        is_dataset = len(model.dataset_stack) > datasets_open
         try:
             self.statements.walk_body(node.body)
             if module_class is None and not is_dataset:

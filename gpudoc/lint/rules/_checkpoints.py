@@ -173,6 +173,16 @@ class CheckpointScan(cst.CSTVisitor):
         paths a loading function's callers pass (``_callers_saved``)."""
         self._later_calls: list[tuple[str, cst.Call, int]] = []
         """Calls of plain names met before any saving function of that name (and their order)."""
+        self.defined: set[str] = set()
+        """Names of the file's functions (any depth): a call of one may build a path."""
+        self.class_defs: dict[str, cst.ClassDef] = {}
+        self.attribute_saves: list[tuple[cst.ClassDef, str]] = []
+        """(class, attribute) of ``torch.save(m, self.<attribute>)`` in a method: a runner
+        object saving to the path its constructor was given."""
+        self._saved_names: dict[int, set[str]] = {}
+        """id of a function -> the local names it saves to (``torch.save(sd, path)``)."""
+        self.path_returners: set[str] = set()
+        """Functions that return the path they saved to (``return best_state_path``)."""
         self._order = 0
         self._foreign_cpu: set[int] = set()
         """ids of ``"cpu"`` strings given to a library's own keyword (``summary(...,
@@ -201,6 +211,7 @@ class CheckpointScan(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node)
+        self.defined.add(node.name.value)
         params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
         for param in params:
             self.bindings.append(Binding(param.name.value, None, node, self._next()))
@@ -210,9 +221,13 @@ class CheckpointScan(cst.CSTVisitor):
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._functions.pop()
+        saved = self._saved_names.get(id(original_node))
+        if saved and _returns_one_of(original_node, saved, self.bindings):
+            self.path_returners.add(original_node.name.value)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(node)
+        self.class_defs.setdefault(node.name.value, node)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._classes.pop()
@@ -301,6 +316,11 @@ class CheckpointScan(cst.CSTVisitor):
             if receiver is not None and receiver not in names and module is None:
                 self._transfers.update(_cpu_transfer(value))
         self._note_demo_device(node)
+        returner = value.func if isinstance(value, cst.Call) else None
+        if isinstance(returner, cst.Name) and returner.value in self.path_returners:
+            # `state_path = train(model, ...)`, which returns the path it saved the best to
+            for target in node.targets:
+                self._save_to(target.target, None)
         for target in node.targets:
             if _visible_devices(target.target) and isinstance(node.value, cst.Attribute):
                 self.gpu_selectors.add(node.value.attr.value)
@@ -617,12 +637,19 @@ class CheckpointScan(cst.CSTVisitor):
                 # `def save(self, path)` and `def load(self, path)`: two callers' paths
                 return f"expr:{expr.value}@{id(function)}"
             assigned = _single_assignment(function, expr.value) if function else None
+            if function is None:  # `STATE_PATH = best_state_path`: the one path, renamed
+                module_level = [b for b in self.bindings if b.name == expr.value and not b.function]
+                alias = module_level[0].value if len(module_level) == 1 else None
+                assigned = alias if isinstance(alias, cst.Name) else None
             a_file = isinstance(assigned, cst.Call) and dotted(assigned.func) in ("open", "io.open")
             if assigned is not None and depth < 8 and not a_file:
                 # `model_path = os.path.join(save_dir, ...)` in `load` and another
                 # `model_path` in `save`: two locals, each the path it was given (a file object,
                 # `f = open(path, "wb")`, keeps its name: a save/load helper pair shares it)
                 return self.path_key(assigned, depth + 1)
+        builder = self._builder_key(expr)
+        if builder is not None:
+            return builder
         text = string_value(expr)
         if text is not None:
             return f"str:{text}"
@@ -631,13 +658,36 @@ class CheckpointScan(cst.CSTVisitor):
             return f"template:{template}"
         return "expr:" + re.sub(r"\s+", "", self.module.code_for_node(expr))
 
+    def _builder_key(self, expr: cst.BaseExpression) -> str | None:
+        """``ckpt_path(epoch)``, a call of the file's own path-building function or lambda:
+        keyed by the builder and its literal arguments (``ckpt_path(best)`` names a file of the
+        same family; ``path_of("released.pt")`` and ``path_of("mine.pt")`` two files)."""
+        if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Name):
+            return None
+        name = expr.func.value
+        lambdas = [b for b in self.bindings if b.name == name and isinstance(b.value, cst.Lambda)]
+        if name not in self.defined and not lambdas:
+            return None
+        args = [  # literal arguments as written: a directory stays quoted for _handler_saved
+            "**" if arg.star else
+            self.module.code_for_node(arg.value) if string_value(arg.value) is not None else "*"
+            for arg in expr.args
+        ]  # fmt: skip
+        return f"builder:{name}({','.join(args)})"
+
     def _save(self, node: cst.Call) -> None:
         path, obj = _argument(node, 1, "f"), _argument(node, 0, "obj")
         self._save_to(path, obj)
         for opened in reversed(self._opened):  # `with open(path, "wb") as f: torch.save(x, f)`
             if isinstance(path, cst.Name) and path.value in opened:
                 path = opened[path.value]
+        if isinstance(path, cst.Call) and dotted(path.func) in ("open", "io.open") and path.args:
+            path = path.args[0].value  # `torch.save(model, open(self.checkpoint_name, "wb"))`
         function = self._function()
+        if isinstance(path, cst.Attribute) and dotted(path.value) == "self" and self._classes:
+            self.attribute_saves.append((self._classes[-1], path.attr.value))
+        if function is not None and isinstance(path, cst.Name):
+            self._saved_names.setdefault(id(function), set()).add(path.value)
         if function is None or obj is None or not isinstance(path, cst.Name):
             return
         params = [*function.params.posonly_params, *function.params.params]
@@ -672,6 +722,45 @@ class CheckpointScan(cst.CSTVisitor):
         for name, node, order in later:
             if name in self.saving_helpers:
                 self._helper_call(name, node, order)
+        for cls, attribute in self.attribute_saves:
+            self._constructor_saves(cls, attribute)
+
+    def _constructor_saves(self, saver: cst.ClassDef, attribute: str) -> None:
+        """``CNNRunner(model, opt, ckpt_name)`` of a class whose method saves to
+        ``self.checkpoint_name``, which its ``__init__`` (its own or a base's in this file)
+        sets from a parameter: a save to ``ckpt_name``, where the object is made."""
+        for cls in self.class_defs.values():
+            lineage = self._lineage(cls)
+            if saver not in lineage:
+                continue
+            init = next((m for c in lineage if (m := _method(c, "__init__")) is not None), None)
+            param = _attribute_parameter(init, attribute) if init is not None else None
+            if init is None or param is None:
+                continue
+            for call, order, caller in self.calls_of.get(cls.name.value, []):
+                arg = argument_for(init, call, param, is_method=True)
+                if arg is None:
+                    continue
+                functions, self._functions = self._functions, [caller] if caller else []
+                try:
+                    self._save_to(arg.value, None, order)
+                finally:
+                    self._functions = functions
+
+    def _lineage(self, cls: cst.ClassDef) -> list[cst.ClassDef]:
+        """``cls`` and its bases defined in this file, nearest first."""
+        found: list[cst.ClassDef] = []
+        todo = [cls]
+        while todo and len(found) < 16:
+            current = todo.pop(0)
+            if current in found:
+                continue
+            found.append(current)
+            for base in current.bases:
+                name = dotted(base.value)
+                if name in self.class_defs:
+                    todo.append(self.class_defs[name])
+        return found
 
     def _helper_save(self, node: cst.Call) -> None:
         """``utils.save_model(model=m, target_dir="models", model_name=name)``, the project's
@@ -781,7 +870,20 @@ class CheckpointScan(cst.CSTVisitor):
             if self.first_save.get(key, site.order) < site.order:
                 return True  # the function saved to its own parameter just before
             return self._callers_saved(site.function, key[5:].rsplit("@", 1)[0])
+        if key.startswith("str:") and self._same_name_saved(key[4:]):
+            return True
         return key in self.saved or self._temporary(key, site.function)
+
+    def _same_name_saved(self, path: str) -> bool:
+        """``torch.load("../../book/04/lstm_model.pt")`` where the run saved ``"lstm_model.pt"``:
+        the file it wrote, read by another path to it."""
+        name = path.replace("\\", "/").rsplit("/", 1)[-1]
+        if not CHECKPOINT_FILE.search(name):
+            return False
+        return any(
+            saved.startswith("str:") and saved[4:].replace("\\", "/").rsplit("/", 1)[-1] == name
+            for saved in self.saved
+        )
 
     def _callers_saved(self, function: cst.FunctionDef, param: str) -> bool:
         """``def load(fn): torch.load(fn)``: every call of it in the file passes a path the run
@@ -1114,6 +1216,41 @@ def _host_made(expr: cst.BaseExpression) -> bool:
     root, _, last = name.rpartition(".")
     host = last in api.TENSOR_FACTORIES or last in api.LEGACY_TENSOR_TYPES
     return root == "torch" and host
+
+
+def _returns_one_of(function: cst.FunctionDef, saved: set[str], bindings: list[Binding]) -> bool:
+    """``return best_state_path`` where that name holds (or is) a path the function saved to."""
+    held = set(saved)
+    for binding in bindings:  # `best_state_path = path`
+        value = binding.value
+        if binding.function is function and isinstance(value, cst.Name) and value.value in saved:
+            held.add(binding.name)
+    returned = [
+        statement.value
+        for statement in iter_statements(function.body.body)
+        if isinstance(statement, cst.Return)
+    ]
+    return any(isinstance(value, cst.Name) and value.value in held for value in returned)
+
+
+def _method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    for statement in cls.body.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
+            return statement
+    return None
+
+
+def _attribute_parameter(init: cst.FunctionDef, attribute: str) -> str | None:
+    """The parameter ``__init__`` stores as ``self.<attribute> = <parameter>``."""
+    params = {p.name.value for p in (*init.params.params, *init.params.kwonly_params)}
+    for statement in iter_statements(init.body.body):
+        if not isinstance(statement, cst.Assign) or not isinstance(statement.value, cst.Name):
+            continue
+        for target in statement.targets:
+            is_self = dotted(target.target) == f"self.{attribute}"
+            if is_self and statement.value.value in params:
+                return statement.value.value
+    return None
 
 
 def _single_assignment(function: cst.FunctionDef, name: str) -> cst.BaseExpression | None:

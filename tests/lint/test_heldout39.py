@@ -1,0 +1,144 @@
+"""Precision and recall regressions of the thirty-ninth round (public repositories), reduced and
+rewritten here: correct code each rule must leave alone, next to the bug it still finds."""
+
+from __future__ import annotations
+
+from lint_lines import lines
+
+# tgn, set 38: the best epoch's checkpoint, named by the same path-building lambda the loop
+# saves with, is this run's own file
+BUILDER = """\
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+{builder}
+model = torch.nn.Linear(4, 2).to(device)
+for epoch in range(3):
+    torch.save(model.state_dict(), ckpt_path({saved}))
+    best = epoch
+model.load_state_dict(torch.load(ckpt_path({loaded})))
+"""
+
+
+def test_a_path_built_by_the_same_builder_is_this_runs_file() -> None:
+    lam = 'ckpt_path = lambda epoch: f"./saved/ckpt-{epoch}.pt"'
+    assert lines(BUILDER.format(builder=lam, saved="epoch", loaded="best"), "GPD201") == []
+    named = 'def ckpt_path(name):\n    return "./saved/" + name'
+    same = BUILDER.format(builder=named, saved="epoch", loaded="best")
+    assert lines(same, "GPD201") == []
+    # the builder given another literal name reads another file (a download, a release)
+    other = BUILDER.format(builder=named, saved='"mine.pt"', loaded='"released.pt"')
+    assert lines(other, "GPD201") == [10]
+
+
+# girafe-ai's seminar, set 37: a runner object saves to the path its constructor was given
+RUNNER = """\
+import torch
+from torch import nn
+
+device = torch.device("cuda:0") if torch.cuda.is_available() else torch.device("cpu")
+
+
+class Runner:
+    def __init__(self, model, checkpoint_name=None):
+        self.model = model
+        self.checkpoint_name = checkpoint_name
+
+
+class CNNRunner(Runner):
+    def save_checkpoint(self):
+        torch.save(self.model, open(self.checkpoint_name, "wb"))
+
+
+model = nn.Linear(4, 2).to(device)
+ckpt_name = "model_cnn.ckpt"
+runner = CNNRunner(model, {given})
+with open(ckpt_name, "rb") as f:
+    best = torch.load(f)
+"""
+
+
+def test_a_path_given_to_a_saving_objects_constructor_is_this_runs_file() -> None:
+    assert lines(RUNNER.format(given="ckpt_name"), "GPD201") == []
+    assert lines(RUNNER.format(given="checkpoint_name=ckpt_name"), "GPD201") == []
+    assert lines(RUNNER.format(given='"other.ckpt"'), "GPD201") == [22]
+
+
+# Mastering-PyTorch's notebook: the cell saves `lstm_model.pt`, the next loads it by a longer path
+BASENAME = """\
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 2).to(device)
+torch.save(model.state_dict(), "lstm_model.pt")
+model.load_state_dict(torch.load("../../book/04_rnn/{name}"))
+"""
+
+
+def test_a_file_of_the_name_this_run_saved_is_its_own() -> None:
+    assert lines(BASENAME.format(name="lstm_model.pt"), "GPD201") == []
+    assert lines(BASENAME.format(name="pretrained_lstm.pt"), "GPD201") == [6]
+
+
+# nlptown's notebook: train() returns the path of the best state it saved; a test() loads it
+RETURNED = """\
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 2).to(device)
+
+
+def train(model, epochs):
+    best_state_path = None
+    for epoch in range(epochs):
+        path = f"model_state_{{epoch}}"
+        torch.save(model.state_dict(), path)
+        best_state_path = path
+    return {returned}
+
+
+best_state_path = train(model, 3)
+STATE_PATH = best_state_path
+
+
+def test(model, state_path):
+    model.load_state_dict(torch.load(state_path))
+
+
+test(model, STATE_PATH)
+"""
+
+
+def test_a_path_a_saving_function_returns_is_this_runs_file() -> None:
+    assert lines(RETURNED.format(returned="best_state_path"), "GPD201") == []
+    assert lines(RETURNED.format(returned="args.resume"), "GPD201") == [21]
+
+
+# ReChorus, set 39: every model class nests a `Dataset`; the later ones subclass the first by a
+# dotted name, which is no dataset base the linter knows. Linting it stopped with an internal
+# error (the walk closed a dataset the later class never opened).
+NESTED_DATASETS = """\
+import torch
+from torch import nn
+from torch.utils.data import Dataset as BaseDataset
+
+
+class BaseModel(nn.Module):
+    class Dataset(BaseDataset):
+        def __getitem__(self, index):
+            return torch.zeros(3)
+
+
+class GeneralModel(BaseModel):
+    class Dataset(BaseModel.Dataset):
+        def __getitem__(self, index):
+            return torch.ones(3)
+
+
+model = GeneralModel().cuda()
+out = model(torch.randn(2, 3))
+"""
+
+
+def test_a_nested_class_reusing_a_datasets_name_lints() -> None:
+    assert lines(NESTED_DATASETS, "GPD101") == [19]
