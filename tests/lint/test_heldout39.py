@@ -142,3 +142,132 @@ out = model(torch.randn(2, 3))
 
 def test_a_nested_class_reusing_a_datasets_name_lints() -> None:
     assert lines(NESTED_DATASETS, "GPD101") == [19]
+
+
+# Inside-Deep-Learning, set 39: a helper that moves the module it is given, called on several
+# modules (one walk of its body serves calls of the same shape: each call's module is moved)
+HELPER_MOVES = """\
+import torch
+from torch import nn
+
+
+def train_network(model, loader, device="cpu"):
+    model.to(device)
+    for x in loader:
+        model(x.to(device))
+
+
+device = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+other = nn.Linear(4, 4)
+train_network(other, [torch.randn(3, 4)], device=device)
+net = nn.Linear(4, 2)
+{trained}
+net = net.eval()
+out = net(torch.randn(1, 4).to(device))
+"""
+
+
+def test_a_helper_moves_every_module_it_is_called_on() -> None:
+    trained = "train_network(net, [torch.randn(3, 4)], device=device)"
+    assert lines(HELPER_MOVES.format(trained=trained), "GPD102") == []
+    assert lines(HELPER_MOVES.format(trained="pass"), "GPD102") == [16]
+
+
+# the same book: a backbone inside a container that the helper moves is on the device too
+CONTAINER = """\
+import torch
+from torch import nn
+
+
+def train_network(model, loader, device="cpu"):
+    model.to(device)
+
+
+device = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+backbone = nn.Linear(4, 4)
+model = nn.Sequential({parts}, nn.Linear(4, 2))
+train_network(model, [torch.randn(3, 4)], device=device)
+x = torch.randn(1, 4).to(device)
+feats = backbone(x)
+"""
+
+
+def test_a_module_inside_a_container_a_helper_moves_is_moved() -> None:
+    assert lines(CONTAINER.format(parts="backbone"), "GPD102") == []
+    assert lines(CONTAINER.format(parts="nn.Linear(4, 4)"), "GPD102") == [10]
+
+
+# MedicalZooPytorch, set 39: `--cuda` is store_true with default=True, so always on: no CPU run
+ALWAYS_ON = """\
+import argparse
+import torch
+from torch import nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--cuda", action="store_true"{default})
+args = parser.parse_args()
+model = nn.Linear(4, 2)
+if args.cuda:
+    model = model.cuda()
+x = torch.randn(3, 4).cuda()
+out = model(x)
+"""
+
+
+def test_a_gpu_switch_that_is_always_on_offers_no_cpu_run() -> None:
+    assert lines(ALWAYS_ON.format(default=", default=True"), "GPD203") == []
+    assert lines(ALWAYS_ON.format(default=""), "GPD203") == [11]
+
+
+# WaveRNN, set 39: `generate` makes its own device copy of the mels it is given
+GENERATE = """\
+import torch
+from torch import nn
+
+
+class Vocoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def generate(self, mels):
+        device = next(self.parameters()).device
+        mels = {copy}
+        return self.fc(mels)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Vocoder().to(device)
+m = torch.tensor([[0.0, 1.0, 2.0, 3.0]])
+model.generate(m)
+"""
+
+
+def test_a_generate_that_copies_its_input_to_the_device_takes_host_input() -> None:
+    assert lines(GENERATE.format(copy="torch.as_tensor(mels, device=device)"), "GPD101") == []
+    assert lines(GENERATE.format(copy="torch.as_tensor(mels)"), "GPD101") == [19]
+
+
+# Inside-Deep-Learning, set 39: a trained model brought back to the CPU on purpose
+BACK_TO_CPU = """\
+import torch
+from torch import nn
+
+device = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+model = nn.Linear(4, 2)
+model.to(device)
+model = model.eval().cpu()
+
+
+def predict(x):
+    return model(x)
+
+
+{use}
+"""
+
+
+def test_a_model_brought_back_to_the_cpu_is_not_re_created() -> None:
+    assert lines(BACK_TO_CPU.format(use="predict(torch.randn(1, 4))"), "GPD102") == []
+    # fed a device tensor after the move back: still the host module it is
+    assert lines(BACK_TO_CPU.format(use="model(torch.randn(1, 4).to(device))"), "GPD102") == [7]

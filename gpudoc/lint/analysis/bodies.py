@@ -116,6 +116,12 @@ class Bodies:
         )  # fmt: skip
         summaries = model.summaries.setdefault(node, {})
         if shapes in summaries:
+            # `train_network(other, ...)` then `train_network(net, ...)`: one walk for both, and
+            # each call's own module moved by it
+            moved = model.summary_moves.get((node, shapes))
+            if moved:
+                arguments = bind_arguments(node.params, call, values, is_method)
+                self.move_given(call, node, moved, arguments, is_method)
             return summaries[shapes]
         if node in model.call_stack or len(model.call_stack) >= MAX_CALL_DEPTH:
             return UNKNOWN
@@ -144,14 +150,17 @@ class Bodies:
         summaries[shapes] = result
         if model.bus.wants("walked"):
             model.emit("walked", WalkedCallEvent(node, call, is_method, home is not None, start))
-        self.moved_in_place(call, arguments, scope, is_method)
+        moved = self.moved_in_place(call, arguments, scope, is_method)
+        model.summary_moves[(node, shapes)] = moved
+        self.move_given(call, node, moved, arguments, is_method)
         return result
 
     def moved_in_place(
         self, call: cst.Call, arguments: dict[str, Value], scope: Scope, is_method: bool
-    ) -> None:
+    ) -> frozenset[str]:
         """``def place(model, device): model.to(device)``, or a trainer's ``self.model =
-        model.to(device)``: the caller's module moved too (a module moves in place)."""
+        model.to(device)``: the parameters whose module the body moved (in place: the caller's
+        module moves too)."""
         owner = scope.parent if scope.parent is not None and scope.parent.function == "" else None
         placed = [
             value.origin
@@ -159,16 +168,32 @@ class Bodies:
             for value in env.values()
             if value.kind is Kind.MODULE and value.place is Place.DEVICE and value.origin
         ]
-        for param, name in argument_names(scope.function_node, call, is_method).items():
-            given, final = arguments.get(param), scope.env.get(param)
-            if given is not None and given.source == "checkpoint":
-                # a whole module loaded to the CPU, placed by `place(model, device)`
-                given, final = called_module(given), called_module(final)
-            if given is None or given.kind is not Kind.MODULE or given.place is Place.DEVICE:
+        moved: set[str] = set()
+        for param in argument_names(scope.function_node, call, is_method):
+            raw, final = arguments.get(param), scope.env.get(param)
+            given = _given_module(raw)
+            if given is None:
                 continue
+            if raw is not None and raw.source == "checkpoint":
+                final = called_module(final)
             placed_here = final is not None and final.kind is Kind.MODULE
             placed_here = placed_here and final is not None and final.place is Place.DEVICE
             if placed_here or (given.origin is not None and given.origin in placed):
+                moved.add(param)
+        return frozenset(moved)
+
+    def move_given(
+        self,
+        call: cst.Call,
+        function: cst.FunctionDef,
+        moved: frozenset[str],
+        arguments: dict[str, Value],
+        is_method: bool,
+    ) -> None:
+        """The caller's modules passed for the ``moved`` parameters are on the device now."""
+        for param, name in argument_names(function, call, is_method).items():
+            given = _given_module(arguments.get(param)) if param in moved else None
+            if given is not None:
                 move_module(self.model, name, given.with_place(Place.DEVICE))
 
     def moved_elements(self, call: cst.Call, function: cst.FunctionDef, is_method: bool) -> None:
@@ -401,6 +426,16 @@ def _literal_flags(call: cst.Call) -> tuple[str, ...]:
         for index, arg in enumerate(call.args)
         if isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False")
     )
+
+
+def _given_module(given: Value | None) -> Value | None:
+    """The host module a caller passed (a whole module loaded to the CPU counts: placed by
+    ``place(model, device)``); None for anything else."""
+    if given is not None and given.source == "checkpoint":
+        given = called_module(given)
+    if given is None or given.kind is not Kind.MODULE or given.place is Place.DEVICE:
+        return None
+    return given
 
 
 def _moved_by_bases(node: cst.ClassDef, model: SemanticModel) -> frozenset[str]:

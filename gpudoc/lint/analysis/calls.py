@@ -412,10 +412,17 @@ class _Moves(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
-            root = func.value
-            while isinstance(root, cst.Attribute | cst.Subscript | cst.Call):
-                root = root.func if isinstance(root, cst.Call) else root.value
-            self.found |= isinstance(root, cst.Name) and root.value in self.names
+            self.found |= self._parameter(func.value)
+        name = dotted(func) or ""
+        if name.rpartition(".")[2] in ("as_tensor", "tensor") and node.args:
+            # `mels = torch.as_tensor(mels, device=device)`: a copy on the given device
+            self.found |= _formats_onto_a_device(node) and self._parameter(node.args[0].value)
+
+    def _parameter(self, expr: cst.BaseExpression) -> bool:
+        root = expr
+        while isinstance(root, cst.Attribute | cst.Subscript | cst.Call):
+            root = root.func if isinstance(root, cst.Call) else root.value
+        return isinstance(root, cst.Name) and root.value in self.names
 
 
 def _returns_parameters(method: str) -> bool:

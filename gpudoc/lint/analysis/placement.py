@@ -11,6 +11,7 @@ from gpudoc.lint.analysis.events import CudaEvent
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.sharing import move_parts
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, host_module
 
 
@@ -75,19 +76,8 @@ class Placement:
         if receiver.kind is Kind.LOADER:
             return receiver
         if place is Place.DEVICE and receiver.kind is Kind.MODULE:
-            self.move_parts(receiver.origin)
+            move_parts(self.model, receiver.origin)
         return receiver.with_place(place)
-
-    def move_parts(self, origin: cst.CSTNode | None) -> None:
-        """``Model(Encoder=encoder, Decoder=decoder).to(device)``: the modules handed to the
-        constructor are its submodules, moved in place with it (the same objects)."""
-        if not isinstance(origin, cst.Call):
-            return
-        for arg in origin.args:
-            name = dotted(arg.value)
-            held = self.model.scope.lookup(name) if name is not None else None
-            if held is not None and held.kind is Kind.MODULE and held.place is Place.HOST:
-                self.model.assign_name(name or "", held.with_place(Place.DEVICE))
 
     def target_place(self, node: cst.Call, values: list[Value]) -> Place:
         """Where ``x.to(...)`` sends x: HOST, DEVICE, or UNKNOWN for a dtype-only conversion."""

@@ -9,7 +9,10 @@ statement (``net = make()`` twice) are two instances: a call's result gets a new
 
 from __future__ import annotations
 
+import libcst as cst
+
 from gpudoc.lint.analysis.model import SemanticModel
+from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Place, Value, replace
 
 
@@ -20,6 +23,7 @@ def move_module(model: SemanticModel, name: str, moved: Value) -> None:
     instance = moved.instance
     if moved.kind is not Kind.MODULE or moved.place is not Place.DEVICE:
         return
+    move_parts(model, moved.origin)  # moved by a helper: `train_network(container, device)`
     env = model.scope.env
     for other, held in list(env.items()):
         if other == name or held.kind is not Kind.MODULE or held.place is Place.DEVICE:
@@ -49,3 +53,15 @@ def wrapper_place(parts: list[Value]) -> Place:
     if places == {Place.DEVICE}:
         return Place.DEVICE
     return Place.HOST if Place.HOST in places else Place.UNKNOWN
+
+
+def move_parts(model: SemanticModel, origin: cst.CSTNode | None) -> None:
+    """``Model(Encoder=encoder, Decoder=decoder).to(device)``: the modules handed to the
+    constructor are its submodules, moved in place with it (the same objects)."""
+    if not isinstance(origin, cst.Call):
+        return
+    for arg in origin.args:
+        name = dotted(arg.value)
+        held = model.scope.lookup(name) if name is not None else None
+        if held is not None and held.kind is Kind.MODULE and held.place is Place.HOST:
+            model.assign_name(name or "", held.with_place(Place.DEVICE))

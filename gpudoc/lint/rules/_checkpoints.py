@@ -117,6 +117,8 @@ class CheckpointScan(cst.CSTVisitor):
         """``if device is None: device = ...``: where a None name got its value (first order)."""
         """(function, name) of names that hold None: a ``=None`` default or assignment."""
         self.options_without_default: set[str] = set()
+        self.always_on: set[str] = set()
+        """argparse destinations of ``store_true`` switches whose default is True."""
         """argparse destinations whose default is None (``--gpu`` with no ``default=``)."""
         self.string_names: dict[str, str | None] = {}
         """Names bound to one string literal in the whole file (a checkpoint's path)."""
@@ -529,6 +531,9 @@ class CheckpointScan(cst.CSTVisitor):
     def _constant_switch(self, test: str) -> bool:
         """``if self.use_cuda:`` where the file only ever sets ``self.use_cuda = True``: a
         constant, not a switch (a GPU-only wrapper's leftover)."""
+        option = re.fullmatch(r"\w+\.(\w+)", test.strip())
+        if option is not None and option.group(1) in self.always_on:
+            return True  # `if args.cuda:` of `--cuda`, store_true with default=True
         match = re.fullmatch(r"self\.(\w+)", test.strip())
         if match is None:
             return False
@@ -609,6 +614,8 @@ class CheckpointScan(cst.CSTVisitor):
         dest = string_value(keywords["dest"]) if "dest" in keywords else None
         dest = dest or long[0].lstrip("-").replace("-", "_")
         action = string_value(keywords["action"]) if "action" in keywords else None
+        if action == "store_true" and _default_is(keywords, "True"):
+            self.always_on.add(dest)
         if CPU_SWITCH.search(long[0]) and _may_choose_cpu(long[0], keywords):
             if action in (None, "store") and dotted(keywords.get("type", cst.Name("x"))) != "bool":
                 self.value_options.append((dest, f"the `{long[0]}` option"))
@@ -1385,9 +1392,11 @@ def _may_choose_cpu(flag: str, keywords: dict[str, cst.BaseExpression]) -> bool:
     """An option about the device that can pick the CPU: ``--cuda``, ``--no-cuda``,
     ``--device``; ``--gpus``/``--ngpu``/``--gpu_ids`` only when a value of it means the CPU
     (``-1``, or "cpu" in its help or default: ``help="0 = CPU"``) or it is a switch."""
+    action = string_value(keywords["action"]) if "action" in keywords else None
+    if action == "store_true" and _default_is(keywords, "True") and GPU_SWITCH.search(flag):
+        return False  # `--cuda`, store_true, default=True: always on, there is no CPU run
     if not GPU_LIST.match(flag):
         return True
-    action = string_value(keywords["action"]) if "action" in keywords else None
     if (
         action in ("store_true", "store_false")
         or dotted(keywords.get("type", cst.Name("x"))) == "bool"
@@ -1399,6 +1408,14 @@ def _may_choose_cpu(flag: str, keywords: dict[str, cst.BaseExpression]) -> bool:
         if key in keywords
     ]
     return any("cpu" in text or "-1" in text for text in texts)
+
+
+GPU_SWITCH = re.compile(r"^--?(use_?|with_?|enable_?)?(cuda|gpus?)$", re.I)
+"""A switch whose True means the GPU (``--cuda``, ``--use_gpu``), not ``--no-cuda``."""
+
+
+def _default_is(keywords: dict[str, cst.BaseExpression], text: str) -> bool:
+    return "default" in keywords and dotted(keywords["default"]) == text
 
 
 def _wrapped_path(path: cst.BaseExpression | None) -> cst.BaseExpression | None:

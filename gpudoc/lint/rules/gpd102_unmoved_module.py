@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from gpudoc.lint.analysis.api import CPU_LITERAL
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
+from gpudoc.lint.analysis.expressions import device_move_target, string_value
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
@@ -29,6 +31,8 @@ class Rebinding:
     reloaded: bool = False
     """Its weights restored (``name.load_state_dict(...)``): the trained model, meant for the
     device it was trained on, whatever it is fed."""
+    moved_back: bool = False
+    """Brought to the CPU on purpose (``model = model.eval().cpu()``), not re-created."""
 
 
 @dataclass
@@ -214,6 +218,10 @@ out = model(x)
             rebinding = Rebinding(
                 event.statement, event.name, semantic.scope_id, semantic.device_name()
             )
+            # `model = model.eval().cpu()`: moved back on purpose, a bug only if fed the device
+            rebinding.moved_back = event.assigned is not None and _brought_to_the_cpu(
+                event.assigned
+            )
             self.rebindings.append(rebinding)
             return
         root, dot, _ = event.name.partition(".")
@@ -267,8 +275,11 @@ out = model(x)
             # still reported: trained weights evaluated on the CPU by mistake (the CIFAR-10
             # tutorial's reload)
             fresh = all_on_host(event.args)
+            fed = any(v.is_tensorish and v.place is Place.DEVICE for v in event.args)
             for rebinding in self.rebindings:
                 if rebinding.name != name or rebinding.first_use is not None or rebinding.settled:
+                    continue
+                if rebinding.moved_back and not fed:
                     continue
                 if rebinding.reloaded or not fresh:
                     rebinding.first_use = node
@@ -293,6 +304,14 @@ out = model(x)
             if rebinding.first_use is None:
                 continue
             device = rebinding.device_name or "device"
+            if rebinding.moved_back:
+                message = (
+                    f"`{rebinding.name}` is brought back to the host here, and is then fed a "
+                    f"device tensor: move the input to the CPU too, or keep `{rebinding.name}` "
+                    f"on the device"
+                )
+                yield Report(rebinding.statement, message)
+                continue
             message = (
                 f"`{rebinding.name}` is re-created here on the host after it was moved to the "
                 f"device, and is used without `{rebinding.name}.to({device})`"
@@ -379,3 +398,16 @@ def _fix(statement: cst.CSTNode, name: str, device: str | None) -> FixSpec | Non
         return None
     edit = NodeEdit(statement, f"{name}.to({device})", "line_after")
     return FixSpec((edit,), safe=False, description=f"move {name} to {device}")
+
+
+def _brought_to_the_cpu(value: cst.BaseExpression) -> bool:
+    """A method chain with ``.cpu()`` or ``.to("cpu")`` in it."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        if value.func.attr.value == "cpu":
+            return True
+        target = device_move_target(value) if value.func.attr.value == "to" else None
+        text = string_value(target) if target is not None else None
+        if text is not None and CPU_LITERAL.match(text):
+            return True
+        value = value.func.value
+    return False
