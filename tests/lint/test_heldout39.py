@@ -271,3 +271,33 @@ def test_a_model_brought_back_to_the_cpu_is_not_re_created() -> None:
     assert lines(BACK_TO_CPU.format(use="predict(torch.randn(1, 4))"), "GPD102") == []
     # fed a device tensor after the move back: still the host module it is
     assert lines(BACK_TO_CPU.format(use="model(torch.randn(1, 4).to(device))"), "GPD102") == [7]
+
+
+# recall 39 (skeleton-aware networks): an encoder whose __init__ ends with
+# `self.to(args.cuda_device)` is on the device wherever it is built
+SELF_PLACED = """\
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+
+
+class Encoder(nn.Module):
+    def __init__(self, args):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        {placing}
+
+
+def main(args, dataset):
+    enc = Encoder(args)
+    for x, y in DataLoader(dataset, batch_size=2):
+        out = enc(x)
+"""
+
+
+def test_a_module_that_moves_itself_to_the_runs_device_is_placed() -> None:
+    assert lines(SELF_PLACED.format(placing="self.to(args.cuda_device)"), "GPD101") == [16]
+    assert lines(SELF_PLACED.format(placing="self.cuda()"), "GPD101") == [16]
+    # a device the caller chooses (a parameter) may be the CPU: not known to be placed
+    no_device = SELF_PLACED.replace("(self, args)", "(self, args, where)")
+    assert lines(no_device.format(placing="self.to(where)"), "GPD101") == []

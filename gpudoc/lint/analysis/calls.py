@@ -25,7 +25,11 @@ from gpudoc.lint.analysis.names import built_class, dotted, keyword
 from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.qualified import QualifiedCalls
 from gpudoc.lint.analysis.scope import Scope
-from gpudoc.lint.analysis.self_placing import on_gpu_by_default, passes_device
+from gpudoc.lint.analysis.self_placing import (
+    moves_to_the_run_device,
+    on_gpu_by_default,
+    passes_device,
+)
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.sharing import move_module, wrapper_place
 from gpudoc.lint.analysis.values import (
@@ -231,8 +235,9 @@ class CallEvaluator:
         place = Place.UNKNOWN if unplaced else Place.HOST
         if parts and not (local.places_itself or self.model.device_context):
             place = wrapper_place(parts)
-        if on_gpu_by_default(local.node, node):
+        if on_gpu_by_default(local.node, node) or moves_to_the_run_device(local.node):
             place = Place.DEVICE  # `__init__(self, device="cuda")` does `self.to(device)`
+            self.model.flags.places = True  # (another file's class: nothing here moved it)
         instances = tuple(part.instance for part in parts if part.instance is not None)
         return Value(
             Kind.MODULE,

@@ -38,6 +38,12 @@ def placing_parameters(node: cst.ClassDef) -> frozenset[str]:
     return _read_init(node)[1]
 
 
+def moves_to_the_run_device(node: cst.ClassDef) -> bool:
+    """``__init__`` ends with ``self.cuda()`` or ``self.to(args.cuda_device)``: every instance
+    is on the device (skeleton-aware-networks' encoders)."""
+    return _read_init(node)[3]
+
+
 def passes_device(node: cst.ClassDef, parameters: frozenset[str], call: cst.Call) -> bool:
     """``call`` (of the class ``node``) passes one of ``parameters`` a value, not None."""
     init = _methods(node).get("__init__")
@@ -55,7 +61,9 @@ def _methods(node: cst.ClassDef) -> dict[str, cst.FunctionDef]:
     return {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
 
 
-_read: dict[int, tuple[cst.ClassDef, tuple[bool, frozenset[str], frozenset[str]]]] = {}
+_Reading = tuple[bool, frozenset[str], frozenset[str], bool]
+"""What ``_read_init`` reads of a class."""
+_read: dict[int, tuple[cst.ClassDef, _Reading]] = {}
 MAX_READ = 512
 """Classes remembered: a bound, since each entry keeps its tree alive (``--fix`` re-parses a
 big file once per round)."""
@@ -80,15 +88,15 @@ def on_gpu_by_default(node: cst.ClassDef, call: cst.Call) -> bool:
     return False
 
 
-def _read_init(node: cst.ClassDef) -> tuple[bool, frozenset[str], frozenset[str]]:
-    """(moves itself, placing parameters, the parameters it moves ``self`` to), read once per
-    class definition."""
+def _read_init(node: cst.ClassDef) -> _Reading:
+    """(moves itself, placing parameters, the parameters it moves ``self`` to, moves ``self``
+    to the run's device), read once per class definition."""
     cached = _read.get(id(node))
     if cached is not None and cached[0] is node:
         return cached[1]
     methods = _methods(node)
     init = methods.get("__init__")
-    result: tuple[bool, frozenset[str], frozenset[str]] = (False, frozenset(), frozenset())
+    result: _Reading = (False, frozenset(), frozenset(), False)
     if init is not None:
         device_parameters = {
             param.name.value
@@ -96,6 +104,9 @@ def _read_init(node: cst.ClassDef) -> tuple[bool, frozenset[str], frozenset[str]
             if DEVICE_PARAMETER.search(param.name.value)
         }
         reader = _SelfMoves(device_parameters)
+        reader.init_parameters = {
+            param.name.value for param in (*init.params.params, *init.params.kwonly_params)
+        }
         seen: set[str] = set()
         pending = [("__init__", 0)]
         while pending:
@@ -107,7 +118,12 @@ def _read_init(node: cst.ClassDef) -> tuple[bool, frozenset[str], frozenset[str]
             walk(methods[name].body, reader)
             if depth < MAX_DEPTH:
                 pending.extend((called, depth + 1) for called in reader.self_calls)
-        result = (reader.moves, frozenset(reader.placing), frozenset(reader.moves_self))
+        result = (
+            reader.moves,
+            frozenset(reader.placing),
+            frozenset(reader.moves_self),
+            reader.on_device,
+        )
     if len(_read) >= MAX_READ:
         _read.clear()
     _read[id(node)] = (node, result)
@@ -124,6 +140,10 @@ class _SelfMoves(cst.CSTVisitor):
         self.moves_self: set[str] = set()
         """Device parameters of ``self.to(device)``: the instance goes where they say."""
         self.self_calls: list[str] = []
+        self.init_parameters: set[str] = set()
+        self.on_device = False
+        """``self.cuda()`` or ``self.to(args.device)``: the whole instance goes to the run's
+        device (a GPU where there is one)."""
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -137,8 +157,13 @@ class _SelfMoves(cst.CSTVisitor):
         if method in MOVES and not _to_cpu(node):
             self.moves = True
             if receiver == "self":
-                parameters = (self.aliases.get(dotted(arg.value) or "") for arg in node.args)
+                parameters = [self.aliases.get(dotted(arg.value) or "") for arg in node.args]
                 self.moves_self.update(p for p in parameters if p is not None)
+                # `self.cuda()`, `self.to(args.cuda_device)`: the run's device, not a parameter's
+                first = node.args[0].value if node.args else None
+                settings = first is not None and _settings_device(first, self.init_parameters)
+                if not any(parameters) and (method == "cuda" or settings):
+                    self.on_device = True
         elif receiver == "self":
             self.self_calls.append(method)
         elif any(dotted(arg.value) in self.device_parameters for arg in node.args):
@@ -165,6 +190,22 @@ class _SelfMoves(cst.CSTVisitor):
         parameter = self.aliases.get(dotted(value) or "")
         if parameter is not None:
             self.aliases.update((target, parameter) for target in targets if target)
+
+
+def _settings_device(target: cst.BaseExpression, parameters: set[str]) -> bool:
+    """``args.cuda_device``, ``opt.device``: a device the run's settings hold (an attribute of a
+    parameter or global, not ``self``); or a CUDA literal."""
+    text = string_value(target)
+    if text is not None:
+        return bool(api.CUDA_LITERAL.match(text))
+    name = dotted(target) or ""
+    root, _, attribute = name.partition(".")
+    return (
+        bool(attribute)
+        and root != "self"
+        and "." not in attribute
+        and (root in parameters or root in ("args", "opt", "opts", "cfg", "config", "hparams"))
+    )
 
 
 def _to_cpu(node: cst.Call) -> bool:
