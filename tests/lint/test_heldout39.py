@@ -301,3 +301,29 @@ def test_a_module_that_moves_itself_to_the_runs_device_is_placed() -> None:
     # a device the caller chooses (a parameter) may be the CPU: not known to be placed
     no_device = SELF_PLACED.replace("(self, args)", "(self, args, where)")
     assert lines(no_device.format(placing="self.to(where)"), "GPD101") == []
+
+
+# recall 39 (Ada-CM): an element of a host mask updated with a device value, moved only on return
+ELEMENT_UPDATE = """\
+import numpy as np
+import torch
+
+
+def mask_generate(max_probs, max_idx, batch, threshold):
+    mask_ori = torch.zeros(batch)
+    for i in range(7):
+        idx = np.where(max_idx.cpu() == i)[0]
+        m = max_probs[idx].ge(threshold[i]).float()
+        for k in range(len(idx)):
+            mask_ori[idx[k]] += {added}
+    return mask_ori.cuda()
+
+
+probs = torch.rand(8).cuda()
+mask = mask_generate(probs, probs, 8, [0.5] * 7)
+"""
+
+
+def test_an_element_updated_with_a_device_value_before_the_move_is_reported() -> None:
+    assert lines(ELEMENT_UPDATE.format(added="m[k]"), "GPD106") == [6]
+    assert lines(ELEMENT_UPDATE.format(added="1"), "GPD106") == []

@@ -97,6 +97,11 @@ class StatementWalker:
             if isinstance(node.target, cst.Name) and self.model.bus.wants("augmented"):
                 updated = self.model.scope.lookup(node.target.value) or UNKNOWN
                 self.model.emit("augmented", AugmentedEvent(node, updated, added))
+            elif isinstance(node.target, cst.Subscript) and self.model.bus.wants("augmented"):
+                # `mask[idx[k]] += m[k]`: an element updated in place, on the tensor's device
+                base = node.target.value
+                updated = self.model.scope.lookup(dotted(base) or "") or UNKNOWN
+                self.model.emit("augmented", AugmentedEvent(node, updated, added))
             if isinstance(node.target, cst.Name) and added.is_tensorish:
                 held = self.model.scope.lookup(node.target.value)
                 if held is None or held.kind is Kind.SCALAR:

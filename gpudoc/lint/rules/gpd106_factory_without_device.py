@@ -333,6 +333,8 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         self.calls: set[cst.Call] = set()
         """The calls in ``factories``."""
         self.moved_later: set[cst.Call] = set()
+        self.updated_in_place: set[cst.Call] = set()
+        """Factories whose tensor a device operand updated in place before any move of it."""
         """Factory calls whose tensor a later statement of the same function moves."""
         self.groups: dict[cst.Call, tuple[cst.Call, ...]] = {}
         """The factories one unpacking spreads over its names (``yv, xv = torch.meshgrid(
@@ -580,6 +582,9 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         factory = scalar or self.host_factory(target, semantic)
         if factory is not None:
             self.meets.setdefault(factory, _tensor_root(event.node.value, semantic))
+            if factory not in self.moved_later:
+                # `mask[i] += m[i]` then `return mask.cuda()`: it failed before the move
+                self.updated_in_place.add(factory)
 
     def note_combining_call(self, event: CallEvent, semantic: Semantic) -> None:
         """``torch.cat([torch.ones(n, 1), labels])``, ``torch.where(c, x, torch.zeros(n))``,
@@ -934,7 +939,8 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             if factory.call not in self.meets or factory.call in met or id(factory.call) in typed:
                 continue
             other = self.meets[factory.call]
-            if factory.moved_after or factory.call in self.moved_later:
+            moved = factory.moved_after or factory.call in self.moved_later
+            if moved and factory.call not in self.updated_in_place:
                 continue
             if factory.call in self.left_host:
                 continue
