@@ -327,3 +327,30 @@ mask = mask_generate(probs, probs, 8, [0.5] * 7)
 def test_an_element_updated_with_a_device_value_before_the_move_is_reported() -> None:
     assert lines(ELEMENT_UPDATE.format(added="m[k]"), "GPD106") == [6]
     assert lines(ELEMENT_UPDATE.format(added="1"), "GPD106") == []
+
+
+# ReChorus's DIN, set 39: masked_fill's value may be a 0-dim host tensor (read with .item())
+MASKED_FILL = """\
+import torch
+from torch import nn
+
+
+class Attn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mlp = nn.Linear(4, 1)
+
+    def forward(self, keys, lengths):
+        output = self.mlp(keys).squeeze(-1)
+        mask = {mask} >= lengths.unsqueeze(1)
+        return output.masked_fill(mask=mask, value=torch.tensor(0.0))
+"""
+
+
+def test_a_zero_dim_host_fill_value_is_right() -> None:
+    on_device = "torch.arange(keys.shape[1], device=keys.device).view(1, -1)"
+    assert lines(MASKED_FILL.format(mask=on_device), "GPD106") == []
+    # the mask itself made on the host is the bug
+    assert lines(MASKED_FILL.format(mask="torch.arange(keys.shape[1]).view(1, -1)"), "GPD106") == [
+        12
+    ]

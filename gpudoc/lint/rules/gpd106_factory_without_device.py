@@ -609,20 +609,28 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
             if receiver is not None and event.receiver.is_tensorish:
                 operands.append((receiver, event.receiver))
-                operands += ((a.value, v) for a, v in zip(node.args, event.args, strict=True))
+                operands += (
+                    (a.value, v)
+                    for index, (a, v) in enumerate(zip(node.args, event.args, strict=True))
+                    if not _fill_value(event.method, a, index)
+                )
         if len(operands) >= 2:
             self.note_meeting(operands, semantic)
 
     def note_left_on_host(self, event: CallEvent, semantic: Semantic) -> None:
-        """``torch.prod(torch.tensor(x.shape)).item()`` (a Python number) and
-        ``buf.copy_(torch.tensor(v))`` (copied across devices): the host tensor is right."""
+        """``torch.prod(torch.tensor(x.shape)).item()`` (a Python number),
+        ``buf.copy_(torch.tensor(v))`` (copied across devices) and ``masked_fill``'s value:
+        the host tensor is right."""
         func, node = event.node.func, event.node
         if event.method in ("item", "tolist") and isinstance(func, cst.Attribute):
             operand: cst.BaseExpression | None = func.value
         elif event.method == "copy_" and node.args:
             operand = node.args[0].value
         else:
-            return
+            filled = [a for i, a in enumerate(node.args) if _fill_value(event.method, a, i)]
+            if not filled:
+                return
+            operand = filled[0].value  # `x.masked_fill(mask, value=torch.tensor(0.0))`
         factory = factory_inside(operand, self.calls, self.held_in(semantic))
         if factory is not None:
             self.left_host.add(factory)
@@ -1140,6 +1148,14 @@ def _advice(function: str, hint: str) -> str:
             "tensors only)"
         )
     return f"pass `{hint}`"
+
+
+def _fill_value(method: str | None, arg: cst.Arg, index: int) -> bool:
+    """``value`` of ``masked_fill``: a number, or a 0-dim tensor read with ``.item()`` on any
+    device (``value=torch.tensor(0.0)`` beside a CUDA tensor is right)."""
+    if method not in ("masked_fill", "masked_fill_"):
+        return False
+    return arg.keyword.value == "value" if arg.keyword is not None else index == 1
 
 
 def _device_fix(call: cst.Call, source: str | None, hint: str) -> FixSpec | None:
