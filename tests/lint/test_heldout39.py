@@ -354,3 +354,50 @@ def test_a_zero_dim_host_fill_value_is_right() -> None:
     assert lines(MASKED_FILL.format(mask="torch.arange(keys.shape[1]).view(1, -1)"), "GPD106") == [
         12
     ]
+
+
+# ageron's handson-mlp, set 39: after the model is replaced, the optimizer is rebuilt from
+# parameter groups
+PARAM_GROUPS = """\
+import torch
+from torch import nn
+
+device = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+model = nn.Linear(4, 2).to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model = nn.Linear(4, 2).to(device)
+decay = [p for n, p in model.named_parameters() if "bias" not in n]
+{rebuilt}
+loss = model(torch.randn(3, 4, device=device)).sum()
+loss.backward()
+optimizer.step()
+"""
+
+
+def test_an_optimizer_rebuilt_from_parameter_groups_is_not_stale() -> None:
+    rebuilt = 'optimizer = torch.optim.SGD([{"params": decay, "weight_decay": 1e-4}], lr=0.1)'
+    assert lines(PARAM_GROUPS.format(rebuilt=rebuilt), "GPD301") == []
+    assert lines(PARAM_GROUPS.format(rebuilt="pass"), "GPD301") == [7]
+
+
+# char_rnn (code-of-learn-deep-learning), set 39: a function that selects a GPU first runs only
+# where CUDA exists
+SET_DEVICE = """\
+import torch
+from torch import nn
+
+use_gpu = torch.cuda.is_available()
+
+
+def predict(path):
+    {select}
+    model = nn.Linear(4, 2)
+    if use_gpu:
+        model = model.cuda()
+    model.load_state_dict(torch.load(path))
+"""
+
+
+def test_a_load_after_an_unconditional_set_device_runs_on_a_gpu() -> None:
+    assert lines(SET_DEVICE.format(select="torch.cuda.set_device(0)"), "GPD201") == []
+    assert lines(SET_DEVICE.format(select="pass"), "GPD201") == [12]

@@ -118,6 +118,8 @@ class CheckpointScan(cst.CSTVisitor):
         """(function, name) of names that hold None: a ``=None`` default or assignment."""
         self.options_without_default: set[str] = set()
         self.always_on: set[str] = set()
+        self.gpu_functions: dict[int, int] = {}
+        """id of a function that calls ``torch.cuda.set_device`` unconditionally -> when."""
         """argparse destinations of ``store_true`` switches whose default is True."""
         """argparse destinations whose default is None (``--gpu`` with no ``default=``)."""
         self.string_names: dict[str, str | None] = {}
@@ -448,6 +450,13 @@ class CheckpointScan(cst.CSTVisitor):
             # `torch.set_default_tensor_type("torch.cuda.FloatTensor")` in `__main__`: every
             # run of the script needs CUDA, whatever it tests elsewhere
             self.requires_gpu |= _names_cuda(node)
+        if qualified == "torch.cuda.set_device" and self._unconditional():
+            # only where CUDA exists: it raises on a host without a GPU
+            function = self._function()
+            if function is None:
+                self.requires_gpu = True
+            else:
+                self.gpu_functions.setdefault(id(function), self._next())
         if qualified == "torch.save":
             self._save(node)
         elif name.endswith("fabric.save"):  # Lightning Fabric: save(path, state)
@@ -838,6 +847,13 @@ class CheckpointScan(cst.CSTVisitor):
         self.loads.append(site)
 
     # -- questions the rule asks -----------------------------------------------------------
+    def after_set_device(self, site: LoadSite) -> bool:
+        """The load's function selected a GPU unconditionally before it: it runs only where
+        CUDA exists (char_rnn's ``predict``)."""
+        function = site.function
+        selected = self.gpu_functions.get(id(function)) if function is not None else None
+        return selected is not None and selected < site.order
+
     def in_test(self, site: LoadSite) -> bool:
         """A test (``test_*``, or a ``_test_*`` helper of tests) reads back what it, or its
         fixtures, wrote moments before, on the device it runs on: a GPU checkpoint from

@@ -216,8 +216,12 @@ class Optimizers:
         self.built: dict[tuple[int, str], tuple[str, int]] = {}
 
     def note(self, event: BindingEvent, semantic: Semantic) -> None:
-        if event.value.kind is Kind.OPTIMIZER and event.value.source:
+        if event.value.kind is not Kind.OPTIMIZER:
+            return
+        if event.value.source:
             self.built[(semantic.scope_id, event.name)] = (event.value.source, semantic.step)
+        else:  # `SGD([{"params": decay}, ...])`: rebuilt for parameters not known here
+            self.built.pop((semantic.scope_id, event.name), None)
 
     def get(self, semantic: Semantic, name: str) -> tuple[str, int] | None:
         """(the module's name, the step it was built at) for the optimizer ``name`` here."""

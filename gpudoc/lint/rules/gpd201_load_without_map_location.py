@@ -377,7 +377,7 @@ torch.save(model.state_dict(), "snapshot.pt")
                 continue
             if evidence is None or found.saved_here(site) or self.saved_through_a_call(site, found):
                 continue  # the same run (or an earlier run of it) wrote what it reads back
-            if self.gpu_only.get(id(site.call)):
+            if self.gpu_only.get(id(site.call)) or found.after_set_device(site):
                 continue  # runs only where CUDA exists
             if known:
                 device = found.device_at(site) or _trusted(self.unmapped[id(site.call)])
