@@ -401,3 +401,26 @@ def predict(path):
 def test_a_load_after_an_unconditional_set_device_runs_on_a_gpu() -> None:
     assert lines(SET_DEVICE.format(select="torch.cuda.set_device(0)"), "GPD201") == []
     assert lines(SET_DEVICE.format(select="pass"), "GPD201") == [12]
+
+
+# recall 39 (pytorch-summary#16): torchsummary's summary() builds CUDA inputs by default
+SUMMARY = """\
+import torch
+from torch import nn
+from torchsummary import summary
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Sequential(nn.Conv2d(3, 16, 3), nn.Flatten())
+{before}
+print(summary(model, (3, 30, 16){device}))
+model = model.to(device)
+"""
+
+
+def test_torchsummary_feeds_a_host_model_cuda_inputs() -> None:
+    assert lines(SUMMARY.format(before="", device=""), "GPD102") == [8]
+    assert lines(SUMMARY.format(before="", device=', device="cuda"'), "GPD102") == [8]
+    assert lines(SUMMARY.format(before="", device=', device="cpu"'), "GPD102") == []
+    assert lines(SUMMARY.format(before="model.to(device)", device=""), "GPD102") == []
+    torchinfo = SUMMARY.replace("from torchsummary import", "from torchinfo import")
+    assert lines(torchinfo.format(before="", device=""), "GPD102") == []

@@ -10,7 +10,7 @@ import libcst as cst
 from gpudoc.lint.analysis.api import CPU_LITERAL
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
 from gpudoc.lint.analysis.expressions import device_move_target, string_value
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._helpers import all_on_host
@@ -110,7 +110,10 @@ class UnmovedModule(Rule):
     Also finds a model moved only inside an `if` about something else (pytorch/examples
     `snli/train.py`: `model.to(device)` under `if args.word_vectors:`) and then used with device
     tensors after it; when another path of that `if` builds the model itself and leaves it on
-    the host (`if args.pretrained: model = resnet18()`), it is reported there.
+    the host (`if args.pretrained: model = resnet18()`), it is reported there. And a model
+    still on the host given to torchsummary's `summary(model, input_size)`, which builds CUDA
+    inputs unless it is passed `device="cpu"` (torchinfo's `summary` follows the model and is
+    not concerned).
 
     ## Known problems
     A model loaded whole with `torch.load` is of unknown placement and not reported, unless the
@@ -207,6 +210,7 @@ out = model(x)
         self.conditional_moves: list[ConditionalMove] = []
         self.module_calls: list[ModuleCall] = []
         self.parts: list[ReplacedPart] = []
+        self.summaries: list[tuple[cst.Call, str]] = []
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         """``net = Net()`` where ``net`` held a placed module (the walk marks it stale)."""
@@ -259,6 +263,8 @@ out = model(x)
         if event.method in ("to", "cuda") and isinstance(func, cst.Attribute):
             self.moved_again(dotted(func.value) or "", semantic)
             self.settle_rebindings(dotted(func.value) or "", semantic)
+        if event.qualified in SUMMARIES and not semantic.on_cpu_path:
+            self.note_summary(event)
         if module is None or name is None:
             return
         if any(value.place is Place.DEVICE for value in event.args):  # `images.to(device)`
@@ -283,6 +289,19 @@ out = model(x)
                     continue
                 if rebinding.reloaded or not fresh:
                     rebinding.first_use = node
+
+    def note_summary(self, event: CallEvent) -> None:
+        """``summary(model, (3, 32, 32))`` of torchsummary: it feeds ``device="cuda"`` inputs
+        unless told otherwise, so a model still on the host fails there on a GPU machine."""
+        node = event.node
+        first = node.args[0] if node.args and node.args[0].keyword is None else None
+        held = event.args[0] if event.args else None
+        device = keyword(node, "device")
+        text = string_value(device.value) if device is not None else "cuda"
+        if first is None or held is None or text is None or not text.startswith("cuda"):
+            return
+        if held.kind is Kind.MODULE and held.place is Place.HOST and held.weighted:
+            self.summaries.append((node, dotted(first.value) or "the model"))
 
     def note_conditional_move(
         self, event: CallEvent, module: Value, name: str, semantic: Semantic
@@ -331,6 +350,12 @@ out = model(x)
                 ", or assign it before the move"
             )
             yield Report(part.statement, message, _fix(part.statement, part.name, part.device_name))
+        for call, name in self.summaries:
+            message = (
+                f"`{name}` is still on the host, but torchsummary's `summary()` feeds it CUDA "
+                f'inputs (`device="cuda"` by default): move `{name}` to the device first'
+            )
+            yield Report(call, message)
         yield from self.unmoved_with_device_inputs(context)
         for move in self.conditional_moves:
             test = context.code(move.test)
@@ -398,6 +423,9 @@ def _fix(statement: cst.CSTNode, name: str, device: str | None) -> FixSpec | Non
         return None
     edit = NodeEdit(statement, f"{name}.to({device})", "line_after")
     return FixSpec((edit,), safe=False, description=f"move {name} to {device}")
+
+
+SUMMARIES = frozenset({"torchsummary.summary", "torchsummary.summary_string"})
 
 
 def _brought_to_the_cpu(value: cst.BaseExpression) -> bool:
