@@ -424,3 +424,81 @@ def test_torchsummary_feeds_a_host_model_cuda_inputs() -> None:
     assert lines(SUMMARY.format(before="model.to(device)", device=""), "GPD102") == []
     torchinfo = SUMMARY.replace("from torchsummary import", "from torchinfo import")
     assert lines(torchinfo.format(before="", device=""), "GPD102") == []
+
+
+# set 40 (ogb, ML2021/2022 course notebooks): loads of data files, not of a model's state
+DATA_LOAD = """\
+import os.path as osp
+import torch
+from torch import nn
+from torch.utils.data import Dataset
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = nn.Linear(39, 2).to(device)
+{load}
+"""
+
+
+def test_data_files_hold_no_device_tensors() -> None:
+    data = [
+        "x = torch.load('embedding.pt').to(device)",
+        "meta = torch.load(osp.join(root, 'meta.pt'))",
+        "split = torch.load(osp.join(root, 'split_dict.pt'))",
+        "path = osp.join(root, 'split', 'time')\ntrain = torch.load(osp.join(path, 'train.pt'))",
+        "def load_feat(path):\n    return torch.load(path)",
+        "class Vox(Dataset):\n"
+        "    def __getitem__(self, i):\n"
+        "        return torch.load(self.paths[i])",
+        "fp_processed_file = make(root)\nd = torch.load(fp_processed_file)",
+    ]
+    for load in data:
+        assert lines(DATA_LOAD.format(load=load), "GPD201") == [], load
+    model_state = [
+        "model.load_state_dict(torch.load('model.ckpt'))",
+        "model.load_state_dict(torch.load(osp.join(root, 'feature_extractor.pth')))",
+        "model.load_state_dict(torch.load(config.encoder))",
+    ]
+    for load in model_state:
+        assert lines(DATA_LOAD.format(load=load), "GPD201") == [8], load
+
+
+# ML2021/2022 HW09: the only availability test guards a CUDA seed; the notebook is GPU-only
+SEED_GUARD = """\
+import torch
+import torch.nn as nn
+
+{guard}
+model = nn.Linear(4, 2).cuda()
+model.load_state_dict(torch.load("model.ckpt"))
+"""
+
+
+def test_a_seeding_guard_is_no_cpu_path() -> None:
+    seed = (
+        "if torch.cuda.is_available():\n"
+        "    torch.cuda.manual_seed_all(0)\n"
+        "    torch.backends.cudnn.deterministic = True"
+    )
+    assert lines(SEED_GUARD.format(guard=seed), "GPD201") == []
+    assert lines(SEED_GUARD.format(guard=seed), "GPD203") == []
+    choice = 'device = "cuda" if torch.cuda.is_available() else "cpu"'
+    assert lines(SEED_GUARD.format(guard=choice), "GPD201") == [6]
+
+
+# Efficient-Segmentation-Networks' FLOPs tools: an int `--device` is which GPU, not whether
+GPU_INDEX = """\
+import argparse
+import torch
+import torch.nn as nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", type=int, default={default}, help="{help}")
+args = parser.parse_args()
+with torch.cuda.device(args.device):
+    net = nn.Linear(4, 2).cuda()
+"""
+
+
+def test_an_int_device_option_is_a_gpu_index() -> None:
+    assert lines(GPU_INDEX.format(default="0", help="GPU index"), "GPD203") == []
+    assert lines(GPU_INDEX.format(default="-1", help="GPU index, -1 for the CPU"), "GPD203") == [9]

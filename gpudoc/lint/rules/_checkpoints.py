@@ -81,6 +81,8 @@ class LoadSite:
     """The text of every ``if``/``while`` test around the load."""
     arms: tuple[Arm, ...] = ()
     """The arm of every ``if`` statement around the load, outermost first."""
+    in_dataset: bool = False
+    """In a method of a ``Dataset`` class: the load reads samples or features."""
 
 
 REPORTERS = frozenset({"print", "info", "debug", "warning", "log", "write", "echo"})
@@ -242,6 +244,10 @@ class CheckpointScan(cst.CSTVisitor):
 
     def visit_If(self, node: cst.If) -> None:
         test = node.test
+        if isinstance(test, cst.Call) and _availability(test) and _only_seeds(node):
+            # `if torch.cuda.is_available(): torch.cuda.manual_seed(seed)`: a seed helper,
+            # ready for either machine, not a CPU path of the script
+            self._reported.add(id(test))
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             stops = _availability(test.expression) and _stops(node.body)
             # `if not torch.cuda.is_available(): sys.exit("needs a GPU")`
@@ -843,6 +849,7 @@ class CheckpointScan(cst.CSTVisitor):
             location,
             tuple(self._tests),
             tuple(self._arms),
+            any(_dataset_class(cls) for cls in self._classes),
         )
         self.loads.append(site)
 
@@ -1336,6 +1343,30 @@ def _availability(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Call) and (dotted(test.func) or "").endswith("cuda.is_available")
 
 
+def _dataset_class(cls: cst.ClassDef) -> bool:
+    """``class VoxDataset(Dataset)``, PyG's ``InMemoryDataset``: a data set by its bases."""
+    return any((dotted(base.value) or "").endswith("Dataset") for base in cls.bases)
+
+
+def _only_seeds(node: cst.If) -> bool:
+    """An ``if`` without ``else`` whose body only seeds CUDA or sets cuDNN's flags."""
+    if node.orelse is not None or not isinstance(node.body, cst.IndentedBlock):
+        return False
+    for statement in iter_statements(node.body.body):
+        call = statement.value if isinstance(statement, cst.Expr) else None
+        if isinstance(statement, cst.Assign):
+            target = dotted(statement.targets[0].target) if len(statement.targets) == 1 else None
+            if target is not None and target.startswith(("torch.backends.", "cudnn.")):
+                continue
+        name = dotted(call.func) if isinstance(call, cst.Call) else None
+        if name is None or not SEEDING.search(name):
+            return False
+    return True
+
+
+SEEDING = re.compile(r"(^|\.)cuda\.manual_seed(_all)?$|(^|\.)(manual_)?seed$")
+
+
 def _stops(body: cst.BaseSuite) -> bool:
     """A block that ends the script or function (``raise SystemExit(...)``, ``sys.exit(1)``)."""
     block = body.body if isinstance(body, cst.IndentedBlock) else ()
@@ -1411,6 +1442,8 @@ def _may_choose_cpu(flag: str, keywords: dict[str, cst.BaseExpression]) -> bool:
     action = string_value(keywords["action"]) if "action" in keywords else None
     if action == "store_true" and _default_is(keywords, "True") and GPU_SWITCH.search(flag):
         return False  # `--cuda`, store_true, default=True: always on, there is no CPU run
+    if _gpu_index(keywords):
+        return False  # `--device`, type=int, default=0, help="GPU index": which GPU
     if not GPU_LIST.match(flag):
         return True
     if (
@@ -1428,6 +1461,18 @@ def _may_choose_cpu(flag: str, keywords: dict[str, cst.BaseExpression]) -> bool:
 
 GPU_SWITCH = re.compile(r"^--?(use_?|with_?|enable_?)?(cuda|gpus?)$", re.I)
 """A switch whose True means the GPU (``--cuda``, ``--use_gpu``), not ``--no-cuda``."""
+
+
+def _gpu_index(keywords: dict[str, cst.BaseExpression]) -> bool:
+    """An int option whose default is a GPU index (0, 1, ...) and whose help and default say
+    nothing of the CPU or of -1."""
+    if dotted(keywords.get("type", cst.Name("x"))) != "int" or "default" not in keywords:
+        return False
+    default = keywords["default"]
+    if not (isinstance(default, cst.Integer) and default.evaluated_value >= 0):
+        return False
+    help_text = string_value(keywords["help"]) if "help" in keywords else ""
+    return not re.search(r"cpu|-1", help_text or "", re.I)
 
 
 def _default_is(keywords: dict[str, cst.BaseExpression], text: str) -> bool:

@@ -355,7 +355,7 @@ torch.save(model.state_dict(), "snapshot.pt")
         for site in found.loads:
             if found.in_test(site):
                 continue  # a test reads back what it wrote
-            if _holds_no_device_tensors(site.call, found):
+            if _holds_no_device_tensors(site, found):
                 continue  # `training_args.bin`: a pickled argparse Namespace, no tensors
             key = site.path_key or ""
             if key.startswith("str:") and saved_on_cpu(key[4:], context.path):
@@ -408,7 +408,7 @@ torch.save(model.state_dict(), "snapshot.pt")
         for site in found.loads:
             if id(site.call) not in self.unmapped or found.in_test(site):
                 continue
-            if _holds_no_device_tensors(site.call, found) or found.saved_here(site):
+            if _holds_no_device_tensors(site, found) or found.saved_here(site):
                 continue
             named = savers
             key = site.path_key or ""
@@ -452,7 +452,7 @@ torch.save(model.state_dict(), "snapshot.pt")
             site = next((s for s in theirs.loads if s.call is call), None)
             if site is None or theirs.saves_cpu_state() or theirs.in_test(site):
                 continue
-            if _holds_no_device_tensors(call, theirs):
+            if _holds_no_device_tensors(site, theirs):
                 continue
             if theirs.cpu_path is not None:
                 continue  # its own file shows its CPU path: its own run reports it
@@ -504,30 +504,60 @@ it restores no tensors, so nothing needs a map location."""
 DATA_FILE = re.compile(r"cached|vocab|corpus|scheduler|examples", re.I)
 """Files that hold data the script prepared, not tensors a device wrote: a features cache
 (``cached_train_bert``), a vocabulary or corpus, an LR scheduler's state (numbers)."""
+DATA_NAME = re.compile(
+    r"embedding|fingerprint|processed|"
+    r"(^|[_\-.])(feats?|features?|splits?|meta|adj|adj_t|dict)([_\-.]|$)",
+    re.I,
+)
+"""More data, by a file's name or a path variable's (``train_feat.pt``, ``split_dict.pt``,
+``meta.pt``, ``embedding.pt``, ``fp_processed_file``): a data set's features, splits,
+metadata or adjacency, precomputed embeddings."""
+PATH_NAME = re.compile(r"file|path|dir", re.I)
+MODEL_FILE = re.compile(r"model|net|encoder|decoder|extractor|weight|ckpt|checkpoint|state", re.I)
+"""File names of a model's state, whatever data word they also hold."""
+DATA_FUNCTION = re.compile(r"^_?(load|read|get)_?(feat|features|data|dataset)s?$", re.I)
 
 
 DATA_SET = re.compile(r"(\w+_)?(dataset|data_set|examples|corpus)s?$", re.I)
 """Names a loaded data set is bound to."""
 
 
-def _holds_no_device_tensors(call: cst.Call, found: CheckpointScan) -> bool:
+def _holds_no_device_tensors(site: LoadSite, found: CheckpointScan) -> bool:
     """The load reads a file that holds no device tensors, by the names its path is built
     from (also through the name it was bound to): a saved Namespace (``training_args.bin``),
     a data cache, a vocabulary, a scheduler."""
+    call = site.call
     if not call.args:
         return False
     path = call.args[0].value
     strings = _Strings()
     walk(path, strings)
-    if isinstance(path, cst.Name):  # `path = os.path.join(data_dir, "cached_train")`
-        for binding in found.bindings:
-            if binding.name == path.value and binding.value is not None:
-                walk(binding.value, strings)
+    # `path = os.path.join(data_dir, "cached_train")`, also `osp.join(path, "train.pt")`
+    named = {path.value} if isinstance(path, cst.Name) else _joined_names(path)
+    for binding in found.bindings:
+        if binding.name in named and binding.value is not None:
+            walk(binding.value, strings)
     if any(ARGUMENTS_FILE.search(text.rsplit("/", 1)[-1]) for text in strings.found):
         return True
     if any(b.value is call and DATA_SET.match(b.name) for b in found.bindings):
         return True  # `dataset = torch.load(pt_file)`: examples a preprocessing step wrote
-    return any(DATA_FILE.search(text) for text in strings.found + strings.names)
+    if any(MODEL_FILE.search(text) for text in strings.found):
+        return False  # `feature_extractor.pth`, `embedding_model.pt`: a model's state
+    if any(b.value is call and MODEL_FILE.search(b.name) for b in found.bindings):
+        return False  # `state = torch.load(path)`, `ckpt = ...`
+    if site.in_dataset or (site.function and DATA_FUNCTION.match(site.function.name.value)):
+        return True  # a Dataset's `__getitem__` or `load_feat(path)`: samples and features
+    if any(DATA_FILE.search(text) for text in strings.found + strings.names):
+        return True
+    paths = [name for name in strings.names if PATH_NAME.search(name)]
+    return any(DATA_NAME.search(text) for text in strings.found + paths)
+
+
+def _joined_names(path: cst.BaseExpression) -> set[str]:
+    """The plain names joined into a path (``path`` in ``osp.join(path, "train.pt")``)."""
+    if not isinstance(path, cst.Call) or not (dotted(path.func) or "").endswith("join"):
+        return set()
+    return {arg.value.value for arg in path.args if isinstance(arg.value, cst.Name)}
 
 
 class _Strings(cst.CSTVisitor):
