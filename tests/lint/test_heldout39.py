@@ -502,3 +502,33 @@ with torch.cuda.device(args.device):
 def test_an_int_device_option_is_a_gpu_index() -> None:
     assert lines(GPU_INDEX.format(default="0", help="GPU index"), "GPD203") == []
     assert lines(GPU_INDEX.format(default="-1", help="GPU index, -1 for the CPU"), "GPD203") == [9]
+
+
+# ML2021/2022 HW09, set 40: a notebook re-creates `model` as a host BERT fed host tokens; the
+# GPU classifier's `predict` above it is only handed to a library (lime)
+RECREATED = """\
+import torch
+import torch.nn as nn
+from transformers import BertModel, BertTokenizerFast
+
+model = nn.Linear(4, 2).cuda()
+model.load_state_dict(torch.load("model.ckpt", map_location="cuda"))
+
+
+def predict(x):
+    return model(x.cuda())
+
+
+model = BertModel.from_pretrained("bert-base-chinese").eval()
+tokenizer = BertTokenizerFast.from_pretrained("bert-base-chinese")
+ts = tokenizer("a", return_tensors="pt")
+outputs = model(**ts)
+{call}
+"""
+
+
+def test_a_model_re_created_for_host_inputs_is_left_alone() -> None:
+    assert lines(RECREATED.format(call=""), "GPD102") == []
+    assert lines(RECREATED.format(call=""), "GPD101") == []
+    # predict called after the re-creation: the host BERT gets a device tensor
+    assert lines(RECREATED.format(call="predict(torch.randn(1, 4))"), "GPD102") == [13]

@@ -198,9 +198,10 @@ def test(model, device, test_loader):
     def __init__(self) -> None:
         super().__init__()
         self.module_calls: list[Call] = []
-        self.reloaded: set[str] = set()
-        """Modules given a state (``net.load_state_dict(...)``): trained weights, evaluated on
-        the host by mistake when a re-created one meets host inputs (the CIFAR-10 tutorial)."""
+        self.reloaded: set[tuple[str, int]] = set()
+        """Modules given a state (``net.load_state_dict(...)``), by name and binding: trained
+        weights, evaluated on the host by mistake when a re-created one meets host inputs (the
+        CIFAR-10 tutorial)."""
         self.mixed_calls: list[Call] = []
         self.discarded: set[str] = set()
         """Names whose move a statement discarded (GPD103 reports them)."""
@@ -244,7 +245,10 @@ def test(model, device, test_loader):
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         module, node = event.module, event.node
         if event.method == "load_state_dict" and isinstance(node.func, cst.Attribute):
-            self.reloaded.add(dotted(node.func.value) or "")
+            # the module as it is bound now: a reload of the model a later line replaces is not
+            # a reload of the new one
+            binding = event.receiver.binding if event.receiver is not None else None
+            self.reloaded.add((dotted(node.func.value) or "", id(binding)))
         combines = event.combines and sum(1 for a in event.args if a.is_tensorish) >= 2
         if module is None and not combines:
             return
@@ -386,7 +390,7 @@ def test(model, device, test_loader):
                     continue
                 if (
                     module.stale
-                    and call.name not in self.reloaded
+                    and (call.name, id(module.binding)) not in self.reloaded
                     and all_on_host(a.value for a in call.args)
                 ):
                     continue  # a re-created model fed host tensors only: all on the CPU

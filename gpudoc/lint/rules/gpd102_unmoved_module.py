@@ -276,10 +276,12 @@ out = model(x)
         ]
         self.module_calls.append(ModuleCall(node, name, module, arguments, semantic.device_name()))
         self.note_conditional_move(event, module, name, semantic)
-        if module.stale:
+        if module.stale and not _uncalled_function(semantic):
             # a new example on the CPU, on purpose (a notebook's next cell); a reloaded model is
             # still reported: trained weights evaluated on the CPU by mistake (the CIFAR-10
-            # tutorial's reload)
+            # tutorial's reload). A function nothing here calls, walked on its own at the end,
+            # is left out: a library may call it before the name was rebound (lime's
+            # `classifier_fn=predict`)
             fresh = all_on_host(event.args)
             fed = any(v.is_tensorish and v.place is Place.DEVICE for v in event.args)
             for rebinding in self.rebindings:
@@ -423,6 +425,15 @@ def _fix(statement: cst.CSTNode, name: str, device: str | None) -> FixSpec | Non
         return None
     edit = NodeEdit(statement, f"{name}.to({device})", "line_after")
     return FixSpec((edit,), safe=False, description=f"move {name} to {device}")
+
+
+def _uncalled_function(semantic: Semantic) -> bool:
+    """In one of the file's functions that no call here reached (walked on its own at the
+    end, with the module's names as they are at its end)."""
+    function = semantic.function_node
+    if function is None or semantic.walked_for_call:
+        return False
+    return semantic.local_function(function.name) is function
 
 
 SUMMARIES = frozenset({"torchsummary.summary", "torchsummary.summary_string"})
