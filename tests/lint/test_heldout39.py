@@ -532,3 +532,86 @@ def test_a_model_re_created_for_host_inputs_is_left_alone() -> None:
     assert lines(RECREATED.format(call=""), "GPD101") == []
     # predict called after the re-creation: the host BERT gets a device tensor
     assert lines(RECREATED.format(call="predict(torch.randn(1, 4))"), "GPD102") == [13]
+
+
+# ogb's cluster-GCN inference, set 40: a model re-created over NumPy weights, fed NumPy arrays
+NUMPY_MODULE = """\
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class NumpyInference(nn.Module):
+    def __init__(self, weights):
+        super().__init__()
+        self.weights = weights
+
+    def forward(self, x):
+        for w in self.weights:
+            x = np.clip(x @ w, 0, None)
+        return x
+
+
+def test(model, data, device):
+    weights = [conv.weight.t().cpu().detach().numpy() for conv in model.convs]
+    model = NumpyInference(weights)
+    return model({fed})
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Linear(4, 4)])
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = Net().to(device)
+test(net, torch.randn(2, 4), device)
+"""
+
+
+def test_a_module_fed_numpy_arrays_runs_on_the_host() -> None:
+    assert lines(NUMPY_MODULE.format(fed="data.numpy()"), "GPD102") == []
+    assert lines(NUMPY_MODULE.format(fed="data.to(device)"), "GPD102") == [19]
+
+
+# GRU4REC-pytorch, set 40: the load retried with a map location when it fails
+RETRIED = """\
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+try:
+    checkpoint = torch.load("model.pt")
+except Exception:
+    checkpoint = torch.load("model.pt"{mapped})
+model = checkpoint["model"].to(device)
+"""
+
+
+def test_a_load_retried_with_a_map_location_handles_the_cpu() -> None:
+    mapped = ", map_location=lambda storage, loc: storage"
+    assert lines(RETRIED.format(mapped=mapped), "GPD201") == []
+    assert sorted(lines(RETRIED.format(mapped=""), "GPD201")) == [5, 7]
+
+
+# ptflops (Efficient-Segmentation-Networks), set 40: `new_empty(..., device=...)` makes the
+# tensor there, whatever the receiver's device
+NEW_EMPTY = """\
+import torch
+import torch.nn as nn
+
+
+def count(model, input_res):
+    batch = torch.ones(()).new_empty((1, *input_res){device})
+    return model(batch)
+
+
+net = nn.Linear(4, 2).cuda()
+count(net, (4,))
+"""
+
+
+def test_a_new_tensor_made_on_the_models_device_is_placed() -> None:
+    placed = ", device=next(model.parameters()).device"
+    assert lines(NEW_EMPTY.format(device=placed), "GPD101") == []
+    assert lines(NEW_EMPTY.format(device=""), "GPD101") == [7]

@@ -21,7 +21,7 @@ from gpudoc.lint.analysis.follows_inputs import (
 from gpudoc.lint.analysis.instance_weights import instance_holdings
 from gpudoc.lint.analysis.instances import Instances
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.names import built_class, dotted, keyword
+from gpudoc.lint.analysis.names import built_class, dotted, keyword, keyword_value
 from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.qualified import QualifiedCalls
 from gpudoc.lint.analysis.scope import Scope
@@ -338,6 +338,10 @@ class CallEvaluator:
         if method.startswith("new_") or method in ("type_as",):
             if method == "type_as" and args:
                 return Value(Kind.TENSOR, args[0].place)
+            given = keyword_value(node, args, "device")
+            if given is not None:  # `x.new_empty(shape, device=next(m.parameters()).device)`
+                place = self.placement.place_of_target(given[0].value, given[1])
+                return Value(Kind.TENSOR, place or Place.UNKNOWN)
             return Value(Kind.TENSOR, receiver.place) if receiver.is_tensorish else UNKNOWN
         if receiver.is_tensorish and (
             method in api.PLACE_KEEPING_METHODS or method in ("items", "values")

@@ -83,6 +83,8 @@ class LoadSite:
     """The arm of every ``if`` statement around the load, outermost first."""
     in_dataset: bool = False
     """In a method of a ``Dataset`` class: the load reads samples or features."""
+    retried: bool = False
+    """In a ``try:`` whose handler loads again with a map location (the CPU case handled)."""
 
 
 REPORTERS = frozenset({"print", "info", "debug", "warning", "log", "write", "echo"})
@@ -154,6 +156,7 @@ class CheckpointScan(cst.CSTVisitor):
         rest of the file."""
         self._flag_class_ids: set[int] | None = None
         self._opened: list[dict[str, cst.BaseExpression]] = []
+        self._tries: list[cst.Try] = []
         self._tests: list[str] = []
         self._test_ifs: list[cst.If | None] = []
         """For each of ``_tests``: its ``if`` (None for ``x if t else y``)."""
@@ -313,6 +316,12 @@ class CheckpointScan(cst.CSTVisitor):
 
     def leave_With(self, original_node: cst.With) -> None:
         self._opened.pop()
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self._tries.append(node)
+
+    def leave_Try(self, original_node: cst.Try) -> None:
+        self._tries.pop()
 
     # -- facts -----------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -850,6 +859,7 @@ class CheckpointScan(cst.CSTVisitor):
             tuple(self._tests),
             tuple(self._arms),
             any(_dataset_class(cls) for cls in self._classes),
+            any(_handler_maps(block) for block in self._tries),
         )
         self.loads.append(site)
 
@@ -1341,6 +1351,24 @@ def _availability(test: cst.BaseExpression) -> bool:
     while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         test = test.left
     return isinstance(test, cst.Call) and (dotted(test.func) or "").endswith("cuda.is_available")
+
+
+def _handler_maps(block: cst.Try) -> bool:
+    """``except ...: torch.load(path, map_location=...)``: a handler that loads again mapped."""
+    for handler in block.handlers:
+        for statement in iter_statements(handler.body.body):
+            for call in _calls_in(statement):
+                named = (dotted(call.func) or "").endswith("load")
+                if named and _keyword(call, "map_location") is not None:
+                    return True
+    return False
+
+
+def _calls_in(statement: cst.CSTNode) -> Iterator[cst.Call]:
+    value = getattr(statement, "value", None)
+    while isinstance(value, cst.Call):
+        yield value
+        value = value.args[0].value if value.args else None
 
 
 def _dataset_class(cls: cst.ClassDef) -> bool:

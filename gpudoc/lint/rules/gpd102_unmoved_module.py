@@ -282,8 +282,10 @@ out = model(x)
             # tutorial's reload). A function nothing here calls, walked on its own at the end,
             # is left out: a library may call it before the name was rebound (lime's
             # `classifier_fn=predict`)
-            fresh = all_on_host(event.args)
             fed = any(v.is_tensorish and v.place is Place.DEVICE for v in event.args)
+            # `model(data.numpy())`: a module fed NumPy arrays computes on the host
+            numpy = any(v.kind is Kind.NDARRAY for v in event.args) and not fed
+            fresh = all_on_host(event.args) or numpy
             for rebinding in self.rebindings:
                 if rebinding.name != name or rebinding.first_use is not None or rebinding.settled:
                     continue

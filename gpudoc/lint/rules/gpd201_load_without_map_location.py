@@ -355,6 +355,8 @@ torch.save(model.state_dict(), "snapshot.pt")
         for site in found.loads:
             if found.in_test(site):
                 continue  # a test reads back what it wrote
+            if site.retried:
+                continue  # `except: torch.load(path, map_location=...)` handles the CPU host
             if _holds_no_device_tensors(site, found):
                 continue  # `training_args.bin`: a pickled argparse Namespace, no tensors
             key = site.path_key or ""
