@@ -615,3 +615,23 @@ def test_a_new_tensor_made_on_the_models_device_is_placed() -> None:
     placed = ", device=next(model.parameters()).device"
     assert lines(NEW_EMPTY.format(device=placed), "GPD101") == []
     assert lines(NEW_EMPTY.format(device=""), "GPD101") == [7]
+
+
+# MONAI's transchex notebook (set 31): `.cuda()` on a loss without weights touches no tensor
+LOSS_CUDA = """\
+import torch
+import torch.nn as nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+criterion = {loss}.cuda()
+"""
+
+
+def test_cuda_on_a_module_without_tensors_needs_no_gpu() -> None:
+    assert lines(LOSS_CUDA.format(loss="nn.BCELoss()"), "GPD203") == []
+    assert lines(LOSS_CUDA.format(loss='nn.L1Loss(reduction="sum")'), "GPD203") == []
+    assert lines(LOSS_CUDA.format(loss="nn.CrossEntropyLoss(weight=torch.ones(3))"), "GPD203") == [
+        5
+    ]
+    assert lines(LOSS_CUDA.format(loss="nn.CrossEntropyLoss(w)"), "GPD203") == [5]
+    assert lines(LOSS_CUDA.format(loss="nn.Linear(2, 2)"), "GPD203") == [5]

@@ -56,7 +56,9 @@ class Placement:
             # not a device, and a fix must never move tensors "to" it.
             return UNKNOWN
         if method == "cuda":
-            self.note_cuda(node, ".cuda()")
+            if not _holds_no_tensor(receiver):
+                # `nn.BCELoss().cuda()` moves no tensor: it needs no CUDA on a CPU-only host
+                self.note_cuda(node, ".cuda()")
             self.model.flags.places = True
             # another file's helper (`z.cuda(current_device)` in a model's `sample`, given 0)
             # names its parameter, not this script's ranks
@@ -206,3 +208,21 @@ def _names_a_rank_device(call: cst.Call) -> bool:
         return False
     name = (dotted(call.args[0].value) or "").rsplit(".", 1)[-1].lower()
     return any(word in name for word in ("rank", "gpu", "dev", "local"))
+
+
+def _holds_no_tensor(receiver: Value) -> bool:
+    """A module without weights built with no tensor argument (``nn.CrossEntropyLoss()``,
+    ``nn.L1Loss(reduction="sum")``; not ``nn.CrossEntropyLoss(weight=w)``): moving it touches
+    no tensor."""
+    origin = receiver.origin
+    if receiver.kind is not Kind.MODULE or receiver.weighted or not isinstance(origin, cst.Call):
+        return False
+    for arg in origin.args:
+        literal = isinstance(arg.value, cst.Integer | cst.Float | cst.SimpleString) or (
+            dotted(arg.value) in ("None", "True", "False")
+        )
+        if arg.star or (arg.keyword is None and not literal):
+            return False
+        if arg.keyword is not None and arg.keyword.value in ("weight", "pos_weight"):
+            return False
+    return True
