@@ -635,3 +635,27 @@ def test_cuda_on_a_module_without_tensors_needs_no_gpu() -> None:
     ]
     assert lines(LOSS_CUDA.format(loss="nn.CrossEntropyLoss(w)"), "GPD203") == [5]
     assert lines(LOSS_CUDA.format(loss="nn.Linear(2, 2)"), "GPD203") == [5]
+
+
+# captum's tests (set 31): a test class defined only when CUDA is available
+GPU_CLASS = """\
+import unittest
+import torch
+import torch.nn as nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+{guard}
+
+    class GpuTest(unittest.TestCase):
+        def test_move(self):
+            net = nn.Linear(2, 2).cuda()
+
+    def gpu_only():
+        return torch.zeros(2).cuda()
+"""
+
+
+def test_definitions_under_an_availability_guard_run_on_a_gpu() -> None:
+    assert lines(GPU_CLASS.format(guard="if torch.cuda.is_available():"), "GPD203") == []
+    assert lines(GPU_CLASS.format(guard="if True:"), "GPD203") == [11, 14]

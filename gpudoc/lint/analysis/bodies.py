@@ -76,6 +76,8 @@ class Bodies:
         """A module-level function waits for its calls, a method for its class's walk; a nested
         function is walked where it is defined."""
         model = self.model
+        if model.gpu_path:  # `if torch.cuda.is_available(): def gpu_test(): ...`
+            model.gpu_definitions.add(node)
         if model.scope is model.module_scope:
             model.project_imports.pop(node.name.value, None)  # it rebinds an imported name
             model.local_functions[node.name.value] = node
@@ -276,8 +278,9 @@ class Bodies:
             model.emit("function", FunctionEvent(node, dict(scope.env)))
         saved = (model.scope, model.guard_depth, model.terminated, model.loop_depth, model.cpu_path)
         model.scope, model.terminated, model.loop_depth = scope, False, 0
-        if arguments is None:
-            model.guard_depth = model.cpu_path = 0  # no call site: no guard around it
+        if arguments is None:  # no call site: no guard around it but its definition's
+            model.guard_depth = int(node in model.gpu_definitions)
+            model.cpu_path = 0
         model.context_stack.append(node.name.value)
         model.context_classes.append(scope.module_class)
         model.returns.append([])
@@ -330,6 +333,10 @@ class Bodies:
         model = self.model
         if model.scope is model.module_scope:
             model.project_imports.pop(node.name.value, None)  # it rebinds an imported name
+        if model.gpu_path:  # a test class defined only where CUDA exists: its methods too
+            model.gpu_definitions.update(
+                s for s in node.body.body if isinstance(s, cst.FunctionDef)
+            )
         datasets_open = len(model.dataset_stack)
         module_class = self.classes.register_class(node)
         if model.bus.wants("class"):

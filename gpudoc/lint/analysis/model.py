@@ -125,6 +125,9 @@ class SemanticModel:
         self.context_classes: list[ModuleClass | None] = []
         """The module class of each function in ``context_stack``."""
         self.guard_depth = 0
+        self.gpu_definitions: set[cst.FunctionDef] = set()
+        """Functions and methods defined on the GPU path of a guard (``if
+        torch.cuda.is_available(): class GpuTest(...)``): their bodies run only there."""
         self.cpu_path = 0
         """Inside the CPU path of a device guard: there, ``device`` is the CPU too."""
         self.cpu_path_tests: list[cst.BaseExpression] = []
