@@ -219,6 +219,30 @@ def test_a_gpu_switch_that_is_always_on_offers_no_cpu_run() -> None:
     assert lines(ALWAYS_ON.format(default=""), "GPD203") == [11]
 
 
+# the same repository's tests/inference.py: `main()` tests `args.cuda` above the parser
+OPTION_BELOW = """import argparse
+import torch
+
+
+def main(args, model):
+    if args.cuda:
+        model = model.cuda()
+    x = torch.randn(3, 4).cuda()
+    return model(x)
+
+
+def arguments():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cuda", action="store_true"{default})
+    return parser.parse_args()
+"""
+
+
+def test_an_always_on_switch_declared_below_its_use_offers_no_cpu_run() -> None:
+    assert lines(OPTION_BELOW.format(default=", default=True"), "GPD203") == []
+    assert lines(OPTION_BELOW.format(default=""), "GPD203") == [8]
+
+
 # WaveRNN, set 39: `generate` makes its own device copy of the mels it is given
 GENERATE = """\
 import torch

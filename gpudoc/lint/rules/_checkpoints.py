@@ -122,6 +122,8 @@ class CheckpointScan(cst.CSTVisitor):
         """(function, name) of names that hold None: a ``=None`` default or assignment."""
         self.options_without_default: set[str] = set()
         self.always_on: set[str] = set()
+        self._option_switches: list[tuple[list[str], cst.FunctionDef | None]] = []
+        """Moves under an option's test (``if args.cuda:``), judged once every option is read."""
         self.gpu_functions: dict[int, int] = {}
         """id of a function that calls ``torch.cuda.set_device`` unconditionally -> when."""
         """argparse destinations of ``store_true`` switches whose default is True."""
@@ -458,6 +460,9 @@ class CheckpointScan(cst.CSTVisitor):
                 # `if self.cuda: grid = grid.cuda()`, `def check(x, cuda=False): if cuda: ...`:
                 # one object's or one call's choice, not the script's
                 self.flag_classes.setdefault(id(scope), scope)
+            elif all(OPTION_TEST.fullmatch(test.strip()) for test in switches):
+                # `if args.cuda:` read above the `add_argument` that may make it always on
+                self._option_switches.append((switches, self._function()))
             else:
                 self._evidence(3, "it moves to the device only under a condition")
         qualified = library or None
@@ -755,6 +760,12 @@ class CheckpointScan(cst.CSTVisitor):
                 self._helper_call(name, node, order)
         for cls, attribute in self.attribute_saves:
             self._constructor_saves(cls, attribute)
+        for switches, function in self._option_switches:
+            if all(self._constant_switch(test) for test in switches):
+                continue
+            functions, self._functions = self._functions, [function] if function else []
+            self._evidence(3, "it moves to the device only under a condition")
+            self._functions = functions
 
     def _constructor_saves(self, saver: cst.ClassDef, attribute: str) -> None:
         """``CNNRunner(model, opt, ckpt_name)`` of a class whose method saves to
@@ -1487,6 +1498,8 @@ def _may_choose_cpu(flag: str, keywords: dict[str, cst.BaseExpression]) -> bool:
     return any("cpu" in text or "-1" in text for text in texts)
 
 
+OPTION_TEST = re.compile(r"(?!self\.)\w+\.\w+")
+"""``args.cuda``: an option's value (``self.cuda`` is the object's own flag)."""
 GPU_SWITCH = re.compile(r"^--?(use_?|with_?|enable_?)?(cuda|gpus?)$", re.I)
 """A switch whose True means the GPU (``--cuda``, ``--use_gpu``), not ``--no-cuda``."""
 
