@@ -683,3 +683,30 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 def test_definitions_under_an_availability_guard_run_on_a_gpu() -> None:
     assert lines(GPU_CLASS.format(guard="if torch.cuda.is_available():"), "GPD203") == []
     assert lines(GPU_CLASS.format(guard="if True:"), "GPD203") == [11, 14]
+
+
+# Atcold's NYU-DLSP21 notebooks, set 41: a plotting helper brings the model back to the CPU
+BROUGHT_BACK = """\
+import torch
+from torch import nn
+
+
+def plot_model(X, model):
+    {move}
+    return model(X)
+
+
+device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+X = torch.randn(10, 2)
+model = nn.Linear(2, 3).to(device)
+plot_model(X, model)
+grid = torch.randn(5, 2)
+s = model(grid)
+"""
+
+
+def test_a_helper_that_moves_the_model_to_the_cpu_moves_the_callers() -> None:
+    assert lines(BROUGHT_BACK.format(move="model.cpu()"), "GPD101") == []
+    assert lines(BROUGHT_BACK.format(move='model.to("cpu")'), "GPD101") == []
+    # a helper that builds its own model leaves the caller's on the device
+    assert lines(BROUGHT_BACK.format(move="model = nn.Linear(2, 3)"), "GPD101") == [15]

@@ -159,10 +159,11 @@ class Bodies:
 
     def moved_in_place(
         self, call: cst.Call, arguments: dict[str, Value], scope: Scope, is_method: bool
-    ) -> frozenset[str]:
+    ) -> frozenset[tuple[str, Place]]:
         """``def place(model, device): model.to(device)``, or a trainer's ``self.model =
-        model.to(device)``: the parameters whose module the body moved (in place: the caller's
-        module moves too)."""
+        model.to(device)``: the parameters whose module the body moved, and where (in place:
+        the caller's module moves too); ``def plot_model(X, model): model.cpu()`` brings the
+        caller's placed module back to the host."""
         owner = scope.parent if scope.parent is not None and scope.parent.function == "" else None
         placed = [
             value.origin
@@ -170,33 +171,41 @@ class Bodies:
             for value in env.values()
             if value.kind is Kind.MODULE and value.place is Place.DEVICE and value.origin
         ]
-        moved: set[str] = set()
+        moved: set[tuple[str, Place]] = set()
         for param in argument_names(scope.function_node, call, is_method):
             raw, final = arguments.get(param), scope.env.get(param)
             given = _given_module(raw)
             if given is None:
+                if _brought_back(raw, final):
+                    moved.add((param, Place.HOST))
                 continue
             if raw is not None and raw.source == "checkpoint":
                 final = called_module(final)
             placed_here = final is not None and final.kind is Kind.MODULE
             placed_here = placed_here and final is not None and final.place is Place.DEVICE
             if placed_here or (given.origin is not None and given.origin in placed):
-                moved.add(param)
+                moved.add((param, Place.DEVICE))
         return frozenset(moved)
 
     def move_given(
         self,
         call: cst.Call,
         function: cst.FunctionDef,
-        moved: frozenset[str],
+        moved: frozenset[tuple[str, Place]],
         arguments: dict[str, Value],
         is_method: bool,
     ) -> None:
-        """The caller's modules passed for the ``moved`` parameters are on the device now."""
+        """The caller's modules passed for the ``moved`` parameters are where the body moved
+        them now."""
         for param, name in argument_names(function, call, is_method).items():
-            given = _given_module(arguments.get(param)) if param in moved else None
-            if given is not None:
-                move_module(self.model, name, given.with_place(Place.DEVICE))
+            if (param, Place.DEVICE) in moved:
+                given = _given_module(arguments.get(param))
+                if given is not None:
+                    move_module(self.model, name, given.with_place(Place.DEVICE))
+            elif (param, Place.HOST) in moved:
+                held = arguments.get(param)
+                if held is not None and held.kind is Kind.MODULE:
+                    move_module(self.model, name, held.with_place(Place.HOST))
 
     def moved_elements(self, call: cst.Call, function: cst.FunctionDef, is_method: bool) -> None:
         """``utils.cuda([G, D])`` whose body moves each element (``[x.cuda() for x in xs]``):
@@ -433,6 +442,15 @@ def _literal_flags(call: cst.Call) -> tuple[str, ...]:
         for index, arg in enumerate(call.args)
         if isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False")
     )
+
+
+def _brought_back(given: Value | None, final: Value | None) -> bool:
+    """A placed module the body moved to the host in place (``model.cpu()``): the same
+    instance, now on the host."""
+    if given is None or final is None or given.kind is not Kind.MODULE:
+        return False
+    same = given.instance is not None and final.instance is given.instance
+    return same and given.place is Place.DEVICE and final.place is Place.HOST
 
 
 def _given_module(given: Value | None) -> Value | None:

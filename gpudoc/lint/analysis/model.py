@@ -99,8 +99,10 @@ class SemanticModel:
         self.pending: dict[cst.FunctionDef, Scope] = {}
         """Functions and methods not walked yet, with the scope they are defined in."""
         self.summaries: dict[cst.FunctionDef, dict[tuple[object, ...], Value]] = {}
-        self.summary_moves: dict[tuple[cst.FunctionDef, tuple[object, ...]], frozenset[str]] = {}
-        """Per summary: the parameters whose module its walk moved in place."""
+        self.summary_moves: dict[
+            tuple[cst.FunctionDef, tuple[object, ...]], frozenset[tuple[str, Place]]
+        ] = {}
+        """Per summary: the parameters whose module its walk moved in place, and where."""
         """What a function returned, by the shape of the arguments it was walked for."""
         self.syntax: dict[cst.FunctionDef, FunctionSyntax] = {}
         """What each function's text says, read once (bodies.facts_of)."""
