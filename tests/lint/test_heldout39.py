@@ -710,3 +710,29 @@ def test_a_helper_that_moves_the_model_to_the_cpu_moves_the_callers() -> None:
     assert lines(BROUGHT_BACK.format(move='model.to("cpu")'), "GPD101") == []
     # a helper that builds its own model leaves the caller's on the device
     assert lines(BROUGHT_BACK.format(move="model = nn.Linear(2, 3)"), "GPD101") == [15]
+
+
+# rtdl-revisiting-models, set 41: a class's own to_file/from_file round trip in one run
+ROUND_TRIP = """\
+import torch
+
+
+class Ensemble:
+    @classmethod
+    def from_file(cls, path):
+        return torch.load(path)["models"]
+
+    def to_file(self, path):
+        torch.save({{"models": self.models}}, path)
+
+
+device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+net = Ensemble()
+net.to_file("{saved}")
+net = Ensemble.from_file("ensemble.pt")
+"""
+
+
+def test_a_file_a_method_saved_is_this_runs_own() -> None:
+    assert lines(ROUND_TRIP.format(saved="ensemble.pt"), "GPD201") == []
+    assert lines(ROUND_TRIP.format(saved="other.pt"), "GPD201") == [7]

@@ -183,6 +183,10 @@ class CheckpointScan(cst.CSTVisitor):
         """Calls by the last name called, with their order and enclosing function: the
         paths a loading function's callers pass (``_callers_saved``)."""
         self._later_calls: list[tuple[str, cst.Call, int]] = []
+        self.saving_methods: dict[str, list[tuple[cst.FunctionDef, str, cst.BaseExpression]]] = {}
+        """Method name -> (method, parameter, object) of a ``torch.save(object, parameter)``."""
+        self._method_calls: list[tuple[str, cst.Call, int]] = []
+        """Method calls (``net.to_file("e.pt")``), settled against ``saving_methods`` at the end."""
         """Calls of plain names met before any saving function of that name (and their order)."""
         self.defined: set[str] = set()
         """Names of the file's functions (any depth): a call of one may build a path."""
@@ -493,6 +497,8 @@ class CheckpointScan(cst.CSTVisitor):
             self._load(node)
         if isinstance(node.func, cst.Name) and qualified not in ("torch.save", "torch.load"):
             self._helper_call(node.func.value, node, self._next())
+        elif isinstance(node.func, cst.Attribute) and not (qualified or "").startswith("torch."):
+            self._method_calls.append((node.func.attr.value, node, self._next()))
         if not (qualified or "").startswith("torch."):
             self.calls_of.setdefault(last, []).append((node, self._order, self._function()))
 
@@ -732,6 +738,10 @@ class CheckpointScan(cst.CSTVisitor):
             # `def fit(model, ..., model_file): torch.save(model.state_dict(), model_file)`
             helpers = self.saving_helpers.setdefault(function.name.value, [])
             helpers.append((function, path.value, obj))
+        elif path.value in names and self._classes:
+            # `def to_file(self, path): torch.save(..., path)`, called `net.to_file("e.pt")`
+            methods = self.saving_methods.setdefault(function.name.value, [])
+            methods.append((function, path.value, obj))
 
     def _helper_call(self, name: str, node: cst.Call, order: int) -> None:
         """``fit(vae, ..., vae_model_file)`` of a function above that saves to its parameter
@@ -760,6 +770,11 @@ class CheckpointScan(cst.CSTVisitor):
                 self._helper_call(name, node, order)
         for cls, attribute in self.attribute_saves:
             self._constructor_saves(cls, attribute)
+        for name, node, order in self._method_calls:
+            for saver, param, obj in self.saving_methods.get(name, ()):
+                arg = argument_for(saver, node, param, is_method=True)
+                if arg is not None:
+                    self._save_to(arg.value, obj, order)
         for switches, function in self._option_switches:
             if all(self._constant_switch(test) for test in switches):
                 continue
