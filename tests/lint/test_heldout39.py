@@ -736,3 +736,46 @@ net = Ensemble.from_file("ensemble.pt")
 def test_a_file_a_method_saved_is_this_runs_own() -> None:
     assert lines(ROUND_TRIP.format(saved="ensemble.pt"), "GPD201") == []
     assert lines(ROUND_TRIP.format(saved="other.pt"), "GPD201") == [7]
+
+
+# recall 41 (EfficientDet.Pytorch#8): the file's own block class built anew in a helper forward
+# calls
+OWN_BLOCK = """\
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        {layer}
+
+    def forward(self, x):
+        return x
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3)
+        self.blocks = nn.ModuleList([Block(8)])
+
+    def features(self, x):
+        x = self.stem(x)
+        {use}
+        return x
+
+    def forward(self, x):
+        return self.features(x)
+"""
+
+
+def test_the_files_own_weighted_block_built_in_forward_is_reported() -> None:
+    conv = "self.conv = nn.Sequential(nn.Conv2d(c, c, 1), nn.ReLU())"
+    assert lines(OWN_BLOCK.format(layer=conv, use="x = Block(8)(x)"), "GPD109") == [22]
+    # a block without weights (SigmoidRange-like), or a loop variable named like the class
+    assert (
+        lines(OWN_BLOCK.format(layer="self.act = nn.ReLU()", use="x = Block(8)(x)"), "GPD109") == []
+    )
+    shadowed = "for Block in self.blocks:\n            x = Block(x)"
+    assert lines(OWN_BLOCK.format(layer=conv, use=shadowed), "GPD109") == []

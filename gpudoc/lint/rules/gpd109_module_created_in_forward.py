@@ -8,6 +8,7 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Invalid, Rule
+from gpudoc.lint.visit import walk
 
 CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
 PARAMLESS_UNLESS_AFFINE = frozenset({"InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"})
@@ -22,7 +23,9 @@ class ModuleCreatedInForward(Rule):
     Finds `nn.Linear(...)`, `nn.Conv2d(...)`, `nn.BatchNorm2d(...)`, `nn.LayerNorm(...)` and the
     other torch.nn layers that own parameters or buffers, constructed in `forward()` (or in a
     helper that `forward()` calls) and either called at once (`nn.BatchNorm2d(c)(x)`) or bound
-    to a local name.
+    to a local name. Also the file's own module classes whose `__init__` builds such layers
+    (`MBConvBlock(args, params)(x)` in EfficientDet's `extract_features`), outside a decorated
+    method (a cache such as `@singleton` keeps one instance).
 
     ## Why is this bad?
     The layer is created anew at every call, with fresh random weights on the CPU. Once the
@@ -138,7 +141,7 @@ class Head(torch.nn.Module):
 
     def flag(self, node: cst.Call, layer: str, how: str) -> None:
         message = (
-            f"`nn.{layer}` is constructed in `forward()` ({how}): every call creates new random "
+            f"`{layer}` is constructed in `forward()` ({how}): every call creates new random "
             "weights on the CPU, which fail against GPU inputs and are never trained or saved; "
             "create it once in `__init__` as `self.<name>`"
         )
@@ -147,6 +150,19 @@ class Head(torch.nn.Module):
 
 def _weighted_layer(event: CallEvent, semantic: Semantic) -> str | None:
     qualified = event.qualified
+    func = event.node.func
+    if qualified is None and isinstance(func, cst.Name):
+        # the file's own module class that builds layers with weights (`MBConvBlock(args,
+        # params)(x)`), in a method that caches nothing (no decorator: `@singleton` keeps one)
+        # (not a local of that name: `for code, GBlock in zip(codes, self.GBlock)`)
+        cls = semantic.module_class_named(func) if not semantic.lookup_local(func.value) else None
+        outer = semantic.context_module_class
+        own = cls is not None and (outer is None or cls.node is not outer.node)
+        function = semantic.function_node
+        plain = function is not None and not function.decorators
+        if own and plain and cls is not None and _owns_weights(cls.node, semantic):
+            return func.value
+        return None
     if qualified is None or not qualified.startswith("torch.nn."):
         return None
     layer = qualified.rsplit(".", 1)[-1]
@@ -161,7 +177,37 @@ def _weighted_layer(event: CallEvent, semantic: Semantic) -> str | None:
         return None
     if layer in PARAMLESS_UNLESS_AFFINE and not any(_is_true(v) for v in affine.values()):
         return None
-    return layer
+    return f"nn.{layer}"
+
+
+def _owns_weights(node: cst.ClassDef, semantic: Semantic) -> bool:
+    """The class's ``__init__`` constructs a torch.nn layer with weights (anywhere in it,
+    ``nn.Sequential(nn.Linear(...))`` included)."""
+    init = next(
+        (
+            s
+            for s in node.body.body
+            if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"
+        ),
+        None,
+    )
+    if init is None:
+        return False
+    found = _Layers(semantic)
+    walk(init.body, found)
+    return found.weighted
+
+
+class _Layers(cst.CSTVisitor):
+    def __init__(self, semantic: Semantic) -> None:
+        self.semantic = semantic
+        self.weighted = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.semantic.qualify(node.func) or ""
+        layer = qualified.rsplit(".", 1)[-1]
+        if qualified.startswith("torch.nn.") and layer in api.WEIGHTED_LAYERS:
+            self.weighted |= layer not in CONTAINERS and layer not in NO_PARAMETERS
 
 
 def _constructor_called(node: cst.Call) -> cst.Call | None:
