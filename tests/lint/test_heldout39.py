@@ -779,3 +779,24 @@ def test_the_files_own_weighted_block_built_in_forward_is_reported() -> None:
     )
     shadowed = "for Block in self.blocks:\n            x = Block(x)"
     assert lines(OWN_BLOCK.format(layer=conv, use=shadowed), "GPD109") == []
+
+
+# recall 41 (pytorch-lightning#4408): metrics kept in a plain dict are never moved with the model
+METRICS = """\
+import torch
+from torch import nn
+from torchmetrics import Accuracy
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(32, 2)
+        self.metrics = {container}
+        self.metrics["accuracy"] = Accuracy()
+"""
+
+
+def test_metrics_in_a_plain_dict_are_not_moved() -> None:
+    assert lines(METRICS.format(container="{}"), "GPD104") == [10]
+    assert lines(METRICS.format(container="nn.ModuleDict()"), "GPD104") == []

@@ -379,3 +379,6 @@ NUMPY_CONVERTERS = frozenset(
     ]
 )
 """numpy functions that convert a tensor argument with __array__ (and fail on a device tensor)."""
+
+METRIC_PREFIXES = ("torchmetrics.", "pytorch_lightning.metrics.", "lightning.pytorch.metrics.")
+"""Metric classes: nn.Modules holding state tensors (``add_state``) that ``.to()`` moves."""

@@ -76,6 +76,9 @@ class QualifiedCalls:
         if PREPROCESSOR.search(qualified) and last == "from_pretrained":
             # a tokenizer's, a processor's or a feature extractor's BatchEncoding: host tensors
             return Value(source="tokenizer")
+        if qualified.startswith(api.METRIC_PREFIXES) and last[:1].isupper():
+            # `torchmetrics.Accuracy()`: a module whose state tensors move with `.to()` only
+            return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)
         if qualified.startswith(api.MODEL_ZOO_PREFIXES):
             return self.zoo_model(node, qualified)
         if qualified.startswith("torchvision.datasets."):

@@ -144,6 +144,8 @@ def is_module_constructor(expr: cst.BaseExpression, semantic: Semantic) -> bool:
     qualified = semantic.qualify(expr.func) or ""
     if qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1][:1].isupper():
         return True
+    if qualified.startswith(api.METRIC_PREFIXES) and qualified.rsplit(".", 1)[-1][:1].isupper():
+        return True  # `torchmetrics.Accuracy()`: its state tensors move with the module
     if semantic.is_module_class(expr.func) or semantic.returns_module(expr.func):
         return True
     return _wrapped_module(expr, qualified, semantic)
