@@ -800,3 +800,53 @@ class Model(nn.Module):
 def test_metrics_in_a_plain_dict_are_not_moved() -> None:
     assert lines(METRICS.format(container="{}"), "GPD104") == [10]
     assert lines(METRICS.format(container="nn.ModuleDict()"), "GPD104") == []
+
+
+# StyleTTS2 (set 36): samplers whose only class-level statements are data (an annotated empty
+# list, a list of the diffusion classes they accept) hold no weights
+SAMPLER = """\
+from typing import List
+
+import torch
+from torch import nn
+
+
+class Sampler(nn.Module):
+    diffusion_types: List[type] = []
+
+    def forward(self, noise, fn):
+        raise NotImplementedError()
+
+
+class ADPM2Sampler(Sampler):
+    diffusion_types = [nn.Module, Sampler]
+
+    def __init__(self, rho=1.0):
+        super().__init__()
+        self.rho = rho{extra}
+
+    def forward(self, noise, fn):
+        return fn(noise) * self.rho
+
+
+class DiffusionSampler(nn.Module):
+    def __init__(self, diffusion, *, sampler):
+        super().__init__()
+        self.denoise = diffusion
+        self.sampler = sampler
+
+    def forward(self, noise):
+        return self.sampler(noise, fn=self.denoise)
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+net = nn.Linear(2, 2).to(device)
+sampler = DiffusionSampler(net, sampler=ADPM2Sampler())
+out = sampler(torch.randn(1, 2).to(device))
+"""
+
+
+def test_a_sampler_with_class_data_only_holds_no_weights() -> None:
+    assert lines(SAMPLER.format(extra=""), "GPD102") == []
+    layer = "\n        self.proj = nn.Linear(2, 2)"
+    assert lines(SAMPLER.format(extra=layer), "GPD102") == [38]

@@ -76,7 +76,8 @@ def _body_sources(node: cst.ClassDef, empty_classes: frozenset[str]) -> frozense
 
 
 def _harmless_class_statement(statement: cst.BaseStatement | cst.BaseSmallStatement) -> bool:
-    """A docstring, ``pass`` or a literal constant at class level."""
+    """A docstring, ``pass`` or a constant at class level (a literal, an annotation, a list of
+    the classes it works with)."""
     if isinstance(statement, cst.BaseSmallStatement):
         smalls: Sequence[cst.BaseSmallStatement] = [statement]  # `class L(nn.Module): pass`
     elif isinstance(statement, cst.SimpleStatementLine):
@@ -88,10 +89,26 @@ def _harmless_class_statement(statement: cst.BaseStatement | cst.BaseSmallStatem
             continue
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.BaseString):
             continue
-        if isinstance(small, cst.Assign) and _literal(small.value):
+        if isinstance(small, cst.Assign) and _class_constant(small.value):
             continue
+        if isinstance(small, cst.AnnAssign) and (
+            small.value is None or _class_constant(small.value)
+        ):
+            continue  # `diffusion_types: List[Type[Diffusion]] = []`
         return False
     return True
+
+
+def _class_constant(node: cst.BaseExpression) -> bool:
+    """A literal, an empty container, or a list of names (``diffusion_types = [KDiffusion,
+    VKDiffusion]``, the classes it works with): class data, never a parameter."""
+    if _literal(node):
+        return True
+    if isinstance(node, cst.List | cst.Tuple | cst.Dict | cst.Set) and not node.elements:
+        return True
+    if isinstance(node, cst.List | cst.Tuple):
+        return all(isinstance(e.value, cst.Name | cst.Attribute) for e in node.elements)
+    return False
 
 
 def _method_sources(method: cst.FunctionDef, empty_classes: frozenset[str]) -> set[str] | None:
