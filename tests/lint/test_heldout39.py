@@ -850,3 +850,35 @@ def test_a_sampler_with_class_data_only_holds_no_weights() -> None:
     assert lines(SAMPLER.format(extra=""), "GPD102") == []
     layer = "\n        self.proj = nn.Linear(2, 2)"
     assert lines(SAMPLER.format(extra=layer), "GPD102") == [38]
+
+
+# face.evoLVe's heads, set 42: `.cuda(self.device_id[i])` in the `else:` of
+# `if self.device_id == None:` runs only where GPU ids were given
+DEVICE_IDS = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class Head(nn.Module):
+    def __init__(self, n_in, n_out, {name}):
+        super().__init__()
+        self.{name} = {name}
+        self.weight = nn.Parameter(torch.randn(n_out, n_in))
+
+    def forward(self, x):
+        if self.{name} == None:
+            out = F.linear(x, self.weight)
+        else:
+            temp_x = x.cuda(self.{name}[0])
+            out = F.linear(temp_x, self.weight.cuda(self.{name}[0]))
+        return out
+"""
+
+
+def test_the_gpu_ids_branch_of_a_none_test_runs_on_a_gpu() -> None:
+    assert lines(DEVICE_IDS.format(name="device_id"), "GPD203") == []
+    assert lines(DEVICE_IDS.format(name="device_ids"), "GPD203") == []
+    assert lines(DEVICE_IDS.format(name="shard"), "GPD203") == [18, 19]

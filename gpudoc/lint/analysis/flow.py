@@ -14,6 +14,7 @@ test (``if debug:``) and on the host on the other is "host on some path" (Place.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Literal
@@ -105,7 +106,10 @@ def _comparison_polarity(test: cst.Comparison) -> Polarity | None:
     left = _word_polarity(test.left)
     right = _word_polarity(target.comparator)
     if isinstance(target.comparator, cst.Name) and target.comparator.value == "None":
-        # `args.gpu is not None`: a GPU was chosen; `args.gpu is None`: none was
+        # `args.gpu is not None`: a GPU was chosen; `args.gpu is None`: none was. So for the
+        # ids of devices (`self.device_id == None`, face.evoLVe's heads): a CPU has none
+        if left == "device" and DEVICE_IDS.search((dotted(test.left) or "").rsplit(".", 1)[-1]):
+            left = "gpu"
         if left not in ("gpu", "cpu"):
             return "device" if left == "device" else None
         return left if negated else _flip(left)
@@ -121,6 +125,10 @@ def _comparison_polarity(test: cst.Comparison) -> Polarity | None:
     if isinstance(operator, cst.GreaterThan | cst.GreaterThanEqual | cst.LessThan):
         return polarity if polarity != "cpu" else "device"  # `device_count() > 1`
     return _flip(polarity) if negated else polarity
+
+
+DEVICE_IDS = re.compile(r"device_?ids?$", re.I)
+"""``device_id``, ``device_ids``: GPU indices (a CPU run has none)."""
 
 
 def counts_several_gpus(test: cst.BaseExpression) -> bool:
