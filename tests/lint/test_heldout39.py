@@ -882,3 +882,47 @@ def test_the_gpu_ids_branch_of_a_none_test_runs_on_a_gpu() -> None:
     assert lines(DEVICE_IDS.format(name="device_id"), "GPD203") == []
     assert lines(DEVICE_IDS.format(name="device_ids"), "GPD203") == []
     assert lines(DEVICE_IDS.format(name="shard"), "GPD203") == [18, 19]
+
+
+# Deep-RL Hands-On (set 42): a plain list that keeps references to the layers a Sequential
+# registers
+NOISY = """\
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.noisy_layers = [nn.Linear(4, 8), nn.Linear(8, 2)]
+        {registered}
+
+    def forward(self, x):
+        return self.noisy_layers[1](self.noisy_layers[0](x))
+"""
+
+
+def test_a_list_of_layers_a_sequential_registers_is_fine() -> None:
+    both = "self.fc = nn.Sequential(self.noisy_layers[0], nn.ReLU(), self.noisy_layers[1])"
+    assert lines(NOISY.format(registered=both), "GPD104") == []
+    assert lines(NOISY.format(registered="self.act = nn.ReLU()"), "GPD104") == [7]
+
+
+# Modern-Computer-Vision (set 42): Hugging Face's Trainer moves the model it trains
+HF_TRAINER = """\
+import torch
+from transformers import AutoModelForTokenClassification, Trainer, TrainingArguments
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = AutoModelForTokenClassification.from_pretrained("bert-base-uncased")
+{trainer}
+x = torch.tensor([[1, 2, 3]]).to(device)
+out = model(x)
+"""
+
+
+def test_a_model_trained_by_hugging_faces_trainer_is_placed() -> None:
+    trained = (
+        'trainer = Trainer(model=model, args=TrainingArguments(output_dir="out"))\ntrainer.train()'
+    )
+    assert lines(HF_TRAINER.format(trainer=trained), "GPD102") == []
+    assert lines(HF_TRAINER.format(trainer="pass"), "GPD102") == [5]

@@ -43,6 +43,10 @@ CONCATENATIONS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "
 PREPROCESSOR = re.compile(r"(Tokenizer|Processor|FeatureExtractor)(Fast)?\.from_pretrained$")
 
 
+TRAINERS = re.compile(r"^(transformers|trl|setfit)\.(\w+\.)*\w*Trainer$")
+"""Training loops that place the model they are given (Hugging Face's ``Trainer`` family)."""
+
+
 class QualifiedCalls:
     """The value of a call of an imported name (``torch.zeros``, ``nn.Linear``, ...), by its
     qualified name; what the file shows by calling it goes into the file's flags."""
@@ -76,6 +80,11 @@ class QualifiedCalls:
         if PREPROCESSOR.search(qualified) and last == "from_pretrained":
             # a tokenizer's, a processor's or a feature extractor's BatchEncoding: host tensors
             return Value(source="tokenizer")
+        if TRAINERS.match(qualified):
+            # `Trainer(model=model, args=...)` of transformers or trl: `train()` moves the model
+            # to the device it picks, in place
+            self.placement.forget(node, args)
+            return UNKNOWN
         if qualified.startswith(api.METRIC_PREFIXES) and last[:1].isupper():
             # `torchmetrics.Accuracy()`: a module whose state tensors move with `.to()` only
             return Value(Kind.MODULE, Place.HOST, weighted=True, origin=node)

@@ -52,7 +52,11 @@ class _Registrations(cst.CSTVisitor):
         name = dotted(node.func) or ""
         if name.rsplit(".", 1)[-1] in WRAPPERS:
             for arg in node.args:
-                self.found.update(_self_attributes(arg.value))
+                value = arg.value
+                # `nn.Sequential(self.noisy[0], nn.ReLU(), self.noisy[1])`: the list keeps
+                # references to modules the container registers
+                value = value.value if isinstance(value, cst.Subscript) else value
+                self.found.update(_self_attributes(value))
         args = [arg.value for arg in node.args]
         if name.startswith("self.") and name[5:] in self.helpers:
             # `self._add_to_parameters(self.kernels, "kernel")`: it registers each of them
