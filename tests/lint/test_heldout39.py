@@ -926,3 +926,26 @@ def test_a_model_trained_by_hugging_faces_trainer_is_placed() -> None:
     )
     assert lines(HF_TRAINER.format(trainer=trained), "GPD102") == []
     assert lines(HF_TRAINER.format(trainer="pass"), "GPD102") == [5]
+
+
+# FastSpeech (set 42): a copy of a factory's tensor moved on the same line moves the factory too
+COPY_MOVED = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.device = device
+        self.pos = nn.Embedding(16, 8)
+
+    def forward(self, x):
+        position = torch.tensor(torch.arange(x.size(1)), dtype=torch.long){moved}
+        return x + self.pos(position)
+"""
+
+
+def test_a_copy_moved_on_the_same_line_moves_the_factory() -> None:
+    assert lines(COPY_MOVED.format(moved=".to(self.device)"), "GPD106") == []
+    assert set(lines(COPY_MOVED.format(moved=""), "GPD106")) == {12}

@@ -159,7 +159,10 @@ class CallEvaluator:
         GPD106, a factory at the start of the chain)."""
         func = node.func
         qualified = self.model.imports.qualify(func) or ""
-        if qualified.startswith("torch.") and qualified[6:] not in api.TENSOR_FACTORIES:
+        # `torch.tensor(torch.arange(n), dtype=long).to(dev)`: the copy moves what it copied
+        copies = qualified in ("torch.tensor", "torch.as_tensor")
+        computed = qualified.startswith("torch.") and qualified[6:] not in api.TENSOR_FACTORIES
+        if copies or computed:
             for arg in node.args:
                 if arg.keyword is None:
                     self.model.moved_receivers.update(_operand_calls(arg.value))
