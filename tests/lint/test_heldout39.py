@@ -949,3 +949,22 @@ class Net(nn.Module):
 def test_a_copy_moved_on_the_same_line_moves_the_factory() -> None:
     assert lines(COPY_MOVED.format(moved=".to(self.device)"), "GPD106") == []
     assert set(lines(COPY_MOVED.format(moved=""), "GPD106")) == {12}
+
+
+# recall 42 (pytorch#34470, crnn.pytorch's train.py): `crnn = crnn.CRNN(...)` rebinds the
+# imported module's name to the model; `crnn.cuda()` then moves the model
+REBOUND_IMPORT = """\
+import torch
+import models.crnn as crnn
+
+crnn = crnn.CRNN(32, 1, 37, 256)
+optimizer = torch.optim.Adam(crnn.parameters(), lr=0.01)
+checkpoint = torch.load(opt.resume, map_location="cpu")
+optimizer.load_state_dict(checkpoint["optimizer_state_dict"])
+if opt.cuda:
+    crnn.cuda()
+"""
+
+
+def test_an_imported_name_rebound_to_a_model_is_the_model() -> None:
+    assert lines(REBOUND_IMPORT, "GPD302") == [7]

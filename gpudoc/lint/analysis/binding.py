@@ -78,6 +78,10 @@ class Binder:
         self, name: str, target: cst.BaseExpression | None, value: Value, statement: cst.CSTNode
     ) -> None:
         scope = self.model.scope
+        if scope is self.model.module_scope and name in self.model.imports.aliases:
+            # `crnn = crnn.CRNN(...)` after `import models.crnn as crnn`: the name holds the
+            # model from here on, and `crnn.cuda()` moves it
+            del self.model.imports.aliases[name]
         local = scope.function is not None and name in scope.local_names
         if local and "." not in name and name not in scope.global_names:
             # a name the function binds is its own from the first line on: the module's
