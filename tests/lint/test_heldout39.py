@@ -736,6 +736,10 @@ net = Ensemble.from_file("ensemble.pt")
 def test_a_file_a_method_saved_is_this_runs_own() -> None:
     assert lines(ROUND_TRIP.format(saved="ensemble.pt"), "GPD201") == []
     assert lines(ROUND_TRIP.format(saved="other.pt"), "GPD201") == [7]
+    # saved in one mode of the script, loaded in another (Popular-RL-Algorithms' qt_opt: a
+    # `--train` run on a GPU box, a `--test` run anywhere): not this run's file
+    modes = ROUND_TRIP.replace('net.to_file("', 'if args.train:\n    net.to_file("')
+    assert lines(modes.format(saved="ensemble.pt"), "GPD201") == [7]
 
 
 # recall 41 (EfficientDet.Pytorch#8): the file's own block class built anew in a helper forward
@@ -968,3 +972,30 @@ if opt.cuda:
 
 def test_an_imported_name_rebound_to_a_model_is_the_model() -> None:
     assert lines(REBOUND_IMPORT, "GPD302") == [7]
+
+
+# x-transformers' train_free.py (set 20): generate() copies only latents that are no tensor
+LATENTS = """\
+import torch
+from torch import nn
+
+
+class Free(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def generate(self, prompts, latents=None):
+        if not torch.is_tensor(latents):
+            latents = torch.tensor(latents, device=self.fc.weight.device)
+        return self.fc(prompts) + latents
+
+
+model = Free().cuda()
+one_hot = torch.randint(0, 4, ())
+out = model.generate(torch.randn(2, 4).cuda(), latents=one_hot)
+"""
+
+
+def test_a_copy_of_non_tensors_only_leaves_a_tensor_argument_where_it_is() -> None:
+    assert lines(LATENTS, "GPD101") == [18]

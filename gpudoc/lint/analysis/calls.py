@@ -430,6 +430,15 @@ class _Moves(cst.CSTVisitor):
             # `mels = torch.as_tensor(mels, device=device)`: a copy on the given device
             self.found |= _formats_onto_a_device(node) and self._parameter(node.args[0].value)
 
+    def visit_If(self, node: cst.If) -> bool:
+        """``if not is_tensor(latents): latents = tensor(latents, device=d)``: only what is no
+        tensor yet is made on the device; a tensor given stays where it is."""
+        test = node.test
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test = test.expression
+        name = dotted(test.func) if isinstance(test, cst.Call) else None
+        return (name or "").rsplit(".", 1)[-1] not in ("is_tensor", "isinstance")
+
     def _parameter(self, expr: cst.BaseExpression) -> bool:
         root = expr
         while isinstance(root, cst.Attribute | cst.Subscript | cst.Call):

@@ -497,7 +497,13 @@ class CheckpointScan(cst.CSTVisitor):
             self._load(node)
         if isinstance(node.func, cst.Name) and qualified not in ("torch.save", "torch.load"):
             self._helper_call(node.func.value, node, self._next())
-        elif isinstance(node.func, cst.Attribute) and not (qualified or "").startswith("torch."):
+        elif (
+            isinstance(node.func, cst.Attribute)
+            and not (qualified or "").startswith("torch.")
+            and self._unconditional()
+        ):
+            # only one outside any `if`: `if args.train: agent.save_model(path)` and
+            # `if args.test: agent.load_model(path)` are two runs, maybe two machines
             self._method_calls.append((node.func.attr.value, node, self._next()))
         if not (qualified or "").startswith("torch."):
             self.calls_of.setdefault(last, []).append((node, self._order, self._function()))
