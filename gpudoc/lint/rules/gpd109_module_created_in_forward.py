@@ -6,13 +6,11 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
+from gpudoc.lint.analysis.module_like import WEIGHTLESS_LAYERS, init_builds_weights
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Invalid, Rule
-from gpudoc.lint.visit import walk
 
-CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
 PARAMLESS_UNLESS_AFFINE = frozenset({"InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"})
-NO_PARAMETERS = frozenset({"LocalResponseNorm"})
 CHAIN = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "type", "train"})
 
 
@@ -160,13 +158,13 @@ def _weighted_layer(event: CallEvent, semantic: Semantic) -> str | None:
         own = cls is not None and (outer is None or cls.node is not outer.node)
         function = semantic.function_node
         plain = function is not None and not function.decorators
-        if own and plain and cls is not None and _owns_weights(cls.node, semantic):
+        if own and plain and cls is not None and init_builds_weights(cls.node, semantic.qualify):
             return func.value
         return None
     if qualified is None or not qualified.startswith("torch.nn."):
         return None
     layer = qualified.rsplit(".", 1)[-1]
-    if layer not in api.WEIGHTED_LAYERS or layer in CONTAINERS or layer in NO_PARAMETERS:
+    if layer not in api.WEIGHTED_LAYERS or layer in WEIGHTLESS_LAYERS:
         return None
     affine = {
         arg.keyword.value: arg.value
@@ -178,36 +176,6 @@ def _weighted_layer(event: CallEvent, semantic: Semantic) -> str | None:
     if layer in PARAMLESS_UNLESS_AFFINE and not any(_is_true(v) for v in affine.values()):
         return None
     return f"nn.{layer}"
-
-
-def _owns_weights(node: cst.ClassDef, semantic: Semantic) -> bool:
-    """The class's ``__init__`` constructs a torch.nn layer with weights (anywhere in it,
-    ``nn.Sequential(nn.Linear(...))`` included)."""
-    init = next(
-        (
-            s
-            for s in node.body.body
-            if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"
-        ),
-        None,
-    )
-    if init is None:
-        return False
-    found = _Layers(semantic)
-    walk(init.body, found)
-    return found.weighted
-
-
-class _Layers(cst.CSTVisitor):
-    def __init__(self, semantic: Semantic) -> None:
-        self.semantic = semantic
-        self.weighted = False
-
-    def visit_Call(self, node: cst.Call) -> None:
-        qualified = self.semantic.qualify(node.func) or ""
-        layer = qualified.rsplit(".", 1)[-1]
-        if qualified.startswith("torch.nn.") and layer in api.WEIGHTED_LAYERS:
-            self.weighted |= layer not in CONTAINERS and layer not in NO_PARAMETERS
 
 
 def _constructor_called(node: cst.Call) -> cst.Call | None:
