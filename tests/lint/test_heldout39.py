@@ -999,3 +999,29 @@ out = model.generate(torch.randn(2, 4).cuda(), latents=one_hot)
 
 def test_a_copy_of_non_tensors_only_leaves_a_tensor_argument_where_it_is() -> None:
     assert lines(LATENTS, "GPD101") == [18]
+
+
+# MONAI's tutorials (set 31): a helper saves "model.pt" into a directory, the notebook loads it
+# back joined to the same directory
+JOINED = """\
+import os
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 2).to(device)
+root_dir = "/tmp/run"
+
+
+def save_checkpoint(model, epoch, filename="model.pt", dir_add=root_dir):
+    filename = os.path.join(dir_add, filename)
+    torch.save({{"state_dict": model.state_dict()}}, filename)
+
+
+save_checkpoint(model, 1)
+model.load_state_dict(torch.load(os.path.join(root_dir, "{name}"))["state_dict"])
+"""
+
+
+def test_a_file_joined_to_its_directory_is_the_one_the_run_saved() -> None:
+    assert lines(JOINED.format(name="model.pt"), "GPD201") == []
+    assert lines(JOINED.format(name="pretrained.pt"), "GPD201") == [15]

@@ -85,6 +85,8 @@ class LoadSite:
     """In a method of a ``Dataset`` class: the load reads samples or features."""
     retried: bool = False
     """In a ``try:`` whose handler loads again with a map location (the CPU case handled)."""
+    file_name: str | None = None
+    """The literal file name its path ends in (``os.path.join(d, "model.pt")``)."""
 
 
 REPORTERS = frozenset({"print", "info", "debug", "warning", "log", "write", "echo"})
@@ -892,6 +894,7 @@ class CheckpointScan(cst.CSTVisitor):
             tuple(self._arms),
             any(_dataset_class(cls) for cls in self._classes),
             any(_handler_maps(block) for block in self._tries),
+            _file_name(_argument(node, 0, "f")),
         )
         self.loads.append(site)
 
@@ -944,6 +947,8 @@ class CheckpointScan(cst.CSTVisitor):
             return self._callers_saved(site.function, key[5:].rsplit("@", 1)[0])
         if key.startswith("str:") and self._same_name_saved(key[4:]):
             return True
+        if site.file_name is not None and self._same_name_saved(site.file_name):
+            return True  # `os.path.join(root_dir, "model.pt")` after a helper saved "model.pt"
         return key in self.saved or self._temporary(key, site.function)
 
     def _same_name_saved(self, path: str) -> bool:
@@ -1383,6 +1388,19 @@ def _availability(test: cst.BaseExpression) -> bool:
     while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         test = test.left
     return isinstance(test, cst.Call) and (dotted(test.func) or "").endswith("cuda.is_available")
+
+
+def _file_name(path: cst.BaseExpression | None) -> str | None:
+    """The literal file name a path ends in: ``"m.pt"``, ``os.path.join(d, "m.pt")``,
+    ``d + "/m.pt"``, ``d / "m.pt"``."""
+    last: cst.BaseExpression | None = path
+    if isinstance(path, cst.Call) and (dotted(path.func) or "").endswith("join") and path.args:
+        last = path.args[-1].value
+    elif isinstance(path, cst.BinaryOperation) and isinstance(path.operator, cst.Add | cst.Divide):
+        last = path.right
+    text = string_value(last) if last is not None else None
+    name = text.replace("\\", "/").rsplit("/", 1)[-1] if text else None
+    return name if name and CHECKPOINT_FILE.search(name) else None
 
 
 def _handler_maps(block: cst.Try) -> bool:
