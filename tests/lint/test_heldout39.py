@@ -292,6 +292,7 @@ def predict(x):
 
 
 def test_a_model_brought_back_to_the_cpu_is_not_re_created() -> None:
+    assert lines(BACK_TO_CPU.format(use=""), "GPD102") == []
     assert lines(BACK_TO_CPU.format(use="predict(torch.randn(1, 4))"), "GPD102") == []
     # fed a device tensor after the move back: still the host module it is
     assert lines(BACK_TO_CPU.format(use="model(torch.randn(1, 4).to(device))"), "GPD102") == [7]
@@ -975,6 +976,7 @@ def test_an_imported_name_rebound_to_a_model_is_the_model() -> None:
 
 
 # x-transformers' train_free.py (set 20): generate() copies only latents that are no tensor
+# (a guard for this session's own first reading of such copies, which lost this finding)
 LATENTS = """\
 import torch
 from torch import nn
