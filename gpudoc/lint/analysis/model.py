@@ -99,11 +99,11 @@ class SemanticModel:
         self.pending: dict[cst.FunctionDef, Scope] = {}
         """Functions and methods not walked yet, with the scope they are defined in."""
         self.summaries: dict[cst.FunctionDef, dict[tuple[object, ...], Value]] = {}
+        """What a function returned, by the shape of the arguments it was walked for."""
         self.summary_moves: dict[
             tuple[cst.FunctionDef, tuple[object, ...]], frozenset[tuple[str, Place]]
         ] = {}
         """Per summary: the parameters whose module its walk moved in place, and where."""
-        """What a function returned, by the shape of the arguments it was walked for."""
         self.syntax: dict[cst.FunctionDef, FunctionSyntax] = {}
         """What each function's text says, read once (bodies.facts_of)."""
 

@@ -107,6 +107,7 @@ class CheckpointScan(cst.CSTVisitor):
         """path key -> whether every save to it writes CPU state."""
         self.loads: list[LoadSite] = []
         self.first_save: dict[str, int] = {}
+        """path key -> the order of its first save."""
         self.joined_saves: dict[str, int] = {}
         """``os.path.join("models", "net-{}.ckpt".format(e))`` saves, as their templates."""
         self.handler_dirs: dict[str, int] = {}
@@ -114,22 +115,21 @@ class CheckpointScan(cst.CSTVisitor):
         (``ModelCheckpoint("./saved_models", ...)``) -> when it was made."""
         self.helper_saves: dict[re.Pattern[str], int] = {}
         """File names a project helper saved (``save_model(..., model_name=...)``) -> when."""
-        """path key -> the order of its first save."""
         self.bindings: list[Binding] = []
         self.none_params: set[tuple[cst.FunctionDef | None, str]] = set()
+        """(function, name) of names that hold None: a ``=None`` default or assignment."""
         self.declared_global: set[str] = set()
         """Names some function declares ``global``: it may rebind a module-level None."""
         self.defaulted: dict[tuple[cst.FunctionDef | None, str], int] = {}
         """``if device is None: device = ...``: where a None name got its value (first order)."""
-        """(function, name) of names that hold None: a ``=None`` default or assignment."""
         self.options_without_default: set[str] = set()
+        """argparse destinations whose default is None (``--gpu`` with no ``default=``)."""
         self.always_on: set[str] = set()
+        """argparse destinations of ``store_true`` switches whose default is True."""
         self._option_switches: list[tuple[list[str], cst.FunctionDef | None]] = []
         """Moves under an option's test (``if args.cuda:``), judged once every option is read."""
         self.gpu_functions: dict[int, int] = {}
         """id of a function that calls ``torch.cuda.set_device`` unconditionally -> when."""
-        """argparse destinations of ``store_true`` switches whose default is True."""
-        """argparse destinations whose default is None (``--gpu`` with no ``default=``)."""
         self.string_names: dict[str, str | None] = {}
         """Names bound to one string literal in the whole file (a checkpoint's path)."""
         self.tests = False
@@ -185,11 +185,11 @@ class CheckpointScan(cst.CSTVisitor):
         """Calls by the last name called, with their order and enclosing function: the
         paths a loading function's callers pass (``_callers_saved``)."""
         self._later_calls: list[tuple[str, cst.Call, int]] = []
+        """Calls of plain names met before any saving function of that name (and their order)."""
         self.saving_methods: dict[str, list[tuple[cst.FunctionDef, str, cst.BaseExpression]]] = {}
         """Method name -> (method, parameter, object) of a ``torch.save(object, parameter)``."""
         self._method_calls: list[tuple[str, cst.Call, int]] = []
         """Method calls (``net.to_file("e.pt")``), settled against ``saving_methods`` at the end."""
-        """Calls of plain names met before any saving function of that name (and their order)."""
         self.defined: set[str] = set()
         """Names of the file's functions (any depth): a call of one may build a path."""
         self.class_defs: dict[str, cst.ClassDef] = {}
