@@ -14,7 +14,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.flow import guard_polarity, name_polarity
-from gpudoc.lint.analysis.names import dotted, iter_statements
+from gpudoc.lint.analysis.names import dotted, return_values
 from gpudoc.lint.analysis.values import Kind, Value
 from gpudoc.lint.visit import walk
 
@@ -193,7 +193,7 @@ MOVES = frozenset({"to", "cuda", "type_as"})
 def returns_moved(function: cst.FunctionDef) -> bool:
     """Every ``return`` of ``function`` hands back a moved tensor (``return t.to(device)``):
     what it built on the host on the way is its own business (GPD901's, a performance one)."""
-    values = [s.value for s in iter_statements(function.body.body) if isinstance(s, cst.Return)]
+    values = return_values(function)
     return bool(values) and all(
         isinstance(value, cst.Call)
         and isinstance(value.func, cst.Attribute)

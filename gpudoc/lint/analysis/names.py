@@ -471,6 +471,12 @@ def _matching(
     return None
 
 
+def return_values(function: cst.FunctionDef) -> list[cst.BaseExpression | None]:
+    """What each ``return`` of ``function`` (not of a function nested in it) hands back."""
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else []
+    return [s.value for s in iter_statements(body) if isinstance(s, cst.Return)]
+
+
 def class_method(node: cst.ClassDef, name: str) -> cst.FunctionDef | None:
     """The class body's first method named ``name`` (``__init__``, ``__call__``)."""
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()

@@ -26,9 +26,11 @@ from gpudoc.lint.analysis.names import (
     ImportTable,
     bound_names,
     bound_names_of,
+    class_method,
     dotted,
     iter_statements,
     names_in,
+    return_values,
 )
 from gpudoc.lint.rules._device_names import Binding, device_text
 from gpudoc.lint.rules._helpers import every_parameter
@@ -798,7 +800,9 @@ class CheckpointScan(cst.CSTVisitor):
             lineage = self._lineage(cls)
             if saver not in lineage:
                 continue
-            init = next((m for c in lineage if (m := _method(c, "__init__")) is not None), None)
+            init = next(
+                (m for c in lineage if (m := class_method(c, "__init__")) is not None), None
+            )
             param = _attribute_parameter(init, attribute) if init is not None else None
             if init is None or param is None:
                 continue
@@ -1302,19 +1306,9 @@ def _returns_one_of(function: cst.FunctionDef, saved: set[str], bindings: list[B
         value = binding.value
         if binding.function is function and isinstance(value, cst.Name) and value.value in saved:
             held.add(binding.name)
-    returned = [
-        statement.value
-        for statement in iter_statements(function.body.body)
-        if isinstance(statement, cst.Return)
-    ]
-    return any(isinstance(value, cst.Name) and value.value in held for value in returned)
-
-
-def _method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
-    for statement in cls.body.body:
-        if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
-            return statement
-    return None
+    return any(
+        isinstance(value, cst.Name) and value.value in held for value in return_values(function)
+    )
 
 
 def _attribute_parameter(init: cst.FunctionDef, attribute: str) -> str | None:

@@ -11,7 +11,7 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import BindingEvent, Semantic
 from gpudoc.lint.analysis.instance_weights import holds_only_settings
-from gpudoc.lint.analysis.names import dotted, iter_statements
+from gpudoc.lint.analysis.names import dotted, return_values
 from gpudoc.lint.analysis.parameterless import weightless_layer
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import Kind, Place, Value
@@ -88,7 +88,7 @@ def _returns_parameters(function: cst.FunctionDef | None) -> bool:
     """Every ``return`` of ``function`` hands back an ``nn.Parameter(...)``."""
     if function is None:
         return False
-    values = _return_values(function)
+    values = return_values(function)
     return bool(values) and all(
         isinstance(value, cst.Call) and (dotted(value.func) or "").rpartition(".")[2] == "Parameter"
         for value in values
@@ -170,14 +170,8 @@ def _wrapped_module(call: cst.Call, qualified: str, semantic: Semantic) -> bool:
     if function is None or not function.params.params:
         return False
     parameter = function.params.params[0].name.value
-    values = [value for value in _return_values(function) if value is not None]
+    values = [value for value in return_values(function) if value is not None]
     return bool(values) and all(dotted(value) == parameter for value in values)
-
-
-def _return_values(function: cst.FunctionDef) -> list[cst.BaseExpression | None]:
-    """What each ``return`` of ``function`` (not of a function nested in it) hands back."""
-    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else []
-    return [s.value for s in iter_statements(body) if isinstance(s, cst.Return)]
 
 
 def _is_new_tensor(expr: cst.BaseExpression, semantic: Semantic) -> bool:
