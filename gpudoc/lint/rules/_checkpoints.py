@@ -958,12 +958,11 @@ class CheckpointScan(cst.CSTVisitor):
     def _same_name_saved(self, path: str) -> bool:
         """``torch.load("../../book/04/lstm_model.pt")`` where the run saved ``"lstm_model.pt"``:
         the file it wrote, read by another path to it."""
-        name = path.replace("\\", "/").rsplit("/", 1)[-1]
-        if not CHECKPOINT_FILE.search(name):
+        name = _checkpoint_file(path)
+        if name is None:
             return False
         return any(
-            saved.startswith("str:") and saved[4:].replace("\\", "/").rsplit("/", 1)[-1] == name
-            for saved in self.saved
+            saved.startswith("str:") and _base_name(saved[4:]) == name for saved in self.saved
         )
 
     def _callers_saved(self, function: cst.FunctionDef, param: str) -> bool:
@@ -1393,8 +1392,17 @@ def _file_name(path: cst.BaseExpression | None) -> str | None:
     elif isinstance(path, cst.BinaryOperation) and isinstance(path.operator, cst.Add | cst.Divide):
         last = path.right
     text = string_value(last) if last is not None else None
-    name = text.replace("\\", "/").rsplit("/", 1)[-1] if text else None
-    return name if name and CHECKPOINT_FILE.search(name) else None
+    return _checkpoint_file(text) if text else None
+
+
+def _checkpoint_file(path: str) -> str | None:
+    """The file name a path ends in, when it names a checkpoint (``.pt``, ``.ckpt``, ...)."""
+    name = _base_name(path)
+    return name if CHECKPOINT_FILE.search(name) else None
+
+
+def _base_name(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def _handler_maps(block: cst.Try) -> bool:

@@ -172,6 +172,11 @@ def all_on_host(values: Iterable[Value]) -> bool:
     return bool(tensors) and all(value.place is Place.HOST for value in tensors)
 
 
+def any_on_device(values: Iterable[Value]) -> bool:
+    """A tensor among ``values`` is on the device: what a host module or tensor meets there."""
+    return any(value.is_tensorish and value.place is Place.DEVICE for value in values)
+
+
 def is_process_group_init(qualified: str | None) -> bool:
     """``torch.distributed.init_process_group`` (under any alias)."""
     if qualified is None or not qualified.startswith("torch.") or qualified[6:].startswith("cuda."):

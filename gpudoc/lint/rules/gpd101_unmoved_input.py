@@ -23,6 +23,7 @@ from gpudoc.lint.rule import Context, FixSpec, Invalid, Report, Rule
 from gpudoc.lint.rules._helpers import (
     LENGTHS,
     all_on_host,
+    any_on_device,
     move_after_binding,
     moved_by_statement,
 )
@@ -277,7 +278,7 @@ def test(model, device, test_loader):
         by_name = _typed_by_name(self.conventional, semantic, name, module)
         by_name = by_name and (semantic.function_node, name) not in self.rebound
         call = Call(node, name or "", module, args, semantic.device_name(), by_name)
-        fed = any(a.is_tensorish and a.place is Place.DEVICE for a in event.args)
+        fed = any_on_device(event.args)
         if module is not None and module.place is Place.HOST and module.weighted and fed:
             self.host_module_calls.add(id(node))  # GPD102 reports the module
         if module is not None:

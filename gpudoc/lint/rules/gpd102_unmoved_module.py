@@ -13,7 +13,7 @@ from gpudoc.lint.analysis.expressions import device_move_target, string_value
 from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
-from gpudoc.lint.rules._helpers import all_on_host
+from gpudoc.lint.rules._helpers import all_on_host, any_on_device
 
 
 @dataclass
@@ -282,7 +282,7 @@ out = model(x)
             # tutorial's reload). A function nothing here calls, walked on its own at the end,
             # is left out: a library may call it before the name was rebound (lime's
             # `classifier_fn=predict`)
-            fed = any(v.is_tensorish and v.place is Place.DEVICE for v in event.args)
+            fed = any_on_device(event.args)
             # `model(data.numpy())`: a module fed NumPy arrays computes on the host
             numpy = any(v.kind is Kind.NDARRAY for v in event.args) and not fed
             fresh = all_on_host(event.args) or numpy
@@ -314,7 +314,7 @@ out = model(x)
         test = module.moved_if
         if test is None or semantic.in_branch_of(test):
             return
-        if not any(v.is_tensorish and v.place is Place.DEVICE for v in event.args):
+        if not any_on_device(event.args):
             return
         statement = module.unmoved_at or module.moved_at or event.node
         if all(c.statement is not statement for c in self.conditional_moves):

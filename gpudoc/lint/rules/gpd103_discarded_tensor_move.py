@@ -12,9 +12,10 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CallEvent, Semantic, StatementEvent
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import blocks_of, dotted
-from gpudoc.lint.analysis.values import COLLATED, Kind, Place, Value
+from gpudoc.lint.analysis.values import COLLATED, Kind, Place
 from gpudoc.lint.cells import MARKER
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+from gpudoc.lint.rules._helpers import any_on_device
 from gpudoc.lint.visit import walk
 
 
@@ -219,7 +220,7 @@ def test_forward():
         module, args = event.module, event.args
         device_module = module is not None and module.is_device_module
         tensors = sum(1 for value in args if value.is_tensorish)
-        mixed = event.combines and tensors >= 2 and _combines_device(args)
+        mixed = event.combines and tensors >= 2 and any_on_device(args)
         if device_module or mixed:
             self.device_calls[id(event.node)] = [dotted(arg.value) for arg in event.node.args]
 
@@ -454,10 +455,6 @@ def _binds(target: cst.BaseExpression, name: str) -> bool:
     if isinstance(target, cst.Tuple | cst.List):
         return any(_binds(element.value, name) for element in target.elements)
     return False
-
-
-def _combines_device(args: tuple[Value, ...]) -> bool:
-    return any(value.is_tensorish and value.place is Place.DEVICE for value in args)
 
 
 def _matters_anywhere(move: DiscardedMove, context: Context) -> bool:

@@ -12,6 +12,7 @@ from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
 from gpudoc.lint.analysis.names import assigned_value, dotted, keyword
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.rules._helpers import any_on_device
 from gpudoc.lint.visit import walk
 
 HOST_ARGUMENTS = ("torch.nn.utils.rnn.",)
@@ -303,7 +304,7 @@ def _with_device_tensors(event: CallEvent, semantic: Semantic, used: cst.Arg) ->
     others = [
         value for arg, value in zip(event.node.args, event.args, strict=True) if arg is not used
     ]
-    if any(value.is_tensorish and value.place is Place.DEVICE for value in others):
+    if any_on_device(others):
         return True
     callee = dotted(event.node.func)
     held = semantic.lookup(callee) if callee is not None else None
