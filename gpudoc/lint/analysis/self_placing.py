@@ -103,10 +103,8 @@ def _read_init(node: cst.ClassDef) -> _Reading:
             for param in (*init.params.params, *init.params.kwonly_params)
             if DEVICE_PARAMETER.search(param.name.value)
         }
-        reader = _SelfMoves(device_parameters)
-        reader.init_parameters = {
-            param.name.value for param in (*init.params.params, *init.params.kwonly_params)
-        }
+        parameters = {p.name.value for p in (*init.params.params, *init.params.kwonly_params)}
+        reader = _SelfMoves(device_parameters, parameters)
         seen: set[str] = set()
         pending = [("__init__", 0)]
         while pending:
@@ -131,7 +129,7 @@ def _read_init(node: cst.ClassDef) -> _Reading:
 
 
 class _SelfMoves(cst.CSTVisitor):
-    def __init__(self, device_parameters: set[str]) -> None:
+    def __init__(self, device_parameters: set[str], init_parameters: set[str]) -> None:
         self.device_parameters = device_parameters
         self.aliases = {name: name for name in device_parameters}
         """``self.device`` -> ``device`` once ``self.device = device``."""
@@ -140,7 +138,8 @@ class _SelfMoves(cst.CSTVisitor):
         self.moves_self: set[str] = set()
         """Device parameters of ``self.to(device)``: the instance goes where they say."""
         self.self_calls: list[str] = []
-        self.init_parameters: set[str] = set()
+        self.init_parameters = init_parameters
+        """All of ``__init__``'s parameters (``args`` of ``self.to(args.cuda_device)``)."""
         self.on_device = False
         """``self.cuda()`` or ``self.to(args.device)``: the whole instance goes to the run's
         device (a GPU where there is one)."""

@@ -94,12 +94,10 @@ class StatementWalker:
                 self.binder.bind(node.target, self.evaluator.eval(node.value), line)
         elif isinstance(node, cst.AugAssign):
             added = self.evaluator.eval(node.value)
-            if isinstance(node.target, cst.Name) and self.model.bus.wants("augmented"):
-                updated = self.model.scope.lookup(node.target.value) or UNKNOWN
-                self.model.emit("augmented", AugmentedEvent(node, updated, added))
-            elif isinstance(node.target, cst.Subscript) and self.model.bus.wants("augmented"):
-                # `mask[idx[k]] += m[k]`: an element updated in place, on the tensor's device
-                base = node.target.value
+            updating = node.target
+            if isinstance(updating, cst.Name | cst.Subscript) and self.model.bus.wants("augmented"):
+                # `total += err`, also `mask[idx[k]] += m[k]`: updated in place, on its device
+                base = updating.value if isinstance(updating, cst.Subscript) else updating
                 updated = self.model.scope.lookup(dotted(base) or "") or UNKNOWN
                 self.model.emit("augmented", AugmentedEvent(node, updated, added))
             if isinstance(node.target, cst.Name) and added.is_tensorish:

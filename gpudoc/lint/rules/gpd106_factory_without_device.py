@@ -1247,7 +1247,7 @@ def _blocks(function: cst.FunctionDef) -> Iterator[list[cst.BaseSmallStatement |
             self.found.append(sequence)
 
     blocks = Blocks()
-    function.body.visit(blocks)
+    walk(function.body, blocks)
     return iter(blocks.found)
 
 
