@@ -1274,7 +1274,7 @@ def _export_stubs(module: cst.Module) -> set[cst.FunctionDef]:
             if "symbolic" in methods and "forward" in methods:
                 stubs.add(methods["forward"])
 
-    module.visit(Classes())
+    walk(module, Classes())
     return stubs
 
 
