@@ -108,7 +108,7 @@ SMALL_CORPUS = {
     "found.py": (
         "import torch\n"
         "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
-        "x = torch.randn(3).to(device)\n"
+        "x = torch.randn(3)\n"
         "x.to(device)  # expect: GPD103\n"
     ),
     # annotated as a miss on a line no rule can report: a stable false negative
@@ -118,7 +118,7 @@ SMALL_CORPUS = {
         "import numpy as np\n"
         "import torch\n"
         "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
-        "y = torch.randn(4, 2).to(device)\n"
+        "y = torch.randn(4, 2)\n"
         "y.to(device)  # fp: GPD103\n"
     ),
 }

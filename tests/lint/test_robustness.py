@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from gpudoc.lint import engine
 from gpudoc.lint.engine import lint_paths, lint_source
 
-BUGGY = "import torch\nx = torch.randn(3).cuda()\nx.cpu()\nx.to('cuda')\n"
+BUGGY = "import torch\nx = torch.randn(3)\nx.cpu()\nx.to('cuda')\n"
 
 
 def bad_files(directory: Path) -> dict[str, Path]:

@@ -283,7 +283,14 @@ LEGACY_TENSOR_TYPES = frozenset(
 DATAFRAME_ROOTS = ("numpy.", "sklearn.", "matplotlib.", "scipy.", "pandas.")
 """Libraries that convert a tensor argument to a NumPy array."""
 
-DATAPARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
+DATAPARALLEL = frozenset(
+    {
+        "torch.nn.DataParallel",
+        "torch.nn.parallel.DataParallel",
+        "torch_geometric.nn.DataParallel",  # scatters a list of graphs (DataListLoader batches)
+        "torch_geometric.nn.data_parallel.DataParallel",
+    }
+)
 DISTRIBUTED_DP = frozenset(
     {
         "torch.nn.parallel.DistributedDataParallel",

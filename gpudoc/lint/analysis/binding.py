@@ -8,6 +8,7 @@ from gpudoc.lint.analysis.events import BindingEvent, ItemEvent
 from gpudoc.lint.analysis.expressions import Evaluator
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import Kind, Place, Value, replace
 
 
@@ -74,6 +75,14 @@ class Binder:
             if held is not None and held.kind is Kind.BATCH:
                 self.model.assign_name(base, held.with_place(Place.UNKNOWN))
 
+    def builds_self_placing(self, value: Value) -> bool:
+        """``value`` is a new instance of a project module class that places itself."""
+        origin = value.origin
+        if value.kind is not Kind.MODULE or not isinstance(origin, cst.Call):
+            return False
+        called = self.model.local_class(dotted(origin.func) or "")
+        return isinstance(called, ModuleClass) and called.places_itself
+
     def bind_name(
         self, name: str, target: cst.BaseExpression | None, value: Value, statement: cst.CSTNode
     ) -> None:
@@ -109,6 +118,8 @@ class Binder:
         if cls is not None and self.model.in_init and name.startswith("self."):
             # `self.net1 = nn.Linear(...).to("cuda:0")`: the module places its own parts
             cls.places_itself |= value.kind is Kind.MODULE and value.place is Place.DEVICE
+            # `self.word_hidden = WordSequence(data)`, whose `__init__` moves its own layers
+            cls.places_itself |= self.builds_self_placing(value)
         if value.kind is Kind.MODULE and value.instance is None:
             value = replace(value, instance=statement)  # a new module (sharing.py)
         self.model.assign_name(name, value.bound_at(statement))

@@ -16,12 +16,12 @@ from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value
 
 WEIGHTLESS_KINDS = frozenset({Kind.SCALAR, Kind.DEVICE, Kind.NONE, Kind.NDARRAY})
 SETTING = re.compile(
-    r"^(ignore|use|is|has|with|no|enable|disable|do|apply|keep|return)_"
+    r"^(ignore|use|is|has|with|no|enable|disable|do|apply|keep|return|n|num|number_of)_"
     r"|(^|_)(size|dim|num|count|rate|prob|ratio|eps|epsilon|alpha|beta|gamma|temperature"
     r"|margin|reduction|mode|smoothing|k|p|min|max|thresh|threshold|index|steps|n)$"
 )
 """Parameter names of a setting in nearly all code (``ignore_zero``, ``hidden_size``,
-``reduction``): a flag, a number or a string, never the weights of a module."""
+``n_classes``, ``reduction``): a flag, a number or a string, never the weights of a module."""
 
 
 def holds_only_settings(cls: ModuleClass) -> bool:

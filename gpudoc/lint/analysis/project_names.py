@@ -14,6 +14,11 @@ from gpudoc.lint.analysis.homes import Home, home_of, load_name, project_modules
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.scope import Scope
+from gpudoc.lint.analysis.self_placing import built_parts, places_itself
+
+MAX_PART_DEPTH = 3
+"""Levels of parts followed for a class whose parts place themselves (NCRFpp's ``SeqLabel``
+-> ``WordSequence`` -> ``WordRep``)."""
 
 
 class ProjectNames:
@@ -73,6 +78,8 @@ class ProjectNames:
                 module_class = self.classes.module_class(
                     local, definition, kind, foreign=True, home_classes=home.parsed.classes
                 )
+                # `self.word_hidden = WordSequence(data)`, whose `__init__` moves its layers
+                module_class.places_itself |= parts_place_themselves(definition, home)
         finally:
             model.imports = saved
         if kind is None:  # a plain class: walked where it is used
@@ -124,3 +131,34 @@ class ProjectNames:
                 scope.methods[statement.name.value] = statement
                 self.model.homes[statement] = home
         return scope
+
+
+def parts_place_themselves(node: cst.ClassDef, home: Home, depth: int = 0) -> bool:
+    """``node``'s ``__init__`` keeps an instance of a project class that places itself
+    (``if data.HP_gpu: self.hidden2tag = self.hidden2tag.cuda()`` in its own ``__init__``), or
+    whose parts do: the instance is placed where its parts are."""
+    for name in built_parts(node):
+        found = _class_of(home, name)
+        if found is None:
+            continue
+        definition, its_home = found
+        if places_itself(definition):
+            return True
+        if depth < MAX_PART_DEPTH and parts_place_themselves(definition, its_home, depth + 1):
+            return True
+    return False
+
+
+def _class_of(home: Home, name: str) -> tuple[cst.ClassDef, Home] | None:
+    """The class ``name`` as ``home``'s module sees it: its own, or one it imports from
+    another project module."""
+    if name in home.parsed.classes:
+        return home.parsed.classes[name], home
+    for statement in home.parsed.imports:
+        if not isinstance(statement, cst.ImportFrom):
+            continue
+        where = project_names(statement, str(home.parsed.path)).get(name)
+        found = load_name(*where) if where is not None else None
+        if found is not None and isinstance(found[0], cst.ClassDef):
+            return found[0], found[1]
+    return None

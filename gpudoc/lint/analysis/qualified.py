@@ -66,6 +66,8 @@ class QualifiedCalls:
             self.model.flags.frameworks.add(root)
         if root == "torch":
             return self.eval_torch(node, qualified, rest, args)
+        if qualified in api.DATAPARALLEL:  # torch_geometric's, fed lists of graphs
+            return self.wrap_module(node, qualified, args)
         if qualified.startswith(api.DATAFRAME_ROOTS):
             return Value(Kind.NDARRAY, Place.HOST) if root == "numpy" else UNKNOWN
         last = qualified.rsplit(".", 1)[-1]

@@ -56,6 +56,29 @@ def passes_device(node: cst.ClassDef, parameters: frozenset[str], call: cst.Call
     return False
 
 
+def built_parts(node: cst.ClassDef) -> frozenset[str]:
+    """The classes whose instances ``__init__`` keeps on ``self``: ``WordSequence`` of
+    ``self.word_hidden = WordSequence(data)`` (a plain name called, the class being read
+    where it is defined)."""
+    init = _methods(node).get("__init__")
+    if init is None:
+        return frozenset()
+    reader = _BuiltParts()
+    walk(init.body, reader)
+    return frozenset(reader.names)
+
+
+class _BuiltParts(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        on_self = any((dotted(t.target) or "").startswith("self.") for t in node.targets)
+        if on_self and isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+            self.names.add(value.func.value)
+
+
 def _methods(node: cst.ClassDef) -> dict[str, cst.FunctionDef]:
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     return {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}

@@ -36,6 +36,8 @@ class DiscardedMove:
     """A move to the CPU: ``.cpu()``, or a ``.to()`` whose result is on the host."""
     loop: cst.BaseExpression | None = None
     """For a loop variable (``for input in inputs: input.to(device)``): what it iterates."""
+    on_device: bool = False
+    """The receiver is already on the device on every path (a placed module's output)."""
 
 
 class DiscardedTensorMove(Rule):
@@ -76,7 +78,8 @@ class DiscardedTensorMove(Rule):
     conversion of a name that its function (or, at module level, the file) never reads again
     is not reported: the dtype it keeps meets nothing. Nor is a discarded move to the CPU whose
     next read moves the tensor itself (`adp.to(cpu)`, then `adp = adp.cpu().numpy()`): nothing
-    is lost. A loop variable is typed by its name (`for input in train_inputs: input.to(dev)`),
+    is lost. Nor is a discarded move to the device of a tensor the analysis knows is already
+    there on every path (`q = reward + critic(next_obs)`, then `q.to(device)`). A loop variable is typed by its name (`for input in train_inputs: input.to(dev)`),
     unless it is one letter or the loop walks what may hold modules (`for head in heads`); its
     finding has no fix, since rebinding the loop variable leaves the container as it was.
 
@@ -212,7 +215,7 @@ def test_forward():
             )
             move = DiscardedMove(
                 event.node, call, func.value, method, event.line, bound,
-                semantic.function_node, to_host, loop,
+                semantic.function_node, to_host, loop, receiver.place is Place.DEVICE,
             )  # fmt: skip
             self.moves.append(move)
 
@@ -233,6 +236,8 @@ def test_forward():
                 continue  # `ckpt["model"].half()`, `models[name].cuda()`: modules convert in place
             if _converts_dtype(move, context) and _never_read(move, context):
                 continue  # `degrees.float()`, `degrees` unused: the dtype it keeps meets nothing
+            if move.on_device and not move.to_host and _moves_to_device(move, context):
+                continue  # `q = r + model(x)`, then `q.to(device)`: already there, nothing lost
             uses = uses or _NextUse(context.module, self.device_calls)
             if uses.shown_by_its_cell(move):
                 continue  # a notebook cell shows it as its result

@@ -1,0 +1,195 @@
+"""Precision regressions of the forty-third held-out set (public repositories), reduced and
+rewritten here: correct code each rule must leave alone, next to the bug it still finds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lint_lines import lines
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_paths
+
+
+def _project_lines(tmp_path: Path, files: dict[str, str], code: str) -> list[int]:
+    """The lines of ``main.py`` of a small project on which rule ``code`` reports."""
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    config = LintConfig(select=(code,))
+    result = lint_paths([str(tmp_path / "main.py")], config, jobs=1, use_cache=False)
+    assert not result.errors
+    return [finding.line for finding in result.findings]
+
+
+# deep_rl's agents: a target built from a placed network's output, "moved" again and discarded
+ALREADY_THERE = """\
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+vf = nn.Linear(4, 1).to(device)
+
+
+def targets(reward, next_obs, done, gamma=0.99):
+    next_v = vf(torch.Tensor(next_obs).to(device))
+    q = {q}
+    q.to(device)
+    return q
+"""
+
+
+def test_a_discarded_move_of_a_tensor_already_on_the_device_loses_nothing() -> None:
+    placed = "reward + gamma * (1 - done) * next_v"
+    assert lines(ALREADY_THERE.format(q=placed), "GPD103") == []
+    # built on the host, the discarded move leaves it there
+    assert lines(ALREADY_THERE.format(q="torch.zeros(3) + reward"), "GPD103") == [11]
+    # a discarded dtype conversion of a device tensor still changes nothing it keeps
+    dtype = ALREADY_THERE.format(q=placed).replace("q.to(device)", "q.to(torch.float16)")
+    assert lines(dtype, "GPD103") == [11]
+
+
+# NCRFpp: the tagger's parts move their own layers to the GPU in their `__init__`, under the
+# same flag that moves the batches
+PARTS = """\
+import torch.nn as nn
+
+
+class WordSequence(nn.Module):
+    def __init__(self, data):
+        super().__init__()
+        self.hidden2tag = nn.Linear(8, data.label_size)
+        {move}
+
+    def forward(self, word):
+        return self.hidden2tag(word)
+"""
+TAGGER = """\
+import torch.nn as nn
+from wordseq import WordSequence
+
+
+class Tagger(nn.Module):
+    def __init__(self, data):
+        super().__init__()
+        self.word_hidden = WordSequence(data)
+
+    def forward(self, word):
+        return self.word_hidden(word)
+"""
+NCRF_MAIN = """\
+import torch
+from tagger import Tagger
+
+
+def batchify(instance, gpu):
+    word = torch.tensor(instance, dtype=torch.float)
+    if gpu:
+        word = word.cuda()
+    return word
+
+
+def evaluate(data, model):
+    for instance in data.dev:
+        tag_seq = model(batchify(instance, data.HP_gpu))
+
+
+def train(data):
+    model = Tagger(data)
+    evaluate(data, model)
+"""
+MOVES_ITSELF = "if data.HP_gpu:\n            self.hidden2tag = self.hidden2tag.cuda()"
+
+
+def test_a_module_whose_parts_move_themselves_in_another_file_is_placed(tmp_path: Path) -> None:
+    files = {"main.py": NCRF_MAIN, "tagger.py": TAGGER, "wordseq.py": ""}
+    files["wordseq.py"] = PARTS.format(move=MOVES_ITSELF)
+    assert _project_lines(tmp_path, files, "GPD102") == []
+    # parts that never move leave the tagger on the host
+    files["wordseq.py"] = PARTS.format(move="pass")
+    assert _project_lines(tmp_path, files, "GPD102") == [18]
+
+
+def test_a_local_module_built_of_parts_that_move_themselves_is_placed() -> None:
+    local = (
+        PARTS.format(move=MOVES_ITSELF)
+        + TAGGER.replace("import torch.nn as nn\nfrom wordseq import WordSequence\n", "")
+        + NCRF_MAIN.replace("from tagger import Tagger\n", "")
+    )
+    assert lines(local, "GPD102") == []
+    unmoved = local.replace(MOVES_ITSELF, "pass")
+    assert lines(unmoved, "GPD102") == [37]
+
+
+# Swin-Unet: a loss that keeps only its number of classes
+DICE = """\
+import torch
+import torch.nn as nn
+
+
+class DiceLoss(nn.Module):
+    def __init__(self, {param}):
+        super().__init__()
+        self.{param} = {param}
+
+    def forward(self, inputs, target):
+        inputs = torch.softmax(inputs, dim=1)
+        return 1 - (inputs * target).sum() / (inputs.sum() + target.sum())
+"""
+DICE_MAIN = """\
+import torch
+from dice import DiceLoss
+
+
+def train(model, loader, num_classes):
+    dice_loss = DiceLoss(num_classes)
+    for image, label in loader:
+        image, label = image.cuda(), label.cuda()
+        loss = dice_loss(model(image), label)
+        loss.backward()
+"""
+
+
+def test_a_loss_keeping_only_its_number_of_classes_needs_no_move(tmp_path: Path) -> None:
+    for param in ("n_classes", "num_classes"):
+        files = {"main.py": DICE_MAIN, "dice.py": DICE.format(param=param)}
+        assert _project_lines(tmp_path, files, "GPD102") == []
+    # one that keeps what it is given as its weights needs them moved
+    files = {"main.py": DICE_MAIN, "dice.py": DICE.format(param="class_weights")}
+    assert _project_lines(tmp_path, files, "GPD102") == [6]
+
+
+# deep_gcns_torch: PyG's DataParallel takes the DataListLoader's list of graphs on the host
+PYG = """\
+import torch
+from torch_geometric.loader import DataLoader, DataListLoader
+from torch_geometric.nn import DataParallel
+
+
+def train_step(model, train_loader, optimizer, criterion, opt):
+    for data in train_loader:
+        if not opt.multi_gpus:
+            data = data.to(opt.device)
+            gt = data.y
+        else:
+            gt = torch.cat([batch.y for batch in data], 0).to(opt.device)
+        out = model(data)
+        criterion(out, gt).backward()
+        optimizer.step()
+
+
+def main(opt, net, dataset):
+    if opt.multi_gpus:
+        model = {parallel}(net).to(opt.device)
+        loader = DataListLoader(dataset, batch_size=8)
+    else:
+        model = net.to(opt.device)
+        loader = DataLoader(dataset, batch_size=8)
+    optimizer = torch.optim.Adam(model.parameters())
+    train_step(model, loader, optimizer, torch.nn.BCEWithLogitsLoss(), opt)
+"""
+
+
+def test_pyg_dataparallel_scatters_a_list_of_host_graphs() -> None:
+    assert lines(PYG.format(parallel="DataParallel"), "GPD101") == []
+    # without the wrapper, the multi-GPU path hands host graphs to a placed model
+    assert lines(PYG.format(parallel=""), "GPD101") == [13]
