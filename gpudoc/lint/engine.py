@@ -147,6 +147,7 @@ def _with_dependencies(source: str, path: str) -> bytes:
     of the project modules it imports (a change to a helper re-lints the files that call it),
     of the checkpoint files it names and of the scripts that may import it."""
     from gpudoc.lint.project import dependencies
+    from gpudoc.lint.rules._cpu_project import project_files
     from gpudoc.lint.rules._gpu_savers import may_read_gpu_savers, sibling_scripts
     from gpudoc.lint.rules._importers import candidate_importers
     from gpudoc.lint.rules._saved_device import checkpoint_files
@@ -161,11 +162,15 @@ def _with_dependencies(source: str, path: str) -> bytes:
     # and, for CUDA or a load in a file with no CPU path of its own, of the scripts that may
     # import it (_importers.py)
     importers = candidate_importers(path) if "cuda" in source or "load" in source else []
+    # and, for a module's forward, of the project's scripts and notebooks: whether any of them
+    # names a device (_cpu_project.py)
+    project = project_files(path) if "forward" in source else []
     for dependency in [
         *dependencies(source, path),
         *checkpoint_files(source, path),
         *savers,
         *importers,
+        *project,
     ]:
         # a stamp, not the bytes: a package __init__ brings dozens of modules into the key
         try:

@@ -3,6 +3,7 @@ rewritten here: correct code each rule must leave alone, next to the bug it stil
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from lint_lines import lines
@@ -193,3 +194,96 @@ def test_pyg_dataparallel_scatters_a_list_of_host_graphs() -> None:
     assert lines(PYG.format(parallel="DataParallel"), "GPD101") == []
     # without the wrapper, the multi-GPU path hands host graphs to a placed model
     assert lines(PYG.format(parallel=""), "GPD101") == [13]
+
+
+# karpathy's normalizing flows (set 44): layers in a package, trained by a notebook beside
+# it; nothing in the project names a device
+FLOW = """\
+import torch
+import torch.nn as nn
+
+
+class FlowChain(nn.Module):
+    def __init__(self, steps):
+        super().__init__()
+        self.steps = nn.ModuleList(steps)
+
+    def forward(self, x):
+        total = torch.zeros(x.size(0))
+        for step in self.steps:
+            x = step(x)
+            total = total + x.sum(1)
+        return x, total
+"""
+
+
+def _notebook(code: str) -> str:
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "source": code}
+    return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def _flow_lines(tmp_path: Path, notebook: str) -> list[int]:
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    package = tmp_path / "flows"
+    package.mkdir(exist_ok=True)
+    (package / "__init__.py").write_text("")
+    (package / "chain.py").write_text(FLOW)
+    (tmp_path / "demo.ipynb").write_text(notebook)
+    config = LintConfig(select=("GPD106",))
+    result = lint_paths([str(package / "chain.py")], config, jobs=1, use_cache=False)
+    assert not result.errors
+    return [finding.line for finding in result.findings]
+
+
+def test_a_layer_of_a_project_that_never_names_a_device_runs_on_the_cpu(tmp_path: Path) -> None:
+    cpu = "from flows.chain import FlowChain\nflow = FlowChain([])\nprint(flow(x))\n"
+    assert _flow_lines(tmp_path, _notebook(cpu)) == []
+    # the same notebook moving the flow to the GPU meets the host zeros there
+    gpu = "from flows.chain import FlowChain\nflow = FlowChain([]).cuda()\nprint(flow(x))\n"
+    assert _flow_lines(tmp_path, _notebook(gpu)) == [11]
+
+
+def test_a_layer_with_no_script_that_runs_it_is_still_reported(tmp_path: Path) -> None:
+    # a package alone may be anyone's: its users move it
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "chain.py").write_text(FLOW)
+    result = lint_paths(
+        [str(tmp_path / "chain.py")], LintConfig(select=("GPD106",)), jobs=1, use_cache=False
+    )
+    assert [finding.line for finding in result.findings] == [11]
+
+
+# xbresson's course (set 44): tensors a course helper saved once from torchvision
+COURSE = """\
+import torch
+from utils import check_dataset_exists
+
+device = torch.device("cpu")
+data_path = check_dataset_exists()
+train_data = torch.load(data_path + "cifar/{name}")
+print(train_data.to(device).size())
+"""
+
+
+def test_a_file_named_for_its_data_holds_no_device_tensors() -> None:
+    assert lines(COURSE.format(name="train_data.pt"), "GPD201") == []
+    assert lines(COURSE.format(name="test_label.pt"), "GPD201") == []
+    # a checkpoint's name is still a checkpoint
+    assert lines(COURSE.format(name="best_model.pt"), "GPD201") == [6]
+
+
+# self-supervised-histopathology (recall set 44): a feature extractor cut from a placed model
+CUT = """\
+import torch
+from torchvision import models, transforms
+
+model = models.resnet18(){move}
+feature_extractor = torch.nn.Sequential(*list(model.children())[:-1])
+img_tensor = transforms.Compose([transforms.ToTensor()])(image)
+features = feature_extractor(img_tensor.unsqueeze(0))
+"""
+
+
+def test_layers_cut_from_a_placed_model_are_on_the_device() -> None:
+    assert lines(CUT.format(move=".cuda()"), "GPD101") == [7]
+    assert lines(CUT.format(move=""), "GPD101") == []

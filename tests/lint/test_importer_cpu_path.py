@@ -251,7 +251,7 @@ def test_importers_are_looked_for_inside_the_project_only(
 def _clear_caches() -> None:
     from gpudoc.lint.rules import _importers
 
-    _importers._project_directories.cache_clear()
+    _importers.project_directories.cache_clear()
 
 
 def test_a_library_module_with_a_logger_is_no_script(tmp_path: Path) -> None:
@@ -269,3 +269,16 @@ def test_a_library_module_with_a_logger_is_no_script(tmp_path: Path) -> None:
     assert found(write(tmp_path / "script", layer=layer, trainer=script)) == {
         ("layer.py", 4, "GPD203")
     }
+
+
+def test_a_module_imported_whole_is_reached_through_its_attributes(tmp_path: Path) -> None:
+    # pytorch-retinanet (recall set 44): `import losses`, then `losses.FocalLoss()`
+    root = write_project(tmp_path)
+    whole = "import torch\nfrom models import net\n\ndevice = torch.device({device})\n"
+    whole += "model = net.Net().to(device)\n"
+    (root / "main.py").write_text(whole.format(device=FALLBACK))
+    got = found(root)
+    assert ("models/net.py", 7, "GPD203") in got
+    assert ("models/layers.py", 6, "GPD203") in got
+    # `load_pretrained` is no attribute main.py reads: not reached
+    assert ("models/net.py", 21, "GPD201") not in got

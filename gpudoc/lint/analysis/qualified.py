@@ -293,6 +293,13 @@ class QualifiedCalls:
         if device is not None:
             place = self.placement.place_of_target(device[0].value, device[1]) or Place.UNKNOWN
         weighted = name in api.WEIGHTED_LAYERS
+        owner = _children_owner(node) if name in ("Sequential", "ModuleList") else None
+        held = self.model.scope.lookup(owner) if owner is not None else None
+        placed = held is not None and held.kind is Kind.UNKNOWN and held.place is Place.DEVICE
+        if held is not None and (held.kind is Kind.MODULE or placed):
+            # `nn.Sequential(*list(model.children())[:-1])`: the model's own layers, where
+            # the model is (a value with `.children()` is a module)
+            return Value(Kind.MODULE, held.place, weighted=True, origin=node)
         if name in ("Sequential", "ModuleList", "ModuleDict") and not all(
             arg.kind is Kind.MODULE and arg.place is Place.HOST for arg in args
         ):
@@ -448,3 +455,21 @@ class _DeviceMove(cst.CSTVisitor):
         target = device_move_target(node)
         text = string_value(target) if target is not None else None
         self.found |= target is not None and (text is None or not text.startswith("cpu"))
+
+
+def _children_owner(node: cst.Call) -> str | None:
+    """``model`` of ``nn.Sequential(*list(model.children())[:-1])`` (also ``.modules()``,
+    without the ``list`` or the slice)."""
+    for arg in node.args:
+        if arg.star != "*":
+            continue
+        expr = arg.value
+        while isinstance(expr, cst.Subscript):
+            expr = expr.value
+        if isinstance(expr, cst.Call) and dotted(expr.func) in ("list", "tuple") and expr.args:
+            expr = expr.args[0].value
+        if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute):
+            continue
+        if expr.func.attr.value in ("children", "modules"):
+            return dotted(expr.func.value)
+    return None

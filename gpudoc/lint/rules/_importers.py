@@ -20,7 +20,7 @@ from pathlib import Path
 import libcst as cst
 
 from gpudoc.lint import project
-from gpudoc.lint.analysis.homes import project_names
+from gpudoc.lint.analysis.homes import project_modules, project_names
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rules._checkpoints import scan
 from gpudoc.lint.rules._gpu_savers import MAX_BYTES, _scripts_in
@@ -49,7 +49,7 @@ def candidate_importers(linted: str) -> list[Path]:
         return []
     here = Path(linted).resolve()
     found: list[Path] = []
-    for directory in _project_directories(str(here.parent), os.getcwd()):
+    for directory in project_directories(str(here.parent), os.getcwd()):
         try:
             scripts = _scripts_in(str(directory), directory.stat().st_mtime_ns)
         except OSError:
@@ -59,7 +59,7 @@ def candidate_importers(linted: str) -> list[Path]:
 
 
 @lru_cache(maxsize=256)
-def _project_directories(directory: str, cwd: str) -> tuple[Path, ...]:
+def project_directories(directory: str, cwd: str) -> tuple[Path, ...]:
     """The file's directory and those above it up to the project's root (a root marker, at
     most LEVELS in all); without a root, the directory gpudoc runs in when it holds the file.
     Never a directory outside the project (``/tmp``): its files are no importers, and their
@@ -174,7 +174,8 @@ def _imported_names_at(script: Path, stamp: tuple[int, int], target: Path) -> fr
 
 def _imports_from(module: cst.Module, importer: str, target: Path) -> dict[str, str]:
     """Local name -> name in ``target``, for every ``from ... import`` of ``target`` anywhere in
-    the module (scripts import inside ``main()`` too)."""
+    the module (scripts import inside ``main()`` too), and each name read of an ``import``ed
+    ``target`` (``losses.FocalLoss``)."""
     finder = _ImportsFrom()
     walk(module, finder)
     found: dict[str, str] = {}
@@ -182,15 +183,33 @@ def _imports_from(module: cst.Module, importer: str, target: Path) -> dict[str, 
         for local, (where, name) in project_names(node, importer).items():
             if _same(where, target):
                 found[local] = name
+    statements: list[cst.Import | cst.ImportFrom] = [*finder.modules, *finder.found]
+    for statement in statements:
+        # `import losses` (or `from models import net`), then `losses.FocalLoss()`: the
+        # attributes read of that name
+        for local, where in project_modules(statement, importer).items():
+            if _same(where, target):
+                found.update((name, name) for name in finder.attributes.get(local, ()))
     return found
 
 
 class _ImportsFrom(cst.CSTVisitor):
     def __init__(self) -> None:
         self.found: list[cst.ImportFrom] = []
+        self.modules: list[cst.Import] = []
+        """``import losses``: a module bound whole (``from models import net`` too)."""
+        self.attributes: dict[str, set[str]] = {}
+        """``losses`` -> {``FocalLoss``} for each ``losses.FocalLoss`` read."""
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         self.found.append(node)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self.modules.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name):
+            self.attributes.setdefault(node.value.value, set()).add(node.attr.value)
 
 
 def _same(a: Path, b: Path) -> bool:

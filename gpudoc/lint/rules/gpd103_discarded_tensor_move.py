@@ -79,7 +79,8 @@ class DiscardedTensorMove(Rule):
     is not reported: the dtype it keeps meets nothing. Nor is a discarded move to the CPU whose
     next read moves the tensor itself (`adp.to(cpu)`, then `adp = adp.cpu().numpy()`): nothing
     is lost. Nor is a discarded move to the device of a tensor the analysis knows is already
-    there on every path (`q = reward + critic(next_obs)`, then `q.to(device)`). A loop variable is typed by its name (`for input in train_inputs: input.to(dev)`),
+    there on every path (`q = reward + critic(next_obs)`, then `q.to(device)`). A loop variable
+    is typed by its name (`for input in train_inputs: input.to(dev)`),
     unless it is one letter or the loop walks what may hold modules (`for head in heads`); its
     finding has no fix, since rebinding the loop variable leaves the container as it was.
 

@@ -29,6 +29,7 @@ from gpudoc.lint.analysis.names import (
 )
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+from gpudoc.lint.rules._cpu_project import runs_on_cpu_only
 from gpudoc.lint.rules._factory_reach import (
     COMBINING_METHODS,
     REDUCTIONS,
@@ -151,7 +152,9 @@ class FactoryWithoutDevice(Rule):
     `device=` argument and no `.to(...)` /
     `.type_as(...)` on the result. In a model file that places nothing itself (only
     definitions, no `__main__`), only `forward`'s are reported: the project's scripts place its
-    modules. Also one converted with
+    modules; and none when no script or notebook of the project (the file's directory and
+    those above it, up to the project's root) names a device while one of them runs the code
+    (karpathy's normalizing flows, trained in a CPU notebook). Also one converted with
     `.type(x.type())` (a CUDA type, on the current device rather than x's); and anywhere, such a
     factory handed as the gradient of outputs on the device (`grad_outputs=` of
     `torch.autograd.grad`, the argument of `out.backward(...)`: a WGAN gradient penalty).
@@ -884,6 +887,8 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         library = not (flags.places or "lightning" in flags.frameworks)
         if library and not context.library:
             return
+        if library and context.path and runs_on_cpu_only(context.path):
+            return  # no script or notebook of the project names a device: all run on the CPU
         if self.factories and _cpu_test_module(context):
             return  # a unit test's stub network, run on the CPU
         on_host = self.host_only(context)

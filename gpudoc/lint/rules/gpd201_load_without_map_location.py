@@ -90,6 +90,9 @@ class LoadWithoutMapLocation(Rule):
     A checkpoint known to hold CPU tensors but written elsewhere is still reported; add
     `# noqa: GPD201`. The saved and loaded paths are compared as text: a path rebuilt differently
     (`os.path.join(d, "m.pt")` against `d + "/m.pt"`) counts as an outside checkpoint.
+    A file that its name or its path's variable calls data (`train_data.pt`, `test_label.pt`,
+    `split_dict.pt`, `cached_train`, a vocabulary, a Dataset's `__getitem__` load) is taken to
+    hold data a preprocessing step wrote, not tensors a device wrote, and is not reported.
     A wrapper that forwards its keyword arguments (`torch.load(f, **kwargs)`) is not reported: its
     callers choose the map location.
     A load in a test (`test_*`, or a `_test_*` helper, in a file that imports pytest or
@@ -514,6 +517,11 @@ DATA_NAME = re.compile(
 """More data, by a file's name or a path variable's (``train_feat.pt``, ``split_dict.pt``,
 ``meta.pt``, ``embedding.pt``, ``fp_processed_file``): a data set's features, splits,
 metadata or adjacency, precomputed embeddings."""
+DATA_FILE_NAME = re.compile(
+    r"(^|[_\-.])(data|labels?|targets?|images|inputs)[_\-.](pt|pth|pkl|bin|t7)$", re.I
+)
+"""A file named for the data it holds, not a path's variable (``train_data.pt``,
+``test_label.pt``: a course's tensors saved once from torchvision)."""
 PATH_NAME = re.compile(r"file|path|dir", re.I)
 MODEL_FILE = re.compile(r"model|net|encoder|decoder|extractor|weight|ckpt|checkpoint|state", re.I)
 """File names of a model's state, whatever data word they also hold."""
@@ -551,6 +559,9 @@ def _holds_no_device_tensors(site: LoadSite, found: CheckpointScan) -> bool:
         return True  # a Dataset's `__getitem__` or `load_feat(path)`: samples and features
     if any(DATA_FILE.search(text) for text in strings.found + strings.names):
         return True
+    data_files = [text for text in strings.found if DATA_FILE_NAME.search(text)]
+    if data_files and not any(name in saved for name in data_files for saved in found.saved):
+        return True  # (what this file saves under that name, its own saves tell)
     paths = [name for name in strings.names if PATH_NAME.search(name)]
     return any(DATA_NAME.search(text) for text in strings.found + paths)
 
