@@ -287,3 +287,39 @@ features = feature_extractor(img_tensor.unsqueeze(0))
 def test_layers_cut_from_a_placed_model_are_on_the_device() -> None:
     assert lines(CUT.format(move=".cuda()"), "GPD101") == [7]
     assert lines(CUT.format(move=""), "GPD101") == []
+
+
+# DiffTF (recall set 44): a DistributedSampler built after CUDA became the default device
+SAMPLER = """\
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(data):
+    sampler = {sampler}
+    loader = DataLoader(data, batch_size=4, sampler=sampler)
+    for batch in loader:
+        print(batch)
+
+
+if __name__ == "__main__":
+    torch.set_default_tensor_type("torch.cuda.FloatTensor")
+    train(list(range(8)))
+"""
+
+
+def test_a_sampler_with_its_own_cpu_generator_fails_once_cuda_is_the_default() -> None:
+    distributed = "torch.utils.data.distributed.DistributedSampler(data)"
+    assert lines(SAMPLER.format(sampler=distributed), "GPD502") == [6]
+    random = "torch.utils.data.RandomSampler(data)"
+    assert lines(SAMPLER.format(sampler=random), "GPD502") == [6]
+    # no shuffle, or a CUDA generator of its own: nothing draws on the CPU generator
+    ordered = "torch.utils.data.distributed.DistributedSampler(data, shuffle=False)"
+    assert lines(SAMPLER.format(sampler=ordered), "GPD502") == []
+    seeded = 'torch.utils.data.RandomSampler(data, generator=torch.Generator(device="cuda"))'
+    assert lines(SAMPLER.format(sampler=seeded), "GPD502") == []
+    # without the switch the CPU generator is right
+    plain = SAMPLER.format(sampler=distributed).replace(
+        '    torch.set_default_tensor_type("torch.cuda.FloatTensor")\n', ""
+    )
+    assert lines(plain, "GPD502") == []

@@ -43,6 +43,10 @@ class ShuffleWithCudaDefaultDevice(Rule):
     )
     ```
 
+    A `DistributedSampler` (which shuffles unless given `shuffle=False`) or a `RandomSampler`
+    without `generator=` built after the switch fails the same way: each makes its own CPU
+    generator.
+
     ## Known problems
     Only loaders built or iterated (`for ... in loader`, `iter(loader)`) after the switch, in the
     order the script runs (functions where they are called, notebook cells in order), are
@@ -108,6 +112,9 @@ for batch in loader:
         self.built_early: set[cst.Call] = set()
         self.cuda_default = False
         """CUDA is the default device now (a later ``set_default_device("cpu")`` undoes it)."""
+        self.samplers: list[cst.Call] = []
+        """``DistributedSampler(...)`` / ``RandomSampler(...)`` built after the switch, shuffling
+        with a CPU generator of their own."""
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         """``loader = DataLoader(...)`` before the switch; ``for batch in loader`` after it."""
@@ -144,6 +151,10 @@ for batch in loader:
                 # undone for good (a notebook's later cell); the `else:` of `if args.cuda:`
                 # is another path, and the `if` path still switched on the GPU machine
                 self.cuda_default = False
+        elif _sampler_shuffles_unseeded(qualified, node):
+            # `DistributedSampler(dataset)`: its own `torch.Generator()` on the CPU
+            if self.cuda_default:
+                self.samplers.append(node)
         elif qualified.rsplit(".", 1)[-1].endswith("DataLoader") and _shuffles_unseeded(node):
             context = semantic.default_device_context
             if context is not None and _context_names_cuda(context, semantic):
@@ -172,6 +183,46 @@ for batch in loader:
                 "'cuda' device type for generator'); pass generator=torch.Generator(device=...)"
             )
             yield Report(loader, message)
+        for sampler in self.samplers:
+            name = (dotted(sampler.func) or "sampler").rsplit(".", 1)[-1]
+            message = (
+                f"`{name}` shuffles with a CPU generator of its own while {where} makes CUDA "
+                "the default device: its first epoch fails on the GPU ('Expected a 'cuda' "
+                "device type for generator'); make CUDA the default only where the model is "
+                'built (`with torch.device("cuda"):`)'
+            )
+            if name == "RandomSampler":
+                message += ", or pass generator=torch.Generator(device=...)"
+            elif name == "DistributedSampler":
+                message += ", or pass shuffle=False and shuffle the data set yourself"
+            yield Report(sampler, message)
+
+
+SAMPLERS = frozenset(
+    {
+        "torch.utils.data.DistributedSampler",
+        "torch.utils.data.distributed.DistributedSampler",
+        "torch.utils.data.RandomSampler",
+        "torch.utils.data.sampler.RandomSampler",
+    }
+)
+"""Samplers that draw ``torch.randperm`` with a CPU ``torch.Generator()`` they make
+themselves (a ``RandomSampler`` given none, a ``DistributedSampler`` always)."""
+
+
+def _sampler_shuffles_unseeded(qualified: str, node: cst.Call) -> bool:
+    """``DistributedSampler(data)`` (``shuffle`` defaults to True, its fourth parameter),
+    ``RandomSampler(data)`` without ``generator=``."""
+    if qualified not in SAMPLERS:
+        return False
+    keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
+    if any(arg.star for arg in node.args):
+        return False  # `DistributedSampler(**options)`: not known
+    if qualified.endswith("RandomSampler"):
+        return "generator" not in keywords and len(node.args) < 4
+    positional = [arg.value for arg in node.args if arg.keyword is None]
+    shuffle = keywords.get("shuffle", positional[3] if len(positional) > 3 else None)
+    return shuffle is None or (isinstance(shuffle, cst.Name) and shuffle.value == "True")
 
 
 DEFAULT_SETTERS = frozenset({"torch.set_default_device", "torch.set_default_tensor_type"})
