@@ -323,3 +323,113 @@ def test_a_sampler_with_its_own_cpu_generator_fails_once_cuda_is_the_default() -
         '    torch.set_default_tensor_type("torch.cuda.FloatTensor")\n', ""
     )
     assert lines(plain, "GPD502") == []
+
+
+# rasbt's DCGAN notebook (set 45): a name for the GPU, read only on the GPU path of a test
+NAMED_GPU = """\
+import torch
+import torch.nn as nn
+
+GPU_NAME = "cuda:0"
+RUN_DEVICE = torch.device({use} if torch.cuda.is_available() else "cpu")
+net = nn.Linear(4, 2).to(RUN_DEVICE)
+{extra}
+"""
+
+
+def test_a_gpu_name_read_only_where_cuda_is_available_is_no_hard_coding() -> None:
+    assert lines(NAMED_GPU.format(use="GPU_NAME", extra=""), "GPD203") == []
+    # read outside the test too: that read hard-codes CUDA
+    unguarded = NAMED_GPU.format(use='"cuda"', extra="aux = nn.Linear(4, 2).to(GPU_NAME)")
+    assert lines(unguarded, "GPD203") == [4]
+
+
+# ckgc (set 45): the distributed arm maps each rank's device, the single-process arm does not
+ARMS = """\
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+
+def main(args):
+    if args.distributed:
+        dist.init_process_group(backend="nccl")
+        torch.cuda.set_device(dist.get_rank())
+    encoder = nn.Linear(16, 16).cuda()
+    if args.distributed:
+        where = {{"cuda:0": "cuda:%d" % dist.get_rank()}}
+        encoder.load_state_dict(torch.load(args.ckpt, map_location=where))
+    else:
+        encoder.load_state_dict(torch.load({other}))
+"""
+
+
+def test_the_single_process_arm_beside_a_rank_mapped_load_is_no_rank() -> None:
+    assert lines(ARMS.format(other="args.ckpt"), "GPD201") == []
+    assert lines(ARMS.format(other='args.ckpt + "_last.pt"'), "GPD201") == []
+    # no arm maps: every rank restores onto cuda:0
+    unmapped = ARMS.format(other="args.ckpt").replace(", map_location=where", "")
+    assert lines(unmapped, "GPD201") == [13, 15]
+
+
+# AI_course (set 45): torchaudio's greedy CTC decoder keeps only its labels and blank index
+DECODER = """\
+import torch
+import torch.nn as nn
+
+dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+acoustic = nn.Linear(40, 5).to(dev)
+
+
+class GreedyCTCDecoder(nn.Module):
+    def __init__(self, {param}, blank=0):
+        super().__init__()
+        self.{param} = {param}
+        self.blank = blank
+
+    def forward(self, emission):
+        ids = torch.unique_consecutive(torch.argmax(emission, dim=-1), dim=-1)
+        return "".join(self.{param}[i] for i in ids if i != self.blank)
+
+
+def transcribe(bundle, frames):
+    decoder = GreedyCTCDecoder({param}=bundle.get_labels())
+    return decoder(acoustic(frames.to(dev)))
+"""
+
+
+def test_a_decoder_keeping_its_labels_needs_no_move() -> None:
+    assert lines(DECODER.format(param="labels"), "GPD102") == []
+    assert lines(DECODER.format(param="vocab"), "GPD102") == []
+    # what it keeps under another name may be a module's weights
+    assert lines(DECODER.format(param="table"), "GPD102") == [20]
+
+
+# Graph_Neural_Network (set 45): a new network trained on the CPU with PyG's host batches
+GRAPHS = """\
+import torch
+import torch.nn as nn
+from torch_geometric.loader import DataLoader
+
+dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(10, 2).to(dev)
+print(model(torch.randn(4, 10).to(dev)))
+
+
+def fit(graphs):
+    net = nn.Linear(3, 2)
+    for batch in DataLoader(graphs, batch_size=8):
+        net(batch.x).sum().backward()
+    return net
+
+
+model = fit(graphs)
+for batch in DataLoader(graphs, batch_size=8):
+    print(model({fed}).argmax(1))
+"""
+
+
+def test_a_graph_loaders_batches_are_on_the_host() -> None:
+    assert lines(GRAPHS.format(fed="batch.x"), "GPD102") == []
+    # the batch moved to the device meets the re-created model on the host
+    assert lines(GRAPHS.format(fed="batch.to(dev).x"), "GPD102") == [17]

@@ -291,6 +291,12 @@ DATAPARALLEL = frozenset(
         "torch_geometric.nn.data_parallel.DataParallel",
     }
 )
+GRAPH_LOADERS = frozenset(
+    f"torch_geometric.{package}.{loader}"
+    for package in ("loader", "data")
+    for loader in ("DataLoader", "DataListLoader", "NeighborLoader", "LinkNeighborLoader")
+)
+"""PyTorch Geometric's loaders: like torch's ``DataLoader``, their batches are on the host."""
 DISTRIBUTED_DP = frozenset(
     {
         "torch.nn.parallel.DistributedDataParallel",

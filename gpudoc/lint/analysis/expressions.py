@@ -82,6 +82,11 @@ class CallResolver(Protocol):
 
 
 STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+GRAPH_FIELDS = frozenset(
+    {"x", "y", "edge_index", "edge_attr", "edge_weight", "pos", "adj_t", "train_mask",
+     "val_mask", "test_mask"}
+)  # fmt: skip
+"""A graph batch's tensors (PyTorch Geometric's ``Data``): they live where the batch does."""
 ENCODING_FIELD = re.compile(r"_ids$|_mask$|^pixel_values$|^input_(features|values)$|^labels$")
 """The tensors of a tokenizer's or processor's BatchEncoding, read as attributes."""
 
@@ -209,6 +214,8 @@ class Evaluator:
             return base  # `nets.diffusion`, and its own submodules: moved with it
         if base.kind is Kind.BATCH and base.inplace_to and ENCODING_FIELD.search(attr):
             return Value(Kind.TENSOR, base.place)  # `tokenizer(text, ...).input_ids`
+        if base.kind is Kind.BATCH and base.place is not Place.UNKNOWN and attr in GRAPH_FIELDS:
+            return Value(Kind.TENSOR, base.place)  # `batch.x` of a PyG batch: where `batch` is
         return UNKNOWN
 
     def eval_subscript(self, node: cst.Subscript) -> Value:

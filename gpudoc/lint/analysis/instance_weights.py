@@ -24,6 +24,14 @@ SETTING = re.compile(
 ``n_classes``, ``reduction``): a flag, a number or a string, never the weights of a module."""
 
 
+KEPT_DATA = re.compile(
+    r"(^|_)(labels?|vocab|vocabulary|classes|class_names|tokens|alphabet|charset|chars|words)$"
+)
+"""What a module keeps of its constructor's arguments that is data, never weights: a decoder's
+``labels`` or ``vocab`` (a list, or a tensor, which ``.to()`` would not move either: only
+parameters, buffers and submodules move)."""
+
+
 def holds_only_settings(cls: ModuleClass) -> bool:
     """Nothing to move, whatever the call passes: no weights of its own, and only settings
     given (``MovingAvg(kernel_size)``, whose ``nn.AvgPool1d`` has no parameters)."""
@@ -66,6 +74,8 @@ def instance_holdings(
         value = bound.get(param, UNKNOWN)
         if _weightless(arg.value, value, imports) or SETTING.search(param):
             continue
+        if KEPT_DATA.search(param) and value.kind is not Kind.MODULE:
+            continue  # `GreedyCTCDecoder(labels=bundle.get_labels())`
         if value.kind is not Kind.MODULE:
             return True, []
         modules.append(value)

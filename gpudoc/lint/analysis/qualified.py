@@ -68,6 +68,8 @@ class QualifiedCalls:
             return self.eval_torch(node, qualified, rest, args)
         if qualified in api.DATAPARALLEL:  # torch_geometric's, fed lists of graphs
             return self.wrap_module(node, qualified, args)
+        if qualified in api.GRAPH_LOADERS:  # batches of graphs, collated on the host
+            return self.data_loader(node, args)
         if qualified.startswith(api.DATAFRAME_ROOTS):
             return Value(Kind.NDARRAY, Place.HOST) if root == "numpy" else UNKNOWN
         last = qualified.rsplit(".", 1)[-1]

@@ -70,6 +70,9 @@ class Arm(NamedTuple):
     """The name that is None on this arm (``args.gpu`` in ``if args.gpu is None:``)."""
     main_rank: bool = False
     """This arm runs on the main process alone (``if rank in [-1, 0]:``)."""
+    single_process: bool = False
+    """The arm of a distributed switch without the process group (``else:`` of ``if
+    args.distributed:``)."""
 
 
 @dataclass
@@ -270,8 +273,9 @@ class CheckpointScan(cst.CSTVisitor):
         self._enter_else(node)  # an `elif`
         body, orelse = _none_names(node.test)
         main = _main_rank_arm(node.test)
-        self._ifs.append((node, Arm(id(node), True, orelse, main is False)))
-        self._arms.append(Arm(id(node), False, body, main is True))
+        many = _distributed_switch(node.test)
+        self._ifs.append((node, Arm(id(node), True, orelse, main is False, many is True)))
+        self._arms.append(Arm(id(node), False, body, main is True, many is False))
 
     def leave_If(self, original_node: cst.If) -> None:
         self._tests.pop()
@@ -1049,15 +1053,17 @@ class CheckpointScan(cst.CSTVisitor):
     def without_rank_device(self, site: LoadSite) -> bool:
         """The load runs only where the rank's device is None: ``if args.gpu is None:
         torch.load(path)`` (one process drives every GPU), also any ``if x is None:`` arm whose
-        other arm loads the same path with a ``map_location`` (pytorch/examples' ImageNet)."""
+        other arm loads the same path with a ``map_location`` (pytorch/examples' ImageNet), and
+        the single-process arm of a distributed switch whose other arm loads with one (ckgc's
+        ``if distributed:`` ... ``else:``, of another file on each arm)."""
         for arm in site.arms:
-            if arm.none is None:
+            if arm.none is None and not arm.single_process:
                 continue
-            if RANK_DEVICE.match(arm.none.rsplit(".", 1)[-1]):
+            if arm.none is not None and RANK_DEVICE.match(arm.none.rsplit(".", 1)[-1]):
                 return True
             if any(
                 load.map_location is not None
-                and load.path_key == site.path_key
+                and (load.path_key == site.path_key or arm.single_process)
                 and any(a.statement == arm.statement and a.orelse != arm.orelse for a in load.arms)
                 for load in self.loads
             ):
@@ -1451,6 +1457,20 @@ def _stops(body: cst.BaseSuite) -> bool:
     """A block that ends the script or function (``raise SystemExit(...)``, ``sys.exit(1)``)."""
     block = body.body if isinstance(body, cst.IndentedBlock) else ()
     return bool(block) and terminates(block[-1])
+
+
+DISTRIBUTED_SWITCH = re.compile(r"^(distributed|multi|multi_?gpus?|ddp|use_ddp|is_distributed)$")
+"""Flags that turn on a process group (``args.distributed``, ``opt.multi_gpu``)."""
+
+
+def _distributed_switch(test: cst.BaseExpression) -> bool | None:
+    """True when the test's truth turns the process group on (``if args.distributed:``),
+    False when it turns it off (``if not distributed:``), None for any other test."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _distributed_switch(test.expression)
+        return None if inner is None else not inner
+    name = (dotted(test) or "").rsplit(".", 1)[-1]
+    return True if DISTRIBUTED_SWITCH.match(name.lower()) else None
 
 
 RANK_DEVICE = re.compile(r"^(gpu|gpu_id|gpu_index|local_rank|device_id)$")

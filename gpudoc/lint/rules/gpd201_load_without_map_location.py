@@ -72,7 +72,8 @@ class LoadWithoutMapLocation(Rule):
     whoever wrote the file, except where the process has no device of its own: the arm of `if
     args.gpu is None:` (also `gpu`, `local_rank`), or of any `if x is None:` whose other arm
     loads the same path with a `map_location` (pytorch/examples' ImageNet resume), runs when one
-    process drives every GPU, and there `cuda:0` is its own.
+    process drives every GPU, and there `cuda:0` is its own; so does the `else:` of `if
+    args.distributed:` (also `multi_gpu`, `ddp`) whose other arm loads with a `map_location`.
 
     ## Example
     ```python

@@ -10,7 +10,7 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CallEvent, CompareEvent, CudaEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.flow import terminates
+from gpudoc.lint.analysis.flow import guard_polarity, terminates
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
@@ -48,7 +48,9 @@ class CudaWithoutFallback(Rule):
     ```
 
     ## Known problems
-    A CPU path in the file of a project base class counts for its subclasses (`class
+    A CUDA literal bound to a name (`GPU = "cuda:0"`) that the file reads only on the GPU path
+    of a device test (`torch.device(GPU if torch.cuda.is_available() else "cpu")`) is not
+    reported. A CPU path in the file of a project base class counts for its subclasses (`class
     GanModel(BaseModel)`, whose `__init__` picks `torch.device("cpu")` without GPUs), and so
     does a `"cpu"` device picked by a script of the project that imports a model file choosing
     none (`main.py` building `models/net.py`'s `Net`, one more file deep), for the code that
@@ -243,12 +245,14 @@ def nopeak_mask(size):
             # was a library's option (`summary(..., device="cpu")`, MONAI's `Invertd`)
             return
         configured = _configured_defaults(context.module)
+        named = _guarded_names(context.module, unguarded)
         mentions = [
             (mention, evidence or found.cpu_path_at(mention.node))
             for mention in unguarded
             if id(mention.node) not in declared.inert
             and id(mention.node) not in self.compared
             and id(mention.node) not in configured
+            and id(mention.node) not in named
         ]
         if imported and sum(here is None for _, here in mentions) > MAX_BORROWED:
             imported = False  # CUDA all through the file: a GPU-only module, by its design
@@ -263,6 +267,84 @@ def nopeak_mask(size):
                 '(`torch.device("cuda" if torch.cuda.is_available() else "cpu")`)'
             )
             yield Report(mention.node, message)
+
+
+def _guarded_names(module: cst.Module, mentions: list[CudaEvent]) -> set[int]:
+    """ids of CUDA literals bound to a plain name (``GPU = "cuda:0"``) that the file reads only
+    on the GPU path of a device test (``torch.device(GPU if torch.cuda.is_available() else
+    "cpu")``): a name for the GPU, used where there is one."""
+    literals = [m.node for m in mentions if isinstance(m.node, cst.SimpleString)]
+    if not literals:
+        return set()
+    bindings = _LiteralBindings({id(node) for node in literals})
+    walk(module, bindings)
+    if not bindings.names:
+        return set()
+    reads = _GuardedReads(set(bindings.names))
+    walk(module, reads)
+    return {
+        literal
+        for name, literal in bindings.names.items()
+        if reads.guarded.get(name) and name not in reads.unguarded
+    }
+
+
+class _LiteralBindings(cst.CSTVisitor):
+    """``NAME = "cuda:0"`` for the literals asked about: name -> the literal's id."""
+
+    def __init__(self, literals: set[int]) -> None:
+        self.literals = literals
+        self.names: dict[str, int] = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if id(node.value) not in self.literals or len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        if isinstance(target, cst.Name):
+            self.names[target.value] = id(node.value)
+
+
+class _GuardedReads(cst.CSTVisitor):
+    """Where the names are read: on the GPU path of a device test (the body of ``if
+    torch.cuda.is_available():`` or of ``X if use_cuda else "cpu"``), or anywhere else."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.guarded: dict[str, int] = {}
+        self.unguarded: set[str] = set()
+        self.depth = 0
+
+    def visit_IfExp(self, node: cst.IfExp) -> bool:
+        if guard_polarity(node.test) != "gpu":
+            return True
+        walk(node.test, self)
+        walk(node.orelse, self)
+        self.depth += 1
+        walk(node.body, self)
+        self.depth -= 1
+        return False
+
+    def visit_If(self, node: cst.If) -> bool:
+        if guard_polarity(node.test) != "gpu":
+            return True
+        walk(node.test, self)
+        if node.orelse is not None:
+            walk(node.orelse, self)
+        self.depth += 1
+        walk(node.body, self)
+        self.depth -= 1
+        return False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+        return not isinstance(node.target, cst.Name)  # a binding, not a read
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value not in self.names:
+            return
+        if self.depth:
+            self.guarded[node.value] = self.guarded.get(node.value, 0) + 1
+        else:
+            self.unguarded.add(node.value)
 
 
 def _configured_defaults(module: cst.Module) -> set[int]:
