@@ -433,3 +433,24 @@ def test_a_graph_loaders_batches_are_on_the_host() -> None:
     assert lines(GRAPHS.format(fed="batch.x"), "GPD102") == []
     # the batch moved to the device meets the re-created model on the host
     assert lines(GRAPHS.format(fed="batch.to(dev).x"), "GPD102") == [17]
+
+
+# PyramidBox (recall set 45): `.cuda()` on the CPU arm of a tensor's own device test
+FORCED = """\
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def match(overlaps):
+    best, idx = overlaps.max(0, keepdim=True)
+    if {test}:
+        best = best.cuda()
+    return best
+"""
+
+
+def test_cuda_forced_on_the_cpu_arm_of_a_device_test_has_no_fallback() -> None:
+    assert lines(FORCED.format(test="not best.is_cuda"), "GPD203") == [9]
+    # on the GPU arm it moves only where CUDA is
+    assert lines(FORCED.format(test="torch.cuda.is_available()"), "GPD203") == []
