@@ -454,3 +454,123 @@ def test_cuda_forced_on_the_cpu_arm_of_a_device_test_has_no_fallback() -> None:
     assert lines(FORCED.format(test="not best.is_cuda"), "GPD203") == [9]
     # on the GPU arm it moves only where CUDA is
     assert lines(FORCED.format(test="torch.cuda.is_available()"), "GPD203") == []
+
+
+# DiscoGAN (set 46): `map_location=None` only where GPUs run (`else:` of `num_gpu == 0`)
+NONE_ON_GPU = """\
+import argparse
+import torch
+import torch.nn as nn
+
+
+def restore(net, path, num_gpu):
+    if {test}:
+        loc = lambda storage, where: storage
+    else:
+        loc = None
+    net.load_state_dict(torch.load(path, map_location=loc))
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--num_gpu", type=int, default=1)
+    args = ap.parse_args()
+    net = nn.Linear(4, 2)
+    if args.num_gpu > 0:
+        net.cuda()
+    restore(net, "net.pth", args.num_gpu)
+"""
+
+
+def test_a_map_location_that_is_none_only_on_the_gpu_arm_maps_the_cpu_run() -> None:
+    assert lines(NONE_ON_GPU.format(test="num_gpu == 0"), "GPD201") == []
+    # None on the CPU arm: the CPU run maps nothing
+    assert lines(NONE_ON_GPU.format(test="num_gpu != 0"), "GPD201") == [11]
+
+
+def test_counts_of_gpus_against_zero_and_negative_indices_mean_the_cpu() -> None:
+    import libcst as cst
+
+    from gpudoc.lint.analysis.flow import guard_polarity
+
+    def polarity(text: str) -> str | None:
+        return guard_polarity(cst.parse_expression(text))
+
+    assert polarity("num_gpu == 0") == "cpu"
+    assert polarity("torch.cuda.device_count() == 0") == "cpu"
+    assert polarity("args.gpu == -1") == "cpu"
+    assert polarity("args.ngpu != 0") == "gpu"
+    # index 0 is the first GPU, not none
+    assert polarity("args.gpu == 0") == "gpu"
+
+
+# PyTorch-Adventures (set 46): a model split over two GPUs, in a notebook whose other sections
+# fall back to the CPU
+SPLIT = """\
+import torch
+import torch.nn as nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+small = nn.Linear(8, 2).to(device)
+
+
+class TwoGpuNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.front = nn.Linear(8, 16).to("cuda:0")
+        self.back = nn.Linear(16, 2).to("{second}")
+
+    def forward(self, x):
+        return self.back(self.front(x.to("cuda:0")).to("{second}"))
+
+
+net = TwoGpuNet()
+target = torch.tensor([0, 1]).to("{second}")
+"""
+
+
+def test_a_model_split_over_two_gpus_needs_them_by_design() -> None:
+    assert lines(SPLIT.format(second="cuda:1"), "GPD203") == []
+    # one GPU named all through: hard-coded where the file offers the CPU
+    assert lines(SPLIT.format(second="cuda:0"), "GPD203") == [11, 12, 15, 15, 19]
+
+
+# TextGAN (set 46): a loss that moves its own label buffer when its CUDA flag says so
+FLAGGED = """\
+import torch
+import torch.nn as nn
+
+USE_CUDA = torch.cuda.is_available()
+
+
+class PairLoss(nn.Module):
+    def __init__(self, CUDA=False):
+        super().__init__()
+        self.register_buffer("one", torch.tensor(1.0))
+        self.CUDA = CUDA
+        self.bce = nn.BCEWithLogitsLoss()
+
+    def label(self, pred):
+        target = self.one
+        if self.CUDA:
+            target = target{move}
+        return target.expand_as(pred)
+
+    def forward(self, real, fake):
+        return self.bce(real - fake, self.label(real))
+
+
+critic = nn.Linear(6, 1)
+if USE_CUDA:
+    critic = critic.cuda()
+loss_fn = PairLoss(CUDA=USE_CUDA)
+a, b = torch.randn(2, 6), torch.randn(2, 6)
+if USE_CUDA:
+    a, b = a.cuda(), b.cuda()
+print(loss_fn(critic(a), critic(b)))
+"""
+
+
+def test_a_module_that_moves_its_buffers_by_its_own_cuda_flag_is_placed() -> None:
+    assert lines(FLAGGED.format(move=".cuda()"), "GPD102") == []
+    assert lines(FLAGGED.format(move=".float()"), "GPD102") == [27]

@@ -113,6 +113,10 @@ def _comparison_polarity(test: cst.Comparison) -> Polarity | None:
         if left not in ("gpu", "cpu"):
             return "device" if left == "device" else None
         return left if negated else _flip(left)
+    none_chosen = _no_gpu_number(test.left, target.comparator, left)
+    if none_chosen is not None and isinstance(operator, cst.Equal | cst.NotEqual):
+        # `num_gpu == 0`, `args.gpu == -1`: no GPU; `!=`: some GPU
+        return "gpu" if negated else "cpu"
     sides = [p for p in (left, right) if p is not None]
     if "cpu" in sides:
         polarity: Polarity | None = "cpu"
@@ -125,6 +129,25 @@ def _comparison_polarity(test: cst.Comparison) -> Polarity | None:
     if isinstance(operator, cst.GreaterThan | cst.GreaterThanEqual | cst.LessThan):
         return polarity if polarity != "cpu" else "device"  # `device_count() > 1`
     return _flip(polarity) if negated else polarity
+
+
+GPU_COUNT = re.compile(r"^(n_?|num_?)gpus?$|^gpus$|^ngpus?$|gpu_?count$|^device_count$", re.I)
+"""A number of GPUs (``num_gpu``, ``args.gpus``, ``torch.cuda.device_count()``): 0 is none."""
+
+
+def _no_gpu_number(
+    left: cst.BaseExpression, number: cst.BaseExpression, polarity: Polarity | None
+) -> bool | None:
+    """True when ``left == number`` says no GPU is used: a count of GPUs against 0, or a GPU
+    index against a negative sentinel (``args.gpu == -1``). None for any other comparison."""
+    if polarity != "gpu":
+        return None
+    if isinstance(number, cst.UnaryOperation) and isinstance(number.operator, cst.Minus):
+        return True if isinstance(number.expression, cst.Integer) else None
+    if not isinstance(number, cst.Integer) or int(number.value, 0) != 0:
+        return None
+    name = dotted(left.func if isinstance(left, cst.Call) else left) or ""
+    return True if GPU_COUNT.search(name.rsplit(".", 1)[-1]) else None
 
 
 DEVICE_IDS = re.compile(r"device_?ids?$", re.I)

@@ -139,6 +139,15 @@ def _read_init(node: cst.ClassDef) -> _Reading:
             walk(methods[name].body, reader)
             if depth < MAX_DEPTH:
                 pending.extend((called, depth + 1) for called in reader.self_calls)
+        # `self.CUDA = CUDA`, then `if self.CUDA: target = target.cuda()` in a method the
+        # forward calls: the class moves its own tensors where the flag says (TextGAN's GANLoss)
+        flags = {alias: p for alias, p in reader.aliases.items() if alias.startswith("self.")}
+        if flags:
+            guarded = _FlagMoves(flags)
+            for name, method in methods.items():
+                if name not in seen:
+                    walk(method.body, guarded)
+            reader.placing |= guarded.placing
         result = (
             reader.moves,
             frozenset(reader.placing),
@@ -212,6 +221,41 @@ class _SelfMoves(cst.CSTVisitor):
         parameter = self.aliases.get(dotted(value) or "")
         if parameter is not None:
             self.aliases.update((target, parameter) for target in targets if target)
+
+
+class _FlagMoves(cst.CSTVisitor):
+    """The device flags kept on ``self`` that guard a move in a method (``if self.CUDA:
+    t = t.cuda()``, ``t.cuda() if self.gpu else t``): the parameters they came from."""
+
+    def __init__(self, flags: dict[str, str]) -> None:
+        self.flags = flags
+        self.placing: set[str] = set()
+
+    def visit_If(self, node: cst.If) -> None:
+        self._guarded(node.test, node.body)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._guarded(node.test, node.body)
+
+    def _guarded(self, test: cst.BaseExpression, body: cst.CSTNode) -> None:
+        parameter = self.flags.get(dotted(test) or "")
+        if parameter is not None and parameter not in self.placing and _moves_in(body):
+            self.placing.add(parameter)
+
+
+def _moves_in(node: cst.CSTNode) -> bool:
+    finder = _MoveCalls()
+    walk(node, finder)
+    return finder.found
+
+
+class _MoveCalls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        self.found |= isinstance(func, cst.Attribute) and func.attr.value in MOVES
 
 
 def _settings_device(target: cst.BaseExpression, parameters: set[str]) -> bool:

@@ -19,7 +19,7 @@ import libcst as cst
 from gpudoc.lint import project
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.flow import terminates
+from gpudoc.lint.analysis.flow import guard_polarity, terminates
 from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.homes import project_names
 from gpudoc.lint.analysis.names import (
@@ -363,10 +363,21 @@ class CheckpointScan(cst.CSTVisitor):
                 text = string_value(node.value)  # `model_name = "rnn.net"`, one value only
                 known = self.string_names.get(target.target.value, text)
                 self.string_names[target.target.value] = text if known == text else None
-                if isinstance(node.value, cst.Name) and node.value.value == "None":
+                none = isinstance(node.value, cst.Name) and node.value.value == "None"
+                if none and not self._on_gpu_arm():
+                    # (`else: loc = None` of `if num_gpu == 0:`: None only where GPUs run)
                     self.none_params.add((self._function(), target.target.value))
                 elif self._arms and self._arms[-1].none == target.target.value:
                     self.defaulted.setdefault((self._function(), binding.name), binding.order)
+
+    def _on_gpu_arm(self) -> bool:
+        """The walk is on the GPU arm of the innermost ``if`` (the body of ``if use_cuda:``,
+        the ``else:`` of ``if num_gpu == 0:``)."""
+        if not self._ifs or not self._arms:
+            return False
+        polarity = guard_polarity(self._ifs[-1][0].test)
+        orelse = self._arms[-1].orelse
+        return polarity == ("cpu" if orelse else "gpu")
 
     def _note_demo_device(self, node: cst.Assign) -> None:
         """``device = torch.device("cuda:0")`` run unconditionally, later ``device =

@@ -53,7 +53,9 @@ class CudaWithoutFallback(Rule):
     ## Known problems
     A CUDA literal bound to a name (`GPU = "cuda:0"`) that the file reads only on the GPU path
     of a device test (`torch.device(GPU if torch.cuda.is_available() else "cpu")`) is not
-    reported. A CPU path in the file of a project base class counts for its subclasses (`class
+    reported, nor is CUDA in a class or function that names two GPUs by index (`"cuda:0"` and
+    `"cuda:1"`: a model split over GPUs, written for several), nor a second GPU's index
+    elsewhere in that file. A CPU path in the file of a project base class counts for its subclasses (`class
     GanModel(BaseModel)`, whose `__init__` picks `torch.device("cpu")` without GPUs), and so
     does a `"cpu"` device picked by a script of the project that imports a model file choosing
     none (`main.py` building `models/net.py`'s `Net`, one more file deep), for the code that
@@ -249,6 +251,7 @@ def nopeak_mask(size):
             return
         configured = _configured_defaults(context.module)
         named = _guarded_names(context.module, unguarded)
+        named |= _model_parallel(context.module)
         mentions = [
             (mention, evidence or found.cpu_path_at(mention.node))
             for mention in unguarded
@@ -270,6 +273,51 @@ def nopeak_mask(size):
                 '(`torch.device("cuda" if torch.cuda.is_available() else "cpu")`)'
             )
             yield Report(mention.node, message)
+
+
+def _model_parallel(module: cst.Module) -> set[int]:
+    """ids of the nodes of each top-level class or function that names two GPUs by index
+    (``"cuda:0"`` and ``"cuda:1"``): model parallelism, written for several GPUs, whose CUDA
+    is the point, whatever CPU path the rest of the file (another notebook section) offers."""
+    found: set[int] = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.ClassDef | cst.FunctionDef):
+            continue
+        indices = {
+            match.group(1)
+            for _, text in _strings_in(statement)
+            if (match := GPU_INDEX.match(text)) is not None
+        }
+        if len(indices) >= 2:
+            found.update(code_ids(statement))
+    if found:
+        # and the second GPU anywhere else (`label.to("cuda:1")` where the split model's
+        # output lands): only a run with several GPUs names it
+        found.update(
+            id(node)
+            for node, text in _strings_in(module)
+            if (match := GPU_INDEX.match(text)) is not None and match.group(1) != "0"
+        )
+    return found
+
+
+GPU_INDEX = re.compile(r"^cuda:(\d+)$")
+
+
+def _strings_in(node: cst.CSTNode) -> list[tuple[cst.SimpleString, str]]:
+    strings = _Strings()
+    walk(node, strings)
+    return strings.found
+
+
+class _Strings(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[tuple[cst.SimpleString, str]] = []
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        value = node.evaluated_value
+        if isinstance(value, str):
+            self.found.append((node, value.strip()))
 
 
 def _guarded_names(module: cst.Module, mentions: list[CudaEvent]) -> set[int]:
