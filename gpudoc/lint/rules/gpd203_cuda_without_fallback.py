@@ -55,9 +55,9 @@ class CudaWithoutFallback(Rule):
     of a device test (`torch.device(GPU if torch.cuda.is_available() else "cpu")`) is not
     reported, nor is CUDA in a class or function that names two GPUs by index (`"cuda:0"` and
     `"cuda:1"`: a model split over GPUs, written for several), nor a second GPU's index
-    elsewhere in that file. A CPU path in the file of a project base class counts for its subclasses (`class
-    GanModel(BaseModel)`, whose `__init__` picks `torch.device("cpu")` without GPUs), and so
-    does a `"cpu"` device picked by a script of the project that imports a model file choosing
+    elsewhere in that file. A CPU path in the file of a project base class counts for its
+    subclasses (`class GanModel(BaseModel)`, whose `__init__` picks `torch.device("cpu")`
+    without GPUs), and so does a `"cpu"` device picked by a script of the project that imports a model file choosing
     none (`main.py` building `models/net.py`'s `Net`, one more file deep), for the code that
     script reaches (what it imports, the methods something names), unless the file names CUDA
     more than four times (written for GPUs); and
