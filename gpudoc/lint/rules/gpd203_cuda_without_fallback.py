@@ -57,10 +57,10 @@ class CudaWithoutFallback(Rule):
     `"cuda:1"`: a model split over GPUs, written for several), nor a second GPU's index
     elsewhere in that file. A CPU path in the file of a project base class counts for its
     subclasses (`class GanModel(BaseModel)`, whose `__init__` picks `torch.device("cpu")`
-    without GPUs), and so does a `"cpu"` device picked by a script of the project that imports a model file choosing
-    none (`main.py` building `models/net.py`'s `Net`, one more file deep), for the code that
-    script reaches (what it imports, the methods something names), unless the file names CUDA
-    more than four times (written for GPUs); and
+    without GPUs), and so does a `"cpu"` device picked by a script of the project that imports a
+    model file choosing none (`main.py` building `models/net.py`'s `Net`, one more file deep),
+    for the code that script reaches (what it imports, the methods something names), unless the
+    file names CUDA more than four times (written for GPUs); and
     `f"cuda:{gpu_ids[0]}"`, the first of the GPUs given, is one device for the run, not one per
     process.
     Scripts written for GPUs only are not reported: nothing in them offers a CPU path, or they
