@@ -435,27 +435,6 @@ def test_a_graph_loaders_batches_are_on_the_host() -> None:
     assert lines(GRAPHS.format(fed="batch.to(dev).x"), "GPD102") == [17]
 
 
-# PyramidBox (recall set 45): `.cuda()` on the CPU arm of a tensor's own device test
-FORCED = """\
-import torch
-
-device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
-def match(overlaps):
-    best, idx = overlaps.max(0, keepdim=True)
-    if {test}:
-        best = best.cuda()
-    return best
-"""
-
-
-def test_cuda_forced_on_the_cpu_arm_of_a_device_test_has_no_fallback() -> None:
-    assert lines(FORCED.format(test="not best.is_cuda"), "GPD203") == [9]
-    # on the GPU arm it moves only where CUDA is
-    assert lines(FORCED.format(test="torch.cuda.is_available()"), "GPD203") == []
-
-
 # DiscoGAN (set 46): `map_location=None` only where GPUs run (`else:` of `num_gpu == 0`)
 NONE_ON_GPU = """\
 import argparse
@@ -499,6 +478,7 @@ def test_counts_of_gpus_against_zero_and_negative_indices_mean_the_cpu() -> None
     assert polarity("num_gpu == 0") == "cpu"
     assert polarity("torch.cuda.device_count() == 0") == "cpu"
     assert polarity("args.gpu == -1") == "cpu"
+    assert polarity("args.visible_gpus != '-1'") == "gpu"
     assert polarity("args.ngpu != 0") == "gpu"
     # index 0 is the first GPU, not none
     assert polarity("args.gpu == 0") == "gpu"

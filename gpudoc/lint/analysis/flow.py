@@ -142,6 +142,8 @@ def _no_gpu_number(
     index against a negative sentinel (``args.gpu == -1``). None for any other comparison."""
     if polarity != "gpu":
         return None
+    if isinstance(number, cst.SimpleString) and number.evaluated_value == "-1":
+        return True  # `args.visible_gpus != '-1'`: an option's text
     if isinstance(number, cst.UnaryOperation) and isinstance(number.operator, cst.Minus):
         return True if isinstance(number.expression, cst.Integer) else None
     if not isinstance(number, cst.Integer) or int(number.value, 0) != 0:

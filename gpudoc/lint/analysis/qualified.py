@@ -68,8 +68,10 @@ class QualifiedCalls:
             return self.eval_torch(node, qualified, rest, args)
         if qualified in api.DATAPARALLEL:  # torch_geometric's, fed lists of graphs
             return self.wrap_module(node, qualified, args)
-        if qualified in api.GRAPH_LOADERS:  # batches of graphs, collated on the host
-            return self.data_loader(node, args)
+        if qualified in api.GRAPH_LOADERS:
+            # batches of graphs, collated on the host; `batch.to(device)` moves one in place
+            graphs = Value(Kind.BATCH, Place.HOST, inplace_to=True)
+            return Value(Kind.LOADER, Place.HOST, element=graphs)
         if qualified.startswith(api.DATAFRAME_ROOTS):
             return Value(Kind.NDARRAY, Place.HOST) if root == "numpy" else UNKNOWN
         last = qualified.rsplit(".", 1)[-1]

@@ -47,9 +47,6 @@ class CudaWithoutFallback(Rule):
     model = Net().to(device)
     ```
 
-    CUDA named on the CPU arm of a device test (`if not x.is_cuda: x = x.cuda()`, the `else:`
-    of `if torch.cuda.is_available():`) is unguarded: it runs exactly where there may be no GPU.
-
     ## Known problems
     A CUDA literal bound to a name (`GPU = "cuda:0"`) that the file reads only on the GPU path
     of a device test (`torch.device(GPU if torch.cuda.is_available() else "cpu")`) is not
@@ -193,8 +190,8 @@ def nopeak_mask(size):
                 self.compared.add(id(operand))
 
     def on_cuda(self, event: CudaEvent, semantic: Semantic) -> None:
-        if semantic.under_guard and not (semantic.on_cpu_path and not semantic.on_gpu_path):
-            return  # (on a test's CPU path, `if not x.is_cuda: x = x.cuda()`, it forces CUDA)
+        if semantic.under_guard:
+            return
         function = semantic.function_node
         if function is not None and function.name.value in MOVE_METHODS:
             return  # a class's own `def cuda(self)`: moving is its job, its callers choose
