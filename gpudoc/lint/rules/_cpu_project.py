@@ -11,14 +11,13 @@ above it up to the project's root (_importers.py), read as text, never run.
 from __future__ import annotations
 
 import json
-import os
 import re
 from functools import lru_cache
 from pathlib import Path
 from stat import S_ISREG
 
 from gpudoc.lint.rules._gpu_savers import MAX_BYTES
-from gpudoc.lint.rules._importers import project_directories
+from gpudoc.lint.rules._importers import in_project_directories
 
 DEVICE_WORDS = re.compile(
     r"cuda|device|\.to\(|accelerat|lightning|\bgpus?\b|\bmps\b|\btpu\b|\bxla\b|Trainer\(", re.I
@@ -34,13 +33,7 @@ def project_files(linted: str) -> list[Path]:
     """The scripts and notebooks the verdict reads: also the linted file's cache key."""
     if not linted.endswith(".py"):
         return []
-    here = Path(linted).resolve()
-    found: list[Path] = []
-    for directory in project_directories(str(here.parent), os.getcwd()):
-        try:
-            found += _files_in(str(directory), directory.stat().st_mtime_ns)
-        except OSError:
-            return []
+    found = in_project_directories(Path(linted).resolve(), _files_in)
     return found if len(found) <= MAX_FILES else []
 
 

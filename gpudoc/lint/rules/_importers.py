@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -48,13 +49,21 @@ def candidate_importers(linted: str) -> list[Path]:
     if not linted.endswith(".py"):
         return []
     here = Path(linted).resolve()
+    scripts = in_project_directories(here, _scripts_in)
+    return [s for s in scripts if s != here and s.name != "__init__.py"]
+
+
+def in_project_directories(
+    here: Path, listing: Callable[[str, int], tuple[Path, ...]]
+) -> list[Path]:
+    """What ``listing`` (a directory's files, read once per modification stamp) finds in each
+    of the project directories of the file ``here`` (an unreadable one is left out)."""
     found: list[Path] = []
     for directory in project_directories(str(here.parent), os.getcwd()):
         try:
-            scripts = _scripts_in(str(directory), directory.stat().st_mtime_ns)
+            found += listing(str(directory), directory.stat().st_mtime_ns)
         except OSError:
             continue
-        found += [s for s in scripts if s != here and s.name != "__init__.py"]
     return found
 
 

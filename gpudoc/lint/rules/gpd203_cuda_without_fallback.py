@@ -363,23 +363,22 @@ class _GuardedReads(cst.CSTVisitor):
         self.depth = 0
 
     def visit_IfExp(self, node: cst.IfExp) -> bool:
-        if guard_polarity(node.test) != "gpu":
-            return True
-        walk(node.test, self)
-        walk(node.orelse, self)
-        self.depth += 1
-        walk(node.body, self)
-        self.depth -= 1
-        return False
+        return self._arms(node.test, node.body, node.orelse)
 
     def visit_If(self, node: cst.If) -> bool:
-        if guard_polarity(node.test) != "gpu":
+        return self._arms(node.test, node.body, node.orelse)
+
+    def _arms(
+        self, test: cst.BaseExpression, body: cst.CSTNode, orelse: cst.CSTNode | None
+    ) -> bool:
+        """Walk a device test's arms, its GPU arm as guarded; False: its children are done."""
+        if guard_polarity(test) != "gpu":
             return True
-        walk(node.test, self)
-        if node.orelse is not None:
-            walk(node.orelse, self)
+        for part in (test, orelse):
+            if part is not None:
+                walk(part, self)
         self.depth += 1
-        walk(node.body, self)
+        walk(body, self)
         self.depth -= 1
         return False
 
