@@ -15,7 +15,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.functions import argument_for
+from gpudoc.lint.analysis.functions import argument_for, moves_anything
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.visit import walk
 
@@ -239,23 +239,8 @@ class _FlagMoves(cst.CSTVisitor):
 
     def _guarded(self, test: cst.BaseExpression, body: cst.CSTNode) -> None:
         parameter = self.flags.get(dotted(test) or "")
-        if parameter is not None and parameter not in self.placing and _moves_in(body):
+        if parameter is not None and parameter not in self.placing and moves_anything(body):
             self.placing.add(parameter)
-
-
-def _moves_in(node: cst.CSTNode) -> bool:
-    finder = _MoveCalls()
-    walk(node, finder)
-    return finder.found
-
-
-class _MoveCalls(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        self.found |= isinstance(func, cst.Attribute) and func.attr.value in MOVES
 
 
 def _settings_device(target: cst.BaseExpression, parameters: set[str]) -> bool:
