@@ -16,7 +16,7 @@ from gpudoc.lint.analysis.events import (
     OperationEvent,
     SubscriptEvent,
 )
-from gpudoc.lint.analysis.flow import join_values
+from gpudoc.lint.analysis.flow import GPU_COUNT, join_values
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import assignments, built_class, dotted, method_named
 from gpudoc.lint.analysis.narrowing import forgotten, not_tensor_arms
@@ -120,7 +120,17 @@ class Evaluator:
             self.model.emit("operation", OperationEvent(node, left, right))
         if isinstance(node.operator, cst.Modulo) and isinstance(node.left, STRINGS):
             return UNKNOWN  # `"pred %d" % pred`: a str (`%d` reads a tensor through `.item()`)
+        if isinstance(node.operator, cst.Modulo) and self._gpu_count(node.right):
+            # `rank % torch.cuda.device_count()`: this process's GPU, as an index
+            self.model.flags.per_rank_device = True
+            return Value(Kind.DEVICE)
         return self.combine([left, right])
+
+    def _gpu_count(self, node: cst.BaseExpression) -> bool:
+        """``torch.cuda.device_count()`` (also through a name bound to it: ``n_gpus``)."""
+        if isinstance(node, cst.Call):
+            return self.model.imports.qualify(node.func) == "torch.cuda.device_count"
+        return GPU_COUNT.match((dotted(node) or "").rsplit(".", 1)[-1]) is not None
 
     def eval_comparison(self, node: cst.Comparison) -> Value:
         values = [self.eval(node.left)]

@@ -60,9 +60,15 @@ def _body_sources(node: cst.ClassDef, empty_classes: frozenset[str]) -> frozense
     given, ``Wrapper(net).generate(x)``) and nothing else stored: a stub (``class Net(
     nn.Module): pass``) stands for a real model and counts as weighted."""
     sources: set[str] = set()
+    # `self.mask = self.mask_correlated_samples(n)`: a method of its own that builds a tensor
+    tensor_methods = frozenset(
+        f"self.{statement.name.value}"
+        for statement in node.body.body
+        if isinstance(statement, cst.FunctionDef) and returns_tensor(statement)
+    )
     for statement in node.body.body:
         if isinstance(statement, cst.FunctionDef):
-            stored = _method_sources(statement, empty_classes)
+            stored = _method_sources(statement, empty_classes, tensor_methods)
             if stored is None:
                 return None
             sources |= stored
@@ -111,7 +117,9 @@ def _class_constant(node: cst.BaseExpression) -> bool:
     return False
 
 
-def _method_sources(method: cst.FunctionDef, empty_classes: frozenset[str]) -> set[str] | None:
+def _method_sources(
+    method: cst.FunctionDef, empty_classes: frozenset[str], tensor_methods: frozenset[str]
+) -> set[str] | None:
     """The parameters of ``__init__`` it stores (None: it stores what may be weights)."""
     params = [*method.params.posonly_params, *method.params.params, *method.params.kwonly_params]
     literal_params = {
@@ -122,7 +130,8 @@ def _method_sources(method: cst.FunctionDef, empty_classes: frozenset[str]) -> s
     given = set()
     if method.name.value == "__init__":
         given = {param.name.value for param in params[1:]} - literal_params - _rebound(method)
-    visitor = _Stores(literal_params, given, empty_classes)
+    helpers = _tensor_helpers(method) | tensor_methods
+    visitor = _Stores(literal_params, given, empty_classes, helpers)
     walk(method.body, visitor)
     return None if visitor.stores else visitor.sources
 
@@ -154,9 +163,15 @@ class _Stores(cst.CSTVisitor):
     """Finds what could give the module a parameter, buffer or submodule."""
 
     def __init__(
-        self, literal_params: set[str], given: set[str], empty_classes: frozenset[str]
+        self,
+        literal_params: set[str],
+        given: set[str],
+        empty_classes: frozenset[str],
+        tensor_helpers: frozenset[str] = frozenset(),
     ) -> None:
         self.literal_params = literal_params
+        self.tensor_helpers = tensor_helpers
+        """Functions defined in the method that return tensors (``second_derivative(x)``)."""
         self.given = given
         """``__init__``'s other parameters: storing one makes the argument decide."""
         self.empty_classes = empty_classes
@@ -173,6 +188,8 @@ class _Stores(cst.CSTVisitor):
             _literal(value)
             or _plain_tensor(value)
             or _computed(value)
+            or _tensor_result(value)
+            or (isinstance(value, cst.Call) and dotted(value.func) in self.tensor_helpers)
             or _plain_call(value)
             or (isinstance(value, cst.Name) and value.value in self.literal_params)
             or weightless_layer(value)
@@ -252,6 +269,86 @@ def _computed(value: cst.BaseExpression) -> bool:
         )
         return computed and not _builds_a_class(value)
     return False
+
+
+TENSOR_ONLY_METHODS = frozenset(
+    [
+        *("mean", "sum", "prod", "std", "var", "norm", "abs", "pow", "sqrt", "exp", "log"),
+        *("clamp", "clamp_min", "clamp_max", "sigmoid", "tanh", "softmax", "log_softmax"),
+        *("mul", "add", "sub", "div", "neg", "square", "max", "min", "argmax", "argmin"),
+        *("view", "view_as", "reshape", "squeeze", "unsqueeze", "flatten", "detach"),
+        *("permute", "transpose", "contiguous", "clone", "expand", "repeat", "gather"),
+    ]
+)
+"""Tensor methods that an ``nn.Module`` lacks (unlike ``float``, ``to`` or ``cuda``, which a
+module has too): what they return is a tensor, never a parameter or a submodule."""
+
+
+def _tensor_result(value: cst.BaseExpression) -> bool:
+    """``diff.mean()``, ``(a - b).abs().sum()``: the last call is a tensor-only method, so a
+    loss that keeps its result (``self.loss = diff.mean()``) stores a plain tensor."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return False
+    return value.func.attr.value in TENSOR_ONLY_METHODS and not _builds_a_class(value)
+
+
+def _tensor_helpers(method: cst.FunctionDef) -> frozenset[str]:
+    """Functions defined in ``method`` that return tensors (``def second_derivative(x): ...;
+    return der.mean()``)."""
+    return frozenset(
+        statement.name.value
+        for statement in method.body.body
+        if isinstance(statement, cst.FunctionDef) and returns_tensor(statement)
+    )
+
+
+def returns_tensor(function: cst.FunctionDef) -> bool:
+    """Every ``return`` gives a tensor computed here: a factory, arithmetic, a tensor-only
+    method, or a local bound only to those (``mask = torch.ones(n, n); mask.fill_diagonal_(0);
+    return mask``)."""
+    returns = _Returns()
+    walk(function.body, returns)
+    if not returns.values:
+        return False
+    for value in returns.values:
+        if isinstance(value, cst.Name) and value.value != "None":
+            bound = returns.bindings.get(value.value)
+            if not bound or not all(_tensor_value(b) for b in bound):
+                return False
+        elif not _tensor_value(value):
+            return False
+    return True
+
+
+def _tensor_value(value: cst.BaseExpression) -> bool:
+    if _in_place_on_name(value):
+        return True  # `mask.fill_diagonal_(0)`: the same tensor, changed in place
+    return _plain_tensor(value) or _computed(value) or _tensor_result(value)
+
+
+def _in_place_on_name(value: cst.BaseExpression) -> bool:
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return False
+    return value.func.attr.value.endswith("_") and isinstance(value.func.value, cst.Name)
+
+
+class _Returns(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.values: list[cst.BaseExpression] = []
+        self.bindings: dict[str, list[cst.BaseExpression]] = {}
+        """Each plain name the function assigns -> the values it is given."""
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self.bindings.setdefault(target.target.value, []).append(node.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # a nested function's returns are its own
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self.values.append(node.value)
 
 
 def _builds_a_class(value: cst.BaseExpression) -> bool:

@@ -29,6 +29,7 @@ from gpudoc.lint.analysis.names import (
     class_method,
     dotted,
     iter_statements,
+    keyword,
     names_in,
     return_values,
 )
@@ -73,6 +74,9 @@ class Arm(NamedTuple):
     single_process: bool = False
     """The arm of a distributed switch without the process group (``else:`` of ``if
     args.distributed:``)."""
+    alternative: frozenset[str] = frozenset()
+    """Names the other arm binds to tensors built from host data (``geno = torch.tensor(
+    df.values)``): a load here that binds one of them reads a cache of that data."""
 
 
 @dataclass
@@ -274,8 +278,11 @@ class CheckpointScan(cst.CSTVisitor):
         body, orelse = _none_names(node.test)
         main = _main_rank_arm(node.test)
         many = _distributed_switch(node.test)
-        self._ifs.append((node, Arm(id(node), True, orelse, main is False, many is True)))
-        self._arms.append(Arm(id(node), False, body, main is True, many is False))
+        built = _host_built_names(node.body)
+        other = _host_built_names(node.orelse.body) if isinstance(node.orelse, cst.Else) else set()
+        else_arm = Arm(id(node), True, orelse, main is False, many is True, frozenset(built))
+        self._ifs.append((node, else_arm))
+        self._arms.append(Arm(id(node), False, body, main is True, many is False, frozenset(other)))
 
     def leave_If(self, original_node: cst.If) -> None:
         self._tests.pop()
@@ -1715,3 +1722,29 @@ class _Assignments(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self.assigns.append((node, self.depth > 0))
+
+
+HOST_BUILDERS = frozenset(
+    ["tensor", "as_tensor", "from_numpy", "Tensor", "FloatTensor", "LongTensor"]
+)
+"""Constructors that make a host tensor from data (``torch.tensor(df.values)``)."""
+
+
+def _host_built_names(block: cst.BaseSuite) -> set[str]:
+    """Names ``block`` binds (at its own level) to a tensor made from data on the host."""
+    names: set[str] = set()
+    if not isinstance(block, cst.IndentedBlock):
+        return names
+    for statement in block.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not isinstance(small, cst.Assign) or not isinstance(small.value, cst.Call):
+                continue
+            name = (dotted(small.value.func) or "").rsplit(".", 1)[-1]
+            if name not in HOST_BUILDERS or keyword(small.value, "device") is not None:
+                continue
+            for target in small.targets:
+                if isinstance(target.target, cst.Name):
+                    names.add(target.target.value)
+    return names

@@ -552,6 +552,9 @@ def _holds_no_device_tensors(site: LoadSite, found: CheckpointScan) -> bool:
         return True
     if any(b.value is call and DATA_SET.match(b.name) for b in found.bindings):
         return True  # `dataset = torch.load(pt_file)`: examples a preprocessing step wrote
+    alternative = site.arms[-1].alternative if site.arms else frozenset()
+    if any(b.value is call and b.name in alternative for b in found.bindings):
+        return True  # the other arm builds that name from host data: this reads its cache
     if any(MODEL_FILE.search(text) for text in strings.found):
         return False  # `feature_extractor.pth`, `embedding_model.pt`: a model's state
     if any(b.value is call and MODEL_FILE.search(b.name) for b in found.bindings):

@@ -46,6 +46,10 @@ class NcclWithoutRankDevice(Rule):
     ranks itself (`mp.spawn`) and does not set `CUDA_VISIBLE_DEVICES`: then every rank shares
     that GPU. Under a launcher that shows each process one GPU, the constant is right.
 
+    A file that puts nothing on a device and names none (a hello-world that joins the group,
+    prints its rank and leaves) is not reported: no GPU is used. A rank's GPU picked as an
+    index (`dev = rank % torch.cuda.device_count()`, then `.to(dev)`) is a per-rank device.
+
     ## Known problems
     A device bound in another module (a launcher helper) is not seen.
     """
@@ -85,10 +89,14 @@ model = torch.nn.Linear(4, 2).cuda()
         """Groups joined in a function walked on its own, with its name."""
         self.spawns = False
         """The file starts its ranks itself (``mp.spawn(run, nprocs=n)``): all on one host."""
+        self.uses_gpus = False
+        """A call that moves or exchanges tensors (``.cuda()``, ``.to(...)``, a collective,
+        ``DistributedDataParallel``), or calls another function that may."""
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         if event.qualified in SPAWNS:
             self.spawns = True
+        self.uses_gpus |= _may_use_gpus(event)
         if not is_process_group_init(event.qualified):
             return
         node = event.node
@@ -108,6 +116,8 @@ model = torch.nn.Linear(4, 2).cuda()
         flags = context.flags
         if flags.per_rank_device or not self.groups:
             return
+        if not self.uses_gpus:
+            return  # a group that no tensor of this file reaches (a hello-world): no GPU used
         message = (
             "NCCL process group without a per-rank GPU: every rank will use cuda:0; call "
             "`torch.cuda.set_device(local_rank)` first (or pass `device_id=`)"
@@ -130,6 +140,26 @@ model = torch.nn.Linear(4, 2).cuda()
 
 
 SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
+
+QUIET = frozenset(
+    [
+        *("init_process_group", "destroy_process_group", "get_rank", "get_world_size"),
+        *("is_available", "is_initialized", "is_nccl_available", "get_backend"),
+    ]
+)
+"""``torch.distributed`` calls that exchange no tensor."""
+MOVES = frozenset(["cuda", "to", "set_device"])
+
+
+def _may_use_gpus(event: CallEvent) -> bool:
+    """Whether a call may put a tensor on a GPU: a move, a module's forward, any torch
+    call but the group's own bookkeeping; printing and reading settings do not."""
+    qualified = event.qualified or ""
+    if qualified.startswith("torch.distributed."):
+        return qualified.rsplit(".", 1)[-1] not in QUIET
+    if event.method in MOVES or event.module is not None:
+        return True
+    return qualified.startswith("torch.") or "DistributedDataParallel" in qualified
 
 
 def _referred_names(module: cst.Module, names: set[str]) -> set[str]:
