@@ -181,3 +181,33 @@ def test_a_load_standing_in_for_host_data_reads_a_data_cache() -> None:
     assert lines(CACHE.format(other="mask"), "GPD201") == []
     # a model's state loaded in that arm is no stand-in for the data
     assert lines(CACHE.format(other="state"), "GPD201") == [14]
+
+
+# pyro's VAE example (pyro#538): the class moves itself before it builds its parts
+LATE_PARTS = """\
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(784, 50)
+
+
+class VAE(nn.Module):
+    def __init__(self, use_cuda=False):
+        super().__init__()
+        {early}
+        self.z_dim = 50
+        self.encoder = Encoder()
+        self.decoder = nn.Linear(50, 784)
+        {late}
+"""
+
+
+def test_parts_built_after_the_class_moves_itself_stay_on_the_host() -> None:
+    move = "if use_cuda:\n            self.cuda()"
+    assert lines(LATE_PARTS.format(early=move, late="pass"), "GPD102") == [16]
+    # moved once every part exists: all of them go
+    assert lines(LATE_PARTS.format(early="pass", late=move), "GPD102") == []
+    assert lines(LATE_PARTS.format(early=move, late="self.to('cuda')"), "GPD102") == []

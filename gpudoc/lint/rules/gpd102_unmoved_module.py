@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gpudoc.lint.analysis.api import CPU_LITERAL
-from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
+from gpudoc.lint.analysis.api import CPU_LITERAL, WEIGHTED_LAYERS
+from gpudoc.lint.analysis.events import BindingEvent, CallEvent, ClassEvent, Semantic
 from gpudoc.lint.analysis.expressions import device_move_target, string_value
-from gpudoc.lint.analysis.names import dotted, keyword
+from gpudoc.lint.analysis.names import assignments, dotted, keyword, method_named
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._helpers import all_on_host, any_on_device
@@ -115,6 +115,11 @@ class UnmovedModule(Rule):
     inputs unless it is passed `device="cpu"` (torchinfo's `summary` follows the model and is
     not concerned).
 
+    Also finds a module class whose `__init__` moves itself (`self.cuda()`, `self.to(device)`)
+    before it builds its parts (pyro's VAE example: `if use_cuda: self.cuda()`, then
+    `self.encoder = Encoder(...)`): `.cuda()` moved only the parameters that existed then, and
+    the parts built after it stay on the host.
+
     ## Known problems
     A model loaded whole with `torch.load` is of unknown placement and not reported, unless the
     checkpoint is mapped to the CPU (`map_location="cpu"`): then what it holds is on the host
@@ -202,7 +207,7 @@ out = model(x)
         ),
     )
 
-    EVENTS = ("binding", "call")
+    EVENTS = ("binding", "call", "class")
 
     def __init__(self) -> None:
         super().__init__()
@@ -211,6 +216,18 @@ out = model(x)
         self.module_calls: list[ModuleCall] = []
         self.parts: list[ReplacedPart] = []
         self.summaries: list[tuple[cst.Call, str]] = []
+        self.late_parts: list[tuple[cst.CSTNode, str, str]] = []
+        """A part ``__init__`` builds after moving ``self``: its statement, its attribute and
+        the move's text."""
+
+    def on_class(self, event: ClassEvent, semantic: Semantic) -> None:
+        if event.module_class is None or event.module_class.custom_apply:
+            return
+        init = method_named(event.node, "__init__")
+        if init is not None:
+            late = _part_after_self_move(init, semantic)
+            if late is not None:
+                self.late_parts.append(late)
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         """``net = Net()`` where ``net`` held a placed module (the walk marks it stale)."""
@@ -323,6 +340,13 @@ out = model(x)
             self.conditional_moves.append(ConditionalMove(statement, name, test, unmoved, device))
 
     def finish(self, context: Context) -> Iterator[Report]:
+        for statement, attribute, moved_by in self.late_parts:
+            message = (
+                f"`{attribute}` is built after `{moved_by}` in `__init__`, which moved only the "
+                f"parts that existed then: `{attribute}` stays on the host; move `self` after "
+                "building every part"
+            )
+            yield Report(statement, message)
         for rebinding in self.rebindings:
             if rebinding.first_use is None:
                 continue
@@ -452,3 +476,67 @@ def _brought_to_the_cpu(value: cst.BaseExpression) -> bool:
             return True
         value = value.func.value
     return False
+
+
+def _part_after_self_move(
+    init: cst.FunctionDef, semantic: Semantic
+) -> tuple[cst.CSTNode, str, str] | None:
+    """The first weighted part ``init`` builds after ``self.cuda()`` / ``self.to(...)``, when
+    no later move of ``self`` follows it: its statement, ``self.<attr>`` and the move."""
+    move: str | None = None
+    late: tuple[cst.CSTNode, str, str] | None = None
+    for statement in _in_order(init.body):
+        moved = _self_move(statement)
+        if moved is not None:
+            move, late = moved, None  # a later move takes every part built before it
+            continue
+        if move is None or late is not None:
+            continue
+        for target, value in assignments(statement):
+            name = dotted(target) or ""
+            if name.startswith("self.") and _weighted_part(value, semantic):
+                late = (statement, name, move)
+                break
+    return late
+
+
+def _in_order(block: cst.BaseSuite) -> Iterator[cst.BaseStatement]:
+    """The statements of ``block`` in reading order, into the arms of its ``if``s."""
+    if not isinstance(block, cst.IndentedBlock):
+        return
+    for statement in block.body:
+        yield statement
+        if isinstance(statement, cst.If):
+            yield from _in_order(statement.body)
+            orelse = statement.orelse
+            while isinstance(orelse, cst.If):
+                yield from _in_order(orelse.body)
+                orelse = orelse.orelse
+            if isinstance(orelse, cst.Else):
+                yield from _in_order(orelse.body)
+
+
+MOVES = frozenset({"cuda", "to"})
+
+
+def _self_move(statement: cst.BaseStatement) -> str | None:
+    """``self.cuda()`` or ``self.to(device)`` as a statement: its text."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    for small in statement.body:
+        call = small.value if isinstance(small, cst.Expr) else None
+        func = call.func if isinstance(call, cst.Call) else None
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        if isinstance(func, cst.Attribute) and dotted(func.value) == "self" and method in MOVES:
+            return f"self.{method}()"
+    return None
+
+
+def _weighted_part(value: cst.BaseExpression, semantic: Semantic) -> bool:
+    """A layer with weights (``nn.Linear(...)``) or a weighted module class of the project."""
+    if not isinstance(value, cst.Call):
+        return False
+    if (dotted(value.func) or "").rsplit(".", 1)[-1] in WEIGHTED_LAYERS:
+        return True
+    part = semantic.module_class_named(value.func)
+    return part is not None and part.weighted and not part.places_itself
