@@ -137,8 +137,8 @@ def test_a_gpu_chapter_that_shows_a_move_back_has_no_cpu_path() -> None:
     chosen_first = GPU_CHAPTER.format(query='device = torch.device("cpu")')
     assert lines(chosen_first, "GPD203") == [4, 8]
     # a fallback, not a display: the file offers the CPU
-    fallback = GPU_CHAPTER.format(query="use_gpu = torch.cuda.is_available()")
-    assert lines(fallback, "GPD205") == [10]
+    fallback = GPU_CHAPTER.format(query="use_gpu = torch.cuda.is_available()\nprint(use_gpu)")
+    assert lines(fallback, "GPD205") == [11]
 
 
 # a CPU course notebook: it shows the query, then one demo cell moves a tensor with `.cuda()`

@@ -211,3 +211,146 @@ def test_parts_built_after_the_class_moves_itself_stay_on_the_host() -> None:
     # moved once every part exists: all of them go
     assert lines(LATE_PARTS.format(early="pass", late=move), "GPD102") == []
     assert lines(LATE_PARTS.format(early=move, late="self.to('cuda')"), "GPD102") == []
+
+
+# set 48, Deep-Learning-Boot-Camp and DocyNoah: GPU notebooks whose first CUDA call needs a GPU
+GPU_FIRST = """\
+import numpy as np
+import torch
+
+{first}
+x = torch.ones(3)
+if torch.cuda.is_available():
+    x = x.cuda() * 2
+t = torch.from_numpy(np.zeros(4)).cuda()
+"""
+
+
+def test_a_script_whose_first_cuda_call_needs_a_gpu_offers_no_cpu_path() -> None:
+    query = "print('devices', torch.cuda.device_count(), torch.cuda.current_device())"
+    assert lines(GPU_FIRST.format(first=query), "GPD203") == []
+    # the same query under a try: the script may go on without it
+    guarded = f"try:\n    {query}\nexcept RuntimeError:\n    pass"
+    assert lines(GPU_FIRST.format(first=guarded), "GPD203") == [11]
+    # a fallback chosen first: the later query is a bug of a script that offers the CPU
+    chosen = 'device = "cuda" if torch.cuda.is_available() else "cpu"\n' + query
+    assert lines(GPU_FIRST.format(first=chosen), "GPD203") == [9]
+
+
+SHOWN = """\
+import torch
+
+
+def show(value):
+    print(value)
+
+
+{flag}
+show(torch.cuda.current_device())
+show(torch.cuda.get_device_name(0))
+"""
+
+
+def test_a_query_only_shown_or_never_read_chooses_nothing() -> None:
+    assert lines(SHOWN.format(flag="show(torch.cuda.is_available())"), "GPD205") == []
+    assert lines(SHOWN.format(flag="HAS_CUDA = torch.cuda.is_available()"), "GPD205") == []
+    # a flag the script reads is its CPU path
+    read = "HAS_CUDA = torch.cuda.is_available()\nkwargs = {'pin_memory': True} if HAS_CUDA else {}"
+    assert lines(SHOWN.format(flag=read), "GPD205") == [11]
+
+
+# EECS498: an exercise that multiplies on the GPU and returns the result to the host
+ROUND_TRIP = """\
+import torch
+
+
+def mm_on_gpu(x, w):
+    x = x.cuda()
+    w = w.cuda()
+    y = x.mm(w)
+    y = y.to("cpu")
+    {end}
+"""
+
+
+def test_a_result_brought_back_to_the_host_is_no_cpu_path() -> None:
+    assert lines(ROUND_TRIP.format(end="return y"), "GPD203") == []
+    # kept on the host and used there: the script chose the CPU for it
+    assert lines(ROUND_TRIP.format(end="print(y)"), "GPD203") == [5, 6]
+
+
+# RecentTrend's GAN notebook: noise moved under the same test that moves the generator
+NOISE = """\
+import torch
+import torch.nn as nn
+
+
+def make_noise(n):
+    z = torch.randn(n, 16)
+    if torch.cuda.is_available():
+        return z.cuda()
+    {rest}
+    return z
+
+
+gen = nn.Linear(16, 32)
+if torch.cuda.is_available():
+    gen.cuda()
+fake = gen(make_noise(4))
+"""
+
+
+def test_what_follows_a_gpu_arm_that_returns_runs_on_the_cpu() -> None:
+    assert lines(NOISE.format(rest="pass"), "GPD101") == []
+    # an unrelated test that returns leaves the host value on a GPU path
+    unrelated = NOISE.replace(
+        "if torch.cuda.is_available():\n        return", "if n > 2:\n        return"
+    )
+    assert lines(unrelated.format(rest="pass"), "GPD101") == [16]
+
+
+# Boot-Camp's two-layer notebook: `.cuda()` on an empty container moves nothing
+EMPTY = """\
+import torch
+
+net = torch.nn.Sequential({parts}).cuda()
+net.add_module("l1", torch.nn.Linear(10, 3))
+xs = torch.randn(20, 10)
+print(net(xs).data.numpy())
+"""
+
+
+def test_cuda_on_an_empty_container_moves_nothing() -> None:
+    assert lines(EMPTY.format(parts=""), "GPD101") == []
+    assert lines(EMPTY.format(parts=""), "GPD202") == []
+    assert lines(EMPTY.format(parts="torch.nn.Linear(10, 10)"), "GPD101") == [6]
+
+
+# RecentTrend's seq2seq model: an `init_hidden` left over from another version of the class
+LEFTOVER = """\
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        self.rnn = nn.LSTM(size, size)
+        {sets}
+
+    def forward(self, seq, hidden=None):
+        return self.rnn(seq, hidden)
+
+    def init_hidden(self):
+        return torch.zeros(1, self.batch, 6)
+
+
+dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+enc = Encoder(6).to(dev)
+print(enc(torch.randn(5, 2, 6, device=dev)))
+"""
+
+
+def test_a_method_reading_attributes_its_class_never_sets_is_dead() -> None:
+    assert lines(LEFTOVER.format(sets="pass"), "GPD106") == []
+    assert lines(LEFTOVER.format(sets="self.batch = 2"), "GPD106") == [15]

@@ -167,7 +167,7 @@ def test_a_script_that_stops_without_cuda_has_no_cpu_path(check: str) -> None:
 @pytest.mark.parametrize(
     "check",
     [
-        "use_cuda = torch.cuda.is_available()",
+        "use_cuda = torch.cuda.is_available()\nkwargs = {'pin_memory': True} if use_cuda else {}",
         "if len(sys.argv) > 1:\n    assert torch.cuda.is_available()",
         "if not torch.cuda.is_available():\n    print('running on the CPU')",
     ],

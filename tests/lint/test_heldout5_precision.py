@@ -118,7 +118,9 @@ def test_one_classes_own_flag_is_no_cpu_path_for_the_file() -> None:
 
 
 def test_a_script_flag_is_a_cpu_path_for_the_file() -> None:
-    script = "use_cuda = torch.cuda.is_available()\n"
+    script = (
+        "use_cuda = torch.cuda.is_available()\nkwargs = {'pin_memory': True} if use_cuda else {}\n"
+    )
     assert lines(OBJECT_FLAG.format(script=script), "GPD203") == [13]
 
 

@@ -612,7 +612,7 @@ def test_a_model_built_on_the_host_and_moved_in_one_test_stays_a_finding() -> No
 def test_a_file_that_checks_availability_keeps_its_cpu_path() -> None:
     source = SUMMARY_CPU.format(build="BetaVAE(3, 10).cuda()").replace(
         '        print(summary(self.model, (3, 64, 64), device="cpu"))',
-        "        use_cuda = torch.cuda.is_available()",  # a check, not a print of one
+        "        self.use_cuda = torch.cuda.is_available()",  # a check, not a print of one
     )
     assert lines(source, "GPD203") == [7, 11]
 

@@ -178,6 +178,10 @@ class Compound:
             paths = (body,) if truth else (other,)
         # read after the paths: CUDA on the CPU path shows the test picks a GPU
         through = self.walk_paths(paths, lambda: model.join_after(node.test))
+        # `if torch.cuda.is_available(): return z.cuda()`: what follows runs on the CPU (an
+        # `elif` of another test decides nothing of the kind for the whole `if`)
+        gpu_arm_ended = through == 1 and len(paths) == 2 and orelse is None
+        model.rest_on_cpu = node.test if gpu_arm_ended and cpu_side == "gpu" else None
         if through == 1 and len(paths) == 2:
             # `elif args.loss == "triplet": criterion = ....cuda()` / `else: raise`: the code
             # after runs only where the surviving arm ran, so its moves are unconditional there

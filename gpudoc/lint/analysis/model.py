@@ -122,6 +122,9 @@ class SemanticModel:
         """For each function being walked: whether each of its returns is on the CPU path of
         a device guard of its own body."""
         self.cpu_path_at_entry: list[int] = []
+        self.rest_on_cpu: cst.BaseExpression | None = None
+        """The test of an ``if`` whose GPU arm just ended the block (``if cuda: return
+        x.cuda()``): the statements after it run on the CPU path."""
         self.context_stack: list[str] = []
         """The functions whose bodies are being walked for a call, outermost first."""
         self.context_classes: list[ModuleClass | None] = []

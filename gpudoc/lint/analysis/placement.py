@@ -55,6 +55,9 @@ class Placement:
             # torch.device has no .to()/.cuda(): whatever this receiver really is, the result is
             # not a device, and a fix must never move tensors "to" it.
             return UNKNOWN
+        if _empty_container(node.func):
+            # `nn.Sequential().cuda()`: nothing to move yet; the layers added later stay put
+            return receiver
         if method == "cuda":
             if not _holds_no_tensor(receiver):
                 # `nn.BCELoss().cuda()` moves no tensor: it needs no CUDA on a CPU-only host
@@ -145,6 +148,18 @@ class Placement:
         if formatted_cuda(value) and not first_listed_gpu(value):
             self.model.flags.per_rank_device = True  # f"cuda:{local_rank}"
             self.model.flags.device_notion = True
+
+
+EMPTY_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+
+
+def _empty_container(func: cst.BaseExpression) -> bool:
+    """``nn.Sequential()`` of ``nn.Sequential().cuda()``: a container built with no parts."""
+    if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Call):
+        return False
+    built = func.value
+    name = (dotted(built.func) or "").rsplit(".", 1)[-1]
+    return name in EMPTY_CONTAINERS and not built.args
 
 
 DEVICE_LIST = re.compile(r"(^|[._])(gpu_ids|gpus|device_ids|devices|cuda_ids)$", re.I)

@@ -44,10 +44,21 @@ class StatementWalker:
         self.compound = Compound(model, evaluator, self.binder, self)
 
     def walk_block(self, statements: Sequence[cst.BaseStatement | cst.BaseSmallStatement]) -> None:
+        model = self.model
+        on_cpu = 0
         for statement in statements:
             self.walk_statement(statement)
-            if self.model.terminated:
-                return  # the rest of the block does not run on this path
+            if model.terminated:
+                break  # the rest of the block does not run on this path
+            if model.rest_on_cpu is not None:
+                # after `if gpu: return ...`, the rest of the block is the CPU path
+                model.cpu_path += 1
+                model.cpu_path_tests.append(model.rest_on_cpu)
+                model.rest_on_cpu = None
+                on_cpu += 1
+        model.cpu_path -= on_cpu
+        if on_cpu:
+            del model.cpu_path_tests[-on_cpu:]
 
     def walk_body(self, body: cst.BaseSuite) -> None:
         if isinstance(body, cst.SimpleStatementSuite):  # `if use_cuda: x = x.cuda()`

@@ -99,6 +99,14 @@ class LoadSite:
 
 
 REPORTERS = frozenset({"print", "info", "debug", "warning", "log", "write", "echo"})
+GPU_QUERIES = frozenset(
+    "torch.cuda." + name
+    for name in (
+        *("set_device", "current_device", "get_device_name", "get_device_properties"),
+        *("get_device_capability", "synchronize", "mem_get_info"),
+    )
+)
+"""CUDA calls that raise on a host without a GPU: run unconditionally, the script needs one."""
 """Calls whose arguments are only shown: an availability query in one decides no path."""
 DEVICE_LIBRARIES = frozenset({"torch", "lightning", "pytorch_lightning", "accelerate"})
 """Libraries whose ``"cpu"`` keyword arguments choose the script's own device."""
@@ -178,6 +186,8 @@ class CheckpointScan(cst.CSTVisitor):
         DataParallel(net).cuda()`` / ``else: net = net.cuda()``): no CPU path. Read only for
         the ``if``s around a move, once each."""
         self._reported: set[int] = set()
+        self._reporters: frozenset[str] | None = None
+        self._name_uses: dict[str, int] | None = None
         """ids of what is only printed or logged (``print(torch.cuda.is_available())``)."""
         self._hard_gpu_names: set[str] = set()
         """Module names bound unconditionally to a hard-coded GPU (``device = "cuda:0"``)."""
@@ -353,9 +363,16 @@ class CheckpointScan(cst.CSTVisitor):
             receiver = dotted(value.func.value)
             names = [dotted(target.target) for target in node.targets]
             module = MODULE_NAME.search(receiver or "")
-            if receiver is not None and receiver not in names and module is None:
+            # `y = y.to("cpu")` then `return y`: the function's result brought back
+            returned = receiver in names and receiver in self._returned_names()
+            if receiver is not None and (receiver not in names or returned) and module is None:
                 self._transfers.update(_cpu_transfer(value))
         self._note_demo_device(node)
+        if isinstance(value, cst.Call) and (dotted(value.func) or "").endswith(AVAILABILITY):
+            # `HAS_CUDA = torch.cuda.is_available()` that nothing reads: it chooses nothing
+            names = [dotted(t.target) for t in node.targets]
+            if all(name and "." not in name and self._uses(name) == 1 for name in names):
+                self._reported.add(id(value))
         returner = value.func if isinstance(value, cst.Call) else None
         if isinstance(returner, cst.Name) and returner.value in self.path_returners:
             # `state_path = train(model, ...)`, which returns the path it saved the best to
@@ -462,7 +479,8 @@ class CheckpointScan(cst.CSTVisitor):
         if library and library.partition(".")[0] not in DEVICE_LIBRARIES:
             self._foreign_cpu.update(id(arg.value) for arg in node.args if arg.keyword is not None)
         distributed = library.startswith("torch.distributed.")  # a process group, not CUDA
-        if last in REPORTERS:  # `print("CUDA:", torch.cuda.is_available())` chooses nothing
+        if last in REPORTERS or name in self._reporter_functions():
+            # `print("CUDA:", torch.cuda.is_available())` chooses nothing
             for arg in node.args:  # nor `print("using {} GPUs".format(torch.cuda.device_count()))`
                 self._reported.update(code_ids(arg.value))
         if name in ("range", "list"):  # `range(torch.cuda.device_count())`: which GPUs
@@ -500,11 +518,14 @@ class CheckpointScan(cst.CSTVisitor):
             # `torch.set_default_tensor_type("torch.cuda.FloatTensor")` in `__main__`: every
             # run of the script needs CUDA, whatever it tests elsewhere
             self.requires_gpu |= _names_cuda(node)
-        if qualified == "torch.cuda.set_device" and self._unconditional():
+        if qualified in GPU_QUERIES and self._unconditional() and not self._tries:
             # only where CUDA exists: it raises on a host without a GPU
             function = self._function()
             if function is None:
-                self.requires_gpu = True
+                # `print(torch.cuda.current_device())` before any CPU choice: a GPU script
+                # (a query after a fallback is a bug of a script that offers the CPU: GPD205)
+                first = qualified == "torch.cuda.set_device" or not self.evidence
+                self.requires_gpu |= first
             else:
                 self.gpu_functions.setdefault(id(function), self._next())
         if qualified == "torch.save":
@@ -560,6 +581,32 @@ class CheckpointScan(cst.CSTVisitor):
 
     def _function(self) -> cst.FunctionDef | None:
         return self._functions[-1] if self._functions else None
+
+    def _reporter_functions(self) -> frozenset[str]:
+        """The file's functions that only print what they are given (``def show(v):
+        print(v)``): an availability query handed to one chooses nothing."""
+        if self._reporters is None:
+            self._reporters = frozenset(
+                statement.name.value
+                for statement in self.module.body
+                if isinstance(statement, cst.FunctionDef) and _only_prints(statement)
+            )
+        return self._reporters
+
+    def _uses(self, name: str) -> int:
+        """How many times the file names ``name`` (its bindings included)."""
+        if self._name_uses is None:
+            counter = _NameCounter()
+            walk(self.module, counter)
+            self._name_uses = counter.counts
+        return self._name_uses.get(name, 0)
+
+    def _returned_names(self) -> set[str]:
+        """The plain names the innermost function returns."""
+        function = self._function()
+        if function is None:
+            return set()
+        return {dotted(value) or "" for value in return_values(function) if value is not None}
 
     def _unconditional(self) -> bool:
         """Outside any ``if`` but ``if __name__ == "__main__":``."""
@@ -1748,3 +1795,32 @@ def _host_built_names(block: cst.BaseSuite) -> set[str]:
                 if isinstance(target.target, cst.Name):
                     names.add(target.target.value)
     return names
+
+
+AVAILABILITY = ("cuda.is_available", "cuda.device_count")
+
+
+def _only_prints(function: cst.FunctionDef) -> bool:
+    """Every statement of ``function`` prints or logs (a docstring aside)."""
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    if not body:
+        return False
+    for statement in body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        for small in statement.body:
+            value = small.value if isinstance(small, cst.Expr) else None
+            if isinstance(value, cst.BaseString):
+                continue
+            called = dotted(value.func) if isinstance(value, cst.Call) else None
+            if called is None or called.rsplit(".", 1)[-1] not in REPORTERS:
+                return False
+    return True
+
+
+class _NameCounter(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.counts[node.value] = self.counts.get(node.value, 0) + 1

@@ -57,6 +57,7 @@ from gpudoc.lint.rules._helpers import (
 )
 from gpudoc.lint.rules._host_instances import host_only_classes
 from gpudoc.lint.rules._numbers import number_attributes, number_parameters
+from gpudoc.lint.rules._unset_attributes import reads_unset
 from gpudoc.lint.visit import code_ids, walk
 
 STEP_METHODS = frozenset(
@@ -186,6 +187,9 @@ class FactoryWithoutDevice(Rule):
     ```
 
     ## Known problems
+    A method of a plain `nn.Module` subclass that reads an attribute the class never sets
+    (`init_hidden` reading `self.batch`, left over from another version) would raise before
+    its factory runs: it is dead code and not reported.
     `torch.zeros_like`, `x.new_zeros` and 0-dim `torch.tensor(1.0)` as an operand are correct
     and not reported,
     nor is a 0-dim tensor of a name that holds a Python number: an attribute `__init__` assigns
@@ -794,6 +798,8 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             if definition.name.value == "backward":
                 tensors = [p.name.value for p in definition.params.params[1:2]] + tensors
         owner = semantic.module_class
+        if owner is not None and definition is not None and reads_unset(definition, owner.node):
+            return  # `init_hidden` reading `self.batch` the class never sets: a dead leftover
         meets_no_input = (
             definition is not None
             and owner is not None

@@ -76,7 +76,12 @@ class CudaWithoutFallback(Rule):
     allocate (dict keys, comparison operands) are not reported. A guard in a caller counts
     only where the walk reaches the helper through that call. A `"cpu"` keyword of another
     library's call (`summary(model, shape, device="cpu")`) is no CPU path of a file that builds
-    its model on CUDA (`Net(...).cuda()`).
+    its model on CUDA (`Net(...).cuda()`). A script whose first word about devices is a CUDA
+    call that fails without a GPU (`print(torch.cuda.current_device())`, `get_device_name`,
+    `synchronize`, outside any test or `try:`) is written for GPUs; so is one whose only
+    availability query is shown (also through a function of the file that only prints) or
+    bound to a name nothing reads. `y = y.to("cpu")` returned by its function brings a result
+    back; it is no CPU path.
     """
 
     CODE = "GPD203"
@@ -234,7 +239,12 @@ def nopeak_mask(size):
         if evidence is None and context.path:
             # `class GanModel(BaseModel)`, whose `__init__` in another file picks the CPU
             evidence = base_cpu_path(context.module, context.path)
-        if evidence is None and self.host_model and not self.placed_model:
+        if (
+            evidence is None
+            and self.host_model
+            and not self.placed_model
+            and not found.requires_gpu
+        ):
             # a tutorial whose model runs on the CPU, with one stray `.cuda()`
             evidence = f"`{self.host_model}` is never moved to a GPU"
         # a model file choosing no device, built by a script beside it that runs on the CPU too
