@@ -354,3 +354,54 @@ print(enc(torch.randn(5, 2, 6, device=dev)))
 def test_a_method_reading_attributes_its_class_never_sets_is_dead() -> None:
     assert lines(LEFTOVER.format(sets="pass"), "GPD106") == []
     assert lines(LEFTOVER.format(sets="self.batch = 2"), "GPD106") == [15]
+
+
+# FARM#5 (recall set 48): prediction heads moved one by one into a plain list
+HEADS = """\
+import torch.nn as nn
+
+
+class AdaptiveModel(nn.Module):
+    def __init__(self, language_model, prediction_heads, device):
+        super().__init__()
+        self.language_model = language_model.to(device)
+        self.prediction_heads = [ph.to(device) for ph in prediction_heads]
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, ids):
+        pooled = self.language_model(ids)
+        return [{use}(self.dropout(pooled)) for head in self.prediction_heads]
+"""
+
+
+def test_modules_moved_into_a_plain_list_are_not_registered() -> None:
+    assert lines(HEADS.format(use="head"), "GPD104") == [8]
+    # moved tensors in a list, never called: no submodules
+    assert lines(HEADS.format(use="pooled * head.sum() + "), "GPD104") == []
+
+
+# BLIP's demo notebook (salesforce/BLIP#168, recall set 48): a model from another library,
+# switched to eval mode, brought to the CPU and fed the image a helper put on the device
+BLIP = """\
+import torch
+from models.blip_itm import blip_itm
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def load_demo_image(size, device):
+    return torch.randn(1, 3, size, size).to(device)
+
+
+image = load_demo_image(384, device=device)
+model = blip_itm(pretrained="model_base_retrieval_coco.pth")
+{mode}
+model = model.to(device="cpu")
+score = model(image, "a woman sitting on the beach")
+"""
+
+
+def test_a_name_switched_to_eval_mode_holds_a_module() -> None:
+    assert lines(BLIP.format(mode="model.eval()"), "GPD102") == [14]
+    # nothing says the library's result is a module
+    assert lines(BLIP.format(mode="pass"), "GPD102") == []

@@ -147,6 +147,8 @@ class StatementWalker:
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
             return self.evaluator.eval(call), None
         method = call.func.attr.value
+        if method in MODE_SWITCHES and isinstance(call.func.value, cst.Name):
+            self.note_mode_switch(call.func.value.value)
         if method not in api.DISCARDABLE_MOVES or self.model.project_member(call.func):
             # `utils.cuda([G])`: a function of the project's `utils` module, not a move of it
             return self.evaluator.eval(call), None
@@ -163,6 +165,13 @@ class StatementWalker:
             self.model.assign_name(name, moved)
             self.move_global(name, receiver, moved)
         return result, receiver
+
+    def note_mode_switch(self, name: str) -> None:
+        """``model.eval()`` on what another library's call returned (``blip_itm(...)``): only
+        a module switches modes, so the name holds one, of unknown place."""
+        held = self.model.scope.lookup(name)
+        if held is not None and held.kind is Kind.UNKNOWN and held.binding is not None:
+            self.model.assign_name(name, replace(held, kind=Kind.MODULE, weighted=True))
 
     def move_global(self, name: str, before: Value, after: Value) -> None:
         """``model.to(device)`` in ``train()``, run for a call, where ``model`` is the
@@ -193,6 +202,9 @@ class StatementWalker:
         placed = before is not None and before.kind is Kind.MODULE and before.place is Place.DEVICE
         newly = after.kind is Kind.MODULE and after.place is Place.DEVICE and not placed
         return replace(after, moved_if=test, moved_at=line) if newly else after
+
+
+MODE_SWITCHES = frozenset({"eval", "train"})
 
 
 def _tensor_subscript(node: cst.BaseExpression) -> bool:

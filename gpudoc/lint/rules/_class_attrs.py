@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import libcst as cst
 
@@ -15,6 +16,7 @@ from gpudoc.lint.analysis.names import dotted, return_values
 from gpudoc.lint.analysis.parameterless import weightless_layer
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import Kind, Place, Value
+from gpudoc.lint.visit import walk
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,11 @@ def attribute_shape(statement: cst.CSTNode, value: Value, semantic: Semantic) ->
         return "empty-dict"
     if isinstance(expr, cst.List | cst.ListComp) and _holds_modules(expr, semantic):
         return "module-list"
+    cls = semantic.module_class
+    attr = (dotted(small.targets[0].target) or "").removeprefix("self.")
+    if cls is not None and _moved_items(expr) and attr in called_items(cls.node):
+        # `[ph.to(device) for ph in heads]`, whose items `forward` calls: modules, moved once
+        return "module-list"
     if isinstance(expr, cst.Dict | cst.DictComp) and _holds_modules(expr, semantic):
         return "module-dict"
     if isinstance(expr, cst.Call) and _returns_parameters(semantic.local_function(expr.func)):
@@ -82,6 +89,80 @@ def attribute_shape(statement: cst.CSTNode, value: Value, semantic: Semantic) ->
     if value.kind is Kind.TENSOR and value.place is Place.HOST and _is_own_call(expr, semantic):
         return "tensor"  # `self.create_positional_encoding()`, walked: a host tensor
     return None
+
+
+def _moved_items(expr: cst.BaseExpression) -> bool:
+    """``[ph.to(device) for ph in heads]``: each item of what it was given, moved."""
+    if not isinstance(expr, cst.ListComp) or not isinstance(expr.for_in.target, cst.Name):
+        return False
+    elt = expr.elt
+    func = elt.func if isinstance(elt, cst.Call) else None
+    if not isinstance(func, cst.Attribute) or func.attr.value not in ("to", "cuda"):
+        return False
+    return isinstance(func.value, cst.Name) and func.value.value == expr.for_in.target.value
+
+
+@lru_cache(maxsize=128)
+def called_items(node: cst.ClassDef) -> frozenset[str]:
+    """Attributes whose items the class calls: ``for head in self.heads: head(x)``, also
+    through ``zip(self.heads, ...)`` and ``enumerate(self.heads)``."""
+    finder = _CalledItems()
+    walk(node, finder)
+    return frozenset(finder.found)
+
+
+class _CalledItems(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: set[str] = set()
+
+    def visit_For(self, node: cst.For) -> None:
+        self._note(node.iter, node.target, node.body)
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self._note(node.for_in.iter, node.for_in.target, node.elt)
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+        self._note(node.for_in.iter, node.for_in.target, node.elt)
+
+    def _note(
+        self, iterable: cst.BaseExpression, target: cst.BaseExpression, body: cst.CSTNode
+    ) -> None:
+        for attr, item in _iterated(iterable, target):
+            calls = _NameCalls(item)
+            walk(body, calls)
+            if calls.called:
+                self.found.add(attr)
+
+
+def _iterated(iterable: cst.BaseExpression, target: cst.BaseExpression) -> list[tuple[str, str]]:
+    """(attribute, the loop name its items are bound to) for ``for h in self.heads``,
+    ``for h, x in zip(self.heads, xs)`` and ``for i, h in enumerate(self.heads)``."""
+    name = dotted(iterable) or ""
+    if name.startswith("self.") and isinstance(target, cst.Name):
+        return [(name[5:], target.value)]
+    if not isinstance(iterable, cst.Call) or not isinstance(target, cst.Tuple):
+        return []
+    called = dotted(iterable.func)
+    names = [e.value.value if isinstance(e.value, cst.Name) else "" for e in target.elements]
+    sources = [dotted(arg.value) or "" for arg in iterable.args]
+    if called == "enumerate" and len(sources) == 1 and len(names) == 2:
+        sources = ["", sources[0]]
+    elif called != "zip":
+        return []
+    return [
+        (source[5:], item)
+        for source, item in zip(sources, names, strict=False)
+        if source.startswith("self.") and item
+    ]
+
+
+class _NameCalls(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.called = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.called |= isinstance(node.func, cst.Name) and node.func.value == self.name
 
 
 def _returns_parameters(function: cst.FunctionDef | None) -> bool:

@@ -59,7 +59,9 @@ class ModulesInPlainContainer(Rule):
     ## Known problems
     Only containers built in `__init__` from recognisable module constructors are checked (also
     through an initialiser that returns the module it is given: `init_(nn.Linear(h, 1))`,
-    `layer_init(...)`, `nn.utils.spectral_norm(...)`). Wrapping
+    `layer_init(...)`, `nn.utils.spectral_norm(...)`), and lists of what `__init__` was given,
+    moved one by one (`[ph.to(device) for ph in prediction_heads]`), whose items the class
+    calls (`for head in self.prediction_heads: head(x)`). Wrapping
     them changes `state_dict` keys, so old checkpoints need `strict=False` or a key mapping.
     """
 
