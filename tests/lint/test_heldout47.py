@@ -405,3 +405,43 @@ def test_a_name_switched_to_eval_mode_holds_a_module() -> None:
     assert lines(BLIP.format(mode="model.eval()"), "GPD102") == [14]
     # nothing says the library's result is a module
     assert lines(BLIP.format(mode="pass"), "GPD102") == []
+
+
+# set 48, pseudoESM: fairseq's sinusoidal positions, brought to the module's device with
+# `type_as` on a registered buffer before use
+SINUSOIDAL = """\
+import math
+import torch
+import torch.nn as nn
+
+
+class SinusoidalPositionalEmbedding(nn.Module):
+    def __init__(self, dim, padding_idx):
+        super().__init__()
+        self.dim = dim
+        self.padding_idx = padding_idx
+        self.register_buffer("_float_tensor", torch.FloatTensor(1))
+        self.weights = None
+
+    def forward(self, tokens):
+        bsz, seq_len = tokens.shape
+        max_pos = self.padding_idx + 1 + seq_len
+        if self.weights is None or max_pos > self.weights.size(0):
+            self.weights = self.get_embedding(max_pos)
+        {convert}
+        positions = torch.arange(seq_len, device=tokens.device) + self.padding_idx + 1
+        return self.weights.index_select(0, positions).view(bsz, seq_len, -1).detach()
+
+    def get_embedding(self, num_embeddings):
+        half_dim = self.dim // 2
+        emb = math.log(10000) / (half_dim - 1)
+        emb = torch.exp(torch.arange(half_dim, dtype=torch.float) * -emb)
+        emb = torch.arange(num_embeddings, dtype=torch.float).unsqueeze(1) * emb.unsqueeze(0)
+        return torch.cat([torch.sin(emb), torch.cos(emb)], dim=1)
+"""
+
+
+def test_a_table_brought_to_a_buffers_device_with_type_as_is_placed() -> None:
+    convert = "self.weights = self.weights.type_as(self._float_tensor)"
+    assert lines(SINUSOIDAL.format(convert=convert), "GPD106") == []
+    assert lines(SINUSOIDAL.format(convert="pass"), "GPD106") == [26, 27]

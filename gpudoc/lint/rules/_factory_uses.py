@@ -291,6 +291,8 @@ def factories_inside(
             yield from factories_inside(element.value, factories, held)
     elif isinstance(value, cst.Name) and held is not None:
         yield from _optional(held(value.value))
+    elif value is not None and _self_attribute(value) and held is not None:
+        yield from _optional(held(dotted(value) or ""))  # `self.table`, bound in this method
 
 
 def _optional(call: cst.Call | None) -> Iterator[cst.Call]:
@@ -299,10 +301,17 @@ def _optional(call: cst.Call | None) -> Iterator[cst.Call]:
 
 
 def _held_receiver(func: cst.BaseExpression, held: Held | None) -> cst.Call | None:
-    """``h`` of ``h.float()`` when ``h`` holds a factory's tensor."""
-    if held is None or not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
+    """``h`` of ``h.float()`` (also ``self.h``) when it holds a factory's tensor."""
+    if held is None or not isinstance(func, cst.Attribute):
         return None
-    return held(func.value.value)
+    if isinstance(func.value, cst.Name):
+        return held(func.value.value)
+    return held(dotted(func.value) or "") if _self_attribute(func.value) else None
+
+
+def _self_attribute(value: cst.BaseExpression) -> bool:
+    """``self.table``: one attribute of ``self``."""
+    return isinstance(value, cst.Attribute) and dotted(value.value) == "self"
 
 
 FILLS = ("append", "extend", "insert")

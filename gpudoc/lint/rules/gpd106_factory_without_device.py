@@ -411,8 +411,13 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         """``return torch.zeros(...)``, ``return h, c``: the caller gets the factory's tensor."""
         value = event.node.value
         elements = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
-        found = [factory_inside(e, self.calls, self.held_in(semantic)) for e in elements]
+        held = self.held_in(semantic)
+        found = [factory_inside(e, self.calls, held) for e in elements]
         self.returned.update(factory for factory in found if factory is not None)
+        if not isinstance(value, cst.Tuple) and value is not None:
+            # `return torch.cat([torch.sin(ang), torch.cos(ang)])`: one tensor from all of
+            # them; a move of what the call returned moves it whole
+            self.returned.update(factories_inside(value, self.calls, held))
         if isinstance(value, cst.Tuple):
             self.returned_parts = tuple(found)
 
@@ -448,6 +453,13 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         if unpacked is not None:  # each part holds all of them: a move of one moves its grid
             group = tuple(factories_inside(unpacked, self.calls, self.held_in(semantic)))
             self.groups.update((part, group) for part in group)
+        elif factory is not None and value is not None:
+            # `ang = torch.arange(n)[:, None] * f[None]`: one tensor made of both; a move of
+            # it moves what each became
+            group = tuple(factories_inside(value, self.calls, self.held_in(semantic)))
+            if len(group) > 1:
+                together = tuple({p for call in group for p in self.groups.get(call, (call,))})
+                self.groups.update((part, together) for part in together)
         self.held.pop(key, None)
         function = semantic.function_node
         helper = self.helper_result(value)
@@ -509,8 +521,11 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         # a later `h = h.cuda()` (under `if USE_CUDA:`) places what the factory made, and so
         # does `a.expand_as(x).to(x.device)` or `.type(FloatTensor)` with a CUDA type
         func = event.node.func
-        moves = event.method in MOVES or (
-            event.method == "type" and _may_be_cuda_type(event, semantic)
+        # `self.table.type_as(self._float_tensor)` (fairseq): to the other tensor's device
+        moves = (
+            event.method in MOVES
+            or event.method == "type_as"
+            or (event.method == "type" and _may_be_cuda_type(event, semantic))
         )
         if not moves or not isinstance(func, cst.Attribute):
             return
