@@ -9,7 +9,7 @@ from pathlib import Path
 from lint_lines import lines
 
 from gpudoc.lint.config import LintConfig
-from gpudoc.lint.engine import lint_paths
+from gpudoc.lint.engine import lint_paths, lint_source
 
 
 def _project_lines(tmp_path: Path, files: dict[str, str], code: str) -> list[int]:
@@ -445,3 +445,96 @@ def test_a_table_brought_to_a_buffers_device_with_type_as_is_placed() -> None:
     convert = "self.weights = self.weights.type_as(self._float_tensor)"
     assert lines(SINUSOIDAL.format(convert=convert), "GPD106") == []
     assert lines(SINUSOIDAL.format(convert="pass"), "GPD106") == [26, 27]
+
+
+# set 49, the GAN specialization's notebooks: `device = 'cuda'`, and a helper whose own
+# default is the CPU
+HELPER_DEFAULT = """\
+import torch
+import torch.nn as nn
+
+
+def get_noise(n_samples, z_dim, device="cpu"):
+    return torch.randn(n_samples, z_dim, device=device)
+
+
+{device}
+gen = nn.Linear(8, 16).to(device)
+gen.load_state_dict(torch.load("gen_pretrained.pth"))
+print(gen(get_noise(4, 8, device=device)).shape)
+"""
+
+
+def test_a_helpers_cpu_default_is_no_cpu_path_of_a_script_on_cuda() -> None:
+    hard = HELPER_DEFAULT.format(device='device = "cuda"')
+    assert lines(hard, "GPD201") == []
+    assert lines(hard, "GPD203") == []
+    # a script that chooses no device of its own: the helper's default is where it runs
+    chosen = HELPER_DEFAULT.format(device='device = "cuda" if torch.cuda.is_available() else "cpu"')
+    assert lines(chosen, "GPD201") == [11]
+
+
+# set 49, pytorch-deepdream: a blur written as a module, with its kernel a plain tensor on
+# the device, built where it is used
+BLUR = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Blur(nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        kernel = torch.ones(3, 1, size, size) / (size * size)
+        self.weight = {weight}
+
+    def forward(self, x):
+        return F.conv2d(x, self.weight, groups=3)
+
+
+image = torch.rand(1, 3, 32, 32, device=DEVICE)
+smooth = Blur(5)(image)
+"""
+
+
+def test_a_module_built_where_it_is_called_is_named_by_its_constructor() -> None:
+    assert lines(BLUR.format(weight="kernel.to(DEVICE)"), "GPD102") == []
+    weighted = BLUR.format(weight="nn.Parameter(kernel)")
+    result = lint_source(weighted, "x.py", LintConfig(select=("GPD102",)))
+    assert [f.line for f in result.findings] == [19]
+    assert "`Blur(5)` is built on the host where it is called" in result.findings[0].message
+
+
+# set 49, PyTorchTutorial: a whole data set made on the device, split, then batched
+SPLIT = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset, random_split
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class PairSet(Dataset):
+    def __init__(self, xs, ys):
+        self.xs, self.ys = xs, ys
+
+    def __len__(self):
+        return len(self.xs)
+
+    def __getitem__(self, i):
+        return self.xs[i], self.ys[i]
+
+
+xs = {xs}
+train_part, test_part = random_split(PairSet(xs, xs.sum(1)), [800, 200])
+net = nn.Linear(2, 1).to(device)
+for bx, by in DataLoader(train_part, batch_size=32):
+    out = net(bx)
+"""
+
+
+def test_a_split_of_a_data_set_on_the_device_yields_device_batches() -> None:
+    assert lines(SPLIT.format(xs="torch.rand(1000, 2, device=device)"), "GPD101") == []
+    assert lines(SPLIT.format(xs="torch.rand(1000, 2)"), "GPD101") == [23]

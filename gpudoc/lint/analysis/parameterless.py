@@ -131,7 +131,7 @@ def _method_sources(
     if method.name.value == "__init__":
         given = {param.name.value for param in params[1:]} - literal_params - _rebound(method)
     helpers = _tensor_helpers(method) | tensor_methods
-    visitor = _Stores(literal_params, given, empty_classes, helpers)
+    visitor = _Stores(literal_params, given, empty_classes, helpers, _tensor_locals(method))
     walk(method.body, visitor)
     return None if visitor.stores else visitor.sources
 
@@ -168,9 +168,12 @@ class _Stores(cst.CSTVisitor):
         given: set[str],
         empty_classes: frozenset[str],
         tensor_helpers: frozenset[str] = frozenset(),
+        tensor_locals: frozenset[str] = frozenset(),
     ) -> None:
         self.literal_params = literal_params
         self.tensor_helpers = tensor_helpers
+        self.tensor_locals = tensor_locals
+        """Locals of the method bound only to tensors it made (``kernel = torch.ones(n)``)."""
         """Functions defined in the method that return tensors (``second_derivative(x)``)."""
         self.given = given
         """``__init__``'s other parameters: storing one makes the argument decide."""
@@ -190,6 +193,7 @@ class _Stores(cst.CSTVisitor):
             or _computed(value)
             or _tensor_result(value)
             or (isinstance(value, cst.Call) and dotted(value.func) in self.tensor_helpers)
+            or (dotted(_chain_root(value)) in self.tensor_locals and not _builds_a_class(value))
             or _plain_call(value)
             or (isinstance(value, cst.Name) and value.value in self.literal_params)
             or weightless_layer(value)
@@ -299,6 +303,18 @@ def _tensor_helpers(method: cst.FunctionDef) -> frozenset[str]:
         statement.name.value
         for statement in method.body.body
         if isinstance(statement, cst.FunctionDef) and returns_tensor(statement)
+    )
+
+
+def _tensor_locals(method: cst.FunctionDef) -> frozenset[str]:
+    """Names ``method`` binds only to tensors it makes (``kernel = torch.ones(3, 1, k, k) /
+    k**2``): what is computed from them (``kernel.to(DEVICE)``) is a plain tensor."""
+    found = _Returns()
+    walk(method.body, found)
+    return frozenset(
+        name
+        for name, values in found.bindings.items()
+        if all(_tensor_value(value) for value in values)
     )
 
 

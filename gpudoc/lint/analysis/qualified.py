@@ -199,6 +199,9 @@ class QualifiedCalls:
             return self.data_loader(node, args)
         if last == "TensorDataset":
             return Value(Kind.LOADER, join_places([arg.place for arg in args]))
+        if last == "random_split" and args and args[0].kind is Kind.LOADER:
+            # `train, test = random_split(dataset, [800, 200])`: subsets of the same samples
+            return Value(element=args[0])
         combines = rest.startswith("nn.functional.") or (
             "." not in rest and rest not in api.SHAPE_ONLY_FUNCTIONS
         )

@@ -210,4 +210,10 @@ def unpack(value: Value, count: int) -> list[Value]:
         return list(value.items)
     if value.kind in (Kind.TENSOR, Kind.BATCH):
         return [Value(Kind.TENSOR, value.place, by_name=value.by_name) for _ in range(count)]
+    if (
+        value.kind is Kind.UNKNOWN
+        and value.element is not None
+        and value.element.kind is Kind.LOADER
+    ):
+        return [value.element] * count  # `train, test = random_split(dataset, ...)`
     return [UNKNOWN] * count

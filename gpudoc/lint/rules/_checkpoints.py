@@ -190,6 +190,10 @@ class CheckpointScan(cst.CSTVisitor):
         self._name_uses: dict[str, int] | None = None
         """ids of what is only printed or logged (``print(torch.cuda.is_available())``)."""
         self._hard_gpu_names: set[str] = set()
+        self._parameter_defaults: set[int] = set()
+        self._default_cpu: list[tuple[int, str]] = []
+        """``def get_noise(n, device="cpu")``: a helper's default, the script's CPU path only
+        where the script does not hard-code CUDA itself (``device = "cuda"``)."""
         """Module names bound unconditionally to a hard-coded GPU (``device = "cuda:0"``)."""
         self._displayed: list[str] = []
         """Availability queries only displayed (a notebook's bare ``torch.cuda.is_available()``)."""
@@ -449,7 +453,14 @@ class CheckpointScan(cst.CSTVisitor):
             if id(node) in self._transfers or id(node) in self._shown:
                 return
             strength = WEAK if id(node) in self._foreign_cpu else 1
+            if id(node) in self._parameter_defaults:
+                self._default_cpu.append((strength, f'a `"{text}"` device'))
+                return  # weighed once the file is read (all_evidence)
             self._evidence(strength, f'a `"{text}"` device')
+
+    def visit_Param(self, node: cst.Param) -> None:
+        if node.default is not None:
+            self._parameter_defaults.add(id(node.default))
 
     def visit_Arg(self, node: cst.Arg) -> None:
         name = node.keyword.value if node.keyword is not None else ""
@@ -633,6 +644,9 @@ class CheckpointScan(cst.CSTVisitor):
 
     def all_evidence(self) -> dict[int, str]:
         evidence = dict(self.evidence)
+        if self._default_cpu and not self._hard_gpu_names:
+            strength, text = self._default_cpu[0]
+            evidence.setdefault(strength, text)
         if self._displayed and not self._hard_gpu_names:
             # a course notebook that shows the query, then `a.cuda()` in one demo cell: a CPU
             # reader runs the rest; a GPU chapter that binds `device = "cuda:0"` has no CPU path

@@ -419,6 +419,15 @@ out = model(x)
             # a module handed to a helper is reported where the caller created it, by the
             # caller's name
             name = _assigned_name(node) or call.module_name
+            if not name:
+                # `Blur(5)(grad)`: a module built where it is called, named by its constructor
+                message = (
+                    f"`{context.code(call.call.func)}` is built on the host where it is called, "
+                    f"but {shown} is on the device: move it (`.to({device})`) or build it once "
+                    "on the device"
+                )
+                yield Report(node, message)
+                continue
             called = "" if name == call.module_name else f" (`{call.module_name}` where it is used)"
             message = (
                 f"`{name}`{called} stays on the host but {shown} is on the device: "

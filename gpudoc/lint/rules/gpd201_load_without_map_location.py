@@ -101,7 +101,8 @@ class LoadWithoutMapLocation(Rule):
     from a directory that a checkpoint handler made earlier writes into (ignite's
     `ModelCheckpoint("./saved_models", ...)`, then `torch.load(last("./saved_models"))`). A
     `map_location="cpu"` is where that checkpoint is loaded, not evidence that the script
-    runs on the CPU.
+    runs on the CPU; nor is a helper's own `device="cpu"` default in a script that binds
+    `device = "cuda"` itself (a GPU course notebook's `get_noise(n, z, device="cpu")`).
     A checkpoint that lies in the project (its path a literal, relative to the file or to where
     gpudoc runs) whose `torch.save` file (zip or legacy) names CPU storages only is not
     reported: it loads on any host. Its bytes are read, never unpickled; a file replaced later
