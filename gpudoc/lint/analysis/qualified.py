@@ -244,7 +244,9 @@ class QualifiedCalls:
     def cuda_call(self, node: cst.Call, rest: str) -> Value:
         flags = self.model.flags
         flags.device_notion = True
-        self.model.scope.cuda_initialised = True
+        # `device_count()` asks NVML and leaves CUDA uninitialised (PyTorch 2.x: "Do not cache
+        # the device count prior to CUDA initialization"); every other call initialises it
+        self.model.scope.cuda_initialised |= rest != "cuda.device_count"
         if rest in ("cuda.is_available", "cuda.device_count"):
             flags.availability_check = True
             return SCALAR

@@ -32,18 +32,21 @@ class CudaVisibleDevicesAfterInit(Rule):
 
     ## Example
     ```python
-    print(torch.cuda.device_count())
+    print(torch.cuda.is_available())
     os.environ["CUDA_VISIBLE_DEVICES"] = "1"
     ```
 
     ## Use instead
     ```python
     os.environ["CUDA_VISIBLE_DEVICES"] = "1"
-    print(torch.cuda.device_count())
+    print(torch.cuda.is_available())
     ```
 
     ## Known problems
     Only this file's statement order is seen; CUDA initialised by an imported module is not.
+    `torch.cuda.device_count()` does not count as initialising CUDA: PyTorch 2 asks NVML for
+    it and reads `CUDA_VISIBLE_DEVICES` again until CUDA starts (without NVML it falls back to
+    the CUDA runtime, which does initialise it).
     """
 
     CODE = "GPD403"
@@ -55,7 +58,14 @@ class CudaVisibleDevicesAfterInit(Rule):
 import os
 os.environ["CUDA_VISIBLE_DEVICES"] = "1"
 import torch
-print(torch.cuda.device_count())
+print(torch.cuda.is_available())
+""",
+        # NVML counts the devices; CUDA starts later, with the mask in place
+        """\
+import os
+import torch
+n = torch.cuda.device_count()
+os.environ["CUDA_VISIBLE_DEVICES"] = "1"
 """,
     )
     INVALID = (
@@ -63,7 +73,7 @@ print(torch.cuda.device_count())
             """\
 import os
 import torch
-print(torch.cuda.device_count())
+print(torch.cuda.is_available())
 os.environ["CUDA_VISIBLE_DEVICES"] = "1"
 """,
             line=4,
