@@ -6,21 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lint_lines import lines
+from lint_lines import lines, project_lines
 
 from gpudoc.lint.config import LintConfig
 from gpudoc.lint.engine import lint_paths
-
-
-def _project_lines(tmp_path: Path, files: dict[str, str], code: str) -> list[int]:
-    """The lines of ``main.py`` of a small project on which rule ``code`` reports."""
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
-    config = LintConfig(select=(code,))
-    result = lint_paths([str(tmp_path / "main.py")], config, jobs=1, use_cache=False)
-    assert not result.errors
-    return [finding.line for finding in result.findings]
-
 
 # deep_rl's agents: a target built from a placed network's output, "moved" again and discarded
 ALREADY_THERE = """\
@@ -104,10 +93,10 @@ MOVES_ITSELF = "if data.HP_gpu:\n            self.hidden2tag = self.hidden2tag.c
 def test_a_module_whose_parts_move_themselves_in_another_file_is_placed(tmp_path: Path) -> None:
     files = {"main.py": NCRF_MAIN, "tagger.py": TAGGER, "wordseq.py": ""}
     files["wordseq.py"] = PARTS.format(move=MOVES_ITSELF)
-    assert _project_lines(tmp_path, files, "GPD102") == []
+    assert project_lines(tmp_path, files, "GPD102") == []
     # parts that never move leave the tagger on the host
     files["wordseq.py"] = PARTS.format(move="pass")
-    assert _project_lines(tmp_path, files, "GPD102") == [18]
+    assert project_lines(tmp_path, files, "GPD102") == [18]
 
 
 def test_a_local_module_built_of_parts_that_move_themselves_is_placed() -> None:
@@ -153,10 +142,10 @@ def train(model, loader, num_classes):
 def test_a_loss_keeping_only_its_number_of_classes_needs_no_move(tmp_path: Path) -> None:
     for param in ("n_classes", "num_classes"):
         files = {"main.py": DICE_MAIN, "dice.py": DICE.format(param=param)}
-        assert _project_lines(tmp_path, files, "GPD102") == []
+        assert project_lines(tmp_path, files, "GPD102") == []
     # one that keeps what it is given as its weights needs them moved
     files = {"main.py": DICE_MAIN, "dice.py": DICE.format(param="class_weights")}
-    assert _project_lines(tmp_path, files, "GPD102") == [6]
+    assert project_lines(tmp_path, files, "GPD102") == [6]
 
 
 # deep_gcns_torch: PyG's DataParallel takes the DataListLoader's list of graphs on the host

@@ -1,26 +1,15 @@
-"""Precision regressions found in this session's held-out sets and the re-scored older ones
-(public repositories), reduced and rewritten here: correct code each rule must leave alone,
-next to the bug it still finds."""
+"""Regressions of held-out sets 47-49 (public repositories) and of the recall reports gathered
+beside them, reduced and rewritten here: correct code each rule must leave alone, next to the
+bug it still finds, and the reported bugs it now finds."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from lint_lines import lines
+from lint_lines import lines, project_lines
 
 from gpudoc.lint.config import LintConfig
-from gpudoc.lint.engine import lint_paths, lint_source
-
-
-def _project_lines(tmp_path: Path, files: dict[str, str], code: str) -> list[int]:
-    """The lines of ``main.py`` of a small project on which rule ``code`` reports."""
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
-    config = LintConfig(select=(code,))
-    result = lint_paths([str(tmp_path / "main.py")], config, jobs=1, use_cache=False)
-    assert not result.errors
-    return [finding.line for finding in result.findings]
-
+from gpudoc.lint.engine import lint_source
 
 # self-supervised-depth-completion's criteria: losses that keep their last value on `self`
 CRITERIA = """\
@@ -89,7 +78,7 @@ for x, y in loader:
 
 
 def test_losses_that_keep_tensors_they_compute_hold_no_weights(tmp_path: Path) -> None:
-    assert _project_lines(tmp_path, {"criteria.py": CRITERIA, "main.py": MAIN}, "GPD102") == []
+    assert project_lines(tmp_path, {"criteria.py": CRITERIA, "main.py": MAIN}, "GPD102") == []
 
 
 def test_a_loss_that_keeps_a_layer_it_built_still_needs_moving(tmp_path: Path) -> None:
@@ -97,11 +86,11 @@ def test_a_loss_that_keeps_a_layer_it_built_still_needs_moving(tmp_path: Path) -
     weighted = CRITERIA.replace(
         "self.mask = self.correlated_mask(batch_size)", "self.mask = nn.Linear(4, 4)"
     )
-    found = _project_lines(tmp_path, {"criteria.py": weighted, "main.py": MAIN}, "GPD102")
+    found = project_lines(tmp_path, {"criteria.py": weighted, "main.py": MAIN}, "GPD102")
     assert found == [9]
     # a helper method that returns a layer, not a tensor
     layer = CRITERIA.replace("        return mask\n", "        return nn.Linear(4, 4)\n")
-    assert _project_lines(tmp_path, {"criteria.py": layer, "main.py": MAIN}, "GPD102") == [9]
+    assert project_lines(tmp_path, {"criteria.py": layer, "main.py": MAIN}, "GPD102") == [9]
 
 
 # ICTP's DDP course: each rank's GPU picked as an integer index, under any name
