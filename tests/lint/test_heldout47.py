@@ -527,3 +527,43 @@ for bx, by in DataLoader(train_part, batch_size=32):
 def test_a_split_of_a_data_set_on_the_device_yields_device_batches() -> None:
     assert lines(SPLIT.format(xs="torch.rand(1000, 2, device=device)"), "GPD101") == []
     assert lines(SPLIT.format(xs="torch.rand(1000, 2)"), "GPD101") == [23]
+
+
+# set 48, EECS498: a reference convolution kept as a static `forward` of a plain class
+REFERENCE = """\
+import torch
+
+
+class RefConv(object):
+    {decorator}
+    def forward(x, w, b):
+        conv = torch.nn.Conv2d(w.shape[1], w.shape[0], w.shape[2:])
+        conv.weight = torch.nn.Parameter(w)
+        return conv(x)
+
+
+dev = "cuda" if torch.cuda.is_available() else "cpu"
+x = torch.randn(1, 3, 8, 8, device=dev)
+print(RefConv.forward(x, torch.randn(4, 3, 3, 3, device=dev), None))
+"""
+
+
+def test_a_static_forward_of_a_plain_class_is_no_modules_forward() -> None:
+    assert lines(REFERENCE.format(decorator="@staticmethod"), "GPD109") == []
+    assert lines(REFERENCE.format(decorator=""), "GPD109") == [7]
+
+
+# set 48, DDPM notebook: a device name bound and never read
+LEFTOVER_DEVICE = """\
+import torch
+import torch.nn as nn
+
+dev = "cuda"
+model = nn.Linear(2, 2)
+print(model(torch.randn(16, 2)){use})
+"""
+
+
+def test_a_cuda_name_nothing_reads_allocates_nothing() -> None:
+    assert lines(LEFTOVER_DEVICE.format(use=""), "GPD203") == []
+    assert lines(LEFTOVER_DEVICE.format(use=".to(dev)"), "GPD203") == [4]

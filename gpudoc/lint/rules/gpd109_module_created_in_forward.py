@@ -120,6 +120,8 @@ class Head(torch.nn.Module):
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         if semantic.context_function != "forward":
             return
+        if semantic.context_module_class is None and _static(semantic.function_node):
+            return  # `class RefConv(object)`'s static `forward`: a reference helper, no module
         inner = _constructor_called(event.node)
         if inner is not None and inner in self.constructed:
             self.flag(inner, self.constructed.pop(inner), "called at once")
@@ -196,3 +198,10 @@ def _is_false(node: cst.BaseExpression) -> bool:
 
 def _is_true(node: cst.BaseExpression) -> bool:
     return dotted(node) == "True"
+
+
+def _static(function: cst.FunctionDef | None) -> bool:
+    """A ``@staticmethod``: no module's ``forward``, which takes ``self``."""
+    return function is not None and any(
+        dotted(decorator.decorator) == "staticmethod" for decorator in function.decorators
+    )

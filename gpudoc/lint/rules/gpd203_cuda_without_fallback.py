@@ -229,6 +229,7 @@ def nopeak_mask(size):
             return
         declared = _Declared()
         walk(context.module, declared)
+        declared.inert |= declared.unread()
         if declared.needs_gpu:
             return  # checked in a decorator or an assert, or a required --device cuda
         found = scan(context.module, path=context.path)
@@ -433,6 +434,8 @@ class _Declared(cst.CSTVisitor):
         self.declaring = 0
         """Inside a decorator, an assert, or the test of an `if` that raises or exits."""
         self.inert: set[int] = set()
+        self.name_uses: dict[str, int] = {}
+        self.device_names: list[tuple[str, int]] = []
         """ids of nodes used only as a value (dict keys, comparison operands), or only in a
         multi-process job (_distributed_paths.py)."""
 
@@ -485,6 +488,20 @@ class _Declared(cst.CSTVisitor):
     def visit_Comparison(self, node: cst.Comparison) -> None:
         self.inert.add(id(node.left))
         self.inert.update(id(target.comparator) for target in node.comparisons)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.name_uses[node.value] = self.name_uses.get(node.value, 0) + 1
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """``dev = 'cuda'``: inert when nothing reads ``dev`` (see ``unread``)."""
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if isinstance(target, cst.Name) and isinstance(node.value, cst.SimpleString):
+            self.device_names.append((target.value, id(node.value)))
+
+    def unread(self) -> set[int]:
+        """ids of the strings bound to names the file never reads (a leftover ``dev =
+        'cuda'`` in a script that runs on the CPU): they allocate nothing."""
+        return {string for name, string in self.device_names if self.name_uses.get(name) == 1}
 
 
 def _falls_back_to_cpu(evidence: dict[int, str]) -> bool:
