@@ -567,3 +567,20 @@ print(model(torch.randn(16, 2)){use})
 def test_a_cuda_name_nothing_reads_allocates_nothing() -> None:
     assert lines(LEFTOVER_DEVICE.format(use=""), "GPD203") == []
     assert lines(LEFTOVER_DEVICE.format(use=".to(dev)"), "GPD203") == [4]
+
+
+def test_an_agents_train_method_is_no_mode_switch() -> None:
+    # BCQ's `policy.train(replay_buffer, iterations)`: an agent's own method, no module
+    agent = BLIP.replace("{mode}", "model.train(replay_buffer, 100)")
+    assert lines(agent, "GPD102") == []
+    switched = BLIP.replace("{mode}", "model.train(False)")
+    assert lines(switched, "GPD102") == [14]
+
+
+def test_a_helpers_cpu_default_that_a_call_leaves_out_is_a_cpu_run() -> None:
+    # Inside-Deep-Learning's chapter 2: later sections call the trainer without a device
+    left_out = HELPER_DEFAULT.format(device='device = "cuda"') + "cpu_noise = get_noise(4, 8)\n"
+    assert lines(left_out, "GPD203") == [9]
+    # left out, then moved at once: made on the CPU, used on the device
+    moved = HELPER_DEFAULT.format(device='device = "cuda"') + "z = get_noise(4, 8).to(device)\n"
+    assert lines(moved, "GPD203") == []

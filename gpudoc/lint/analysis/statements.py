@@ -147,7 +147,7 @@ class StatementWalker:
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
             return self.evaluator.eval(call), None
         method = call.func.attr.value
-        if method in MODE_SWITCHES and isinstance(call.func.value, cst.Name):
+        if method in MODE_SWITCHES and isinstance(call.func.value, cst.Name) and _mode_only(call):
             self.note_mode_switch(call.func.value.value)
         if method not in api.DISCARDABLE_MOVES or self.model.project_member(call.func):
             # `utils.cuda([G])`: a function of the project's `utils` module, not a move of it
@@ -170,8 +170,23 @@ class StatementWalker:
         """``model.eval()`` on what another library's call returned (``blip_itm(...)``): only
         a module switches modes, so the name holds one, of unknown place."""
         held = self.model.scope.lookup(name)
-        if held is not None and held.kind is Kind.UNKNOWN and held.binding is not None:
-            self.model.assign_name(name, replace(held, kind=Kind.MODULE, weighted=True))
+        if held is None or held.kind is not Kind.UNKNOWN or held.binding is None:
+            return
+        made = _bound_call(held.binding, name)
+        if made is None or self._of_the_project(made.func):
+            return  # the project's own class (`policy = DDPG(...)`) is read, not guessed
+        self.model.assign_name(name, replace(held, kind=Kind.MODULE, weighted=True))
+
+    def _of_the_project(self, func: cst.BaseExpression) -> bool:
+        """A class or function of this file or of the project's modules."""
+        model = self.model
+        root = dotted(func) or ""
+        first = root.split(".", 1)[0]
+        if first in model.local_functions or model.local_class(first) is not None:
+            return True
+        if first in model.project_imports or first in model.project_module_names:
+            return True
+        return isinstance(func, cst.Attribute) and model.project_member(func) is not None
 
     def move_global(self, name: str, before: Value, after: Value) -> None:
         """``model.to(device)`` in ``train()``, run for a call, where ``model`` is the
@@ -205,6 +220,30 @@ class StatementWalker:
 
 
 MODE_SWITCHES = frozenset({"eval", "train"})
+
+
+def _bound_call(statement: cst.CSTNode, name: str) -> cst.Call | None:
+    """The call ``statement`` binds ``name`` to (``model = blip_itm(...)``)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    for small in statement.body:
+        value = small.value if isinstance(small, cst.Assign) else None
+        targets = small.targets if isinstance(small, cst.Assign) else ()
+        if isinstance(value, cst.Call) and any(dotted(t.target) == name for t in targets):
+            return value
+    return None
+
+
+def _mode_only(call: cst.Call) -> bool:
+    """``model.eval()``, ``model.train()``, ``model.train(False)``: ``nn.Module``'s mode switch,
+    not an agent's ``policy.train(replay_buffer, iterations)``."""
+    if not call.args:
+        return True
+    if len(call.args) != 1:
+        return False
+    arg = call.args[0]
+    named = arg.keyword is None or arg.keyword.value == "mode"
+    return named and dotted(arg.value) in ("True", "False")
 
 
 def _tensor_subscript(node: cst.BaseExpression) -> bool:

@@ -190,10 +190,14 @@ class CheckpointScan(cst.CSTVisitor):
         self._name_uses: dict[str, int] | None = None
         """ids of what is only printed or logged (``print(torch.cuda.is_available())``)."""
         self._hard_gpu_names: set[str] = set()
-        self._parameter_defaults: set[int] = set()
-        self._default_cpu: list[tuple[int, str]] = []
-        """``def get_noise(n, device="cpu")``: a helper's default, the script's CPU path only
-        where the script does not hard-code CUDA itself (``device = "cuda"``)."""
+        self._parameter_defaults: dict[int, tuple[cst.FunctionDef, str, int]] = {}
+        """id of a parameter's default -> its function, the parameter and its position."""
+        self._moved_results: set[int] = set()
+        """ids of calls whose result is moved at once (``get_noise(n, z).to(device)``)."""
+        self._default_cpu: list[tuple[int, str, cst.FunctionDef, str, int]] = []
+        """``def get_noise(n, device="cpu")``: a helper's default, the script's CPU path where
+        the script does not hard-code CUDA itself (``device = "cuda"``), or where a call of the
+        helper leaves it out (``train(model, loader)``: that run is on the CPU)."""
         """Module names bound unconditionally to a hard-coded GPU (``device = "cuda:0"``)."""
         self._displayed: list[str] = []
         """Availability queries only displayed (a notebook's bare ``torch.cuda.is_available()``)."""
@@ -453,14 +457,18 @@ class CheckpointScan(cst.CSTVisitor):
             if id(node) in self._transfers or id(node) in self._shown:
                 return
             strength = WEAK if id(node) in self._foreign_cpu else 1
-            if id(node) in self._parameter_defaults:
-                self._default_cpu.append((strength, f'a `"{text}"` device'))
+            default = self._parameter_defaults.get(id(node))
+            if default is not None:
+                self._default_cpu.append((strength, f'a `"{text}"` device', *default))
                 return  # weighed once the file is read (all_evidence)
             self._evidence(strength, f'a `"{text}"` device')
 
     def visit_Param(self, node: cst.Param) -> None:
-        if node.default is not None:
-            self._parameter_defaults.add(id(node.default))
+        function = self._function()
+        if node.default is not None and function is not None:
+            params = [*function.params.params, *function.params.kwonly_params]
+            index = next((i for i, p in enumerate(params) if p is node), -1)
+            self._parameter_defaults[id(node.default)] = (function, node.name.value, index)
 
     def visit_Arg(self, node: cst.Arg) -> None:
         name = node.keyword.value if node.keyword is not None else ""
@@ -476,6 +484,9 @@ class CheckpointScan(cst.CSTVisitor):
             self.offloads = True
 
     def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
+            self._moved_results.add(id(func.value))
         name = dotted(node.func) or ""
         last = name.rsplit(".", 1)[-1]
         if not name and isinstance(node.func, cst.Attribute):
@@ -612,6 +623,20 @@ class CheckpointScan(cst.CSTVisitor):
             self._name_uses = counter.counts
         return self._name_uses.get(name, 0)
 
+    def _left_out(self, function: cst.FunctionDef, parameter: str, index: int) -> bool:
+        """A call of ``function`` in this file passes nothing for ``parameter``."""
+        offset = 1 if index >= 0 and _is_method(function) else 0
+        for call, _, _ in self.calls_of.get(function.name.value, []):
+            if any(arg.star for arg in call.args) or id(call) in self._moved_results:
+                continue  # `get_noise(n, z).to(device)`: made on the CPU, used on the device
+            named = any(
+                arg.keyword is not None and arg.keyword.value == parameter for arg in call.args
+            )
+            positional = sum(arg.keyword is None for arg in call.args)
+            if not named and not (0 <= index - offset < positional):
+                return True
+        return False
+
     def _returned_names(self) -> set[str]:
         """The plain names the innermost function returns."""
         function = self._function()
@@ -644,9 +669,10 @@ class CheckpointScan(cst.CSTVisitor):
 
     def all_evidence(self) -> dict[int, str]:
         evidence = dict(self.evidence)
-        if self._default_cpu and not self._hard_gpu_names:
-            strength, text = self._default_cpu[0]
-            evidence.setdefault(strength, text)
+        for strength, text, function, parameter, index in self._default_cpu:
+            if not self._hard_gpu_names or self._left_out(function, parameter, index):
+                evidence.setdefault(strength, text)
+                break
         if self._displayed and not self._hard_gpu_names:
             # a course notebook that shows the query, then `a.cuda()` in one demo cell: a CPU
             # reader runs the rest; a GPU chapter that binds `device = "cuda:0"` has no CPU path
@@ -1838,3 +1864,8 @@ class _NameCounter(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self.counts[node.value] = self.counts.get(node.value, 0) + 1
+
+
+def _is_method(function: cst.FunctionDef) -> bool:
+    params = function.params.params
+    return bool(params) and params[0].name.value in ("self", "cls")
