@@ -584,3 +584,53 @@ def test_a_helpers_cpu_default_that_a_call_leaves_out_is_a_cpu_run() -> None:
     # left out, then moved at once: made on the CPU, used on the device
     moved = HELPER_DEFAULT.format(device='device = "cuda"') + "z = get_noise(4, 8).to(device)\n"
     assert lines(moved, "GPD203") == []
+
+
+# thuml's forecasting experiments (Autoformer, iTransformer, PatchTST, ...): `train()` saves
+# the best model through another file's EarlyStopping, `predict()` reloads it from a path built
+# the same way
+TOOLS = """\
+import torch
+
+
+class EarlyStopping:
+    def __call__(self, val_loss, model, path):
+        torch.save(model.state_dict(), path + "/" + "checkpoint.pth")
+"""
+
+EXPERIMENT = """\
+import os
+import torch
+from tools import EarlyStopping
+
+
+class Exp:
+    def __init__(self, args):
+        self.args = args
+        self.device = torch.device("cuda:0" if args.use_gpu else "cpu")
+        self.model = torch.nn.Linear(4, 1).to(self.device)
+
+    def train(self, setting):
+        path = os.path.join(self.args.checkpoints, setting)
+        early_stopping = EarlyStopping()
+        early_stopping(0.1, self.model, path)
+
+    def predict(self, setting):
+        path = {path}
+        self.model.load_state_dict(torch.load(path + "/" + "checkpoint.pth"))
+
+
+exp = Exp(args)
+exp.train("s")
+exp.predict("s")
+"""
+
+
+def test_a_checkpoint_a_sibling_method_saved_through_a_helper_is_the_runs_own(
+    tmp_path: Path,
+) -> None:
+    same = EXPERIMENT.format(path="os.path.join(self.args.checkpoints, setting)")
+    assert project_lines(tmp_path, {"tools.py": TOOLS, "main.py": same}, "GPD201") == []
+    # a path the run never saved to: another run's checkpoint
+    other = EXPERIMENT.format(path="self.args.pretrained")
+    assert project_lines(tmp_path, {"tools.py": TOOLS, "main.py": other}, "GPD201") == [19]

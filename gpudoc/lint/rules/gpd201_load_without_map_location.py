@@ -42,7 +42,10 @@ class LoadWithoutMapLocation(Rule):
     chooses devices (`device=torch.device("cpu")` defaults) is judged although nothing in it
     places anything. A load of a path that a call earlier in the same function handed to
     another file's saver (`early_stopping(val_loss, model, path)`, then
-    `torch.load(path + "/checkpoint.pth")`) reads this run's own file and is not reported.
+    `torch.load(path + "/checkpoint.pth")`) reads this run's own file and is not reported; so
+    does a load in another method whose path is built from the same expression as the one the
+    saving method passed (`path = os.path.join(self.args.checkpoints, setting)` in both
+    `train()` and `predict()`).
 
     A script with no device code at all runs on the CPU: its load is reported when a script in
     the same directory puts something on CUDA and calls `torch.save` (a viewer or evaluation
@@ -323,9 +326,16 @@ torch.save(model.state_dict(), "snapshot.pt")
         order = _call_order(site.function)
         load = order.get(id(site.call), -1)
         for call in self.saving_calls:
-            if order.get(id(call), load) >= load:
-                continue  # not in this function, or after the load
-            if used & {name for arg in call.args for name in names_in(arg.value)}:
+            passed = {name for arg in call.args for name in names_in(arg.value)}
+            if id(call) not in order:
+                # `train()` saves through `early_stopping(..., path)`, `predict()` loads from
+                # a `path` built the same way: the run's own checkpoint, whichever method runs
+                if _same_path_elsewhere(site.function, call, used & passed, found):
+                    return True
+                continue
+            if order[id(call)] >= load:
+                continue  # after the load
+            if used & passed:
                 return True
         return False
 
@@ -593,6 +603,29 @@ class _Strings(cst.CSTVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.names.append(node.attr.value)
+
+
+def _same_path_elsewhere(
+    here: cst.FunctionDef, call: cst.Call, names: set[str], found: CheckpointScan
+) -> bool:
+    """A name ``call`` passes (``path``) is bound, in the function that makes ``call``, to
+    the same expression as in ``here`` (``os.path.join(self.args.checkpoints, setting)``)."""
+    if not names:
+        return False
+    code = found.module.code_for_node
+    texts_here = {
+        (b.name, code(b.value))
+        for b in found.bindings
+        if b.function is here and b.value is not None
+    }
+    for binding in found.bindings:
+        if binding.name not in names or binding.function is here or binding.value is None:
+            continue
+        if binding.function is None or id(call) not in _call_order(binding.function):
+            continue
+        if (binding.name, code(binding.value)) in texts_here:
+            return True
+    return False
 
 
 def _call_order(function: cst.FunctionDef) -> dict[int, int]:
