@@ -634,3 +634,34 @@ def test_a_checkpoint_a_sibling_method_saved_through_a_helper_is_the_runs_own(
     # a path the run never saved to: another run's checkpoint
     other = EXPERIMENT.format(path="self.args.pretrained")
     assert project_lines(tmp_path, {"tools.py": TOOLS, "main.py": other}, "GPD201") == [19]
+
+
+# set 49, the GAN course's C3W1: a unit test also run on CUDA, in a notebook on `device = 'cuda'`
+CUDA_CHECK = """\
+import torch
+
+
+def combine(real, fake, p):
+    keep = torch.rand(len(real), device=real.device) < p
+    real[~keep] = fake[~keep]
+    return real
+
+
+if torch.cuda.is_available():
+    out = combine(torch.ones(4, 2).cuda(), torch.zeros(4, 2).cuda(), 0.5)
+    {check}
+
+device = {device}
+gen = torch.nn.Linear(2, 2).to(device)
+gen.load_state_dict(torch.load("gen.pth"))
+"""
+
+
+def test_a_unit_test_also_run_on_cuda_is_no_cpu_path() -> None:
+    check = 'assert str(out.device).startswith("cuda")'
+    assert lines(CUDA_CHECK.format(check=check, device='"cuda"'), "GPD201") == []
+    # no test: the guard is the script's CPU fallback
+    assert lines(CUDA_CHECK.format(check="print(out)", device='"cuda"'), "GPD201") == [16]
+    # a script that falls back itself: its load fails on a CPU-only host
+    chosen = '"cuda" if torch.cuda.is_available() else "cpu"'
+    assert lines(CUDA_CHECK.format(check=check, device=chosen), "GPD201") == [16]

@@ -192,6 +192,8 @@ class CheckpointScan(cst.CSTVisitor):
         self._hard_gpu_names: set[str] = set()
         self._parameter_defaults: dict[int, tuple[cst.FunctionDef, str, int]] = {}
         """id of a parameter's default -> its function, the parameter and its position."""
+        self._cuda_checks: list[cst.If] = []
+        self._check_evidence: list[tuple[int, str]] = []
         self._moved_results: set[int] = set()
         """ids of calls whose result is moved at once (``get_noise(n, z).to(device)``)."""
         self._default_cpu: list[tuple[int, str, cst.FunctionDef, str, int]] = []
@@ -282,6 +284,8 @@ class CheckpointScan(cst.CSTVisitor):
 
     def visit_If(self, node: cst.If) -> None:
         test = node.test
+        if _checks_on_cuda_too(node) and self._function() is None:
+            self._cuda_checks.append(node)
         if isinstance(test, cst.Call) and _availability(test) and _only_seeds(node):
             # `if torch.cuda.is_available(): torch.cuda.manual_seed(seed)`: a seed helper,
             # ready for either machine, not a CPU path of the script
@@ -303,6 +307,8 @@ class CheckpointScan(cst.CSTVisitor):
         self._arms.append(Arm(id(node), False, body, main is True, many is False, frozenset(other)))
 
     def leave_If(self, original_node: cst.If) -> None:
+        if self._cuda_checks and self._cuda_checks[-1] is original_node:
+            self._cuda_checks.pop()
         self._tests.pop()
         self._test_ifs.pop()
         self._ifs.pop()
@@ -649,6 +655,11 @@ class CheckpointScan(cst.CSTVisitor):
         return all("__main__" in test for test in self._tests)
 
     def _evidence(self, strength: int, text: str) -> None:
+        if self._cuda_checks:
+            # `if torch.cuda.is_available(): assert f(x.cuda()).is_cuda`: a notebook's unit test
+            # also run on CUDA, no CPU path of one that binds `device = "cuda"` (all_evidence)
+            self._check_evidence.append((strength, text))
+            return
         function = self._function()
         params = function.params.params if function is not None else ()
         private = function is not None and function.name.value.startswith("_")
@@ -669,6 +680,9 @@ class CheckpointScan(cst.CSTVisitor):
 
     def all_evidence(self) -> dict[int, str]:
         evidence = dict(self.evidence)
+        if not self._hard_gpu_names:
+            for strength, text in self._check_evidence:
+                evidence.setdefault(strength, text)
         for strength, text, function, parameter, index in self._default_cpu:
             if not self._hard_gpu_names or self._left_out(function, parameter, index):
                 evidence.setdefault(strength, text)
@@ -1869,3 +1883,18 @@ class _NameCounter(cst.CSTVisitor):
 def _is_method(function: cst.FunctionDef) -> bool:
     params = function.params.params
     return bool(params) and params[0].name.value in ("self", "cls")
+
+
+def _checks_on_cuda_too(node: cst.If) -> bool:
+    """``if torch.cuda.is_available():`` with no other arm whose body asserts: a test of the
+    notebook's code, run on CUDA as well where there is one."""
+    if node.orelse is not None or not isinstance(node.test, cst.Call):
+        return False
+    if not _availability(node.test) or not isinstance(node.body, cst.IndentedBlock):
+        return False
+    return any(
+        isinstance(small, cst.Assert)
+        for statement in node.body.body
+        if isinstance(statement, cst.SimpleStatementLine)
+        for small in statement.body
+    )

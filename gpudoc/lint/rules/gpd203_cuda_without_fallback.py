@@ -81,7 +81,8 @@ class CudaWithoutFallback(Rule):
     `synchronize`, outside any test or `try:`) is written for GPUs; so is one whose only
     availability query is shown (also through a function of the file that only prints) or
     bound to a name nothing reads. `y = y.to("cpu")` returned by its function brings a result
-    back; it is no CPU path.
+    back; it is no CPU path. Nor is a unit test also run on CUDA (`if torch.cuda.is_available():
+    assert f(x.cuda()).is_cuda`) in a notebook that binds `device = "cuda"`.
     """
 
     CODE = "GPD203"
