@@ -676,7 +676,7 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
         def test_move(self):
             net = nn.Linear(2, 2).cuda()
 
-    def gpu_only():
+    def zeros_on_device():
         return torch.zeros(2).cuda()
 """
 

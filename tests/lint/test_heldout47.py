@@ -253,7 +253,7 @@ ROUND_TRIP = """\
 import torch
 
 
-def mm_on_gpu(x, w):
+def mm_round_trip(x, w):
     x = x.cuda()
     w = w.cuda()
     y = x.mm(w)
@@ -665,3 +665,33 @@ def test_a_unit_test_also_run_on_cuda_is_no_cpu_path() -> None:
     # a script that falls back itself: its load fails on a CPU-only host
     chosen = '"cuda" if torch.cuda.is_available() else "cpu"'
     assert lines(CUDA_CHECK.format(check=check, device=chosen), "GPD201") == [16]
+
+
+# InnerEye (recall set 50): a holder's `to_cuda()`, which its callers run under `if use_gpu:`
+TO_CUDA = """\
+import torch
+
+
+def is_gpu_available():
+    return torch.cuda.is_available()
+
+
+class ModelAndInfo:
+    def __init__(self, model):
+        self.model = model
+
+    def {name}(self):
+        self.model = self.model.cuda()
+"""
+
+
+def test_a_method_named_for_the_gpu_leaves_the_choice_to_its_callers() -> None:
+    assert lines(TO_CUDA.format(name="to_cuda"), "GPD203") == []
+    assert lines(TO_CUDA.format(name="prepare"), "GPD203") == [13]
+
+
+def test_a_method_call_of_the_helpers_name_does_not_leave_its_default_out() -> None:
+    # set 50, falloutdurham's chapter 6: `def train(..., device="cpu")` beside `model.train()`
+    hard = HELPER_DEFAULT.format(device='device = "cuda"').replace("get_noise", "train")
+    assert lines(hard + "gen.train()\n", "GPD203") == []
+    assert lines(hard + "train(4, 8)\n", "GPD203") == [9]

@@ -631,15 +631,18 @@ class CheckpointScan(cst.CSTVisitor):
 
     def _left_out(self, function: cst.FunctionDef, parameter: str, index: int) -> bool:
         """A call of ``function`` in this file passes nothing for ``parameter``."""
-        offset = 1 if index >= 0 and _is_method(function) else 0
+        if _is_method(function):
+            return False  # `model.train()` is not `def train(self, ...)` of some class here
         for call, _, _ in self.calls_of.get(function.name.value, []):
+            if dotted(call.func) != function.name.value:
+                continue  # `net.train()`: a method of that name, not this function
             if any(arg.star for arg in call.args) or id(call) in self._moved_results:
                 continue  # `get_noise(n, z).to(device)`: made on the CPU, used on the device
             named = any(
                 arg.keyword is not None and arg.keyword.value == parameter for arg in call.args
             )
             positional = sum(arg.keyword is None for arg in call.args)
-            if not named and not (0 <= index - offset < positional):
+            if not named and not (0 <= index < positional):
                 return True
         return False
 

@@ -82,7 +82,9 @@ class CudaWithoutFallback(Rule):
     availability query is shown (also through a function of the file that only prints) or
     bound to a name nothing reads. `y = y.to("cpu")` returned by its function brings a result
     back; it is no CPU path. Nor is a unit test also run on CUDA (`if torch.cuda.is_available():
-    assert f(x.cuda()).is_cuda`) in a notebook that binds `device = "cuda"`.
+    assert f(x.cuda()).is_cuda`) in a notebook that binds `device = "cuda"`. CUDA in a function
+    named for the GPU (`def to_cuda(self)`, `move_to_gpu`) that no caller in the file reaches is
+    its callers' choice.
     """
 
     CODE = "GPD203"
@@ -201,6 +203,9 @@ def nopeak_mask(size):
         function = semantic.function_node
         if function is not None and function.name.value in MOVE_METHODS:
             return  # a class's own `def cuda(self)`: moving is its job, its callers choose
+        named = function is not None and CUDA_NAMED.search(function.name.value) is not None
+        if named and not semantic.walked_for_call:
+            return  # `def to_cuda(self)` no caller here reached: a GPU step by its name
         if function is not None:  # also a function of another file, walked for a call here
             if function not in self.distributed:
                 found = distributed_only_ids(function)
@@ -524,6 +529,8 @@ def _born_on_cuda(node: cst.CSTNode) -> bool:
 
 
 MOVE_METHODS = frozenset({"cuda", "to", "_apply"})
+CUDA_NAMED = re.compile(r"(^|_)(cuda|gpu|gpus)(_|$)", re.I)
+"""``to_cuda``, ``move_to_gpu``, ``cuda_setup``: a function named for the GPU it uses."""
 MAX_BORROWED = 4
 """A file that names CUDA more often than this, with no CPU path of its own, is written for
 GPUs: a script importing it that offers the CPU runs other parts of the project there."""
