@@ -172,9 +172,9 @@ class _Stores(cst.CSTVisitor):
     ) -> None:
         self.literal_params = literal_params
         self.tensor_helpers = tensor_helpers
+        """Functions defined in the method that return tensors (``second_derivative(x)``)."""
         self.tensor_locals = tensor_locals
         """Locals of the method bound only to tensors it made (``kernel = torch.ones(n)``)."""
-        """Functions defined in the method that return tensors (``second_derivative(x)``)."""
         self.given = given
         """``__init__``'s other parameters: storing one makes the argument decide."""
         self.empty_classes = empty_classes
@@ -311,11 +311,7 @@ def _tensor_locals(method: cst.FunctionDef) -> frozenset[str]:
     k**2``): what is computed from them (``kernel.to(DEVICE)``) is a plain tensor."""
     found = _Returns()
     walk(method.body, found)
-    return frozenset(
-        name
-        for name, values in found.bindings.items()
-        if all(_tensor_value(value) for value in values)
-    )
+    return found.tensor_names()
 
 
 def returns_tensor(function: cst.FunctionDef) -> bool:
@@ -326,10 +322,10 @@ def returns_tensor(function: cst.FunctionDef) -> bool:
     walk(function.body, returns)
     if not returns.values:
         return False
+    tensors = returns.tensor_names()
     for value in returns.values:
         if isinstance(value, cst.Name) and value.value != "None":
-            bound = returns.bindings.get(value.value)
-            if not bound or not all(_tensor_value(b) for b in bound):
+            if value.value not in tensors:
                 return False
         elif not _tensor_value(value):
             return False
@@ -365,6 +361,14 @@ class _Returns(cst.CSTVisitor):
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:
             self.values.append(node.value)
+
+    def tensor_names(self) -> frozenset[str]:
+        """The names bound only to tensors the function makes."""
+        return frozenset(
+            name
+            for name, values in self.bindings.items()
+            if all(_tensor_value(value) for value in values)
+        )
 
 
 def _builds_a_class(value: cst.BaseExpression) -> bool:

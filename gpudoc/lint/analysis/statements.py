@@ -15,7 +15,7 @@ from gpudoc.lint.analysis.events import AugmentedEvent, ReturnEvent, StatementEv
 from gpudoc.lint.analysis.expressions import Evaluator
 from gpudoc.lint.analysis.flow import counts_several_gpus, terminates
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.names import dotted, module_chain_root
+from gpudoc.lint.analysis.names import assigned_value, dotted, module_chain_root
 from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.project_names import ProjectNames
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, replace
@@ -172,8 +172,8 @@ class StatementWalker:
         held = self.model.scope.lookup(name)
         if held is None or held.kind is not Kind.UNKNOWN or held.binding is None:
             return
-        made = _bound_call(held.binding, name)
-        if made is None or self._of_the_project(made.func):
+        made = assigned_value(held.binding, name)  # `model = blip_itm(...)`
+        if not isinstance(made, cst.Call) or self._of_the_project(made.func):
             return  # the project's own class (`policy = DDPG(...)`) is read, not guessed
         self.model.assign_name(name, replace(held, kind=Kind.MODULE, weighted=True))
 
@@ -220,18 +220,6 @@ class StatementWalker:
 
 
 MODE_SWITCHES = frozenset({"eval", "train"})
-
-
-def _bound_call(statement: cst.CSTNode, name: str) -> cst.Call | None:
-    """The call ``statement`` binds ``name`` to (``model = blip_itm(...)``)."""
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return None
-    for small in statement.body:
-        value = small.value if isinstance(small, cst.Assign) else None
-        targets = small.targets if isinstance(small, cst.Assign) else ()
-        if isinstance(value, cst.Call) and any(dotted(t.target) == name for t in targets):
-            return value
-    return None
 
 
 def _mode_only(call: cst.Call) -> bool:

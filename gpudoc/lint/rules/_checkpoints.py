@@ -99,6 +99,7 @@ class LoadSite:
 
 
 REPORTERS = frozenset({"print", "info", "debug", "warning", "log", "write", "echo"})
+"""Calls whose arguments are only shown: an availability query in one decides no path."""
 GPU_QUERIES = frozenset(
     "torch.cuda." + name
     for name in (
@@ -107,7 +108,6 @@ GPU_QUERIES = frozenset(
     )
 )
 """CUDA calls that raise on a host without a GPU: run unconditionally, the script needs one."""
-"""Calls whose arguments are only shown: an availability query in one decides no path."""
 DEVICE_LIBRARIES = frozenset({"torch", "lightning", "pytorch_lightning", "accelerate"})
 """Libraries whose ``"cpu"`` keyword arguments choose the script's own device."""
 WEAK = 9
@@ -186,21 +186,25 @@ class CheckpointScan(cst.CSTVisitor):
         DataParallel(net).cuda()`` / ``else: net = net.cuda()``): no CPU path. Read only for
         the ``if``s around a move, once each."""
         self._reported: set[int] = set()
-        self._reporters: frozenset[str] | None = None
-        self._name_uses: dict[str, int] | None = None
         """ids of what is only printed or logged (``print(torch.cuda.is_available())``)."""
+        self._reporters: frozenset[str] | None = None
+        """The file's functions that only print (read the first time a call needs it)."""
+        self._name_uses: dict[str, int] | None = None
+        """How often the file names each name (counted the first time one is asked)."""
         self._hard_gpu_names: set[str] = set()
+        """Module names bound unconditionally to a hard-coded GPU (``device = "cuda:0"``)."""
         self._parameter_defaults: dict[int, tuple[cst.FunctionDef, str, int]] = {}
         """id of a parameter's default -> its function, the parameter and its position."""
         self._cuda_checks: list[cst.If] = []
+        """The enclosing ``if torch.cuda.is_available():`` blocks that assert (unit tests)."""
         self._check_evidence: list[tuple[int, str]] = []
+        """CPU evidence found inside those blocks, weighed once the file is read."""
         self._moved_results: set[int] = set()
         """ids of calls whose result is moved at once (``get_noise(n, z).to(device)``)."""
         self._default_cpu: list[tuple[int, str, cst.FunctionDef, str, int]] = []
         """``def get_noise(n, device="cpu")``: a helper's default, the script's CPU path where
         the script does not hard-code CUDA itself (``device = "cuda"``), or where a call of the
         helper leaves it out (``train(model, loader)``: that run is on the CPU)."""
-        """Module names bound unconditionally to a hard-coded GPU (``device = "cuda:0"``)."""
         self._displayed: list[str] = []
         """Availability queries only displayed (a notebook's bare ``torch.cuda.is_available()``)."""
         self._arms: list[Arm] = []
@@ -385,7 +389,7 @@ class CheckpointScan(cst.CSTVisitor):
         if isinstance(value, cst.Call) and (dotted(value.func) or "").endswith(AVAILABILITY):
             # `HAS_CUDA = torch.cuda.is_available()` that nothing reads: it chooses nothing
             names = [dotted(t.target) for t in node.targets]
-            if all(name and "." not in name and self._uses(name) == 1 for name in names):
+            if all(name and "." not in name and self.uses(name) == 1 for name in names):
                 self._reported.add(id(value))
         returner = value.func if isinstance(value, cst.Call) else None
         if isinstance(returner, cst.Name) and returner.value in self.path_returners:
@@ -621,7 +625,7 @@ class CheckpointScan(cst.CSTVisitor):
             )
         return self._reporters
 
-    def _uses(self, name: str) -> int:
+    def uses(self, name: str) -> int:
         """How many times the file names ``name`` (its bindings included)."""
         if self._name_uses is None:
             counter = _NameCounter()

@@ -13,10 +13,10 @@ from functools import lru_cache
 import libcst as cst
 
 from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.parameterless import REGISTERS
 from gpudoc.lint.visit import walk
 
 MODULE_BASES = frozenset({"nn.Module", "torch.nn.Module", "Module"})
-REGISTERS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
 
 
 def reads_unset(method: cst.FunctionDef, owner: cst.ClassDef) -> bool:

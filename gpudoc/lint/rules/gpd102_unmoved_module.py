@@ -10,7 +10,7 @@ import libcst as cst
 from gpudoc.lint.analysis.api import CPU_LITERAL, WEIGHTED_LAYERS
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, ClassEvent, Semantic
 from gpudoc.lint.analysis.expressions import device_move_target, string_value
-from gpudoc.lint.analysis.names import assignments, dotted, keyword, method_named
+from gpudoc.lint.analysis.names import dotted, iter_statements, keyword, method_named
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._helpers import all_on_host, any_on_device
@@ -494,50 +494,32 @@ def _part_after_self_move(
     no later move of ``self`` follows it: its statement, ``self.<attr>`` and the move."""
     move: str | None = None
     late: tuple[cst.CSTNode, str, str] | None = None
-    for statement in _in_order(init.body):
+    body = init.body.body if isinstance(init.body, cst.IndentedBlock) else ()
+    for statement in iter_statements(body):
         moved = _self_move(statement)
         if moved is not None:
             move, late = moved, None  # a later move takes every part built before it
             continue
-        if move is None or late is not None:
+        if move is None or late is not None or not isinstance(statement, cst.Assign):
             continue
-        for target, value in assignments(statement):
-            name = dotted(target) or ""
-            if name.startswith("self.") and _weighted_part(value, semantic):
+        for target in statement.targets:
+            name = dotted(target.target) or ""
+            if name.startswith("self.") and _weighted_part(statement.value, semantic):
                 late = (statement, name, move)
                 break
     return late
 
 
-def _in_order(block: cst.BaseSuite) -> Iterator[cst.BaseStatement]:
-    """The statements of ``block`` in reading order, into the arms of its ``if``s."""
-    if not isinstance(block, cst.IndentedBlock):
-        return
-    for statement in block.body:
-        yield statement
-        if isinstance(statement, cst.If):
-            yield from _in_order(statement.body)
-            orelse = statement.orelse
-            while isinstance(orelse, cst.If):
-                yield from _in_order(orelse.body)
-                orelse = orelse.orelse
-            if isinstance(orelse, cst.Else):
-                yield from _in_order(orelse.body)
-
-
 MOVES = frozenset({"cuda", "to"})
 
 
-def _self_move(statement: cst.BaseStatement) -> str | None:
+def _self_move(statement: cst.CSTNode) -> str | None:
     """``self.cuda()`` or ``self.to(device)`` as a statement: its text."""
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return None
-    for small in statement.body:
-        call = small.value if isinstance(small, cst.Expr) else None
-        func = call.func if isinstance(call, cst.Call) else None
-        method = func.attr.value if isinstance(func, cst.Attribute) else None
-        if isinstance(func, cst.Attribute) and dotted(func.value) == "self" and method in MOVES:
-            return f"self.{method}()"
+    call = statement.value if isinstance(statement, cst.Expr) else None
+    func = call.func if isinstance(call, cst.Call) else None
+    method = func.attr.value if isinstance(func, cst.Attribute) else None
+    if isinstance(func, cst.Attribute) and dotted(func.value) == "self" and method in MOVES:
+        return f"self.{method}()"
     return None
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
 
@@ -404,8 +404,13 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         if made:
             self.helper_results[event.call] = made[0]
             # `return h if gru else (h, c)`: a move of what the call returned moves them all
-            together = tuple({part for call in made for part in self.groups.get(call, (call,))})
-            self.groups.update((part, together) for part in together)
+            self.join_groups(made)
+
+    def join_groups(self, calls: Iterable[cst.Call]) -> None:
+        """One group of ``calls`` and of everything already grouped with them: a move of
+        any of their tensors moves them all."""
+        together = tuple({part for call in calls for part in self.groups.get(call, (call,))})
+        self.groups.update((part, together) for part in together)
 
     def on_return(self, event: ReturnEvent, semantic: Semantic) -> None:
         """``return torch.zeros(...)``, ``return h, c``: the caller gets the factory's tensor."""
@@ -458,8 +463,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             # it moves what each became
             group = tuple(factories_inside(value, self.calls, self.held_in(semantic)))
             if len(group) > 1:
-                together = tuple({p for call in group for p in self.groups.get(call, (call,))})
-                self.groups.update((part, together) for part in together)
+                self.join_groups(group)
         self.held.pop(key, None)
         function = semantic.function_node
         helper = self.helper_result(value)
@@ -510,11 +514,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             given += self.other_arms(semantic, item.value, given[0])
         key = (semantic.scope_id, func.value.value)
         first = self.held.setdefault(key, given[0])
-        group = {*self.groups.get(first, (first,))}
-        for factory in given:
-            group.update(self.groups.get(factory, (factory,)))
-        together = tuple(group)
-        self.groups.update((part, together) for part in together)
+        self.join_groups([first, *given])
 
     def note_move(self, event: CallEvent, semantic: Semantic) -> None:
         """``h.cuda()`` / ``h.to(device)`` of a name holding a factory's tensor."""

@@ -618,12 +618,14 @@ def _same_path_elsewhere(
         for b in found.bindings
         if b.function is here and b.value is not None
     }
+    orders: dict[int, dict[int, int]] = {}  # each function's calls, read once
     for binding in found.bindings:
-        if binding.name not in names or binding.function is here or binding.value is None:
+        if binding.name not in names or binding.function in (here, None) or binding.value is None:
             continue
-        if binding.function is None or id(call) not in _call_order(binding.function):
-            continue
-        if (binding.name, code(binding.value)) in texts_here:
+        function = binding.function
+        if id(function) not in orders:
+            orders[id(function)] = _call_order(function)
+        if id(call) in orders[id(function)] and (binding.name, code(binding.value)) in texts_here:
             return True
     return False
 

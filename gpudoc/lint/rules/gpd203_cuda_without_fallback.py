@@ -14,7 +14,7 @@ from gpudoc.lint.analysis.flow import guard_polarity, terminates
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
-from gpudoc.lint.rules._checkpoints import base_cpu_path, scan
+from gpudoc.lint.rules._checkpoints import CheckpointScan, base_cpu_path, scan
 from gpudoc.lint.rules._distributed_paths import after_nccl_setup, distributed_only_ids
 from gpudoc.lint.rules._importers import cpu_importers, importer_cpu_path
 from gpudoc.lint.visit import code_ids, walk
@@ -235,10 +235,10 @@ def nopeak_mask(size):
             return
         declared = _Declared()
         walk(context.module, declared)
-        declared.inert |= declared.unread()
         if declared.needs_gpu:
             return  # checked in a decorator or an assert, or a required --device cuda
         found = scan(context.module, path=context.path)
+        declared.inert |= declared.unread(found)
         gpu_job = flags.cuda_only or flags.per_rank_device or flags.constant_set_device
         if gpu_job and not _falls_back_to_cpu(found.all_evidence()):
             return  # one process per GPU, each on its own: CUDA is what the script runs on
@@ -440,8 +440,8 @@ class _Declared(cst.CSTVisitor):
         self.declaring = 0
         """Inside a decorator, an assert, or the test of an `if` that raises or exits."""
         self.inert: set[int] = set()
-        self.name_uses: dict[str, int] = {}
         self.device_names: list[tuple[str, int]] = []
+        """Each plain name bound to a string, and the string's id."""
         """ids of nodes used only as a value (dict keys, comparison operands), or only in a
         multi-process job (_distributed_paths.py)."""
 
@@ -495,19 +495,16 @@ class _Declared(cst.CSTVisitor):
         self.inert.add(id(node.left))
         self.inert.update(id(target.comparator) for target in node.comparisons)
 
-    def visit_Name(self, node: cst.Name) -> None:
-        self.name_uses[node.value] = self.name_uses.get(node.value, 0) + 1
-
     def visit_Assign(self, node: cst.Assign) -> None:
         """``dev = 'cuda'``: inert when nothing reads ``dev`` (see ``unread``)."""
         target = node.targets[0].target if len(node.targets) == 1 else None
         if isinstance(target, cst.Name) and isinstance(node.value, cst.SimpleString):
             self.device_names.append((target.value, id(node.value)))
 
-    def unread(self) -> set[int]:
+    def unread(self, found: CheckpointScan) -> set[int]:
         """ids of the strings bound to names the file never reads (a leftover ``dev =
         'cuda'`` in a script that runs on the CPU): they allocate nothing."""
-        return {string for name, string in self.device_names if self.name_uses.get(name) == 1}
+        return {string for name, string in self.device_names if found.uses(name) == 1}
 
 
 def _falls_back_to_cpu(evidence: dict[int, str]) -> bool:
