@@ -182,9 +182,12 @@ class StatementWalker:
         model = self.model
         root = dotted(func) or ""
         first = root.split(".", 1)[0]
-        if first in model.local_functions or model.local_class(first) is not None:
-            return True
+        # before `local_class`, which reads (and so forgets) a project import it resolves
         if first in model.project_imports or first in model.project_module_names:
+            return True
+        if first in model.local_functions or first in model.plain_classes:
+            return True
+        if model.local_class(first) is not None:
             return True
         return isinstance(func, cst.Attribute) and model.project_member(func) is not None
 
