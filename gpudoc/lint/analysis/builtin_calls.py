@@ -55,9 +55,8 @@ def builtin_value(name: str, args: list[Value]) -> Value:
     if name == "enumerate":
         if args[0].kind is not Kind.LOADER:
             return UNKNOWN
-        # a generator's elements, each with its index
-        element = args[0].element
-        pairs = Value(items=(SCALAR, element)) if element is not None else None
+        # each element (a generator's, or a batch) with its index, a Python int
+        pairs = Value(items=(SCALAR, element_of(args[0])))
         return Value(
             Kind.LOADER, args[0].place, source="enumerate", by_name=args[0].by_name, element=pairs
         )

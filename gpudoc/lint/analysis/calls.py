@@ -256,6 +256,11 @@ class CallEvaluator:
             self.model.call_roles[node] = (name, module, not module.weighted)
         if module.weighted and module.place is not Place.UNKNOWN:
             return Value(Kind.TENSOR, module.place)
+        if not module.weighted:
+            # a module without weights computes where its inputs are: `masker(tokens)` of
+            # `tokens = encode(text).to(device)` (whatever `encode` returned, it is there now)
+            inputs = [Value(Kind.TENSOR, Place.DEVICE) if _placed(v) else v for v in values]
+            return self.evaluator.combine(inputs)
         return self.evaluator.combine([*values, Value(Kind.TENSOR, module.place)])
 
     def eval_method(self, node: cst.Call, func: cst.Attribute) -> Value:
@@ -487,3 +492,8 @@ def host_output(
     if method == "encode":
         return Value(Kind.TENSOR, Place.HOST)
     return Value(Kind.BATCH, Place.HOST, inplace_to=True)
+
+
+def _placed(value: Value) -> bool:
+    """Something of unknown kind moved to the device (``encode(text).to(device)``)."""
+    return value.kind is Kind.UNKNOWN and value.place is Place.DEVICE

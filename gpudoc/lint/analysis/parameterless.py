@@ -308,10 +308,11 @@ def _tensor_helpers(method: cst.FunctionDef) -> frozenset[str]:
 
 def _tensor_locals(method: cst.FunctionDef) -> frozenset[str]:
     """Names ``method`` binds only to tensors it makes (``kernel = torch.ones(3, 1, k, k) /
-    k**2``): what is computed from them (``kernel.to(DEVICE)``) is a plain tensor."""
+    k**2``) or to numbers written out (``n_iter = 0``, ``n_iter += 1``): what is computed from
+    them (``kernel.to(DEVICE)``) is a plain tensor or a number."""
     found = _Returns()
     walk(method.body, found)
-    return found.tensor_names()
+    return found.tensor_names(numbers=True)
 
 
 def returns_tensor(function: cst.FunctionDef) -> bool:
@@ -362,12 +363,12 @@ class _Returns(cst.CSTVisitor):
         if node.value is not None:
             self.values.append(node.value)
 
-    def tensor_names(self) -> frozenset[str]:
-        """The names bound only to tensors the function makes."""
+    def tensor_names(self, numbers: bool = False) -> frozenset[str]:
+        """The names bound only to tensors the function makes (or to numbers too)."""
         return frozenset(
             name
             for name, values in self.bindings.items()
-            if all(_tensor_value(value) for value in values)
+            if all(_tensor_value(value) or (numbers and _literal(value)) for value in values)
         )
 
 

@@ -233,6 +233,9 @@ class QualifiedCalls:
             result = Value(Kind.TENSOR, place or Place.UNKNOWN)
         elif function in api.LIKE_FACTORIES:
             result = Value(Kind.TENSOR, args[0].place if args else Place.UNKNOWN)
+        elif (out := keyword_value(node, args, "out")) is not None:
+            # `torch.arange(n, out=x.new())`: written into that tensor, where it is
+            result = Value(Kind.TENSOR, out[1].place)
         elif function == "tensor" and node.args and is_number_expression(node.args[0].value):
             result = SCALAR
         elif self.model.flags.default_device or self.model.device_context:

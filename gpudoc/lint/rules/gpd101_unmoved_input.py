@@ -10,7 +10,9 @@ import libcst as cst
 from gpudoc.lint.analysis.events import (
     BindingEvent,
     CallEvent,
+    CompareEvent,
     FunctionEvent,
+    OperationEvent,
     Semantic,
     StatementEvent,
     WalkedCallEvent,
@@ -42,9 +44,9 @@ class Call:
     """A call of a module (``module`` set), or of a loss or torch function whose tensor
     arguments must share a device (``combines``)."""
 
-    call: cst.Call
+    call: cst.Call | cst.Comparison | cst.BinaryOperation
     name: str
-    """The module's name, or the function's qualified name."""
+    """The module's name, or the function's qualified name (an operator's text)."""
     module: Value | None
     args: list[Argument]
     device_name: str | None
@@ -194,7 +196,7 @@ def test(model, device, test_loader):
         ),
     )
 
-    EVENTS = ("call", "statement", "function", "binding", "walked")
+    EVENTS = ("call", "statement", "function", "binding", "walked", "compare", "operation")
 
     def __init__(self) -> None:
         super().__init__()
@@ -288,6 +290,36 @@ def test(model, device, test_loader):
         if combines:
             self.mixed_calls.append(call)
 
+    def on_compare(self, event: CompareEvent, semantic: Semantic) -> None:
+        node = event.node
+        operands = [node.left, *(target.comparator for target in node.comparisons)]
+        self._operands(node, operands, event.values, semantic)
+
+    def on_operation(self, event: OperationEvent, semantic: Semantic) -> None:
+        node = event.node
+        self._operands(node, [node.left, node.right], (event.left, event.right), semantic)
+
+    def _operands(
+        self,
+        node: cst.Comparison | cst.BinaryOperation,
+        operands: list[cst.BaseExpression],
+        values: tuple[Value, ...],
+        semantic: Semantic,
+    ) -> None:
+        """``(predicted == labels).sum()``: a device result compared (or combined) with a
+        batch the loop left on the host; ``labels.to(device)`` written inside the loss call
+        moved a copy, not ``labels``."""
+        if semantic.on_cpu_path or not any(_device_tensor(value) for value in values):
+            return
+        args = [
+            Argument(operand, dotted(operand), value)
+            for operand, value in zip(operands, values, strict=True)
+            if _device_tensor(value) or _batch_tensor(value)
+        ]
+        if len(args) >= 2:
+            call = Call(node, _operator_text(node), None, args, semantic.device_name())
+            self.mixed_calls.append(call)
+
     def on_walked(self, event: WalkedCallEvent, semantic: Semantic) -> None:
         """``policy.act(obs, masks)`` whose body feeds ``masks`` to ``self.base``: a host
         tensor the caller passed is the caller's bug, reported at its argument."""
@@ -366,10 +398,14 @@ def test(model, device, test_loader):
                 reported.add(id(value.binding))
                 shown = arg.name or context.code(arg.node)
                 device = call.device_name or "device"
+                meets = (
+                    f"`{call.name}` also gets tensors on the device"
+                    if isinstance(call.call, cst.Call)
+                    else f"`{call.name}` meets it with a tensor on the device"
+                )
                 message = (
-                    f"`{shown}` is still on the host{_where(value.place)} but `{call.name}` "
-                    f"also gets tensors on the device: move it first "
-                    f"({_move_text(arg, shown, device)})"
+                    f"`{shown}` is still on the host{_where(value.place)} but {meets}: "
+                    f"move it first ({_move_text(arg, shown, device)})"
                 )
                 fix = _move_fix(arg, call.device_name) if value.place is Place.HOST else None
                 yield Report(arg.node, message, fix)
@@ -502,6 +538,24 @@ def _typed_by_name(
         return False
     entry = conventional.get(function, {}).get(name)
     return entry is not None and entry == module
+
+
+def _device_tensor(value: Value) -> bool:
+    return value.kind is Kind.TENSOR and value.place is Place.DEVICE and not value.by_name
+
+
+def _batch_tensor(value: Value) -> bool:
+    """A tensor of a batch a loop unpacked on the host (not a row of a tensor: one of those
+    is 0-dim, which combines with a tensor on any device)."""
+    host = value.kind is Kind.TENSOR and value.place is Place.HOST and not value.by_name
+    return host and not value.row and isinstance(value.binding, cst.For)
+
+
+def _operator_text(node: cst.Comparison | cst.BinaryOperation) -> str:
+    operator: cst.CSTNode = (
+        node.operator if isinstance(node, cst.BinaryOperation) else node.comparisons[0].operator
+    )
+    return cst.Module([]).code_for_node(operator).strip()
 
 
 def _ctc_loss(event: CallEvent) -> bool:

@@ -727,6 +727,8 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         node = event.node
         if semantic.function is None or keyword(node, "device") is not None:
             return
+        if keyword(node, "out") is not None:
+            return  # `torch.arange(n, out=x.new())`: written into a tensor where `x` is
         if semantic.on_cpu_path:
             return  # `else:` of `if torch.cuda.is_available():`: the CPU is the device there
         first = node.args[0].value if node.args else None

@@ -52,8 +52,9 @@ class ModuleCreatedInForward(Rule):
     ```
 
     ## Known problems
-    Layers stored on `self` in `forward` (lazy construction, `self.fc = nn.Linear(...)` on the
-    first call) are registered submodules and are not reported; neither are layers without
+    Layers stored on `self` in `forward` under a test (lazy construction: `if self.fc is None:
+    self.fc = nn.Linear(...)`) are registered submodules and are not reported (one stored
+    outside any test is built anew at every call and is); neither are layers without
     parameters (`nn.ReLU()(x)`, `nn.Dropout(p)(x)`, `nn.InstanceNorm2d(c)(x)`, norms with
     `affine=False` / `elementwise_affine=False`) nor containers of existing modules
     (`nn.Sequential(self.a, self.b)(x)`).
@@ -126,16 +127,38 @@ class Head(torch.nn.Module):
         if inner is not None and inner in self.constructed:
             self.flag(inner, self.constructed.pop(inner), "called at once")
             return
-        layer = _weighted_layer(event, semantic)
+        layer = _weighted_layer(event, semantic) or self._container_of_new_layers(event)
         if layer is not None:
             self.constructed[event.node] = layer
+
+    def _container_of_new_layers(self, event: CallEvent) -> str | None:
+        """``nn.Sequential(nn.Linear(...), nn.Tanh())``: a container of layers built here is
+        built here too (one of existing modules, ``nn.Sequential(self.a, self.b)``, is not)."""
+        if event.qualified not in CONTAINERS:
+            return None
+        inner = [
+            node
+            for arg in event.node.args
+            for node in (
+                [element.value for element in arg.value.elements]
+                if isinstance(arg.value, cst.List | cst.Tuple)
+                else [arg.value]
+            )
+            if isinstance(node, cst.Call) and node in self.constructed
+        ]
+        if not inner:
+            return None
+        layers = [self.constructed.pop(node) for node in inner]
+        return f"{event.qualified.replace('torch.nn.', 'nn.')}({layers[0]}, ...)"
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         origin = event.value.origin
         if not isinstance(origin, cst.Call) or origin not in self.constructed:
             return
         if "." in event.name:  # self.head = nn.Linear(...): a registered submodule
-            self.constructed.pop(origin)
+            layer = self.constructed.pop(origin)
+            if _rebuilt_at_every_call(event.name, semantic):
+                self.flag(origin, layer, f"stored as `{event.name}` anew at every call")
             return
         self.flag(origin, self.constructed.pop(origin), f"bound to `{event.name}`")
 
@@ -178,6 +201,18 @@ def _weighted_layer(event: CallEvent, semantic: Semantic) -> str | None:
     if layer in PARAMLESS_UNLESS_AFFINE and not any(_is_true(v) for v in affine.values()):
         return None
     return f"nn.{layer}"
+
+
+CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
+
+
+def _rebuilt_at_every_call(name: str, semantic: Semantic) -> bool:
+    """``self.head = nn.Linear(...)`` in ``forward``'s own body outside any test: not a lazy
+    construction (``if self.head is None:``) but a new layer at every call, which replaces the
+    one the optimizer holds."""
+    function = semantic.function_node
+    in_forward = function is not None and function.name.value == "forward"
+    return name.startswith("self.") and in_forward and not semantic.in_branch
 
 
 def _constructor_called(node: cst.Call) -> cst.Call | None:

@@ -1,0 +1,266 @@
+"""Regressions of held-out set 51 (public repositories) and of the recall reports gathered
+beside it, reduced and rewritten here: the reported bugs each rule now finds, next to the
+correct code it must leave alone."""
+
+from __future__ import annotations
+
+from lint_lines import lines
+
+# Flower's quickstart client: the labels are moved only inside the loss call, then compared
+# on the host with the device predictions
+EVALUATE = """\
+import torch
+from torch.utils.data import DataLoader
+
+DEVICE = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+
+
+def test(net, testloader):
+    criterion = torch.nn.CrossEntropyLoss()
+    correct, loss = 0, 0.0
+    with torch.no_grad():
+        for images, labels in testloader:
+            outputs = net(images.to(DEVICE))
+            loss += criterion(outputs, labels.to(DEVICE)).item()
+            correct += (torch.max(outputs.data, 1)[1] == labels).sum().item()
+    return loss, correct
+
+
+def test_moved(net, testloader):
+    correct, seen = 0, 0
+    for step, (images, labels) in enumerate(testloader):
+        images, labels = images.to(DEVICE), labels.to(DEVICE)
+        outputs = net(images)
+        correct += (outputs.argmax(1) == labels).sum().item()
+        seen += labels.size(0)
+        print(correct / (step + 1))
+    return correct / seen
+
+
+net = torch.nn.Linear(4, 2).to(DEVICE)
+loader = DataLoader(list(range(8)))
+test(net, loader)
+test_moved(net, loader)
+"""
+
+
+def test_host_labels_compared_with_device_predictions() -> None:
+    assert lines(EVALUATE, "GPD101") == [14]
+
+
+# the index enumerate() pairs with each batch is a Python int: dividing a device sum by it is
+# fine on any device
+ENUMERATED = """\
+import torch
+from torch.utils.data import DataLoader
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 2).to(device)
+loader = DataLoader(list(range(8)))
+running = 0.0
+for i, (x, y) in enumerate(loader, 1):
+    x, y = x.to(device), y.to(device)
+    pred = model(x).argmax(1)
+    running += (pred == y).float().mean()
+    print(running / i, pred.sum() / i)
+"""
+
+
+def test_enumerate_index_is_a_number() -> None:
+    assert lines(ENUMERATED, "GPD101") == []
+
+
+# a CPU arm of the device test: the comparison runs on the host there
+CPU_ARM = """\
+import torch
+from torch.utils.data import DataLoader
+
+use_cuda = torch.cuda.is_available()
+model = torch.nn.Linear(4, 2)
+loader = DataLoader(list(range(8)))
+if use_cuda:
+    model = model.cuda()
+for x, y in loader:
+    if use_cuda:
+        out = model(x.cuda())
+        print((out.argmax(1) == y.cuda()).sum())
+    else:
+        out = model(x)
+        print((out.argmax(1) == y).sum())
+"""
+
+
+def test_comparison_on_the_cpu_arm_is_not_reported() -> None:
+    assert lines(CPU_ARM, "GPD101") == []
+
+
+# stable-baselines3#491: a feature extractor that builds its last layer in every forward
+EXTRACTOR = """\
+import torch
+import torch.nn as nn
+
+
+class CombinedExtractor(nn.Module):
+    def __init__(self, extractors, features_dim=64):
+        super().__init__()
+        self.extractors = nn.ModuleDict(extractors)
+        self.features_dim = features_dim
+
+    def forward(self, observations):
+        encoded = [e(observations[k]).flatten(1) for k, e in self.extractors.items()]
+        cat = torch.cat(encoded, dim=1)
+        self.last_layer = nn.Sequential(
+            nn.Linear(cat.shape[1], self.features_dim), nn.Tanh()
+        )
+        return self.last_layer(cat)
+
+
+class LazyHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = None
+        self.body = nn.Linear(4, 4)
+
+    def forward(self, x):
+        if self.head is None:
+            self.head = nn.Sequential(nn.Linear(x.size(-1), 2)).to(x.device)
+        gate = nn.Sequential(self.body, nn.ReLU())
+        return self.head(gate(x))
+"""
+
+
+def test_layer_stored_on_self_at_every_forward() -> None:
+    assert lines(EXTRACTOR, "GPD109") == [14]
+
+
+# graves-handwriting's attention window: `torch.arange(..., out=kappa.new())` writes into a
+# tensor where `kappa` is
+WINDOW = """\
+import torch
+import torch.nn as nn
+
+
+class SoftWindow(nn.Module):
+    def __init__(self, n_in, k):
+        super().__init__()
+        self.k = k
+        self.linear = nn.Linear(n_in, 3 * k)
+
+    def forward(self, h, kappa_prev, seq_len):
+        p = torch.exp(self.linear(h))
+        kappa = kappa_prev + 0.1 * p[:, : self.k]
+        u = torch.arange(0, seq_len, out=kappa.new()).view(-1, 1, 1)
+        grid = torch.arange(0, seq_len).view(-1, 1, 1)
+        return torch.sum(torch.exp(-((kappa - u) ** 2)), dim=-1) + (kappa * grid).sum()
+"""
+
+
+def test_factory_written_into_out_tensor() -> None:
+    assert lines(WINDOW, "GPD106") == [15]
+
+
+# a toy GAN whose sampler builds its batch with legacy CUDA constructors
+SAMPLER = """\
+import math
+import torch
+from torch.autograd import Variable
+
+
+def sample_ring(n, k=8, radius=2.0):
+    t = torch.arange(0, 2 * math.pi, 2 * math.pi / k, out=torch.cuda.FloatTensor())
+    centers = torch.stack([radius * torch.sin(t), radius * torch.cos(t)], dim=1)
+    idx = torch.randint(0, k, (n,), device=t.device)
+    return torch.cuda.FloatTensor(n, 2).normal_() * 0.02 + centers[idx]
+
+
+critic = torch.nn.Sequential(torch.nn.Linear(2, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+critic.cuda()
+for step in range(10):
+    real = Variable(sample_ring(256))
+    score = critic(real).mean()
+    host = torch.randn(256, 2)
+    print(critic(host))
+"""
+
+
+def test_batch_from_a_sampler_of_cuda_constructors() -> None:
+    assert lines(SAMPLER, "GPD101") == [19]
+
+
+# LukeDitria's token-drop augmentation: a module without weights computes where its input is,
+# here a tokenizer's output moved to the device
+TOKEN_DROP = """\
+import torch
+import torch.nn as nn
+from text_utils import encode_text
+
+
+class TokenDrop(nn.Module):
+    def __init__(self, prob=0.1, pad=0):
+        self.prob = prob
+        self.pad = pad
+
+    def __call__(self, sample):
+        mask = torch.bernoulli(self.prob * torch.ones_like(sample)).long()
+        return (1 - mask) * sample + mask * self.pad
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+classifier = nn.Sequential(nn.Embedding(100, 32), nn.Flatten(), nn.Linear(32 * 12, 2)).to(device)
+drop = TokenDrop(prob=0.3)
+loader = torch.utils.data.DataLoader(list(zip(["a b c"] * 64, [0] * 64)), batch_size=8)
+for text, label in loader:
+    tokens = drop(encode_text(list(text)).to(device))
+    pred = classifier(tokens)
+    raw = drop(torch.randint(0, 100, (8, 12)))
+    print(classifier(raw))
+"""
+
+
+def test_weightless_module_output_follows_its_input() -> None:
+    assert lines(TOKEN_DROP, "GPD101") == [24]
+
+
+# Sinkhorn distance: a module without weights that keeps its iteration count on `self`
+SINKHORN = """\
+import torch
+
+
+class Sinkhorn(torch.nn.Module):
+    def __init__(self, eps, iters):
+        super().__init__()
+        self.eps = eps
+        self.iters = iters
+
+    def forward(self, mu, nu, cost):
+        u = torch.zeros_like(mu)
+        n_iter = 0
+        for i in range(self.iters):
+            n_iter += 1
+            u = self.eps * torch.logsumexp(-cost + u.unsqueeze(-1), dim=-1) + u
+        self.n_iter = n_iter
+        return torch.sum(torch.exp(u)), u
+
+
+class Scaled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        scale = torch.nn.Parameter(torch.ones(1))
+        self.scale = scale
+        return x * self.scale
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+a = torch.rand(50).to(device)
+cost = torch.rand(50, 50).to(device)
+ot = Sinkhorn(eps=1e-2, iters=50)
+dist, plan = ot(a, a, cost)
+scaled = Scaled()
+print(scaled(a))
+"""
+
+
+def test_number_kept_on_self_holds_no_weights() -> None:
+    assert lines(SINKHORN, "GPD102") == [35]
