@@ -4,7 +4,12 @@ correct code it must leave alone."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lint_lines import lines
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_paths
 
 # Flower's quickstart client: the labels are moved only inside the loss call, then compared
 # on the host with the device predictions
@@ -264,3 +269,48 @@ print(scaled(a))
 
 def test_number_kept_on_self_holds_no_weights() -> None:
     assert lines(SINKHORN, "GPD102") == [35]
+
+
+# vgae_pytorch: a graph VAE whose training script hides the GPUs and runs from its top level
+GRAPH_VAE = """\
+import torch
+import torch.nn as nn
+
+
+class GraphVAE(nn.Module):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.enc = nn.Linear(n_in, n_out)
+        self.n_out = n_out
+
+    def forward(self, feats):
+        noise = torch.randn(feats.size(0), self.n_out)
+        return torch.sigmoid(noise * self.enc(feats))
+"""
+TRAIN = """\
+import os
+import torch
+import model
+
+# Train on CPU (hide GPU) due to memory constraints
+os.environ['CUDA_VISIBLE_DEVICES'] = ""
+features = torch.rand(10, 4)
+vae = model.GraphVAE(4, 2){move}
+print(vae(features))
+"""
+
+
+def _graph_vae_lines(tmp_path: Path, move: str) -> list[int]:
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    (tmp_path / "model.py").write_text(GRAPH_VAE)
+    (tmp_path / "train.py").write_text(TRAIN.format(move=move))
+    config = LintConfig(select=("GPD106",))
+    result = lint_paths([str(tmp_path / "model.py")], config, jobs=1, use_cache=False)
+    assert not result.errors
+    return [finding.line for finding in result.findings]
+
+
+def test_a_project_that_hides_its_gpus_runs_on_the_cpu(tmp_path: Path) -> None:
+    assert _graph_vae_lines(tmp_path, "") == []
+    # the same script moving the model to a GPU meets the host noise there
+    assert _graph_vae_lines(tmp_path, ".cuda()") == [12]

@@ -23,6 +23,15 @@ DEVICE_WORDS = re.compile(
     r"cuda|device|\.to\(|accelerat|lightning|\bgpus?\b|\bmps\b|\btpu\b|\bxla\b|Trainer\(", re.I
 )
 """Any mention of a place to run, or of a framework that picks one."""
+NOT_A_DEVICE = re.compile(
+    r"^[ \t]*#[^\n]*"  # a comment line: `# Train on CPU (hide GPU)`
+    r"|\bos\.environ\[\s*[\"']CUDA_VISIBLE_DEVICES[\"']\s*\]\s*=\s*[\"'](-1)?[\"']",
+    re.M,
+)
+"""What names no place to run: comments, and hiding every GPU (``CUDA_VISIBLE_DEVICES = ""``)."""
+ENTRY_SCRIPT = re.compile(r"(train|main|run|demo|eval|test|infer|predict)\w*\.py", re.I)
+TOP_LEVEL_CALL = re.compile(r"^(?!def |class |import |from |@|#)[A-Za-z_][^\n]*\(", re.M)
+"""A statement at the top level that calls something (``adj = load_data(args.dataset)``)."""
 MAX_FILES = 64
 """More files than this: a project too large to call CPU-only from a glance."""
 MAX_NOTEBOOK_BYTES = 5_000_000
@@ -38,8 +47,9 @@ def project_files(linted: str) -> list[Path]:
 
 
 def runs_on_cpu_only(linted: str) -> bool:
-    """No file of the project names a device, and a notebook or a script with a ``__main__``
-    block runs its code."""
+    """No file of the project names a device (outside comments; hiding every GPU names
+    none), and a notebook, a script with a ``__main__`` block or a script named for its job
+    (``train.py``) with code at its top level runs its code."""
     runs = False
     files = project_files(linted)
     for path in files:
@@ -76,7 +86,12 @@ def _read(path: str, stamp: tuple[int, int]) -> tuple[bool, bool]:
     code = _code_of(text) if notebook else text  # not a notebook's outputs: base64 images
     if code is None:
         return True, False
-    return bool(DEVICE_WORDS.search(code)), notebook or "__main__" in code
+    named = DEVICE_WORDS.search(NOT_A_DEVICE.sub("", code)) is not None
+    # a script runs from `__main__`, or (named for its job: `train.py`) from its top level
+    entry = ENTRY_SCRIPT.fullmatch(Path(path).name) is not None and bool(
+        TOP_LEVEL_CALL.search(code)
+    )
+    return named, notebook or "__main__" in code or entry
 
 
 def _code_of(notebook: str) -> str | None:
