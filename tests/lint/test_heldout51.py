@@ -314,3 +314,27 @@ def test_a_project_that_hides_its_gpus_runs_on_the_cpu(tmp_path: Path) -> None:
     assert _graph_vae_lines(tmp_path, "") == []
     # the same script moving the model to a GPU meets the host noise there
     assert _graph_vae_lines(tmp_path, ".cuda()") == [12]
+
+
+# conversational-uptake#3: each input built as a tensor in a dict, then its move discarded
+UPTAKE = """\
+import torch
+
+
+def get_prediction(model, instance, device):
+    for key in ["input_ids", "token_type_ids", "attention_mask"]:
+        instance[key] = torch.tensor(instance[key]).unsqueeze(0)
+        instance[key].to(device)
+    for name in ["encoder", "decoder"]:
+        model.parts[name].to(device)
+    return model(**instance)
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = torch.nn.Linear(2, 2).to(device)
+get_prediction(model, {}, device)
+"""
+
+
+def test_discarded_move_of_an_item_stored_as_a_tensor() -> None:
+    assert lines(UPTAKE, "GPD103") == [7]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.events import CallEvent, Semantic, StatementEvent
+from gpudoc.lint.analysis.events import CallEvent, ItemEvent, Semantic, StatementEvent
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import blocks_of, dotted
 from gpudoc.lint.analysis.values import COLLATED, Kind, Place
@@ -176,14 +176,22 @@ def test_forward():
         ),
     )
 
-    EVENTS = ("statement", "call")
+    EVENTS = ("statement", "call", "item")
 
     def __init__(self) -> None:
         super().__init__()
         self.moves: list[DiscardedMove] = []
+        self.tensor_items: set[tuple[int, str]] = set()
+        """(function, ``d[key]``) of items the function stored a tensor in
+        (``instance[key] = torch.tensor(ids)``)."""
         self.device_calls: dict[int, list[str | None]] = {}
         """id of a call that needs device tensors (a placed module, or a function combining a
         device tensor) -> the plain names passed to it."""
+
+    def on_item(self, event: ItemEvent, semantic: Semantic) -> None:
+        text = _item_text(event.target)
+        if text is not None and event.value is not None and event.value.is_tensorish:
+            self.tensor_items.add((id(semantic.function_node), text))
 
     def on_statement(self, event: StatementEvent, semantic: Semantic) -> None:
         receiver, call = event.receiver, event.node.value
@@ -199,8 +207,10 @@ def test_forward():
         collated = receiver.kind is Kind.BATCH and receiver.source == COLLATED
         tensor = receiver.is_tensorish and not receiver.inplace_to and not collated
         loop = _tensor_loop(func.value, semantic.function_node)
+        stored = (id(semantic.function_node), _item_text(func.value))
         element = (
             _tensor_subscript(func.value)
+            or stored in self.tensor_items
             or _bound_to_element(func.value, semantic.function_node)
             or loop is not None
         )
@@ -388,6 +398,21 @@ class _Reads(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if node.value == self.name.split(".")[0]:
             self.other = True
+
+
+def _item_text(node: cst.BaseExpression) -> str | None:
+    """``instance[key]``, ``d["ids"]``: an item of a named container at a named or written
+    key, as text; None for anything else (a slice, a computed key)."""
+    if not isinstance(node, cst.Subscript) or len(node.slice) != 1:
+        return None
+    base, index = dotted(node.value), node.slice[0].slice
+    if base is None or not isinstance(index, cst.Index):
+        return None
+    key = dotted(index.value)
+    written = string_value(index.value) if key is None else None
+    if written is not None:
+        key = repr(written)
+    return None if key is None else f"{base}[{key}]"
 
 
 def _tensor_subscript(node: cst.BaseExpression) -> bool:
