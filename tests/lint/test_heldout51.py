@@ -338,3 +338,83 @@ get_prediction(model, {}, device)
 
 def test_discarded_move_of_an_item_stored_as_a_tensor() -> None:
     assert lines(UPTAKE, "GPD103") == [7]
+
+
+# rome (set 52): a library helper's own optional device, nested one function down, and a
+# backup copy kept on the host by a memory setting: neither is a CPU path of the script
+ROME = """\
+import torch
+import torch.nn as nn
+
+
+def fast_copy(module, device=None):
+    def collect(mod):
+        return [p if device is None else p.to(device) for p in mod.parameters()]
+
+    return collect(module)
+
+
+def apply_edit(model, conserve_memory):
+    keep = "cpu" if conserve_memory else "cuda"
+    return {k: v.detach().clone().to(keep) for k, v in model.state_dict().items()}
+
+
+if __name__ == "__main__":
+    model = nn.Linear(32, 32).cuda()
+    backup = apply_edit(model, True)
+    print(model(torch.randn(2, 32).cuda()))
+"""
+
+
+def test_a_helpers_device_option_and_a_host_backup_offer_no_cpu_path() -> None:
+    assert lines(ROME, "GPD203") == []
+    # a device choice the script makes on a test about CUDA is one
+    chosen = ROME.replace('"cpu" if conserve_memory', '"cpu" if not torch.cuda.is_available()')
+    assert lines(chosen, "GPD203") == [18, 20]
+
+
+# StarGANv2-VC's demo (set 52): a class id left on the host only indexes the device output
+STYLE = """\
+import torch
+import torch.nn as nn
+
+
+class StyleHead(nn.Module):
+    def __init__(self, dim=8, n_domains=4):
+        super().__init__()
+        self.shared = nn.Linear(16, dim)
+        self.heads = nn.ModuleList(nn.Linear(dim, dim) for _ in range(n_domains))
+
+    def forward(self, feats, domain):
+        h = self.shared(feats)
+        out = torch.stack([head(h) for head in self.heads], dim=1)
+        rows = torch.arange(domain.size(0)).to(domain.device)
+        return out[rows, domain]
+
+
+head = StyleHead().to("cuda")
+feats = torch.randn(1, 16).to("cuda")
+domain = torch.LongTensor([2])
+print(head(feats, domain))
+print(head(torch.randn(1, 16), domain))
+"""
+
+
+def test_a_host_tensor_the_module_reads_only_as_an_index() -> None:
+    assert lines(STYLE, "GPD101") == [22]
+
+
+# MorvanZhou's GPU tutorial (recall set 52): a slice of the dataset's labels moved to the GPU
+TUTORIAL = """\
+import torch
+import torchvision
+
+test_data = torchvision.datasets.MNIST(root="./mnist/", train=False)
+test_y = test_data.test_labels[:2000].cuda()
+print(test_y[:10].numpy(), "real number")
+print(test_y[:10].cpu().numpy())
+"""
+
+
+def test_a_slice_of_what_was_moved_is_on_the_device() -> None:
+    assert lines(TUTORIAL, "GPD202") == [6]

@@ -265,6 +265,9 @@ class Evaluator:
             return Value(Kind.BATCH, base.place, source=base.source)
         if base.source == "checkpoint" and base.kind is Kind.UNKNOWN:
             return CHECKPOINT  # `ckpt["model"]`: loaded where the whole checkpoint was
+        if base.kind is Kind.UNKNOWN and base.place is Place.DEVICE:
+            # `test_y[:10]` of `test_y = data.test_labels.cuda()`: part of what was moved
+            return Value(place=Place.DEVICE)
         return UNKNOWN
 
     def eval_sequence(self, node: cst.Tuple | cst.List) -> Value:

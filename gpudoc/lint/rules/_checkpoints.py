@@ -328,8 +328,15 @@ class CheckpointScan(cst.CSTVisitor):
             self._arms[-1] = self._ifs[-1][1]
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
-        self._tests.append(self.module.code_for_node(node.test))
+        test = self.module.code_for_node(node.test)
+        self._tests.append(test)
         self._test_ifs.append(None)
+        # `"cpu" if conserve_memory else "cuda"`: where a copy is kept, chosen by a setting
+        # about memory, not a CPU path (that test would name cuda, a GPU or the device)
+        arms = [string_value(node.body), string_value(node.orelse)]
+        choice = None not in arms and any(text and text.startswith("cuda") for text in arms)
+        if choice and not CPU_SWITCH.search(test):
+            self._transfers.update(id(arm) for arm in (node.body, node.orelse))
 
     def leave_IfExp(self, original_node: cst.IfExp) -> None:
         self._tests.pop()
@@ -731,15 +738,18 @@ class CheckpointScan(cst.CSTVisitor):
         }
         if roots == {"self"} and self._classes:
             return self._classes[-1]
-        function = self._function()
-        if function is None:
-            return None
-        params = {p.name.value for p in (*function.params.params, *function.params.kwonly_params)}
-        if not roots <= params - {"self", "args", "opt", "cfg", "config"}:
-            return None
-        if function.name.value == "__init__" and self._classes:
-            return self._classes[-1]  # `def __init__(self, ..., gpu): if gpu: self.cuda()`
-        return function
+        # the innermost function whose parameters they are: a nested helper tests its
+        # enclosing function's (`def monkeypatch(model, device=None): def collect(m): ...`)
+        for function in reversed(self._functions):
+            params = {
+                p.name.value for p in (*function.params.params, *function.params.kwonly_params)
+            }
+            if not roots <= params - {"self", "args", "opt", "cfg", "config"}:
+                continue
+            if function.name.value == "__init__" and self._classes:
+                return self._classes[-1]  # `def __init__(self, ..., gpu): if gpu: self.cuda()`
+            return function
+        return None
 
     def cpu_path_at(self, node: cst.CSTNode) -> str | None:
         """The file's evidence of a CPU path, or, for code inside a class that moves things

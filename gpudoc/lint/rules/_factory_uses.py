@@ -13,6 +13,8 @@ from gpudoc.lint.visit import walk
 
 METADATA = frozenset({"device", "shape", "dtype", "ndim", "is_cuda"})
 """Attributes that describe a tensor without reading it."""
+METADATA_METHODS = frozenset({"size", "dim", "numel", "get_device"})
+"""Methods that do the same (``domain.size(0)``)."""
 BOOL_COMPARISONS = frozenset({"torch.equal", "torch.allclose"})
 """torch functions that compare tensors into a Python bool."""
 
@@ -89,6 +91,10 @@ class Uses(cst.CSTVisitor):
             self.index_loads.add(node.value)  # `var.device`, `x.shape`: no data is read
 
     def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        metadata = isinstance(func, cst.Attribute) and func.attr.value in METADATA_METHODS
+        if metadata and isinstance(func, cst.Attribute) and self.reads(func.value):
+            self.index_loads.add(func.value)  # `x.size(0)`: no data is read
         if dotted(node.func) in BOOL_COMPARISONS:
             # `torch.equal(var, one)`: a Python bool, like a comparison in a test
             for arg in node.args:

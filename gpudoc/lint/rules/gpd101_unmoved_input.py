@@ -22,6 +22,7 @@ from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.names import assignments, built_class, dotted, method_named
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, Report, Rule
+from gpudoc.lint.rules._factory_uses import read_only_as_index
 from gpudoc.lint.rules._helpers import (
     LENGTHS,
     all_on_host,
@@ -467,6 +468,13 @@ def _moved_by_forward(module: Value, semantic: Semantic) -> frozenset[int | str]
     moved: set[int | str] = {
         key for index, name in enumerate(params) if LENGTHS.search(name) for key in (index, name)
     }
+    # `out[rows, domain]`: an index tensor may stay on the host, PyTorch copies it over
+    moved.update(
+        key
+        for index, name in enumerate(params)
+        if read_only_as_index(name, [forward])
+        for key in (index, name)
+    )
     for statement in forward.body.body:
         for target, value in assignments(statement):
             receiver = _moved_receiver(value)
