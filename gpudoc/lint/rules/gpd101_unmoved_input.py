@@ -63,7 +63,10 @@ class UnmovedInput(Rule):
     ## What it does
     Finds calls of a module that was moved to a device (`model.to(device)`, `.cuda()`, built with
     `device=`) whose input comes from a `DataLoader`, a dataset or a tensor factory and was never
-    moved: the evaluation loop copied from the CPU half of a tutorial.
+    moved: the evaluation loop copied from the CPU half of a tutorial. Also a tensor of a batch
+    the loop left on the host that meets a device result in a comparison or arithmetic
+    (`(predicted == labels).sum()` where `labels.to(device)` was written inside the loss call,
+    which moved a copy).
 
     ## Why is this bad?
     On a GPU it crashes with `RuntimeError: Input type (torch.FloatTensor) and weight type
@@ -96,7 +99,9 @@ class UnmovedInput(Rule):
     not reported there. A parameter named for a loss (`criterion`, `loss_fn`) holds one: the
     outputs and the targets it is given must share a device (one named for CTC takes targets
     on the host). The output of a module left on the host while it is given device tensors is
-    that module's finding (GPD102), not reported again where it is used. Nothing is reported
+    that module's finding (GPD102), not reported again where it is used. A tensor the
+    module's `forward` reads only as an index (`out[rows, labels]`) may stay on the host:
+    PyTorch copies an index to the indexed tensor's device. Nothing is reported
     on the CPU arm of a device test (`else:` of
     `if torch.cuda.is_available():`, `if args.no_cuda:`): the device is the CPU there, unless
     the file used CUDA on that arm before (`if args.gpu is not None:` ... `else: model =
