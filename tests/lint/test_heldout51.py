@@ -138,6 +138,36 @@ def test_layer_stored_on_self_at_every_forward() -> None:
     assert lines(EXTRACTOR, "GPD109") == [14]
 
 
+# contrastive-unpaired-translation's patch sampler: heads built once, by a helper `forward`
+# calls under a test, and registered with setattr
+PATCH_SAMPLER = """\
+import torch.nn as nn
+
+
+class PatchSample(nn.Module):
+    def __init__(self, nc=256):
+        super().__init__()
+        self.nc = nc
+        self.mlp_init = False
+
+    def create_mlp(self, feats):
+        for mlp_id, feat in enumerate(feats):
+            mlp = nn.Sequential(nn.Linear(feat.shape[1], self.nc), nn.ReLU())
+            setattr(self, "mlp_%d" % mlp_id, mlp)
+        self.mlp_init = True
+
+    def forward(self, feats):
+        if not self.mlp_init:
+            self.create_mlp(feats)
+        head = nn.Sequential(nn.Linear(feats[0].shape[1], self.nc), nn.ReLU())
+        return [getattr(self, "mlp_%d" % i)(f) for i, f in enumerate(feats)], head(feats[0])
+"""
+
+
+def test_heads_built_once_by_a_helper_under_a_test() -> None:
+    assert lines(PATCH_SAMPLER, "GPD109") == [19]
+
+
 # graves-handwriting's attention window: `torch.arange(..., out=kappa.new())` writes into a
 # tensor where `kappa` is
 WINDOW = """\

@@ -117,6 +117,8 @@ class Head(torch.nn.Module):
         super().__init__()
         self.constructed: dict[cst.Call, str] = {}
         """Layer constructors met in forward, not yet seen called or bound."""
+        self.containers: set[cst.Call] = set()
+        """Containers of new layers (``nn.Sequential(nn.Linear(...), nn.ReLU())``)."""
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         if semantic.context_function != "forward":
@@ -149,18 +151,23 @@ class Head(torch.nn.Module):
         if not inner:
             return None
         layers = [self.constructed.pop(node) for node in inner]
+        self.containers.add(event.node)
         return f"{event.qualified.replace('torch.nn.', 'nn.')}({layers[0]}, ...)"
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         origin = event.value.origin
         if not isinstance(origin, cst.Call) or origin not in self.constructed:
             return
+        layer = self.constructed.pop(origin)
         if "." in event.name:  # self.head = nn.Linear(...): a registered submodule
-            layer = self.constructed.pop(origin)
             if _rebuilt_at_every_call(event.name, semantic):
                 self.flag(origin, layer, f"stored as `{event.name}` anew at every call")
             return
-        self.flag(origin, self.constructed.pop(origin), f"bound to `{event.name}`")
+        if origin in self.containers and not _rebuilt_at_every_call(f"self.{event.name}", semantic):
+            # `mlp = nn.Sequential(...)` in a helper `forward` calls under a test, then
+            # `setattr(self, name, mlp)`: CUT's lazily built heads
+            return
+        self.flag(origin, layer, f"bound to `{event.name}`")
 
     def flag(self, node: cst.Call, layer: str, how: str) -> None:
         message = (
