@@ -88,10 +88,10 @@ def _read(path: str, stamp: tuple[int, int]) -> tuple[bool, bool]:
         return True, False
     named = DEVICE_WORDS.search(NOT_A_DEVICE.sub("", code)) is not None
     # a script runs from `__main__`, or (named for its job: `train.py`) from its top level
-    entry = ENTRY_SCRIPT.fullmatch(Path(path).name) is not None and bool(
-        TOP_LEVEL_CALL.search(code)
-    )
-    return named, notebook or "__main__" in code or entry
+    runs = notebook or "__main__" in code
+    if not runs and ENTRY_SCRIPT.fullmatch(Path(path).name):
+        runs = TOP_LEVEL_CALL.search(code) is not None
+    return named, runs
 
 
 def _code_of(notebook: str) -> str | None:

@@ -207,10 +207,9 @@ def test_forward():
         collated = receiver.kind is Kind.BATCH and receiver.source == COLLATED
         tensor = receiver.is_tensorish and not receiver.inplace_to and not collated
         loop = _tensor_loop(func.value, semantic.function_node)
-        stored = (id(semantic.function_node), _item_text(func.value))
         element = (
             _tensor_subscript(func.value)
-            or stored in self.tensor_items
+            or (id(semantic.function_node), _item_text(func.value)) in self.tensor_items
             or _bound_to_element(func.value, semantic.function_node)
             or loop is not None
         )
@@ -409,9 +408,9 @@ def _item_text(node: cst.BaseExpression) -> str | None:
     if base is None or not isinstance(index, cst.Index):
         return None
     key = dotted(index.value)
-    written = string_value(index.value) if key is None else None
-    if written is not None:
-        key = repr(written)
+    if key is None:
+        written = string_value(index.value)
+        key = None if written is None else repr(written)  # `d["ids"]` is not `d[ids]`
     return None if key is None else f"{base}[{key}]"
 
 

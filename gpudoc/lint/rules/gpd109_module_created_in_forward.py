@@ -160,10 +160,10 @@ class Head(torch.nn.Module):
             return
         layer = self.constructed.pop(origin)
         if "." in event.name:  # self.head = nn.Linear(...): a registered submodule
-            if _rebuilt_at_every_call(event.name, semantic):
+            if event.name.startswith("self.") and _built_at_every_call(semantic):
                 self.flag(origin, layer, f"stored as `{event.name}` anew at every call")
             return
-        if origin in self.containers and not _rebuilt_at_every_call(f"self.{event.name}", semantic):
+        if origin in self.containers and not _built_at_every_call(semantic):
             # `mlp = nn.Sequential(...)` in a helper `forward` calls under a test, then
             # `setattr(self, name, mlp)`: CUT's lazily built heads
             return
@@ -213,13 +213,13 @@ def _weighted_layer(event: CallEvent, semantic: Semantic) -> str | None:
 CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
 
 
-def _rebuilt_at_every_call(name: str, semantic: Semantic) -> bool:
-    """``self.head = nn.Linear(...)`` in ``forward``'s own body outside any test: not a lazy
-    construction (``if self.head is None:``) but a new layer at every call, which replaces the
-    one the optimizer holds."""
+def _built_at_every_call(semantic: Semantic) -> bool:
+    """In ``forward``'s own body, outside any test: ``self.head = nn.Linear(...)`` there is not
+    a lazy construction (``if self.head is None:``) but a new layer at every call, which
+    replaces the one the optimizer holds."""
     function = semantic.function_node
     in_forward = function is not None and function.name.value == "forward"
-    return name.startswith("self.") and in_forward and not semantic.in_branch
+    return in_forward and not semantic.in_branch
 
 
 def _constructor_called(node: cst.Call) -> cst.Call | None:
