@@ -395,3 +395,13 @@ NUMPY_CONVERTERS = frozenset(
 
 METRIC_PREFIXES = ("torchmetrics.", "pytorch_lightning.metrics.", "lightning.pytorch.metrics.")
 """Metric classes: nn.Modules holding state tensors (``add_state``) that ``.to()`` moves."""
+
+DTYPES = frozenset(
+    "torch." + name
+    for name in (
+        *("float", "float16", "float32", "float64", "double", "half", "bfloat16"),
+        *("long", "int", "int8", "int16", "int32", "int64", "short", "uint8", "bool"),
+        *("complex64", "complex128", "cfloat", "cdouble"),
+    )
+)
+"""torch's dtypes: ``x.type(torch.long)`` converts ``x`` where it is, as ``x.long()`` does."""

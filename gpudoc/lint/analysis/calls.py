@@ -343,6 +343,10 @@ class CallEvaluator:
             return Value(Kind.TYPENAME, receiver.place)
         if method == "type" and receiver.is_tensorish and args[0].kind is Kind.TYPENAME:
             return Value(Kind.TENSOR, args[0].place)  # `t.type(x.type())`: where x is
+        dtype = method == "type" and self.model.imports.qualify(node.args[0].value) in api.DTYPES
+        if dtype and receiver.is_tensorish:
+            # `torch.linspace(0, 99, 4).type(torch.long)`: a dtype, converted where it is
+            return Value(Kind.TENSOR, receiver.place, by_name=receiver.by_name)
         if method.startswith("new_") or method in ("type_as",):
             if method == "type_as" and args:
                 return Value(Kind.TENSOR, args[0].place)

@@ -4,6 +4,8 @@ walk the method where it is called, as calls of the file's functions do."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import libcst as cst
 
 from gpudoc.lint.analysis.bodies import Bodies
@@ -11,7 +13,7 @@ from gpudoc.lint.analysis.expressions import Evaluator
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.scope import Scope
-from gpudoc.lint.analysis.values import Value
+from gpudoc.lint.analysis.values import Kind, Value
 
 INSTANCE = "instance:"
 """``Value.source`` of an instance of one of the file's plain classes: ``instance:Trainer``."""
@@ -39,7 +41,11 @@ class Instances:
         if scope is not None:
             if self.call_method(scope, "__init__", node) is None:
                 self.evaluator.eval_args(node)
-            return Value(source=INSTANCE + name)
+            instance = Value(source=INSTANCE + name)
+            # a wrapper with its own `__iter__` (`yield self.func(*batch)`, PyTorch's nn
+            # tutorial): iterating it yields what that generator yields, walked for this instance
+            iterated = self.iterate(scope, node, instance)
+            return iterated if iterated is not None else instance
         if held is not None and held.source.startswith(INSTANCE):
             return self.call_method(self.instance_scope(held), "__call__", node)
         return None
@@ -84,3 +90,15 @@ class Instances:
             return None
         args = self.evaluator.eval_args(node, receiver)
         return self.bodies.call_function(function, node, args, scope)
+
+    def iterate(self, scope: Scope, node: cst.Call, instance: Value) -> Value | None:
+        """An iterator over what the class's generator ``__iter__`` yields, keeping the
+        instance's name (its other methods stay callable); None without one."""
+        function = scope.methods.get("__iter__")
+        if function is None:
+            return None
+        # `iter(instance)`: a call with no arguments, made where the instance is built
+        iterated = self.bodies.call_function(function, cst.Call(func=node.func), [], scope)
+        if iterated.kind is not Kind.LOADER:
+            return None
+        return replace(iterated, source=instance.source)

@@ -189,7 +189,7 @@ class CheckpointScan(cst.CSTVisitor):
         """ids of what is only printed or logged (``print(torch.cuda.is_available())``)."""
         self._reporters: frozenset[str] | None = None
         """The file's functions that only print (read the first time a call needs it)."""
-        self._name_uses: dict[str, int] | None = None
+        self._name_counter: _NameCounter | None = None
         """How often the file names each name (counted the first time one is asked)."""
         self._hard_gpu_names: set[str] = set()
         """Module names bound unconditionally to a hard-coded GPU (``device = "cuda:0"``)."""
@@ -398,6 +398,12 @@ class CheckpointScan(cst.CSTVisitor):
             names = [dotted(t.target) for t in node.targets]
             if all(name and "." not in name and self.uses(name) == 1 for name in names):
                 self._reported.add(id(value))
+            # `n_gpus = torch.cuda.device_count()` read only as a size (`num_workers=n_gpus`)
+            counted = (dotted(value.func) or "").endswith("device_count")
+            if counted and all(
+                name and "." not in name and not self.tested(name) for name in names
+            ):
+                self._reported.add(id(value))
         returner = value.func if isinstance(value, cst.Call) else None
         if isinstance(returner, cst.Name) and returner.value in self.path_returners:
             # `state_path = train(model, ...)`, which returns the path it saved the best to
@@ -467,6 +473,13 @@ class CheckpointScan(cst.CSTVisitor):
             return
         if (dotted(node.left.func) or "").endswith("device_count") and _more_than_one(node):
             self._reported.add(id(node.left))
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        # `("cpu", "cuda")[x.is_cuda]`: the device the input is on, followed, not chosen
+        value, index = node.value, node.slice[0].slice
+        follows = isinstance(index, cst.Index) and "is_cuda" in names_in(index.value)
+        if isinstance(value, cst.Tuple | cst.List) and follows:
+            self._transfers.update(code_ids(value))
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         text = string_value(node)
@@ -634,11 +647,17 @@ class CheckpointScan(cst.CSTVisitor):
 
     def uses(self, name: str) -> int:
         """How many times the file names ``name`` (its bindings included)."""
-        if self._name_uses is None:
-            counter = _NameCounter()
-            walk(self.module, counter)
-            self._name_uses = counter.counts
-        return self._name_uses.get(name, 0)
+        return self._names().counts.get(name, 0)
+
+    def tested(self, name: str) -> bool:
+        """Whether the file reads ``name`` in a test (``if n_gpu > 0:``, ``x if n else y``)."""
+        return name in self._names().tested
+
+    def _names(self) -> _NameCounter:
+        if self._name_counter is None:
+            self._name_counter = _NameCounter()
+            walk(self.module, self._name_counter)
+        return self._name_counter
 
     def _left_out(self, function: cst.FunctionDef, parameter: str, index: int) -> bool:
         """A call of ``function`` in this file passes nothing for ``parameter``."""
@@ -1764,6 +1783,44 @@ def base_cpu_path(module: cst.Module, path: str) -> str | None:
     return None
 
 
+def imported_device_cpu_path(module: cst.Module, path: str) -> str | None:
+    """The CPU path of a device that another project file picks and this one imports
+    (``from talkingface.model_utils import device``, where ``device = "cuda" if
+    torch.cuda.is_available() else "cpu"``)."""
+    for statement in module.body:
+        small = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
+        for node in small:
+            if not isinstance(node, cst.ImportFrom) or isinstance(node.names, cst.ImportStar):
+                continue
+            for local, (where, name) in project_names(node, path).items():
+                if not api.DEVICE_NAME.search(local) or "rank" in local.lower():
+                    continue
+                parsed = project.load(where)
+                if parsed is None or not _binds_at_top(parsed.module, name):
+                    continue
+                theirs = scan(parsed.module, remember=False)
+                evidence = theirs.all_evidence()
+                if theirs.requires_gpu or theirs.cpu_path_is_weak or not {1, 2} & set(evidence):
+                    continue
+                return f"`{local}` from `{where.name}`, the CPU where no GPU is"
+    return None
+
+
+def _binds_at_top(module: cst.Module, name: str) -> bool:
+    """``name = ...`` among the module's own top-level statements."""
+    targets = [
+        target
+        for statement in module.body
+        if isinstance(statement, cst.SimpleStatementLine)
+        for node in statement.body
+        for target in (
+            [t.target for t in node.targets] if isinstance(node, cst.Assign)
+            else [node.target] if isinstance(node, cst.AnnAssign) else []
+        )
+    ]  # fmt: skip
+    return any(name in bound_names_of(target) for target in targets)
+
+
 def _inherited_constants(module: cst.Module, path: str) -> frozenset[str]:
     """The constant ``self`` attributes of the classes this file's classes derive from, where
     those come from another project file."""
@@ -1892,9 +1949,48 @@ def _only_prints(function: cst.FunctionDef) -> bool:
 class _NameCounter(cst.CSTVisitor):
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
+        self.tested: set[str] = set()
+        """Names read in a test: an ``if``/``while``/conditional expression's or an assert's
+        test, a comparison, ``and``/``or``/``not``."""
+        self._testing = 0
 
     def visit_Name(self, node: cst.Name) -> None:
         self.counts[node.value] = self.counts.get(node.value, 0) + 1
+        if self._testing:
+            self.tested.add(node.value)
+
+    def _test(self, test: cst.BaseExpression) -> None:
+        self.tested.update(names_in(test))
+
+    def visit_If(self, node: cst.If) -> None:
+        self._test(node.test)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._test(node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._test(node.test)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self._test(node.test)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self._testing += 1
+
+    def leave_Comparison(self, original_node: cst.Comparison) -> None:
+        self._testing -= 1
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        self._testing += 1
+
+    def leave_BooleanOperation(self, original_node: cst.BooleanOperation) -> None:
+        self._testing -= 1
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        self._testing += isinstance(node.operator, cst.Not)
+
+    def leave_UnaryOperation(self, original_node: cst.UnaryOperation) -> None:
+        self._testing -= isinstance(original_node.operator, cst.Not)
 
 
 def _is_method(function: cst.FunctionDef) -> bool:

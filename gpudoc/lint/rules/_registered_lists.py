@@ -1,5 +1,6 @@
 """Plain lists of submodules that ``__init__`` registers after all (GPD104's exceptions):
-``for i, a in enumerate(self.heads): self.add_module(f"head{i}", a)`` (pyGAT), a loop that
+``for i, a in enumerate(self.heads): self.add_module(f"head{i}", a)`` (pyGAT, or
+``self.net.add_module(...)`` into a container the module holds), a loop that
 registers each item's parameters (``self.register_parameter(name, p)``), or
 ``self.blocks = nn.ModuleList(self.paths)`` (a list wrapped once it is filled)."""
 
@@ -97,7 +98,10 @@ class _MethodCalls(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in self.methods:
-            self.found |= dotted(func.value) == "self"
+            # on the module itself, or on a container it holds (`self.net.add_module(n, layer)`
+            # into an `nn.Sequential()`), which registers the item under the module as well
+            owner = dotted(func.value) or ""
+            self.found |= owner == "self" or (owner.startswith("self.") and owner.count(".") == 1)
 
 
 def _self_attributes(node: cst.BaseExpression) -> set[str]:

@@ -46,7 +46,10 @@ class DiscardedTensorMove(Rule):
     ## What it does
     Finds expression statements such as `x.to(device)` or `mask.cuda()` whose receiver is a
     tensor (bound from a torch factory, a tensor operation, a batch or an element of one such as
-    `x = batch[0]`, or a parameter named like one: `x`, `images`, `labels`).
+    `x = batch[0]`, or a parameter named like one: `x`, `images`, `labels`). Also a collective
+    that works in place (`dist.all_reduce`, `reduce`, `broadcast`) given a moved copy of a
+    named tensor (`dist.all_reduce(total.cuda())`): the result lands in the copy, and `total`
+    is never reduced.
 
     ## Why is this bad?
     `Module.to()` moves a module in place, but `Tensor.to()` returns a new tensor and leaves the
@@ -184,6 +187,9 @@ def test_forward():
         self.tensor_items: set[tuple[int, str]] = set()
         """(function, ``d[key]``) of items the function stored a tensor in
         (``instance[key] = torch.tensor(ids)``)."""
+        self.reduced_copies: list[tuple[cst.Call, cst.Call]] = []
+        """(the collective, the move) of ``dist.all_reduce(total.cuda())``: the result lands
+        in a copy nothing keeps."""
         self.device_calls: dict[int, list[str | None]] = {}
         """id of a call that needs device tensors (a placed module, or a function combining a
         device tensor) -> the plain names passed to it."""
@@ -230,6 +236,9 @@ def test_forward():
             self.moves.append(move)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        reduced = _reduced_copy(event)
+        if reduced is not None:
+            self.reduced_copies.append((event.node, reduced))
         module, args = event.module, event.args
         device_module = module is not None and module.is_device_module
         tensors = sum(1 for value in args if value.is_tensorish)
@@ -238,6 +247,16 @@ def test_forward():
             self.device_calls[id(event.node)] = [dotted(arg.value) for arg in event.node.args]
 
     def finish(self, context: Context) -> Iterator[Report]:
+        for collective, copy in self.reduced_copies:
+            func = cst.ensure_type(copy.func, cst.Attribute)
+            shown, method = context.code(func.value), func.attr.value
+            called = (dotted(collective.func) or "").rsplit(".", 1)[-1]
+            message = (
+                f"`{called}` works in place on `{shown}.{method}(...)`, a new tensor nothing "
+                f"keeps: `{shown}` itself is never reduced (move it first: `{shown} = "
+                f"{shown}.{method}(...)`, then pass `{shown}`)"
+            )
+            yield Report(copy, message)
         uses: _NextUse | None = None
         for move in self.moves:
             if not context.flags.places and not _matters_anywhere(move, context):
@@ -274,6 +293,32 @@ def test_forward():
                 edit = NodeEdit(move.call, f"{shown} = ", "before")
                 fix = FixSpec((edit,), safe=safe, description="assign the result back")
             yield Report(move.statement, message, fix)
+
+
+IN_PLACE_COLLECTIVES = frozenset(
+    f"torch.distributed.{name}" for name in ("all_reduce", "reduce", "broadcast")
+)
+"""Collectives that write their result into the tensor they are given."""
+
+
+def _reduced_copy(event: CallEvent) -> cst.Call | None:
+    """The move in ``dist.all_reduce(total.cuda())``: the collective's tensor is a moved copy
+    of a named tensor, so its result is lost with the copy."""
+    if event.qualified not in IN_PLACE_COLLECTIVES or not event.node.args:
+        return None
+    first = event.node.args[0]
+    tensor = next((a for a in event.node.args if _keyword(a) == "tensor"), first)
+    if _keyword(tensor) not in (None, "tensor"):
+        return None
+    move = tensor.value
+    if not isinstance(move, cst.Call) or not isinstance(move.func, cst.Attribute):
+        return None
+    named = isinstance(move.func.value, cst.Name | cst.Attribute | cst.Subscript)
+    return move if named and move.func.attr.value in ("to", "cuda") else None
+
+
+def _keyword(arg: cst.Arg) -> str | None:
+    return arg.keyword.value if arg.keyword is not None else None
 
 
 MODULE_KEY = re.compile(

@@ -12,7 +12,13 @@ import libcst as cst
 from gpudoc.lint.analysis.events import CallEvent, Semantic, WalkedCallEvent
 from gpudoc.lint.analysis.names import dotted, keyword, names_in
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
-from gpudoc.lint.rules._checkpoints import CheckpointScan, LoadSite, base_cpu_path, scan
+from gpudoc.lint.rules._checkpoints import (
+    CheckpointScan,
+    LoadSite,
+    base_cpu_path,
+    imported_device_cpu_path,
+    scan,
+)
 from gpudoc.lint.rules._device_names import DEVICE_PARAMETER
 from gpudoc.lint.rules._gpu_savers import gpu_savers, names_no_device, saves_name
 from gpudoc.lint.rules._helpers import backend, is_process_group_init
@@ -359,7 +365,12 @@ torch.save(model.state_dict(), "snapshot.pt")
         ranks = self.per_rank and any(self.in_a_rank(site.call) for site in found.loads)
         # a library's own `device="cpu"` option (MONAI's `Invertd`) is no CPU path of the script
         own = None if found.cpu_path_is_weak else found.cpu_path
-        inherited = base_cpu_path(context.module, context.path) if own is None else None
+        inherited = None
+        if own is None and context.path:
+            # a base class's file that picks the CPU, or a device imported from such a file
+            inherited = base_cpu_path(context.module, context.path) or imported_device_cpu_path(
+                context.module, context.path
+            )
         imported = not (own or inherited or found.flag_classes or ranks)
         # a model file choosing no device, loaded by a script beside it that runs on the CPU too
         imported = imported and bool(context.path) and bool(cpu_importers(context.path))

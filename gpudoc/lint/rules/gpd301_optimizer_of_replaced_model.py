@@ -19,7 +19,10 @@ class OptimizerOfReplacedModel(Rule):
 
     ## What it does
     Finds `optimizer = optim.X(model.parameters())` followed by a new `model = ...` and then
-    `optimizer.step()` with no new optimizer in between.
+    `optimizer.step()` with no new optimizer in between; also a part of the model replaced by a
+    new module with weights there (`model.fc = nn.Linear(...)` after the optimizer was built):
+    the new part's weights are in no optimizer. Wrapping the model in `nn.DataParallel` or DDP,
+    moved or not, keeps the same parameters and is no replacement.
 
     ## Why is this bad?
     The optimizer updates the parameters of the old model, which nothing uses any more; the new
@@ -81,14 +84,23 @@ optimizer.step()
         self.optimizers = Optimizers()
         self.rebound: dict[tuple[int, str], tuple[int, cst.CSTNode]] = {}
         """(scope, module name) -> (walk step, statement) of its latest rebinding."""
-        self.stale: list[tuple[cst.CSTNode, str, str]] = []
-        """(the rebinding, the optimizer, the module) for each step of a stale optimizer."""
+        self.parts: dict[tuple[int, str], tuple[int, cst.CSTNode, str]] = {}
+        """(scope, module name) -> (walk step, statement, part) of its latest part replaced by a
+        new module (``model.fc = nn.Linear(...)``)."""
+        self.stale: list[tuple[cst.CSTNode, str, str, str | None]] = []
+        """(the rebinding, the optimizer, the module, the part replaced or None) for each step
+        of a stale optimizer."""
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         previous = event.previous
         replaced = previous is not None and previous.kind is Kind.MODULE
         if replaced and not _still_the_module(event.name, event.statement, semantic):
             self.rebound[(semantic.scope_id, event.name)] = (semantic.step, event.statement)
+        owner, dot, _ = event.name.rpartition(".")
+        new_part = event.value.weighted and isinstance(event.assigned, cst.Call)
+        if dot and new_part and not _still_the_module(event.name, event.statement, semantic):
+            # a new head on a model whose optimizer was built: its weights are in no optimizer
+            self.parts[(semantic.scope_id, owner)] = (semantic.step, event.statement, event.name)
         self.optimizers.note(event, semantic)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
@@ -104,20 +116,31 @@ optimizer.step()
             return
         module, built_at = built
         rebound = self.rebound.get((semantic.scope_id, module))
+        part = self.parts.get((semantic.scope_id, module))
         if rebound is not None and rebound[0] > built_at:
-            self.stale.append((rebound[1], name, module))
+            self.stale.append((rebound[1], name, module, None))
+            self.optimizers.forget(semantic, name)
+        elif part is not None and part[0] > built_at:
+            self.stale.append((part[1], name, module, part[2]))
             self.optimizers.forget(semantic, name)
 
     def finish(self, context: Context) -> Iterator[Report]:
         seen: set[int] = set()
-        for rebinding, optimizer, module in self.stale:
+        for rebinding, optimizer, module, part in self.stale:
             if id(rebinding) in seen:
                 continue
             seen.add(id(rebinding))
-            message = (
-                f"`{module}` is replaced here, but `{optimizer}` was built for the old "
-                f"`{module}.parameters()`: it keeps stepping the old model; rebuild it"
-            )
+            if part is not None:
+                message = (
+                    f"`{part}` is replaced here, after `{optimizer}` was built for "
+                    f"`{module}.parameters()`: the new part's weights are never trained; build "
+                    "the optimizer after it"
+                )
+            else:
+                message = (
+                    f"`{module}` is replaced here, but `{optimizer}` was built for the old "
+                    f"`{module}.parameters()`: it keeps stepping the old model; rebuild it"
+                )
             yield Report(rebinding, message)
 
 
@@ -127,9 +150,15 @@ SHARING_WRAPPERS = api.DATAPARALLEL | api.DISTRIBUTED_DP | {"torch.compile"}
 
 def _still_the_module(name: str, statement: cst.CSTNode, semantic: Semantic) -> bool:
     """``model = model.cuda()``, ``net = net.to(device).eval()``: a module moves in place; and
-    ``model = DDP(model, device_ids=[rank])`` trains the same parameters. Either way the
+    ``model = DDP(model, device_ids=[rank])`` (or ``nn.DataParallel(net).to(device)``) trains
+    the same parameters. Either way the
     optimizer built before still steps the model."""
     value = assigned_value(statement, name)
+    # `nn.DataParallel(net).to(device)`: the wrapper moved, the same parameters inside it
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        if value.func.attr.value not in api.IN_PLACE_MODULE_METHODS:
+            break
+        value = value.func.value
     if isinstance(value, cst.Call) and semantic.qualify(value.func) in SHARING_WRAPPERS:
         first = value.args[0] if value.args else None
         value = first.value if first is not None and first.keyword is None else None
