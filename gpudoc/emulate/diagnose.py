@@ -13,7 +13,7 @@ import torch
 
 from gpudoc.emulate import errors, tracking
 from gpudoc.emulate.model import DeviceError, SourceLocation, TensorOrigin
-from gpudoc.emulate.rules import Found, classify
+from gpudoc.emulate.rules import Found, classify, copy_discarded
 
 
 def diagnose(error: BaseException) -> DeviceError:
@@ -193,6 +193,11 @@ def _note(tensor: torch.Tensor, found: Found) -> str | None:
     copied: Any = getattr(tensor, "_gpudoc_copied_at", None)
     if tensor.device.type == "cpu" and copied is not None:
         filename, line, _function, index = copied
+        if not copy_discarded(tensor):
+            return (
+                f"a copy on cuda:{index} made at {filename}:{line} was used there; this tensor "
+                "itself stayed on cpu"
+            )
         return (
             f".to() at {filename}:{line} returned a copy on cuda:{index} that was not kept; "
             "this tensor itself stayed on cpu"

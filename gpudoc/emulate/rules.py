@@ -8,6 +8,8 @@ so an emulated run never imports the lint engine); otherwise the pattern is name
 
 from __future__ import annotations
 
+import ast
+import linecache
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,7 +158,7 @@ def _in_optimizer_step(error: BaseException) -> bool:
 def _host_pattern(tensor: torch.Tensor, facts: Found) -> Pattern:
     """Why a tensor is on the host when its partners are on a device."""
     base = tensor._base if tensor._base is not None else tensor
-    if getattr(base, "_gpudoc_copied_at", None) is not None:
+    if copy_discarded(base):
         return DISCARDED
     if facts.plain_container is not None:
         return PLAIN_CONTAINER
@@ -174,3 +176,19 @@ def _host_pattern(tensor: torch.Tensor, facts: Found) -> Pattern:
     if origin is not None and origin[0] == "created on the host":
         return HOST_FACTORY
     return INPUT_ON_HOST
+
+
+def copy_discarded(tensor: torch.Tensor) -> bool:
+    """The tensor's device copy was made by a statement of its own (``x.to(device)``), whose
+    result nothing kept. A copy made inside a call (``loss(out, y.to(device))``) was used there:
+    a later use of ``y`` is an input left on the host (GPD101), not a discarded move."""
+    copied: Any = getattr(tensor, "_gpudoc_copied_at", None)
+    if copied is None:
+        return False
+    filename, line = copied[0], copied[1]
+    try:
+        statement = ast.parse(linecache.getline(filename, line).strip()).body
+    except SyntaxError:
+        return True  # a statement over several lines: the copy is named as before
+    moved = statement[0] if len(statement) == 1 else None
+    return isinstance(moved, ast.Expr) and isinstance(moved.value, ast.Call)

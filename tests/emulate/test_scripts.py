@@ -163,6 +163,16 @@ WRITTEN = {
         "print('args', sys.argv[1:], torch.cuda.device_count())\n"
         "sys.exit(int(sys.argv[1]))\n"
     ),
+    "used_copy.py": (
+        "import torch\n"
+        "from torch.utils.data import DataLoader, TensorDataset\n"
+        "net = torch.nn.Linear(4, 3).to('cuda')\n"
+        "data = TensorDataset(torch.randn(2, 4), torch.tensor([0, 1]))\n"
+        "for images, labels in DataLoader(data, batch_size=2):\n"
+        "    outputs = net(images.to('cuda'))\n"
+        "    loss = torch.nn.functional.cross_entropy(outputs, labels.to('cuda'))\n"
+        "    correct = (outputs.argmax(1) == labels).sum()\n"
+    ),
     "ddp.py": (
         "import os, torch.distributed as dist\n"
         "os.environ.update(MASTER_ADDR='127.0.0.1', MASTER_PORT='29533')\n"
@@ -385,6 +395,18 @@ def test_an_ordinary_exception_keeps_its_traceback(emulated: Emulated, written: 
     assert code == 1
     assert 'broken.py", line 4, in f' in err and "ValueError: boom" in err
     assert "gpudoc/emulate" not in err.split("ValueError")[0]
+
+
+@pytest.mark.slow
+def test_a_copy_used_inline_is_no_discarded_move(emulated: Emulated, written: Path) -> None:
+    """Flower's evaluation: `labels.to(DEVICE)` written inside the loss call, then `labels`
+    compared with the predictions: the labels were left on the host (GPD101), nothing was
+    discarded (GPD103 is for `labels.to(DEVICE)` as a statement of its own)."""
+    code, _out, err = emulated[_written(written, "used_copy.py")]
+    assert code == 1
+    assert "used_copy.py:8" in err
+    assert "lint     GPD101" in err and "GPD103" not in err
+    assert "used_copy.py:7 was used there" in err
 
 
 @pytest.mark.parametrize(
