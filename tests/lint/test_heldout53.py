@@ -243,3 +243,39 @@ def test_a_device_imported_from_a_project_file_that_picks_the_cpu(tmp_path: Path
     assert project_lines(tmp_path, gpu_only, "GPD201") == []
     other = {"main.py": RENDER.format(name="scale"), "model_utils.py": utils + "scale = 2\n"}
     assert project_lines(tmp_path, other, "GPD201") == []
+
+
+# attention-transfer (re-scored set 24): cifar.py moves through `utils.cast`, which uses CUDA
+# only where it exists (its `--cuda` option, never read, is no reason of its own)
+OPTION = """\
+import argparse
+
+import torch
+
+import utils
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--cuda", action="store_true")
+parser.add_argument("--resume", default="")
+
+
+def main():
+    opt = parser.parse_args()
+    print("options", vars(opt))
+    params = {params}
+    state = torch.load(opt.resume)
+    {read}
+"""
+CAST = (
+    "import torch\n\n\ndef cast(params):\n"
+    "    return {k: v.cuda() if torch.cuda.is_available() else v for k, v in params.items()}\n"
+)
+
+
+def test_a_project_helper_that_moves_only_where_cuda_is_is_a_cpu_path(tmp_path: Path) -> None:
+    cast = OPTION.format(params="utils.cast({'w': torch.ones(2)})", read="pass")
+    cast = cast.replace('parser.add_argument("--cuda", action="store_true")\n', "")
+    files = {"main.py": cast, "utils.py": CAST}
+    assert project_lines(tmp_path, files, "GPD201") == [15]
+    always = CAST.replace(" if torch.cuda.is_available() else v", "")
+    assert project_lines(tmp_path, {**files, "utils.py": always}, "GPD201") == []

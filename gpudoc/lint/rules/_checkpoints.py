@@ -21,7 +21,7 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.flow import guard_polarity, terminates
 from gpudoc.lint.analysis.functions import argument_for
-from gpudoc.lint.analysis.homes import project_names
+from gpudoc.lint.analysis.homes import project_modules, project_names
 from gpudoc.lint.analysis.names import (
     ImportTable,
     bound_names,
@@ -1784,26 +1784,74 @@ def base_cpu_path(module: cst.Module, path: str) -> str | None:
 
 
 def imported_device_cpu_path(module: cst.Module, path: str) -> str | None:
-    """The CPU path of a device that another project file picks and this one imports
-    (``from talkingface.model_utils import device``, where ``device = "cuda" if
-    torch.cuda.is_available() else "cpu"``)."""
+    """The CPU path this file takes from another project file: a device that file picks and
+    this one imports (``from talkingface.model_utils import device``, where ``device = "cuda"
+    if torch.cuda.is_available() else "cpu"``), or a function of it that this file calls and
+    that moves to the GPU only where there is one (``utils.cast(params)``, whose body is
+    ``params.cuda() if torch.cuda.is_available() else params``)."""
+    names: dict[str, tuple[Path, str]] = {}
+    modules: dict[str, Path] = {}
     for statement in module.body:
         small = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
         for node in small:
-            if not isinstance(node, cst.ImportFrom) or isinstance(node.names, cst.ImportStar):
-                continue
-            for local, (where, name) in project_names(node, path).items():
-                if not api.DEVICE_NAME.search(local) or "rank" in local.lower():
-                    continue
-                parsed = project.load(where)
-                if parsed is None or not _binds_at_top(parsed.module, name):
-                    continue
-                theirs = scan(parsed.module, remember=False)
-                evidence = theirs.all_evidence()
-                if theirs.requires_gpu or theirs.cpu_path_is_weak or not {1, 2} & set(evidence):
-                    continue
-                return f"`{local}` from `{where.name}`, the CPU where no GPU is"
+            if isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+                names.update(project_names(node, path))
+            if isinstance(node, cst.Import | cst.ImportFrom):
+                modules.update(project_modules(node, path))
+    for local, (where, name) in names.items():
+        if not api.DEVICE_NAME.search(local) or "rank" in local.lower():
+            continue
+        parsed = project.load(where)
+        if parsed is None or not _binds_at_top(parsed.module, name):
+            continue
+        theirs = scan(parsed.module, remember=False)
+        evidence = theirs.all_evidence()
+        if theirs.requires_gpu or theirs.cpu_path_is_weak or not {1, 2} & set(evidence):
+            continue
+        return f"`{local}` from `{where.name}`, the CPU where no GPU is"
+    called = _called_names(module) if names or modules else set()
+    for text in sorted(called):
+        owner, _, attr = text.rpartition(".")
+        if owner in modules:
+            where, function = modules[owner], attr
+        elif not owner and text in names:
+            where, function = names[text]
+        else:
+            continue
+        parsed = project.load(where)
+        definition = parsed.functions.get(function) if parsed is not None else None
+        if isinstance(definition, cst.FunctionDef) and _moves_if_available(definition):
+            return f"`{text}` in `{where.name}`, which moves to the GPU only where there is one"
     return None
+
+
+def _called_names(module: cst.Module) -> set[str]:
+    """``f`` and ``utils.f`` for each ``f(...)`` / ``utils.f(...)`` call in the file."""
+    found: set[str] = set()
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            name = dotted(node.func)
+            if name is not None and name.count(".") <= 1:
+                found.add(name)
+
+    walk(module, _Calls())
+    return found
+
+
+def _moves_if_available(function: cst.FunctionDef) -> bool:
+    """A move of the function's own under an availability test (``x.cuda() if
+    torch.cuda.is_available() else x``, ``if torch.cuda.is_available(): x = x.cuda()``)."""
+    code = cst.Module([]).code_for_node(function)
+    return bool(AVAILABILITY_MOVE.search(code))
+
+
+AVAILABILITY_MOVE = re.compile(
+    r"\.(cuda|to)\([^\n]*\bif\b[^\n]*cuda\.is_available\(\)"
+    r"|\bif\b[^\n]*cuda\.is_available\(\)[^\n]*:\s*\n\s+[^\n]*\.(cuda|to)\("
+)
+"""``x.cuda() if torch.cuda.is_available() else x``, or ``if torch.cuda.is_available():``
+with a move on the next line."""
 
 
 def _binds_at_top(module: cst.Module, name: str) -> bool:

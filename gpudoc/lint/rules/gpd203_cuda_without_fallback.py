@@ -14,7 +14,12 @@ from gpudoc.lint.analysis.flow import guard_polarity, terminates
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
-from gpudoc.lint.rules._checkpoints import CheckpointScan, base_cpu_path, scan
+from gpudoc.lint.rules._checkpoints import (
+    CheckpointScan,
+    base_cpu_path,
+    imported_device_cpu_path,
+    scan,
+)
 from gpudoc.lint.rules._distributed_paths import after_nccl_setup, distributed_only_ids
 from gpudoc.lint.rules._importers import cpu_importers, importer_cpu_path
 from gpudoc.lint.visit import code_ids, walk
@@ -244,8 +249,11 @@ def nopeak_mask(size):
             return  # one process per GPU, each on its own: CUDA is what the script runs on
         evidence = found.cpu_path
         if evidence is None and context.path:
-            # `class GanModel(BaseModel)`, whose `__init__` in another file picks the CPU
-            evidence = base_cpu_path(context.module, context.path)
+            # `class GanModel(BaseModel)`, whose `__init__` in another file picks the CPU; a
+            # device imported from such a file, or its helper that moves only where CUDA is
+            evidence = base_cpu_path(context.module, context.path) or imported_device_cpu_path(
+                context.module, context.path
+            )
         if (
             evidence is None
             and self.host_model
