@@ -279,3 +279,24 @@ def test_a_project_helper_that_moves_only_where_cuda_is_is_a_cpu_path(tmp_path: 
     assert project_lines(tmp_path, files, "GPD201") == [15]
     always = CAST.replace(" if torch.cuda.is_available() else v", "")
     assert project_lines(tmp_path, {**files, "utils.py": always}, "GPD201") == []
+
+
+# DecisionTransformerInterpretability (recall set 54): in the arm where `isinstance(x,
+# torch.Tensor)` holds, `x` is a tensor, whatever its name suggests
+NARROWED = """\
+import numpy as np
+import torch
+
+
+def to_device(rtg, device):
+    if isinstance(rtg, torch.Tensor):
+        rtg.to(dtype=torch.float32, device=device)
+    else:
+        rtg = torch.from_numpy(rtg).to(device)
+    return rtg
+"""
+
+
+def test_a_type_test_says_the_name_holds_a_tensor() -> None:
+    assert lines(NARROWED, "GPD103") == [7]
+    assert lines(NARROWED.replace("isinstance(rtg, torch.Tensor)", "rtg is None"), "GPD103") == []

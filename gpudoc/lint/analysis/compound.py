@@ -16,7 +16,7 @@ from gpudoc.lint.analysis.flow import Env, Join, Polarity, join_envs, truth_on_c
 from gpudoc.lint.analysis.functions import DEVICE_FLAG, OFF_FLAG
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import bound_names_of, dotted, iter_statements
-from gpudoc.lint.analysis.narrowing import forgotten, not_tensor_arms
+from gpudoc.lint.analysis.narrowing import narrowed, type_test_arms
 from gpudoc.lint.analysis.values import PLACED_MODULES, Kind, Place, Value, element_of
 
 MAX_SECOND_ITERATION_DEPTH = 2
@@ -138,14 +138,14 @@ class Compound:
         cpu_side = None if model.picks_a_gpu(node.test) else polarity
         orelse = node.orelse
         # `if isinstance(x, torch.Tensor): ... else: np.copy(x)`: no tensor on one arm
-        when_true, when_false = not_tensor_arms(node.test, model.qualify)
+        when_true, when_false = type_test_arms(node.test, model.qualify)
 
         def body() -> None:
             model.guard_depth += guarded
             self.enter_cpu_path(node.test, cpu_side == "cpu")
             model.gpu_path += polarity == "gpu"
             model.branch_tests.append(node.test)
-            with forgotten(model.scope.env, when_true):
+            with narrowed(model.scope.env, when_true):
                 self.statements.walk_body(node.body)
             model.branch_tests.pop()
             model.gpu_path -= polarity == "gpu"
@@ -158,7 +158,7 @@ class Compound:
             self.enter_cpu_path(node.test, cpu_side == "gpu")
             model.gpu_path += polarity == "cpu"
             model.branch_tests.append(node.test)
-            with forgotten(model.scope.env, when_false):
+            with narrowed(model.scope.env, when_false):
                 if isinstance(orelse, cst.If):
                     self.walk_if(orelse)
                 elif orelse is not None:

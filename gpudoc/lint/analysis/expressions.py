@@ -19,7 +19,7 @@ from gpudoc.lint.analysis.events import (
 from gpudoc.lint.analysis.flow import GPU_COUNT, join_values
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import assignments, built_class, dotted, method_named
-from gpudoc.lint.analysis.narrowing import forgotten, not_tensor_arms
+from gpudoc.lint.analysis.narrowing import narrowed, type_test_arms
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import (
     CHECKPOINT,
@@ -344,13 +344,13 @@ class Evaluator:
         self.model.guard_depth += guarded
         self.model.cpu_path += polarity == "cpu"
         self.model.gpu_path += polarity == "gpu"
-        when_true, when_false = not_tensor_arms(node.test, self.model.qualify)
+        when_true, when_false = type_test_arms(node.test, self.model.qualify)
         env = self.model.scope.env
-        with forgotten(env, when_true):
+        with narrowed(env, when_true):
             body = self.eval(node.body)
         self.model.cpu_path += (polarity == "gpu") - (polarity == "cpu")
         self.model.gpu_path += (polarity == "cpu") - (polarity == "gpu")
-        with forgotten(env, when_false):
+        with narrowed(env, when_false):
             orelse = self.eval(node.orelse)
         self.model.cpu_path -= polarity == "gpu"
         self.model.gpu_path -= polarity == "cpu"
