@@ -238,6 +238,9 @@ class QualifiedCalls:
             result = Value(Kind.TENSOR, out[1].place)
         elif function == "tensor" and node.args and is_number_expression(node.args[0].value):
             result = SCALAR
+        elif function in ("tensor", "as_tensor") and _copies_a_tensor(node, args):
+            # `torch.tensor(y, dtype=torch.long)` of a tensor: a copy where `y` is
+            result = Value(Kind.TENSOR, args[0].place)
         elif self.model.flags.default_device or self.model.device_context:
             result = Value(Kind.TENSOR)
         else:
@@ -297,7 +300,12 @@ class QualifiedCalls:
 
     def nn_constructor(self, node: cst.Call, name: str, args: list[Value]) -> Value:
         if name == "Parameter":
-            if self.model.scope.module_class is not None:  # a module's parameter moves with it
+            cls = self.model.scope.module_class
+            if cls is not None:  # a module's parameter moves with it
+                # `nn.Parameter(torch.randn(k, n).to(device))` in `__init__`: a weight made on
+                # the device, so the module is placed where it is built
+                placed = args and args[0].place is Place.DEVICE
+                cls.places_itself |= bool(placed) and self.model.in_init
                 return Value(Kind.TENSOR, Place.UNKNOWN)
             return Value(Kind.TENSOR, args[0].place if args else Place.UNKNOWN)
         device = _device_keyword(node, args)
@@ -485,3 +493,8 @@ def _children_owner(node: cst.Call) -> str | None:
         if expr.func.attr.value in ("children", "modules"):
             return dotted(expr.func.value)
     return None
+
+
+def _copies_a_tensor(node: cst.Call, args: list[Value]) -> bool:
+    """``torch.tensor(x)`` whose data ``x`` is a tensor (not a list or an array to convert)."""
+    return bool(args) and node.args[0].keyword is None and args[0].kind is Kind.TENSOR

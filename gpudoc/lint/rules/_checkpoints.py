@@ -156,6 +156,8 @@ class CheckpointScan(cst.CSTVisitor):
         self.evidence: dict[int, str] = {}
         """By strength (0 strongest): what shows that the script runs on the CPU too."""
         self.value_options: list[tuple[str, str]] = []
+        self._on_host: set[tuple[int, str | None]] = set()
+        """(function, name) of modules a statement moved to the CPU in place (``net.cpu()``)."""
         """(dest, evidence) of options about the device that take a value (``--cuda 1``): a
         CPU path unless the value only picks GPUs (``CUDA_VISIBLE_DEVICES = args.cuda``)."""
         self.gpu_selectors: set[str] = set()
@@ -460,6 +462,16 @@ class CheckpointScan(cst.CSTVisitor):
             # nothing; it counts as a CPU path only where nothing commits to a GPU (all_evidence)
             self._reported.add(id(value))
             self._displayed.append(f"`{dotted(func)}()`")
+        moved = _module_moved_in_place(value)
+        if moved is not None:
+            # `net.eval().cpu()` as a statement: a module moves in place; its state saved after
+            # that is on the CPU (until a move back)
+            name, to_cpu = moved
+            key = (id(self._function()), name)
+            if to_cpu:
+                self._on_host.add(key)
+            else:
+                self._on_host.discard(key)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         # `6 * torch.cuda.device_count()`: a size, not a test for a GPU
@@ -1035,6 +1047,10 @@ class CheckpointScan(cst.CSTVisitor):
     def _on_cpu(self, obj: cst.BaseExpression) -> bool:
         if ".cpu()" in self.module.code_for_node(obj) or _host_made(obj):
             return True
+        func = obj.func if isinstance(obj, cst.Call) else None
+        if isinstance(func, cst.Attribute) and func.attr.value == "state_dict":
+            # `net.eval().cpu()`, then `torch.save(net.state_dict(), path)`
+            return (id(self._function()), dotted(func.value)) in self._on_host
         if isinstance(obj, cst.Name):
             values = [b.value for b in self.bindings if b.name == obj.value and b.value is not None]
             if not values:
@@ -1781,6 +1797,28 @@ def base_cpu_path(module: cst.Module, path: str) -> str | None:
         if chosen:
             return f"{evidence[min(chosen)]} in `{where.name}`, its base class's file"
     return None
+
+
+def _module_moved_in_place(value: cst.BaseExpression) -> tuple[str, bool] | None:
+    """``net.eval().cpu()`` -> (``net``, True); ``net.to(device)`` -> (``net``, False); None
+    for anything else."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return None
+    method = value.func.attr.value
+    if method not in ("cpu", "cuda", "to"):
+        return None
+    receiver = value.func.value
+    while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+        if receiver.func.attr.value not in ("eval", "train", "float", "half"):
+            return None
+        receiver = receiver.func.value
+    name = dotted(receiver)
+    if name is None:
+        return None
+    target = string_value(value.args[0].value) if method == "to" and value.args else None
+    return name, method == "cpu" or (
+        target is not None and api.CPU_LITERAL.match(target) is not None
+    )
 
 
 def imported_device_cpu_path(module: cst.Module, path: str) -> str | None:

@@ -10,7 +10,8 @@ import libcst as cst
 from gpudoc.lint.analysis.api import CPU_LITERAL, WEIGHTED_LAYERS
 from gpudoc.lint.analysis.events import BindingEvent, CallEvent, ClassEvent, Semantic
 from gpudoc.lint.analysis.expressions import device_move_target, string_value
-from gpudoc.lint.analysis.names import dotted, iter_statements, keyword, method_named
+from gpudoc.lint.analysis.functions import argument_for
+from gpudoc.lint.analysis.names import class_method, dotted, iter_statements, keyword, method_named
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._helpers import all_on_host, any_on_device
@@ -530,4 +531,14 @@ def _weighted_part(value: cst.BaseExpression, semantic: Semantic) -> bool:
     if (dotted(value.func) or "").rsplit(".", 1)[-1] in WEIGHTED_LAYERS:
         return True
     part = semantic.module_class_named(value.func)
-    return part is not None and part.weighted and not part.places_itself
+    if part is None or not part.weighted or part.places_itself:
+        return False
+    # `Flip(self.D)`: a wrapper whose only weights are a part built (and moved) before it
+    init = class_method(part.node, "__init__")
+    sources = part.weights_from
+    if init is None or not sources:
+        return True
+    given = [argument_for(init, value, source, is_method=True) for source in sources]
+    return not all(
+        arg is not None and (dotted(arg.value) or "").startswith("self.") for arg in given
+    )

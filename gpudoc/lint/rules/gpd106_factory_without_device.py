@@ -19,6 +19,7 @@ from gpudoc.lint.analysis.events import (
     WalkedCallEvent,
 )
 from gpudoc.lint.analysis.expressions import string_value
+from gpudoc.lint.analysis.follows_inputs import weight_attributes
 from gpudoc.lint.analysis.functions import MOVES
 from gpudoc.lint.analysis.names import (
     assigned_value,
@@ -434,7 +435,9 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         """``h = torch.zeros(...)`` (also ``Variable(torch.zeros(...))``): ``h`` holds it."""
         key = (semantic.scope_id, event.name)
         value = event.assigned
-        if _made_on_input_device(value):
+        owner = _made_on_input_device(value)
+        if owner is not None and (semantic.scope_id, owner) not in self.host_held:
+            # `pos = torch.arange(n, device=inv.device)`, `inv` a factory's tensor: on the host
             self.follows.add(key)
         else:
             self.follows.discard(key)
@@ -732,6 +735,11 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         if semantic.on_cpu_path:
             return  # `else:` of `if torch.cuda.is_available():`: the CPU is the device there
         first = node.args[0].value if node.args else None
+        given = event.args[0] if event.args else None
+        if function == "tensor" and given is not None and given.kind is Kind.TENSOR:
+            return  # `torch.tensor(y)` of a tensor: a copy, where that tensor is
+        if function == "tensor" and first is not None and _own_weight(first, semantic):
+            return  # `torch.tensor(self.w_eps)` of a buffer: a copy, where the module is
         if function == "tensor" and first is not None and self.is_number(first, semantic):
             self.scalars.add(node)  # a 0-dim tensor: an operand of arithmetic on any device
             return
@@ -1197,20 +1205,19 @@ def _device_fix(call: cst.Call, source: str | None, hint: str) -> FixSpec | None
     return FixSpec((edit,), safe=False, description=hint)
 
 
-def _made_on_input_device(value: cst.BaseExpression | None) -> bool:
-    """``torch.zeros(n, device=q.device)``, ``x.to(q.device)``: made where a tensor is."""
+def _made_on_input_device(value: cst.BaseExpression | None) -> str | None:
+    """``torch.zeros(n, device=q.device)``, ``x.to(q.device)``: made where a tensor is; the
+    name of that tensor (``q``), None for anything else."""
     if not isinstance(value, cst.Call):
-        return False
+        return None
     argument = keyword(value, "device")
     device = argument.value if argument is not None else None
     if device is None and isinstance(value.func, cst.Attribute) and value.func.attr.value == "to":
         device = value.args[0].value if value.args else None
-    return (
-        isinstance(device, cst.Attribute)
-        and device.attr.value == "device"
-        and isinstance(device.value, cst.Name)
-        and device.value.value != "self"
-    )
+    if not isinstance(device, cst.Attribute) or device.attr.value != "device":
+        return None
+    owner = device.value
+    return owner.value if isinstance(owner, cst.Name) and owner.value != "self" else None
 
 
 def _torch_function(qualified: str | None) -> str:
@@ -1339,3 +1346,13 @@ def _cpu_test_module(context: Context) -> bool:
     test = path.name.startswith("test_") or path.stem.endswith("_test")
     test = test or any(part in ("test", "tests") for part in path.parts[:-1])
     return test and "cuda" not in context.code(context.module).lower()
+
+
+def _own_weight(node: cst.BaseExpression, semantic: Semantic) -> bool:
+    """``self.w_eps``, a parameter or buffer of the module class the walk is in."""
+    name = dotted(node) or ""
+    owner = semantic.module_class
+    if owner is None or not name.startswith("self.") or name.count(".") != 1:
+        return False
+    weights = weight_attributes(owner.node)
+    return weights is not None and name[5:] in weights
