@@ -168,3 +168,37 @@ def test_state_saved_after_moving_the_module_to_the_cpu_loads_anywhere() -> None
     # moved back to the device before the save: its state is on the GPU again
     back = "net.cpu()\n    net.to(device)"
     assert lines(STYLE.format(back=back), "GPD201") == [15]
+
+
+# PyTorch_Guide's text classification notebook: `train` names the data, then the function
+REBOUND = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def collate(batch):
+    texts = torch.stack([torch.tensor(t) for t, _ in batch])
+    labels = torch.tensor([label for _, label in batch])
+    return texts.to(device), labels{moved}
+
+
+train = [([1, 2, 3], 0), ([4, 5, 6], 1)] * 8
+loader = DataLoader(list(train), batch_size=4, collate_fn=collate)
+model = nn.Sequential(nn.Embedding(10, 4), nn.Flatten(), nn.Linear(12, 2)).to(device)
+criterion = nn.CrossEntropyLoss()
+
+
+def train(dataloader):
+    for text, label in dataloader:
+        loss = criterion(model(text), label)
+
+
+train(loader)
+"""
+
+
+def test_a_function_defined_over_a_name_is_what_later_calls_call() -> None:
+    assert lines(REBOUND.format(moved=".to(device)"), "GPD101") == []

@@ -80,6 +80,8 @@ class Bodies:
             model.gpu_definitions.add(node)
         if model.scope is model.module_scope:
             model.project_imports.pop(node.name.value, None)  # it rebinds an imported name
+            # `train = pd.read_csv(...)` above `def train(loader)`: the name is the function now
+            model.scope.env.pop(node.name.value, None)
             model.local_functions[node.name.value] = node
             model.pending[node] = model.module_scope
         elif model.scope.function == "":
