@@ -3,7 +3,9 @@ code each rule must leave alone, next to the bug it still finds."""
 
 from __future__ import annotations
 
-from lint_lines import lines
+from pathlib import Path
+
+from lint_lines import lines, project_lines
 
 # PyTorch_Guide's CIFAR-10 notebook: the labels moved, then copied with torch.tensor for the loss
 COPIED = """\
@@ -202,3 +204,31 @@ train(loader)
 
 def test_a_function_defined_over_a_name_is_what_later_calls_call() -> None:
     assert lines(REBOUND.format(moved=".to(device)"), "GPD101") == []
+
+
+# MiDaS: the model loader compares the device it is given with torch.device("cuda")
+LOADER = """\
+import torch
+import torch.nn as nn
+
+
+def build(device, optimize=True):
+    net = nn.Conv2d(3, 1, 3).eval()
+    if optimize and {test}:
+        net = net.half()
+    return net.to(device)
+"""
+RUN = """\
+import torch
+from loader import build
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = build(device)
+"""
+
+
+def test_a_device_made_to_compare_with_touches_no_gpu(tmp_path: Path) -> None:
+    compared = {"main.py": RUN, "loader.py": LOADER.format(test='device == torch.device("cuda")')}
+    assert project_lines(tmp_path, compared, "GPD203") == []
+    moved = {"main.py": RUN, "loader.py": LOADER.format(test="torch.ones(1).cuda().sum() > 0")}
+    assert project_lines(tmp_path, moved, "GPD203") == [7]

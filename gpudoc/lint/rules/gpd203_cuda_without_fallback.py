@@ -190,17 +190,18 @@ def nopeak_mask(size):
         self.distributed: dict[cst.FunctionDef, set[int]] = {}
         """Per function walked: the ids of its nodes that only run in a process group."""
         self.compared: set[int] = set()
-        """ids of devices whose type alone is compared, in any file the walk went through: they
-        allocate nothing (``device.type == th.device("cuda").type``)."""
+        """ids of devices compared, in any file the walk went through: they allocate nothing
+        (``device.type == th.device("cuda").type``, ``device == torch.device("cuda")``)."""
 
     def on_compare(self, event: CompareEvent, semantic: Semantic) -> None:
         node = event.node
         for operand in (node.left, *(target.comparator for target in node.comparisons)):
-            # only its type's name: a device object compared with a tensor's device may guard a
-            # move to it (`if t.device != torch.device("cuda"): t = t.to(...)`), which fails there
+            # a device object made to compare with (`device == torch.device("cuda")`, MiDaS) or
+            # its type's name touches no GPU; a move that the test guards (`if t.device !=
+            # torch.device("cuda"): t = t.cuda()`) is a mention of its own
             while isinstance(operand, cst.Attribute) and operand.attr.value in ("type", "index"):
                 operand = operand.value
-                self.compared.add(id(operand))
+            self.compared.add(id(operand))
 
     def on_cuda(self, event: CudaEvent, semantic: Semantic) -> None:
         if semantic.under_guard:
