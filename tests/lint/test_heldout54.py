@@ -232,3 +232,31 @@ def test_a_device_made_to_compare_with_touches_no_gpu(tmp_path: Path) -> None:
     assert project_lines(tmp_path, compared, "GPD203") == []
     moved = {"main.py": RUN, "loader.py": LOADER.format(test="torch.ones(1).cuda().sum() > 0")}
     assert project_lines(tmp_path, moved, "GPD203") == [7]
+
+
+# ast's loss helper: an accumulator typed like the similarity matrix, in a one-process script
+TYPED = """\
+import torch
+import torch.nn as nn
+{setup}
+
+def pair_hinge(sim, margin):
+    total = torch.zeros(1).type(sim.data.type())
+    for i in range(sim.size(0)):
+        total = total + (sim[i, (i + 1) % sim.size(0)] + margin).clamp(min=0)
+    return total
+
+
+def main():
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    enc = nn.DataParallel(nn.Linear(8, 4)).to(device)
+    a = enc(torch.randn(5, 8).to(device))
+    pair_hinge(a @ a.t(), 0.5).backward()
+"""
+
+
+def test_a_typed_factory_in_a_one_gpu_scripts_helper_is_where_the_gpu_is() -> None:
+    assert lines(TYPED.format(setup=""), "GPD106") == []
+    # in a process group, the current device is cuda:0 on every rank that never set its own
+    ranks = "import torch.distributed as dist\ndist.init_process_group('nccl')\n"
+    assert lines(TYPED.format(setup=ranks), "GPD106") == [8]

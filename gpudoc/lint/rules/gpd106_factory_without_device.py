@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -356,8 +357,9 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         """Names passed to a method of an object the linter knows nothing about."""
         self.gradients: list[tuple[cst.Call, str]] = []
         """Factories handed as the gradient of device outputs, with the call that takes them."""
-        self.typed: list[tuple[cst.Call, cst.BaseExpression]] = []
-        """Factories converted to another tensor's type (``.type(q.type())``), with that tensor."""
+        self.typed: list[tuple[cst.Call, cst.BaseExpression, bool]] = []
+        """Factories converted to another tensor's type (``.type(q.type())``), with that tensor
+        and whether a module class's method converts it."""
         self.returned: set[cst.Call] = set()
         self.returned_parts: tuple[cst.Call | None, ...] = ()
         """The factories a helper's last ``return a, b`` returned, by position."""
@@ -869,7 +871,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             return
         function = _torch_function(semantic.qualify(factory.func))
         if function in api.SHAPE_FACTORIES or function == "tensor":
-            self.typed.append((factory, typed.func.value))
+            self.typed.append((factory, typed.func.value, semantic.module_class is not None))
 
     def note_gradient(self, event: CallEvent, semantic: Semantic) -> None:
         """``autograd.grad(out, x, torch.ones(n, 1))`` or ``out.backward(torch.ones(n))``
@@ -902,8 +904,17 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 "(`device=out.device`, or `torch.ones_like(out)`)"
             )
             yield Report(gradient, message)
-        typed = {id(call) for call, _ in self.typed}
-        for call, tensor in self.typed:
+        typed = {id(call) for call, _, _ in self.typed}
+        several = None
+        for call, tensor, in_module in self.typed:
+            if not in_module:
+                # a script's helper runs where the script does: on another GPU than the current
+                # one only in a process group or with a second GPU named (ast's loss helper
+                # under one-process DataParallel meets the outputs gathered on cuda:0)
+                if several is None:
+                    several = SEVERAL_GPUS.search(context.module.code) is not None
+                if not several:
+                    continue
             shown = context.code(tensor)
             message = (
                 f"`{context.code(call)}.type({shown}.type())` is made on the current CUDA "
@@ -1203,6 +1214,12 @@ def _device_fix(call: cst.Call, source: str | None, hint: str) -> FixSpec | None
         return None
     edit = NodeEdit(call.args[-1].value, f", {hint}", "after")
     return FixSpec((edit,), safe=False, description=hint)
+
+
+SEVERAL_GPUS = re.compile(
+    r"init_process_group|DistributedDataParallel|cuda:[1-9]|\.cuda\(\s*[1-9]|set_device"
+)
+"""A file that runs on more than one GPU: a process group, or a second GPU named."""
 
 
 def _made_on_input_device(value: cst.BaseExpression | None) -> str | None:
