@@ -296,6 +296,10 @@ class CheckpointScan(cst.CSTVisitor):
             # `if torch.cuda.is_available(): torch.cuda.manual_seed(seed)`: a seed helper,
             # ready for either machine, not a CPU path of the script
             self._reported.add(id(test))
+        if isinstance(test, cst.Call) and _availability(test) and _only_shows(node):
+            # `if torch.cuda.is_available(): print("GPU found") else: print("no GPU")`: a GPU
+            # lesson's check that tells, and chooses nothing
+            self._reported.add(id(test))
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             stops = _availability(test.expression) and _stops(node.body)
             # `if not torch.cuda.is_available(): sys.exit("needs a GPU")`
@@ -1051,7 +1055,17 @@ class CheckpointScan(cst.CSTVisitor):
         if isinstance(func, cst.Attribute) and func.attr.value == "state_dict":
             # `net.eval().cpu()`, then `torch.save(net.state_dict(), path)`
             return (id(self._function()), dotted(func.value)) in self._on_host
+        if isinstance(obj, cst.Dict):
+            # `{"state_dict": sd, "epoch": epoch}`: each tensor in it on the CPU, the rest
+            # numbers and names of plain values
+            return all(
+                isinstance(element, cst.DictElement) and self._plain_or_on_cpu(element.value)
+                for element in obj.elements
+            )
         if isinstance(obj, cst.Name):
+            function = self._function()
+            if function is not None and _items_brought_to_cpu(function, obj.value):
+                return True  # `for k in sd: sd[k] = sd[k].cpu()`
             values = [b.value for b in self.bindings if b.name == obj.value and b.value is not None]
             if not values:
                 return False
@@ -1073,9 +1087,29 @@ class CheckpointScan(cst.CSTVisitor):
             tuple(self._arms),
             any(_dataset_class(cls) for cls in self._classes),
             any(_handler_maps(block) for block in self._tries),
-            _file_name(_argument(node, 0, "f")),
+            self._named_file(_argument(node, 0, "f")),
         )
         self.loads.append(site)
+
+    def _plain_or_on_cpu(self, value: cst.BaseExpression) -> bool:
+        """A number, a string, a plain counter (``epoch``), or something on the CPU."""
+        if isinstance(value, cst.Integer | cst.Float | cst.SimpleString):
+            return True
+        if isinstance(value, cst.Name) and PLAIN_VALUE.search(value.value):
+            return True
+        return self._on_cpu(value)
+
+    def _named_file(self, path: cst.BaseExpression | None) -> str | None:
+        """The literal file name ``path`` ends in, through a name bound to it before here
+        (``weights = os.path.join("data", "resnet18-5c106cde.pth")``)."""
+        found = _file_name(path)
+        if found is None and isinstance(path, cst.Name):
+            function = self._function()
+            bound = [
+                b.value for b in self.bindings if b.name == path.value and b.function is function
+            ]
+            found = _file_name(bound[-1]) if bound and bound[-1] is not None else None
+        return found
 
     # -- questions the rule asks -----------------------------------------------------------
     def after_set_device(self, site: LoadSite) -> bool:
@@ -1621,6 +1655,38 @@ def _only_seeds(node: cst.If) -> bool:
     return True
 
 
+PLAIN_VALUE = re.compile(
+    r"^(epoch|step|iteration|iter|best_\w+|lr|loss|args|config|\w*_(acc|score))s?$"
+)
+"""Names that hold numbers or settings in a checkpoint dict (``"epoch": epoch``)."""
+
+
+def _items_brought_to_cpu(function: cst.FunctionDef, name: str) -> bool:
+    """``for k in sd: sd[k] = sd[k].cpu()`` in ``function``: every item of ``name`` copied to
+    the CPU."""
+    code = cst.Module([]).code_for_node(function)
+    pattern = rf"\b{re.escape(name)}\[(\w+)\]\s*=\s*{re.escape(name)}\[\1\]\.cpu\(\)"
+    return re.search(pattern, code) is not None
+
+
+def _only_shows(node: cst.If) -> bool:
+    """An ``if`` (and its ``else``) whose arms only print what asks no GPU (a guarded
+    ``print(torch.cuda.max_memory_allocated())`` keeps a CPU run from a CUDA query)."""
+    arms = [node.body, node.orelse.body if isinstance(node.orelse, cst.Else) else None]
+    if isinstance(node.orelse, cst.If):
+        return False
+    for arm in arms:
+        block = arm.body if isinstance(arm, cst.IndentedBlock) else ()
+        for statement in iter_statements(block):
+            call = statement.value if isinstance(statement, cst.Expr) else None
+            name = dotted(call.func) if isinstance(call, cst.Call) else None
+            if name is None or name.rsplit(".", 1)[-1] not in REPORTERS:
+                return False
+            if "cuda" in cst.Module([]).code_for_node(statement):
+                return False
+    return True
+
+
 SEEDING = re.compile(r"(^|\.)cuda\.manual_seed(_all)?$|(^|\.)(manual_)?seed$")
 
 
@@ -1821,12 +1887,13 @@ def _module_moved_in_place(value: cst.BaseExpression) -> tuple[str, bool] | None
     )
 
 
-def imported_device_cpu_path(module: cst.Module, path: str) -> str | None:
+def imported_device_cpu_path(module: cst.Module, path: str, helpers: bool = True) -> str | None:
     """The CPU path this file takes from another project file: a device that file picks and
     this one imports (``from talkingface.model_utils import device``, where ``device = "cuda"
     if torch.cuda.is_available() else "cpu"``), or a function of it that this file calls and
     that moves to the GPU only where there is one (``utils.cast(params)``, whose body is
-    ``params.cuda() if torch.cuda.is_available() else params``)."""
+    ``params.cuda() if torch.cuda.is_available() else params``; not with ``helpers=False``:
+    a helper's fallback is its own generality, not a choice of the script that calls it)."""
     names: dict[str, tuple[Path, str]] = {}
     modules: dict[str, Path] = {}
     for statement in module.body:
@@ -1847,7 +1914,7 @@ def imported_device_cpu_path(module: cst.Module, path: str) -> str | None:
         if theirs.requires_gpu or theirs.cpu_path_is_weak or not {1, 2} & set(evidence):
             continue
         return f"`{local}` from `{where.name}`, the CPU where no GPU is"
-    called = _called_names(module) if names or modules else set()
+    called = _called_names(module) if helpers and (names or modules) else set()
     for text in sorted(called):
         owner, _, attr = text.rpartition(".")
         if owner in modules:

@@ -385,6 +385,8 @@ torch.save(model.state_dict(), "snapshot.pt")
                 continue  # `except: torch.load(path, map_location=...)` handles the CPU host
             if _holds_no_device_tensors(site, found):
                 continue  # `training_args.bin`: a pickled argparse Namespace, no tensors
+            if site.file_name is not None and HUB_FILE.search(site.file_name):
+                continue  # `resnet18-5c106cde.pth`: released weights, saved on the CPU
             key = site.path_key or ""
             if key.startswith("str:") and saved_on_cpu(key[4:], context.path):
                 continue  # the project's own checkpoint, saved with CPU storages
@@ -553,6 +555,11 @@ DATA_FUNCTION = re.compile(r"^_?(load|read|get)_?(feat|features|data|dataset)s?$
 
 DATA_SET = re.compile(r"(\w+_)?(dataset|data_set|examples|corpus)s?$", re.I)
 """Names a loaded data set is bound to."""
+
+
+HUB_FILE = re.compile(r"^[\w.]+-[0-9a-f]{8,}\.(pth|pt)$")
+"""torch.hub's download names end in the first hex digits of the file's hash (torchvision's
+``resnet18-5c106cde.pth``): published weights, which their makers save from the CPU."""
 
 
 def _holds_no_device_tensors(site: LoadSite, found: CheckpointScan) -> bool:

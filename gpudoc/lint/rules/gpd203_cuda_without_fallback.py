@@ -250,10 +250,11 @@ def nopeak_mask(size):
             return  # one process per GPU, each on its own: CUDA is what the script runs on
         evidence = found.cpu_path
         if evidence is None and context.path:
-            # `class GanModel(BaseModel)`, whose `__init__` in another file picks the CPU; a
-            # device imported from such a file, or its helper that moves only where CUDA is
+            # `class GanModel(BaseModel)`, whose `__init__` in another file picks the CPU, or a
+            # device imported from such a file (a helper's own fallback is no script's choice:
+            # demucs' GPU benchmark calls `get_solver`, which moves only where CUDA is)
             evidence = base_cpu_path(context.module, context.path) or imported_device_cpu_path(
-                context.module, context.path
+                context.module, context.path, helpers=False
             )
         if (
             evidence is None

@@ -23,7 +23,8 @@ class BoolDeviceFlag(Rule):
 
     ## What it does
     Finds an argparse option whose name (or `dest=`) is about the device (`cuda`, `gpu`, `cpu`,
-    `device`, `mps`, `cudnn`) and whose `type=` is `bool`.
+    `device`, `mps`, `cudnn`) and whose `type=` is `bool`; also one with `action="store_true"`
+    and `default=True`, which is on whether it is given or not and cannot be turned off.
 
     ## Why is this bad?
     argparse calls `type` on the text given: `bool("False")` and `bool("0")` are `True`, since
@@ -113,11 +114,17 @@ def add_options(group):
         if event.method != "add_argument":
             return
         bool_type = _bool_type_argument(event.node)
-        if bool_type is None:
+        always_on = _store_true_default_true(event.node)
+        if bool_type is None and always_on is None:
             return
         flag = _device_flag(event.node)
-        if flag is not None:
-            self.found.append((_dest(event.node, flag), Report(bool_type, _message(flag))))
+        if flag is None:
+            return
+        if bool_type is not None:
+            report = Report(bool_type, _message(flag))
+        else:
+            report = Report(event.node, _always_on_message(flag))  # the whole option
+        self.found.append((_dest(event.node, flag), report))
 
     def finish(self, context: Context) -> Iterator[Report]:
         if self.parses and all(_fixed_arguments(call) for call in self.parses):
@@ -140,6 +147,24 @@ def _bool_type_argument(call: cst.Call) -> cst.Arg | None:
         if named_type and isinstance(arg.value, cst.Name) and arg.value.value == "bool":
             return arg
     return None
+
+
+def _store_true_default_true(call: cst.Call) -> cst.Arg | None:
+    """The ``default=True`` of ``action="store_true", default=True``: the flag is always on."""
+    keywords = {arg.keyword.value: arg for arg in call.args if arg.keyword is not None}
+    action, default = keywords.get("action"), keywords.get("default")
+    if action is None or default is None or string_value(action.value) != "store_true":
+        return None
+    on = isinstance(default.value, cst.Name) and default.value.value == "True"
+    return default if on else None
+
+
+def _always_on_message(flag: str) -> str:
+    return (
+        f"`{flag}` is action='store_true' with default=True: it is on whether or not it is "
+        "given, and no command line turns it off; use action=argparse.BooleanOptionalAction "
+        "(which adds the `--no-` form) or default=False"
+    )
 
 
 def _device_flag(call: cst.Call) -> str | None:
