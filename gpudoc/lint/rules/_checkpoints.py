@@ -34,7 +34,7 @@ from gpudoc.lint.analysis.names import (
     return_values,
 )
 from gpudoc.lint.rules._device_names import Binding, device_text
-from gpudoc.lint.rules._helpers import every_parameter
+from gpudoc.lint.rules._helpers import Conditions, every_parameter
 from gpudoc.lint.visit import code_ids, walk
 
 TEMPORARY = re.compile(r"expr:(tmp_path|tmpdir|tmp_path_factory)\b")
@@ -192,6 +192,7 @@ class CheckpointScan(cst.CSTVisitor):
         self._reporters: frozenset[str] | None = None
         """The file's functions that only print (read the first time a call needs it)."""
         self._name_counter: _NameCounter | None = None
+        self._tested: set[str] | None = None
         """How often the file names each name (counted the first time one is asked)."""
         self._hard_gpu_names: set[str] = set()
         """Module names bound unconditionally to a hard-coded GPU (``device = "cuda:0"``)."""
@@ -666,8 +667,13 @@ class CheckpointScan(cst.CSTVisitor):
         return self._names().counts.get(name, 0)
 
     def tested(self, name: str) -> bool:
-        """Whether the file reads ``name`` in a test (``if n_gpu > 0:``, ``x if n else y``)."""
-        return name in self._names().tested
+        """Whether the file reads ``name`` in a test (``if n_gpu > 0:``, ``x if n else y``,
+        ``use_gpu = n_gpu > 0``)."""
+        if self._tested is None:
+            conditions = Conditions(comparisons=True)
+            walk(self.module, conditions)
+            self._tested = {name for test in conditions.found for name in names_in(test)}
+        return name in self._tested
 
     def _names(self) -> _NameCounter:
         if self._name_counter is None:
@@ -2102,48 +2108,9 @@ def _only_prints(function: cst.FunctionDef) -> bool:
 class _NameCounter(cst.CSTVisitor):
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
-        self.tested: set[str] = set()
-        """Names read in a test: an ``if``/``while``/conditional expression's or an assert's
-        test, a comparison, ``and``/``or``/``not``."""
-        self._testing = 0
 
     def visit_Name(self, node: cst.Name) -> None:
         self.counts[node.value] = self.counts.get(node.value, 0) + 1
-        if self._testing:
-            self.tested.add(node.value)
-
-    def _test(self, test: cst.BaseExpression) -> None:
-        self.tested.update(names_in(test))
-
-    def visit_If(self, node: cst.If) -> None:
-        self._test(node.test)
-
-    def visit_While(self, node: cst.While) -> None:
-        self._test(node.test)
-
-    def visit_IfExp(self, node: cst.IfExp) -> None:
-        self._test(node.test)
-
-    def visit_Assert(self, node: cst.Assert) -> None:
-        self._test(node.test)
-
-    def visit_Comparison(self, node: cst.Comparison) -> None:
-        self._testing += 1
-
-    def leave_Comparison(self, original_node: cst.Comparison) -> None:
-        self._testing -= 1
-
-    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
-        self._testing += 1
-
-    def leave_BooleanOperation(self, original_node: cst.BooleanOperation) -> None:
-        self._testing -= 1
-
-    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
-        self._testing += isinstance(node.operator, cst.Not)
-
-    def leave_UnaryOperation(self, original_node: cst.UnaryOperation) -> None:
-        self._testing -= isinstance(original_node.operator, cst.Not)
 
 
 def _is_method(function: cst.FunctionDef) -> bool:

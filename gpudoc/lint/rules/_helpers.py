@@ -253,3 +253,40 @@ def parameter_names(function: cst.FunctionDef) -> list[str]:
 LENGTHS = re.compile(r"(^|_)(lens?|lengths?|seq_lens?|seq_lengths?|sizes?)(_tensors?|_t)?$")
 """Sequence lengths stay on the host on purpose: ``pack_padded_sequence`` and CTC losses want
 them there (``preds_size = torch.IntTensor([T] * n)``)."""
+
+
+class Conditions(cst.CSTVisitor):
+    """Expressions read as truth values: tests of ``if``/``while``/``assert``/``x if t else y``,
+    operands of ``and``/``or``/``not``; with ``comparisons``, every comparison too
+    (``use_gpu = n_gpu > 0`` tests ``n_gpu``)."""
+
+    def __init__(self, comparisons: bool = False) -> None:
+        self.found: set[cst.BaseExpression] = set()
+        self.comparisons = comparisons
+
+    def _test(self, node: cst.BaseExpression) -> None:
+        self.found.add(node)
+
+    def visit_If(self, node: cst.If) -> None:
+        self._test(node.test)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._test(node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._test(node.test)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self._test(node.test)
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        self._test(node.left)
+        self._test(node.right)
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if isinstance(node.operator, cst.Not):
+            self._test(node.expression)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if self.comparisons:
+            self._test(node)

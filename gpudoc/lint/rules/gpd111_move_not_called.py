@@ -17,6 +17,7 @@ from gpudoc.lint.analysis.events import (
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Kind, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+from gpudoc.lint.rules._helpers import Conditions
 from gpudoc.lint.visit import walk
 
 MOVES = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16"})
@@ -155,7 +156,7 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
         """``if torch.cuda.is_available:``: the function object as a condition."""
         if not self.availability:
             return
-        tests = _Conditions()
+        tests = Conditions()
         walk(context.module, tests)
         for node, name in self.availability.items():
             if node in tests.found:
@@ -235,34 +236,3 @@ def _takes_tensors(event: CallEvent, semantic: Semantic) -> bool:
     callee = dotted(event.node.func)
     held = semantic.lookup(callee) if callee is not None else None
     return held is not None and held.kind is Kind.MODULE
-
-
-class _Conditions(cst.CSTVisitor):
-    """Expressions read as truth values: tests of ``if``/``while``/``assert``/``x if t else y``,
-    operands of ``and``/``or``/``not``."""
-
-    def __init__(self) -> None:
-        self.found: set[cst.BaseExpression] = set()
-
-    def _test(self, node: cst.BaseExpression) -> None:
-        self.found.add(node)
-
-    def visit_If(self, node: cst.If) -> None:
-        self._test(node.test)
-
-    def visit_While(self, node: cst.While) -> None:
-        self._test(node.test)
-
-    def visit_IfExp(self, node: cst.IfExp) -> None:
-        self._test(node.test)
-
-    def visit_Assert(self, node: cst.Assert) -> None:
-        self._test(node.test)
-
-    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
-        self._test(node.left)
-        self._test(node.right)
-
-    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
-        if isinstance(node.operator, cst.Not):
-            self._test(node.expression)
