@@ -300,3 +300,36 @@ def to_device(rtg, device):
 def test_a_type_test_says_the_name_holds_a_tensor() -> None:
     assert lines(NARROWED, "GPD103") == [7]
     assert lines(NARROWED.replace("isinstance(rtg, torch.Tensor)", "rtg is None"), "GPD103") == []
+
+
+# hpanwar08's torchtext notebook (recall set 40): a wrapper handing on the fields of another
+# library's batches leaves them typed as before, by the loop's names (host batches)
+FIELDS = """\
+import torch
+from torchtext import data
+
+device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+
+
+class BatchGenerator:
+    def __init__(self, dl, x_field, y_field):
+        self.dl, self.x_field, self.y_field = dl, x_field, y_field
+
+    def __iter__(self):
+        for batch in self.dl:
+            yield getattr(batch, self.x_field), getattr(batch, self.y_field)
+
+
+def fit(model, train_dl):
+    for X, y in train_dl:
+        pred = model(X)
+
+
+train_dl = data.BucketIterator(trainds, batch_size=64, device=0)
+model = torch.nn.Linear(4, 2).to(device)
+fit(model, BatchGenerator(train_dl, "text", "label"))
+"""
+
+
+def test_a_wrapper_handing_on_an_unknown_loaders_fields_keeps_the_names_typing() -> None:
+    assert lines(FIELDS, "GPD101") == [18]

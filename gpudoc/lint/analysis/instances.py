@@ -13,7 +13,8 @@ from gpudoc.lint.analysis.expressions import Evaluator
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.scope import Scope
-from gpudoc.lint.analysis.values import Kind, Value
+from gpudoc.lint.analysis.values import Kind, Place, Value
+from gpudoc.lint.visit import walk
 
 INSTANCE = "instance:"
 """``Value.source`` of an instance of one of the file's plain classes: ``instance:Trainer``."""
@@ -101,4 +102,28 @@ class Instances:
         iterated = self.bodies.call_function(function, cst.Call(func=node.func), [], scope)
         if iterated.kind is not Kind.LOADER:
             return None
+        element = iterated.element
+        unknown = element is None or element.place is Place.UNKNOWN
+        if unknown and not _transforms(function, scope):
+            # `yield getattr(batch, self.x_field), ...` of a loader not known here: what it
+            # hands on is typed as before, by the names that receive it
+            return None
         return replace(iterated, source=instance.source)
+
+
+def _transforms(function: cst.FunctionDef, scope: Scope) -> bool:
+    """``yield self.func(*batch)``: a generator that yields what a callable it was given (not a
+    method of its class) makes of each item."""
+    found = False
+
+    class _Yields(cst.CSTVisitor):
+        def visit_Yield(self, node: cst.Yield) -> None:
+            nonlocal found
+            value = node.value
+            func = value.func if isinstance(value, cst.Call) else None
+            name = dotted(func) if func is not None else None
+            if name is not None and name.startswith("self.") and name.count(".") == 1:
+                found |= name[5:] not in scope.methods
+
+    walk(function, _Yields())
+    return found
