@@ -195,13 +195,20 @@ def nopeak_mask(size):
 
     def on_compare(self, event: CompareEvent, semantic: Semantic) -> None:
         node = event.node
-        for operand in (node.left, *(target.comparator for target in node.comparisons)):
-            # a device object made to compare with (`device == torch.device("cuda")`, MiDaS) or
-            # its type's name touches no GPU; a move that the test guards (`if t.device !=
-            # torch.device("cuda"): t = t.cuda()`) is a mention of its own
+        operands = [node.left, *(target.comparator for target in node.comparisons)]
+        # a tensor's device compared with a device object guards a move to it (`if t.device !=
+        # torch.device("cuda"): t = t.to(...)`, which fails there): that test stays reported
+        tensor_device = any(
+            isinstance(o, cst.Attribute) and o.attr.value == "device" for o in operands
+        )
+        for operand in operands:
+            # only its type's name, or a device object compared with the chosen device
+            # (`device == torch.device("cuda")`, MiDaS): they allocate nothing
+            typed = False
             while isinstance(operand, cst.Attribute) and operand.attr.value in ("type", "index"):
-                operand = operand.value
-            self.compared.add(id(operand))
+                operand, typed = operand.value, True
+            if typed or not tensor_device:
+                self.compared.add(id(operand))
 
     def on_cuda(self, event: CudaEvent, semantic: Semantic) -> None:
         if semantic.under_guard:
