@@ -29,6 +29,9 @@ def test_a_store_true_device_flag_that_defaults_to_true_is_always_on() -> None:
     # not read anywhere: turning it on or off changes nothing
     unread = ALWAYS_ON.format(default="True").replace("args.use_gpu", "torch.cuda.is_available()")
     assert lines(unread, "GPD503") == []
+    # Time-Series-Library: a `store_false` option of the same destination turns it off
+    off = 'parser.add_argument("--no_use_gpu", action="store_false", dest="use_gpu")\nargs = '
+    assert lines(ALWAYS_ON.format(default="True").replace("args = ", off), "GPD503") == []
 
 
 # Packt's GPU-tensor lesson: the availability check only tells the reader, then GPU 0 is used

@@ -102,6 +102,10 @@ def add_options(group):
         self.found: list[tuple[str, Report]] = []
         """Each option's ``dest`` and its report."""
         self.parses: list[cst.Call] = []
+        self.turned_off: set[str] = set()
+        """Destinations an option with ``action="store_false"`` sets."""
+        self.always_on: set[int] = set()
+        """ids of the reports of ``store_true`` options that default to True."""
         self.parsed_for_caller = False
         """Some ``parse_args()`` runs in a function that returns a value (``return args``):
         the options may be read by its callers, in other files."""
@@ -113,6 +117,9 @@ def add_options(group):
             self.parsed_for_caller |= function is not None and _returns_a_value(function)
         if event.method != "add_argument":
             return
+        if _stores_false(event.node):
+            # `--no_use_gpu` with action="store_false", dest="use_gpu": the way to turn it off
+            self.turned_off.add(_dest(event.node, _device_flag(event.node) or ""))
         bool_type = _bool_type_argument(event.node)
         always_on = _store_true_default_true(event.node)
         if bool_type is None and always_on is None:
@@ -124,6 +131,7 @@ def add_options(group):
             report = Report(bool_type, _message(flag))
         else:
             report = Report(event.node, _always_on_message(flag))  # the whole option
+            self.always_on.add(id(report))
         self.found.append((_dest(event.node, flag), report))
 
     def finish(self, context: Context) -> Iterator[Report]:
@@ -133,6 +141,8 @@ def add_options(group):
             return  # a notebook nothing imports, never parsing: its `args` are set by hand
         read: set[str] | None = None
         for dest, report in self.found:
+            if id(report) in self.always_on and dest in self.turned_off:
+                continue  # `--no_use_gpu` turns it off
             if self.parses and not self.parsed_for_caller:  # the options are read here
                 if read is None:
                     read = _names_read(context.module)
@@ -147,6 +157,15 @@ def _bool_type_argument(call: cst.Call) -> cst.Arg | None:
         if named_type and isinstance(arg.value, cst.Name) and arg.value.value == "bool":
             return arg
     return None
+
+
+def _stores_false(call: cst.Call) -> bool:
+    return any(
+        arg.keyword is not None
+        and arg.keyword.value == "action"
+        and string_value(arg.value) == "store_false"
+        for arg in call.args
+    )
 
 
 def _store_true_default_true(call: cst.Call) -> cst.Arg | None:
