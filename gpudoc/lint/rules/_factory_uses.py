@@ -103,7 +103,13 @@ class Uses(cst.CSTVisitor):
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
         part = node.slice
         if isinstance(part, cst.Index):
-            self.note_index(part.value)
+            # `x[:, torch.arange(n) != pos]`: a boolean mask made by a comparison is an index
+            mask = part.value
+            if isinstance(mask, cst.Comparison):
+                for operand in (mask.left, *(c.comparator for c in mask.comparisons)):
+                    self.note_index(operand)
+            else:
+                self.note_index(mask)
         elif isinstance(part, cst.Slice):  # `x[:, y:y + size]`: a bound is read as an int
             for bound in (part.lower, part.upper, part.step):
                 for operand in _operands(bound):

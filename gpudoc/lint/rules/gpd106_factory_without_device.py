@@ -780,6 +780,8 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             copied = self.copies_in(function).get(name) if function is not None else None
             return attributes is not None and copied is not None and copied in attributes
 
+        if isinstance(expr, cst.Call) and _one_draw(expr, semantic):
+            return True  # `np.random.normal(scale=0.2)`: one float, a 0-dim tensor's value
         return is_number_expression(expr, number)
 
     def copies_in(self, function: cst.FunctionDef) -> dict[str, str]:
@@ -1214,6 +1216,20 @@ def _device_fix(call: cst.Call, source: str | None, hint: str) -> FixSpec | None
         return None
     edit = NodeEdit(call.args[-1].value, f", {hint}", "after")
     return FixSpec((edit,), safe=False, description=hint)
+
+
+ONE_DRAW = {"rand": 0, "randn": 0, "random": 0, "random_sample": 0, "normal": 2, "uniform": 2}
+"""numpy.random functions, and how many positional arguments they take before ``size``: with
+no ``size``, they return one number."""
+
+
+def _one_draw(call: cst.Call, semantic: Semantic) -> bool:
+    qualified = semantic.qualify(call.func) or ""
+    function = qualified.removeprefix("numpy.random.")
+    if function == qualified or function not in ONE_DRAW or keyword(call, "size") is not None:
+        return False
+    positional = [arg for arg in call.args if arg.keyword is None]
+    return not any(arg.star for arg in call.args) and len(positional) <= ONE_DRAW[function]
 
 
 SEVERAL_GPUS = re.compile(
