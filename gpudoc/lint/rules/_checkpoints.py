@@ -156,10 +156,10 @@ class CheckpointScan(cst.CSTVisitor):
         self.evidence: dict[int, str] = {}
         """By strength (0 strongest): what shows that the script runs on the CPU too."""
         self.value_options: list[tuple[str, str]] = []
-        self._on_host: set[tuple[int, str | None]] = set()
-        """(function, name) of modules a statement moved to the CPU in place (``net.cpu()``)."""
         """(dest, evidence) of options about the device that take a value (``--cuda 1``): a
         CPU path unless the value only picks GPUs (``CUDA_VISIBLE_DEVICES = args.cuda``)."""
+        self._on_host: set[tuple[int, str | None]] = set()
+        """(function, name) of modules a statement moved to the CPU in place (``net.cpu()``)."""
         self.gpu_selectors: set[str] = set()
         """Option dests whose value becomes ``CUDA_VISIBLE_DEVICES``: which GPUs, not whether."""
         self.requires_gpu = False
@@ -192,8 +192,9 @@ class CheckpointScan(cst.CSTVisitor):
         self._reporters: frozenset[str] | None = None
         """The file's functions that only print (read the first time a call needs it)."""
         self._name_counter: _NameCounter | None = None
-        self._tested: set[str] | None = None
         """How often the file names each name (counted the first time one is asked)."""
+        self._tested: set[str] | None = None
+        """The names the file reads in a test (collected the first time one is asked)."""
         self._hard_gpu_names: set[str] = set()
         """Module names bound unconditionally to a hard-coded GPU (``device = "cuda:0"``)."""
         self._parameter_defaults: dict[int, tuple[cst.FunctionDef, str, int]] = {}

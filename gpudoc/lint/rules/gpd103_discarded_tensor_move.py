@@ -11,7 +11,7 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CallEvent, ItemEvent, Semantic, StatementEvent
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.names import blocks_of, dotted
+from gpudoc.lint.analysis.names import blocks_of, dotted, keyword
 from gpudoc.lint.analysis.values import COLLATED, Kind, Place
 from gpudoc.lint.cells import MARKER
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
@@ -306,19 +306,14 @@ def _reduced_copy(event: CallEvent) -> cst.Call | None:
     of a named tensor, so its result is lost with the copy."""
     if event.qualified not in IN_PLACE_COLLECTIVES or not event.node.args:
         return None
-    first = event.node.args[0]
-    tensor = next((a for a in event.node.args if _keyword(a) == "tensor"), first)
-    if _keyword(tensor) not in (None, "tensor"):
+    tensor = keyword(event.node, "tensor") or event.node.args[0]
+    if tensor.keyword is not None and tensor.keyword.value != "tensor":
         return None
     move = tensor.value
     if not isinstance(move, cst.Call) or not isinstance(move.func, cst.Attribute):
         return None
     named = isinstance(move.func.value, cst.Name | cst.Attribute | cst.Subscript)
     return move if named and move.func.attr.value in ("to", "cuda") else None
-
-
-def _keyword(arg: cst.Arg) -> str | None:
-    return arg.keyword.value if arg.keyword is not None else None
 
 
 MODULE_KEY = re.compile(

@@ -151,24 +151,21 @@ SHARING_WRAPPERS = api.DATAPARALLEL | api.DISTRIBUTED_DP | {"torch.compile"}
 def _still_the_module(name: str, statement: cst.CSTNode, semantic: Semantic) -> bool:
     """``model = model.cuda()``, ``net = net.to(device).eval()``: a module moves in place; and
     ``model = DDP(model, device_ids=[rank])`` (or ``nn.DataParallel(net).to(device)``) trains
-    the same parameters. Either way the
-    optimizer built before still steps the model."""
-    value = assigned_value(statement, name)
+    the same parameters. Either way the optimizer built before still steps the model."""
     # `nn.DataParallel(net).to(device)`: the wrapper moved, the same parameters inside it
+    value = _in_place_receiver(assigned_value(statement, name))
+    if isinstance(value, cst.Call) and semantic.qualify(value.func) in SHARING_WRAPPERS:
+        first = value.args[0] if value.args else None
+        value = first.value if first is not None and first.keyword is None else None
+    receiver = _in_place_receiver(value)
+    return receiver is not None and dotted(receiver) == name
+
+
+def _in_place_receiver(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """What a chain of in-place module methods is called on: ``model`` of
+    ``model.to(device).eval()``; the chain itself where another method ends it."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
         if value.func.attr.value not in api.IN_PLACE_MODULE_METHODS:
             break
         value = value.func.value
-    if isinstance(value, cst.Call) and semantic.qualify(value.func) in SHARING_WRAPPERS:
-        first = value.args[0] if value.args else None
-        value = first.value if first is not None and first.keyword is None else None
-    return value is not None and _moves_itself(name, value)
-
-
-def _moves_itself(name: str, value: cst.BaseExpression | None) -> bool:
-    """``model.cuda()``, ``model.to(device).eval()``: the same module, moved in place."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-        if value.func.attr.value not in api.IN_PLACE_MODULE_METHODS:
-            return False
-        value = value.func.value
-    return value is not None and dotted(value) == name
+    return value

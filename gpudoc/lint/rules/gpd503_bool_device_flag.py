@@ -9,6 +9,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis.events import CallEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
+from gpudoc.lint.analysis.names import dotted, keyword
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.visit import walk
 
@@ -99,13 +100,12 @@ def add_options(group):
 
     def __init__(self) -> None:
         super().__init__()
-        self.found: list[tuple[str, Report]] = []
-        """Each option's ``dest`` and its report."""
+        self.found: list[tuple[str, Report, bool]] = []
+        """Each option's ``dest``, its report, and whether it is a ``store_true`` flag that
+        defaults to True (a ``store_false`` option of the same ``dest`` turns that one off)."""
         self.parses: list[cst.Call] = []
         self.turned_off: set[str] = set()
         """Destinations an option with ``action="store_false"`` sets."""
-        self.always_on: set[int] = set()
-        """ids of the reports of ``store_true`` options that default to True."""
         self.parsed_for_caller = False
         """Some ``parse_args()`` runs in a function that returns a value (``return args``):
         the options may be read by its callers, in other files."""
@@ -117,22 +117,24 @@ def add_options(group):
             self.parsed_for_caller |= function is not None and _returns_a_value(function)
         if event.method != "add_argument":
             return
-        if _stores_false(event.node):
+        action = keyword(event.node, "action")
+        stored = string_value(action.value) if action is not None else None
+        if stored == "store_false":
             # `--no_use_gpu` with action="store_false", dest="use_gpu": the way to turn it off
             self.turned_off.add(_dest(event.node, _device_flag(event.node) or ""))
         bool_type = _bool_type_argument(event.node)
-        always_on = _store_true_default_true(event.node)
-        if bool_type is None and always_on is None:
-            return
+        default = keyword(event.node, "default")
+        always_on = (
+            stored == "store_true" and default is not None and dotted(default.value) == "True"
+        )
         flag = _device_flag(event.node)
-        if flag is None:
+        if flag is None or (bool_type is None and not always_on):
             return
         if bool_type is not None:
             report = Report(bool_type, _message(flag))
         else:
             report = Report(event.node, _always_on_message(flag))  # the whole option
-            self.always_on.add(id(report))
-        self.found.append((_dest(event.node, flag), report))
+        self.found.append((_dest(event.node, flag), report, always_on and bool_type is None))
 
     def finish(self, context: Context) -> Iterator[Report]:
         if self.parses and all(_fixed_arguments(call) for call in self.parses):
@@ -140,8 +142,8 @@ def add_options(group):
         if not self.parses and (context.path or "").endswith(".ipynb"):
             return  # a notebook nothing imports, never parsing: its `args` are set by hand
         read: set[str] | None = None
-        for dest, report in self.found:
-            if id(report) in self.always_on and dest in self.turned_off:
+        for dest, report, always_on in self.found:
+            if always_on and dest in self.turned_off:
                 continue  # `--no_use_gpu` turns it off
             if self.parses and not self.parsed_for_caller:  # the options are read here
                 if read is None:
@@ -157,25 +159,6 @@ def _bool_type_argument(call: cst.Call) -> cst.Arg | None:
         if named_type and isinstance(arg.value, cst.Name) and arg.value.value == "bool":
             return arg
     return None
-
-
-def _stores_false(call: cst.Call) -> bool:
-    return any(
-        arg.keyword is not None
-        and arg.keyword.value == "action"
-        and string_value(arg.value) == "store_false"
-        for arg in call.args
-    )
-
-
-def _store_true_default_true(call: cst.Call) -> cst.Arg | None:
-    """The ``default=True`` of ``action="store_true", default=True``: the flag is always on."""
-    keywords = {arg.keyword.value: arg for arg in call.args if arg.keyword is not None}
-    action, default = keywords.get("action"), keywords.get("default")
-    if action is None or default is None or string_value(action.value) != "store_true":
-        return None
-    on = isinstance(default.value, cst.Name) and default.value.value == "True"
-    return default if on else None
 
 
 def _always_on_message(flag: str) -> str:
