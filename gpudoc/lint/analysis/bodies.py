@@ -328,17 +328,27 @@ class Bodies:
         are then walked with their arguments (``_check("cpu")``), not on their own."""
         model = self.model
         pending = model.pending
+        unbuilt = {
+            id(scope) for name, scope in model.class_scopes.items() if not model.calls_named(name)
+        }
         for node, parent in list(pending.items()):
-            uncalled = parent is model.module_scope and model.calls_named(node.name.value) == 0
-            if uncalled and pending.pop(node, None) is not None:
-                self.walk_function(node, parent)
+            # a plain class no code here builds (a library's trainer): its `__init__`, then
+            # the methods none of its methods call (`fit`), which walk their helpers
+            # (`self.evaluate(self.valid_loader)`) with the values they pass
+            top = parent is model.module_scope or id(parent) in unbuilt
+            called = node.name.value != "__init__" and model.calls_named(node.name.value) > 0
+            if top and not called and pending.pop(node, None) is not None:
+                self._walk_alone(node, parent)
         while pending:
             node, parent = next(iter(pending.items()))
             del pending[node]
-            fresh = dict(parent.env) if _runs_on_a_fresh_fixture(node, parent) else None
-            self.walk_function(node, parent)
-            if fresh is not None:
-                parent.env = fresh
+            self._walk_alone(node, parent)
+
+    def _walk_alone(self, node: cst.FunctionDef, parent: Scope) -> None:
+        fresh = dict(parent.env) if _runs_on_a_fresh_fixture(node, parent) else None
+        self.walk_function(node, parent)
+        if fresh is not None:
+            parent.env = fresh
 
     def walk_class(self, node: cst.ClassDef) -> None:
         model = self.model

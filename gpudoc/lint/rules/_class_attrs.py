@@ -26,6 +26,8 @@ class ClassAttr:
     value: cst.BaseExpression
     shape: str
     """``tensor``, ``module-list``, ``module-dict``, ``empty-list``, ``empty-dict``."""
+    placed: bool = False
+    """The walk found the value on the device (``torch.sqrt(b)``, ``b = ....to(device)``)."""
 
 
 class InitAttributes:
@@ -59,7 +61,8 @@ class InitAttributes:
         if isinstance(event.statement, cst.SimpleStatementLine):
             small = event.statement.body[0]
             if isinstance(small, cst.Assign):
-                attrs.append(ClassAttr(name[5:], event.statement, small.value, shape))
+                placed = event.value.place is Place.DEVICE
+                attrs.append(ClassAttr(name[5:], event.statement, small.value, shape, placed))
 
 
 def attribute_shape(statement: cst.CSTNode, value: Value, semantic: Semantic) -> str | None:

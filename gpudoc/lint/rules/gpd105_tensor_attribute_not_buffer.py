@@ -14,8 +14,9 @@ from gpudoc.lint.analysis.events import (
     Semantic,
 )
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.names import assigned_value, dotted, iter_statements
+from gpudoc.lint.analysis.names import assigned_value, class_method, dotted, iter_statements
 from gpudoc.lint.analysis.semantic import ModuleClass
+from gpudoc.lint.analysis.values import Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._class_attrs import InitAttributes
 from gpudoc.lint.rules._factory_uses import read_only_as_index
@@ -81,7 +82,10 @@ class TensorAttributeNotBuffer(Rule):
     Neither is one whose every read converts it to host data (`self.header.numpy()`, file
     metadata written beside the weights): a buffer would take it to the GPU, where `.numpy()`
     fails. A cache whose test looks at the device (`self.mask.device != x.device`) rebuilds
-    itself after a move and is not reported.
+    itself after a move and is not reported. Nor is a tensor built on the device in `__init__`
+    (derived from `torch.linspace(...).to(device)`), or a copy of an `__init__` argument
+    (`torch.tensor(mean)`) where every construction of the class in the file passes a device
+    tensor: it is where the module will be, unless the module is later moved elsewhere.
     """
 
     CODE = "GPD105"
@@ -163,6 +167,8 @@ model = Causal().cuda()
         self.rebuilt: dict[int, set[str]] = {}
         """id of a module class -> attributes rebound moved (``self.grid = ....to(x.device)``)."""
         self.cached: dict[int, dict[str, set[cst.CSTNode]]] = {}
+        self.constructions: dict[str, list[CallEvent]] = {}
+        """Class name -> the calls that build an instance of it (``Norm(mean, std)``)."""
         self.registered: dict[int, set[str]] = {}
         """Per module class, attributes a method assigns an ``nn.Parameter``: registered."""
         """id of a module class -> attribute -> the statements of its methods (not
@@ -203,6 +209,8 @@ model = Causal().cuda()
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         """``self.mean.to(x.device)`` in forward: the attribute follows its input by hand."""
         func, cls = event.node.func, semantic.module_class
+        if isinstance(func, cst.Name) and any(c.name == func.value for c in self.attrs.classes):
+            self.constructions.setdefault(func.value, []).append(event)
         if not isinstance(func, cst.Attribute):
             return
         if func.attr.value not in MOVE_METHODS and not _type_to_cuda(event.node):
@@ -242,8 +250,10 @@ model = Causal().cuda()
                     continue  # `sim[self.mask]`: PyTorch copies a host mask to sim's device
                 if _host_data(f"self.{attr.attr}", methods):
                     continue  # `self.header.numpy().tofile(f)`: it must stay on the host
-                if _made_on_a_device(attr.value):
+                if attr.placed or _made_on_a_device(attr.value):
                     continue  # `torch.zeros(1, device=device)`: placed where the caller says
+                if _copies_a_placed_argument(cls, attr.value, self.constructions):
+                    continue  # `torch.tensor(mean)`, and every `Norm(...)` passes a device tensor
                 message = (
                     f"`self.{attr.attr}` is a plain tensor attribute: `.to(device)` will not move "
                     f'it; use `self.register_buffer("{attr.attr}", ..., persistent=False)`'
@@ -312,6 +322,55 @@ def _made_on_a_device(value: cst.BaseExpression) -> bool:
             text = string_value(arg.value)
             return text is None or not text.startswith("cpu")
     return False
+
+
+TENSOR_COPIES = ("tensor", "as_tensor")
+
+
+def _copies_a_placed_argument(
+    cls: ModuleClass, value: cst.BaseExpression, constructions: dict[str, list[CallEvent]]
+) -> bool:
+    """``self.mean = torch.tensor(mean).view(-1, 1, 1)`` where ``mean`` is an ``__init__``
+    parameter and every construction of the class in the file passes a device tensor for it
+    (PyTorch's style-transfer tutorial): the copy keeps that device."""
+    root = value
+    while True:
+        if isinstance(root, cst.Call) and (dotted(root.func) or "").endswith(TENSOR_COPIES):
+            if not root.args or root.args[0].keyword is not None:
+                return False
+            root = root.args[0].value
+        elif isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute):
+            root = root.func.value
+        elif isinstance(root, cst.Subscript):
+            root = root.value
+        else:
+            break
+    init = class_method(cls.node, "__init__")
+    if not isinstance(root, cst.Name) or init is None:
+        return False
+    names = [param.name.value for param in init.params.params][1:]
+    if root.value not in names:
+        return False
+    calls = constructions.get(cls.name, [])
+    return bool(calls) and all(_argument(call, names, root.value) is Place.DEVICE for call in calls)
+
+
+def _argument(call: CallEvent, names: list[str], name: str) -> Place | None:
+    """Where the value ``call`` passes for the parameter ``name`` lives; None when it passes
+    none or cannot be told (``*args``)."""
+    for position, arg in enumerate(call.node.args):
+        if arg.star:
+            return None
+        given = (
+            arg.keyword.value
+            if arg.keyword is not None
+            else names[position]
+            if position < len(names)
+            else None
+        )
+        if given == name:
+            return call.args[position].place
+    return None
 
 
 def _aliased_attribute(function: cst.FunctionDef, name: str) -> str | None:
