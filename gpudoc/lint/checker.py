@@ -14,6 +14,7 @@ from libcst.metadata import CodeRange
 
 from gpudoc.lint.analysis import analyze
 from gpudoc.lint.analysis.events import EventBus
+from gpudoc.lint.dead_code import without_dead_blocks
 from gpudoc.lint.gc_pause import gc_paused
 from gpudoc.lint.model import Edit, Finding, Fix
 from gpudoc.lint.noqa import Directive, noqa_directives
@@ -132,10 +133,11 @@ def _run_rules(
     bus = EventBus()
     for rule in rules:
         rule.subscribe(bus)
-    analyzer = analyze(module, bus, path)
+    live = without_dead_blocks(module, source)  # what runs; positions are the file's own
+    analyzer = analyze(live, bus, path)
     flags = analyzer.flags
-    library = not flags.places and _is_library(module, path)
-    context = Context(module, flags, library=library, path=path)
+    library = not flags.places and _is_library(live, path)
+    context = Context(live, flags, library=library, path=path)
     reports: list[tuple[type[Rule], Report]] = []
     seen: set[tuple[str, cst.CSTNode]] = set()
     for rule in rules:
