@@ -329,7 +329,9 @@ DEVICE_LITERAL = re.compile(r"^(cuda|mps|xpu|hpu|npu|xla|meta|privateuseone)(:\d
 CUDA_LITERAL = re.compile(r"^cuda(:\d+)?$")
 CPU_LITERAL = re.compile(r"^cpu(:\d+)?$")
 
-DEVICE_NAME = re.compile(r"(^|_)(device|dev|devices|gpu|gpus|cuda|rank|local_rank|gpu_id)$", re.I)
+DEVICE_NAME = re.compile(
+    r"(^|_)(device|dev|devices|gpu|gpus|cuda|rank|local_rank|gpu_id|device_id|device_idx)$", re.I
+)
 """Names (or attribute names) that hold a device: ``device``, ``args.device``, ``local_rank``."""
 
 MODULE_NAME = re.compile(

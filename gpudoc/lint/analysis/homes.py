@@ -107,6 +107,10 @@ def project_modules(node: cst.Import | cst.ImportFrom, importer: str) -> dict[st
     for alias in node.names:
         name = dotted(alias.name) or ""
         path = project.resolve(importer, f"{package}.{name}", len(node.relative))
+        if path is not None and where is not None and load_name(where, name) is not None:
+            # `from .trainer import trainer` in the package's __init__: the import binds the
+            # function, which replaced the submodule of the same name on the package
+            continue
         if path is not None:
             asname = alias.asname.name if alias.asname is not None else None
             found[asname.value if isinstance(asname, cst.Name) else name] = path

@@ -38,6 +38,7 @@ HARMLESS_CALLS = frozenset(
      "torch.numel", "torch.save", "np.array", "np.asarray", "numpy.array", "numpy.asarray"}
 )  # fmt: skip
 """Functions that read a tensor without an operation on its device."""
+NUMBER_CASTS = frozenset({"int", "float", "bool", "round"})
 HARMLESS_METHODS = frozenset(
     {"append", "extend", "insert", "add_scalar", "add_scalars", "add_histogram", "add_image",
      "add_images", "log", "log_dict", "register_buffer", "info", "debug", "warning", "write",
@@ -378,6 +379,10 @@ class _Sinks(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> bool:
         flow = self.flow
+        if dotted(node.func) in NUMBER_CASTS:
+            # `int(w * r[0])` of a random draw: a crop offset; what int() takes is one
+            # element, which PyTorch combines with a tensor on any device as a 0-dim one
+            return False
         args = [arg.value for arg in node.args]
         given = [a for a in args if flow.carries(a) or self.mixed_list(a)]
         func = node.func

@@ -177,6 +177,12 @@ def any_on_device(values: Iterable[Value]) -> bool:
     return any(value.is_tensorish and value.place is Place.DEVICE for value in values)
 
 
+def input_on_device(value: Value) -> bool:
+    """What a module is called on is on the device: a tensor there, or a value of unknown kind
+    moved there (``x.to(device)`` after ``x = preprocess_fn(x)``): a module's input."""
+    return (value.is_tensorish or value.kind is Kind.UNKNOWN) and value.place is Place.DEVICE
+
+
 def is_process_group_init(qualified: str | None) -> bool:
     """``torch.distributed.init_process_group`` (under any alias)."""
     if qualified is None or not qualified.startswith("torch.") or qualified[6:].startswith("cuda."):

@@ -26,7 +26,7 @@ from gpudoc.lint.rules._factory_uses import read_only_as_index
 from gpudoc.lint.rules._helpers import (
     LENGTHS,
     all_on_host,
-    any_on_device,
+    input_on_device,
     move_after_binding,
     moved_by_statement,
 )
@@ -286,7 +286,7 @@ def test(model, device, test_loader):
         by_name = _typed_by_name(self.conventional, semantic, name, module)
         by_name = by_name and (semantic.function_node, name) not in self.rebound
         call = Call(node, name or "", module, args, semantic.device_name(), by_name)
-        fed = any_on_device(event.args)
+        fed = any(input_on_device(value) for value in event.args)
         if module is not None and module.place is Place.HOST and module.weighted and fed:
             self.host_module_calls.add(id(node))  # GPD102 reports the module
         if module is not None:

@@ -14,7 +14,7 @@ from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.names import class_method, dotted, iter_statements, keyword, method_named
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
-from gpudoc.lint.rules._helpers import all_on_host, any_on_device
+from gpudoc.lint.rules._helpers import all_on_host, any_on_device, input_on_device
 
 
 @dataclass
@@ -408,7 +408,7 @@ out = model(x)
                 continue
             if module.wrapper or module.managed or context.flags.default_device:
                 continue
-            moved = [name for name, value in call.args if _on_device(value)]
+            moved = [name for name, value in call.args if input_on_device(value)]
             if not moved:
                 continue
             node = module.binding if module.binding is not None else call.call
@@ -436,10 +436,6 @@ out = model(x)
             )
             fix = _fix(node, name, call.device_name)
             yield Report(node, message, fix)
-
-
-def _on_device(value: Value) -> bool:
-    return value.is_tensorish and value.place is Place.DEVICE
 
 
 def _assigned_name(statement: cst.CSTNode) -> str | None:

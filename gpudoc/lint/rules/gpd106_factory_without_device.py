@@ -191,7 +191,9 @@ class FactoryWithoutDevice(Rule):
     ## Known problems
     A method of a plain `nn.Module` subclass that reads an attribute the class never sets
     (`init_hidden` reading `self.batch`, left over from another version) would raise before
-    its factory runs: it is dead code and not reported.
+    its factory runs: it is dead code and not reported. A draw read only through Python's
+    number casts (`int(w * r[0])`, a random crop offset) is not reported: what `int()` takes
+    is one element.
     `torch.zeros_like`, `x.new_zeros` and 0-dim `torch.tensor(1.0)` as an operand are correct
     and not reported,
     nor is a 0-dim tensor of a name that holds a Python number: an attribute `__init__` assigns

@@ -15,7 +15,8 @@ from gpudoc.lint.analysis.events import (
     Semantic,
 )
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import dotted, keyword
+from gpudoc.lint.analysis.values import Place
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report
 from gpudoc.lint.rules._helpers import OffersCpu
 from gpudoc.lint.visit import walk
@@ -60,9 +61,12 @@ class CudaDefaultParameter(OffersCpu):
     ## Known problems
     Files that never choose the CPU are not reported (they need a GPU anyway: GPD203; an
     `if torch.cuda.is_available():` alone is not a CPU fallback), and neither are files written
-    for GPUs only (NCCL). A default is reported only when a call in
-    the same file relies on it: callers in other files, calls through `*args` / `**kwargs`, and
-    method calls on anything but `self` are not followed. Only parameters named like a device
+    for GPUs only (NCCL). Following a tensor's device counts as serving any device only where
+    the tensor is not one the function made on its own device, and not in a file that asks
+    for CUDA by name elsewhere (`torch.randn(n, device="cuda")`, BigGAN's utilities). A
+    default is reported only when a call in the same file relies on it: callers in other
+    files, calls through `*args` / `**kwargs`, and method calls on anything but `self` are not
+    followed. Only parameters named like a device
     (`device`, `dev`, `*_device`, `map_location`) are checked: `device_type="cuda"` is usually a
     key, not an allocation.
 
@@ -163,6 +167,11 @@ trainer = Trainer(torch.nn.Linear(2, 2))
     def __init__(self) -> None:
         super().__init__()
         self.defaults: list[Default] = []
+        self.follows = False
+        """A torch call follows a tensor of unknown place (``device=x.device``): code written
+        for any device, unless it hard-codes CUDA elsewhere."""
+        self.hard_coded = False
+        """A torch call asks for CUDA with a literal, unguarded (``device="cuda"``)."""
         """The file falls back to the CPU (``"cuda" if ... else "cpu"``, ``device == "cpu"``)."""
         self.calls: dict[tuple[str, bool], list[tuple[cst.Call, bool]]] = {}
         """Calls of local callables by (name, called as an attribute): ``("sample", False)``,
@@ -195,8 +204,12 @@ trainer = Trainer(torch.nn.Linear(2, 2))
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         if event.qualified is not None:  # an imported callable is not one of ours
-            if not self.offers_cpu and event.qualified.startswith("torch."):
-                self.offers_cpu = _follows_a_tensor(event.node)
+            if event.qualified.startswith("torch."):
+                followed = _followed_tensor(event.node)
+                if followed is not None and not _placed(followed, semantic):
+                    self.follows = True
+                if not semantic.under_guard and _asks_for_cuda(event.node, semantic):
+                    self.hard_coded = True
             return
         func = event.node.func
         guarded = semantic.under_guard  # a GPU-only call may rely on the default
@@ -210,6 +223,9 @@ trainer = Trainer(torch.nn.Linear(2, 2))
     def finish(self, context: Context) -> Iterator[Report]:
         if not self.defaults or context.flags.cuda_only:
             return
+        # `torch.eye(n, device=w.device)` beside `torch.randn(n, device="cuda")`: a GPU code
+        # base's regulariser (BigGAN's utils), no CPU support
+        offers_cpu = self.offers_cpu or (self.follows and not self.hard_coded)
         classes = _classes_of(context.module)
         for default in self.defaults:
             function = default.function.name.value
@@ -218,7 +234,7 @@ trainer = Trainer(torch.nn.Linear(2, 2))
                 key = (classes.get(default.function, ""), False)
             calls = self.calls.get(key, [])
             # a call that passes "cpu" says the function serves the CPU too
-            if not self.offers_cpu and not any(_passes_cpu(call, default) for call, _ in calls):
+            if not offers_cpu and not any(_passes_cpu(call, default) for call, _ in calls):
                 continue
             omitting = next(
                 (call for call, guarded in calls if not guarded and _omits(call, default)), None
@@ -259,15 +275,25 @@ class Default:
     """``torch`` is imported under that name (for the fix)."""
 
 
-def _follows_a_tensor(call: cst.Call) -> bool:
-    """``torch.zeros(n, device=x.device)``: code that follows its inputs' device."""
-    return any(
-        arg.keyword is not None
-        and arg.keyword.value == "device"
-        and isinstance(arg.value, cst.Attribute)
-        and arg.value.attr.value == "device"
-        for arg in call.args
-    )
+def _followed_tensor(call: cst.Call) -> cst.BaseExpression | None:
+    """``x`` of ``torch.zeros(n, device=x.device)``: code that follows its inputs' device."""
+    device = keyword(call, "device")
+    value = device.value if device is not None else None
+    if isinstance(value, cst.Attribute) and value.attr.value == "device":
+        return value.value
+    return None
+
+
+def _placed(tensor: cst.BaseExpression, semantic: Semantic) -> bool:
+    """``audio`` made with ``device=device`` a few lines up: following it follows the
+    function's own device, not an input's."""
+    held = semantic.lookup_local(tensor.value) if isinstance(tensor, cst.Name) else None
+    return held is not None and held.is_tensorish and held.place is Place.DEVICE
+
+
+def _asks_for_cuda(call: cst.Call, semantic: Semantic) -> bool:
+    device = keyword(call, "device")
+    return device is not None and _cuda_string(device.value, semantic) is not None
 
 
 def _passes_cpu(call: cst.Call, default: Default) -> bool:
