@@ -140,3 +140,33 @@ def test_following_a_tensor_is_no_cpu_fallback_in_code_that_asks_for_cuda() -> N
     assert lines(OWN_DEVICE.format(followed="audio"), "GPD206") == []
     # following the caller's network is code written for any device
     assert lines(OWN_DEVICE.format(followed="next(net.parameters())"), "GPD206") == [4]
+
+
+# latent diffusion's samplers: a buffer not on CUDA is moved there, on every machine
+SAMPLER = """\
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Sampler:
+    def __init__(self, model):
+        self.model = model
+
+    def register_buffer(self, name, attr):
+        if type(attr) == torch.Tensor:
+            if attr.device != torch.device("cuda"):
+                attr = attr.to({target})
+        setattr(self, name, attr)
+
+
+Sampler(None).register_buffer("betas", torch.ones(3))
+"""
+
+
+def test_a_move_to_cuda_of_what_is_not_on_cuda_is_reported_where_it_moves() -> None:
+    assert lines(SAMPLER.format(target='torch.device("cuda")'), "GPD203") == [13]
+    # the guarded arm of a tensor's own device test: CUDA exists there
+    on_gpu = SAMPLER.format(target='torch.device("cuda")').replace("!= torch", "== torch")
+    assert lines(on_gpu, "GPD203") == []
+    assert lines(SAMPLER.format(target="device"), "GPD203") == []

@@ -17,7 +17,9 @@ from gpudoc.lint.analysis.functions import DEVICE_FLAG, OFF_FLAG
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import bound_names_of, dotted, iter_statements
 from gpudoc.lint.analysis.narrowing import narrowed, type_test_arms
+from gpudoc.lint.analysis.placement import SETTINGS
 from gpudoc.lint.analysis.values import PLACED_MODULES, Kind, Place, Value, element_of
+from gpudoc.lint.visit import walk
 
 MAX_SECOND_ITERATION_DEPTH = 2
 """Loops nested deeper than this are walked once: each level would double the work."""
@@ -134,6 +136,11 @@ class Compound:
         model = self.model
         polarity = model.polarity(node.test) or self.passed_flag_polarity(node.test)
         guarded = polarity is not None
+        # `if attr.device != torch.device("cuda"): attr = attr.to("cuda")` (latent
+        # diffusion's samplers): a test of where a tensor is guards only its GPU arm; the other
+        # runs on every machine without one
+        tensor_test = guarded and _tensor_device_test(node.test)
+        body_guard = polarity == "gpu" if tensor_test else guarded
         # the other path of a test that picks a GPU is no CPU path
         cpu_side = None if model.picks_a_gpu(node.test) else polarity
         orelse = node.orelse
@@ -141,7 +148,7 @@ class Compound:
         when_true, when_false = type_test_arms(node.test, model.qualify)
 
         def body() -> None:
-            model.guard_depth += guarded
+            model.guard_depth += body_guard
             self.enter_cpu_path(node.test, cpu_side == "cpu")
             model.gpu_path += polarity == "gpu"
             model.branch_tests.append(node.test)
@@ -150,7 +157,7 @@ class Compound:
             model.branch_tests.pop()
             model.gpu_path -= polarity == "gpu"
             self.leave_cpu_path(cpu_side == "cpu")
-            model.guard_depth -= guarded
+            model.guard_depth -= body_guard
 
         def other() -> None:
             # `if cpu: ... else: net.cuda()`: the other arm of a CPU test is the GPU's, guarded
@@ -344,3 +351,23 @@ def _moves(value: cst.BaseExpression, item: str) -> bool:
     name = (dotted(func) or "").rsplit(".", 1)[-1].lower()
     given = [dotted(arg.value) for arg in value.args]
     return item in given and any(word in name for word in ("cuda", "device", "var", "gpu"))
+
+
+def _tensor_device_test(test: cst.BaseExpression) -> bool:
+    """``x.device != torch.device("cuda")``, ``x.is_cuda``: a test of where a tensor is, not
+    of the machine (``args.device``, ``config.device`` are the run's settings)."""
+    found = _DeviceReads()
+    walk(test, found)
+    return found.tensor
+
+
+class _DeviceReads(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.tensor = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value not in ("device", "is_cuda"):
+            return
+        owner = (dotted(node.value) or "").rsplit(".", 1)[-1]
+        if owner not in ("torch", "cuda") and not SETTINGS.match(owner):
+            self.tensor = True

@@ -55,10 +55,14 @@ GPU_MOVE = re.compile(r"\.cuda\(|\.to\((?!\s*[\"']cpu)")
 """A move that may land on a GPU: ``.cuda(...)``, ``.to(x)`` but not ``.to("cpu")``."""
 MODULE_NAME = re.compile(r"(model|net|module|encoder|decoder|backbone|generator)s?$", re.I)
 """Names of modules: ``net_cpu = net.to("cpu")`` moves the one model, a choice of device."""
-TENSOR_PLACE_TEST = re.compile(r"[\w.\]\[]+\.is_cuda\b(\(\))?|\bis_\w+_on_cuda\b")
+TENSOR_PLACE_TEST = re.compile(
+    r"[\w.\]\[]+\.is_cuda\b(\(\))?|\bis_\w+_on_cuda\b"
+    r"|\b(?!(?:args|opt|opts|config|cfg|conf|hparams|params|settings)\.)[\w.\]\[]+\.device"
+    r"\s*[!=]=\s*(?:torch\.)?device\([^)]*\)"
+)
 """``if raw_w.is_cuda: mask = mask.cuda()`` (or ``is_model_on_cuda``, read from the model's
-parameters): code that follows a tensor's own device, wherever the script put it, not a switch
-of the script between a GPU and the CPU."""
+parameters, or ``attr.device != torch.device("cuda")``): a test of a tensor's own device,
+not a switch of the script between a GPU and the CPU."""
 
 
 class Arm(NamedTuple):

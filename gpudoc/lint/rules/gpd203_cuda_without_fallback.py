@@ -78,8 +78,11 @@ class CudaWithoutFallback(Rule):
     required `--device` option or one whose only choice is CUDA, a notebook whose metadata asks
     for a GPU accelerator:
     Colab's `"accelerator": "GPU"`, Kaggle's). `torch.device("cuda:N")` objects that never
-    allocate (dict keys, comparison operands) are not reported. A guard in a caller counts
-    only where the walk reaches the helper through that call. A `"cpu"` keyword of another
+    allocate (dict keys, comparison operands) are not reported; a move under a test that a
+    tensor is not on CUDA (`if t.device != torch.device("cuda"): t = t.to("cuda")`, latent
+    diffusion's samplers) is: that arm runs on every machine without a GPU. A guard in a
+    caller counts only where the walk reaches the helper through that call. A `"cpu"` keyword
+    of another
     library's call (`summary(model, shape, device="cpu")`) is no CPU path of a file that builds
     its model on CUDA (`Net(...).cuda()`). A script whose first word about devices is a CUDA
     call that fails without a GPU (`print(torch.cuda.current_device())`, `get_device_name`,
@@ -195,20 +198,13 @@ def nopeak_mask(size):
 
     def on_compare(self, event: CompareEvent, semantic: Semantic) -> None:
         node = event.node
-        operands = [node.left, *(target.comparator for target in node.comparisons)]
-        # a tensor's device compared with a device object guards a move to it (`if t.device !=
-        # torch.device("cuda"): t = t.to(...)`, which fails there): that test stays reported
-        tensor_device = any(
-            isinstance(o, cst.Attribute) and o.attr.value == "device" for o in operands
-        )
-        for operand in operands:
-            # only its type's name, or a device object compared with the chosen device
-            # (`device == torch.device("cuda")`, MiDaS): they allocate nothing
-            typed = False
+        # a device compared allocates nothing (`device == torch.device("cuda")`, MiDaS; only its
+        # type's name); what a test of a tensor's device guards is reported where it moves
+        # (`if t.device != torch.device("cuda"): t = t.to(...)`, the walk's own arms)
+        for operand in [node.left, *(target.comparator for target in node.comparisons)]:
             while isinstance(operand, cst.Attribute) and operand.attr.value in ("type", "index"):
-                operand, typed = operand.value, True
-            if typed or not tensor_device:
-                self.compared.add(id(operand))
+                operand = operand.value
+            self.compared.add(id(operand))
 
     def on_cuda(self, event: CudaEvent, semantic: Semantic) -> None:
         if semantic.under_guard:
