@@ -170,3 +170,70 @@ def test_a_move_to_cuda_of_what_is_not_on_cuda_is_reported_where_it_moves() -> N
     on_gpu = SAMPLER.format(target='torch.device("cuda")').replace("!= torch", "== torch")
     assert lines(on_gpu, "GPD203") == []
     assert lines(SAMPLER.format(target="device"), "GPD203") == []
+
+
+# lightning-bolts' GAN (set 59 recall 01): a label tensor "moved" onto itself
+GAN_STEP = """\
+import torch
+import pytorch_lightning as pl
+import torch.nn.functional as F
+
+
+class GAN(pl.LightningModule):
+    def discriminator_loss(self, x):
+        d_x = self.discriminator(x)
+        fake = torch.zeros(x.size(0), 1)
+        fake = fake.type_as({other})
+        return F.binary_cross_entropy(d_x, fake)
+
+    def training_step(self, batch, batch_idx):
+        x, _ = batch
+        return self.discriminator_loss(x)
+"""
+
+
+def test_a_tensor_cast_to_its_own_type_stays_where_it_is() -> None:
+    assert lines(GAN_STEP.format(other="fake"), "GPD106") == [9]
+    assert lines(GAN_STEP.format(other="x"), "GPD106") == []
+
+
+# MyrtleSoftware's deepspeech (set 59 recall 05): a weights file named for its state dict
+RELOAD = """\
+import torch
+from model import Net
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def get_model(state_dict_path):
+    model = Net()
+    model.load_state_dict(torch.load(state_dict_path))
+    return model.to(device)
+"""
+
+
+def test_a_path_named_for_a_state_dict_is_a_checkpoint_not_data() -> None:
+    assert lines(RELOAD, "GPD201") == [9]
+    # a file of data named for a dictionary of splits is not
+    assert lines(RELOAD.replace("state_dict_path", "split_dict_path"), "GPD201") == []
+
+
+# speechbrain's InputNormalization (set 59 recall 14): statistics read through `.data`
+NORMALIZATION = """\
+import torch
+
+
+class InputNormalization(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.glob_mean = torch.tensor([0])
+        self.glob_std = torch.tensor([0])
+
+    def forward(self, x):
+        return (x - self.glob_mean{read}) / self.glob_std{read}
+"""
+
+
+def test_an_attribute_read_through_data_is_read() -> None:
+    assert lines(NORMALIZATION.format(read=".data"), "GPD105") == [7, 8]
+    assert lines(NORMALIZATION.format(read=".data.to(x.device)"), "GPD105") == []

@@ -203,6 +203,8 @@ model = Causal().cuda()
         cls, node = semantic.module_class, event.node
         if cls is None or semantic.in_init:
             return
+        while isinstance(node.value, cst.Attribute):
+            node = node.value  # `self.glob_mean.data`: a read of `glob_mean`
         if isinstance(node.value, cst.Name) and node.value.value == "self":
             self.used_elsewhere.setdefault(id(cls), set()).add(node.attr.value)
 
@@ -544,7 +546,7 @@ class _Operands(cst.CSTVisitor):
 
     def attribute_of(self, expr: cst.BaseExpression) -> str | None:
         """The attribute ``expr`` reads: ``self.m[:, 0].unsqueeze(1)`` -> ``m``."""
-        name = dotted(chain_root(expr)) or ""
+        name = (dotted(chain_root(expr)) or "").removesuffix(".data")  # the same tensor
         if name.startswith("self.") and name.count(".") == 1:
             return name[5:]
         return self.aliases.get(name)

@@ -536,6 +536,9 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         )
         if not moves or not isinstance(func, cst.Attribute):
             return
+        args = event.node.args
+        if event.method == "type_as" and args and dotted(args[0].value) == dotted(func.value):
+            return  # `fake.type_as(fake)` (a typo of lightning-bolts' GAN): stays where it is
         created = list(factories_inside(func.value, self.calls, self.held_in(semantic)))
         root = chain_root(func.value)
         if isinstance(root, cst.Name) and created:

@@ -536,7 +536,8 @@ DATA_FILE = re.compile(r"cached|vocab|corpus|scheduler|examples", re.I)
 (``cached_train_bert``), a vocabulary or corpus, an LR scheduler's state (numbers)."""
 DATA_NAME = re.compile(
     r"embedding|fingerprint|processed|"
-    r"(^|[_\-.])(feats?|features?|splits?|meta|adj|adj_t|dict)([_\-.]|$)",
+    r"(^|[_\-.])(feats?|features?|splits?|meta|adj|adj_t)([_\-.]|$)"
+    r"|(^|(?<!state)[_\-.])dict([_\-.]|$)",  # `split_dict.pt`, not `state_dict_path`
     re.I,
 )
 """More data, by a file's name or a path variable's (``train_feat.pt``, ``split_dict.pt``,
