@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from gpudoc.lint.analysis.names import bound_names_of
 from gpudoc.lint.visit import walk
 
 FALSY = frozenset({"0", "False"})
@@ -114,10 +115,4 @@ class _Rebindings(cst.CSTVisitor):
         self.names.add(node.name.value)
 
     def _targets(self, node: cst.BaseExpression) -> None:
-        if isinstance(node, cst.Name):
-            self.names.add(node.value)
-        elif isinstance(node, cst.Tuple | cst.List):
-            for element in node.elements:
-                self._targets(element.value)
-        elif isinstance(node, cst.StarredElement):
-            self._targets(node.value)
+        self.names |= bound_names_of(node)
