@@ -33,6 +33,9 @@ out = sched(torch.randn(8, 4).to(dev))
 def test_a_tensor_derived_from_one_built_on_the_device_is_placed() -> None:
     assert lines(SCHEDULE.format(move=".to(device)"), "GPD105") == []
     assert lines(SCHEDULE.format(move=""), "GPD105") == [12]
+    # a device that defaults to None (recall 49/07, flamo's filters): built on the CPU then
+    optional = SCHEDULE.format(move=".to(device)").replace('device="cuda"', "device=None")
+    assert lines(optional, "GPD105") == [12]
 
 
 # PyTorch's style-transfer tutorial: the normalisation copies the device tensors it is given

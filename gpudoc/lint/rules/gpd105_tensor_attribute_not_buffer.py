@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import (
     BindingEvent,
     CallEvent,
@@ -245,6 +246,7 @@ model = Causal().cuda()
             rebuilt = self.rebuilt.get(id(cls), set())
             moved = (by_hand - _unmoved_operands(cls.node)) | rebuilt | overridden
             methods = _methods(cls.node)
+            optional_device = _optional_device(cls.node)
             for attr in self.attrs.of(cls):
                 if attr.shape != "tensor" or attr.attr not in used or attr.attr in moved:
                     continue
@@ -252,7 +254,7 @@ model = Causal().cuda()
                     continue  # `sim[self.mask]`: PyTorch copies a host mask to sim's device
                 if _host_data(f"self.{attr.attr}", methods):
                     continue  # `self.header.numpy().tofile(f)`: it must stay on the host
-                if attr.placed or _made_on_a_device(attr.value):
+                if (attr.placed and not optional_device) or _made_on_a_device(attr.value):
                     continue  # `torch.zeros(1, device=device)`: placed where the caller says
                 if _copies_a_placed_argument(cls, attr.value, self.constructions):
                     continue  # `torch.tensor(mean)`, and every `Norm(...)` passes a device tensor
@@ -324,6 +326,19 @@ def _made_on_a_device(value: cst.BaseExpression) -> bool:
             text = string_value(arg.value)
             return text is None or not text.startswith("cpu")
     return False
+
+
+def _optional_device(node: cst.ClassDef) -> bool:
+    """``def __init__(self, ..., device=None)``: built without one, what ``__init__`` makes
+    "on the device" is on the CPU (flamo's filters)."""
+    init = class_method(node, "__init__")
+    params = (*init.params.params, *init.params.kwonly_params) if init is not None else ()
+    return any(
+        api.DEVICE_NAME.search(param.name.value) is not None
+        and isinstance(param.default, cst.Name)
+        and param.default.value == "None"
+        for param in params
+    )
 
 
 TENSOR_COPIES = ("tensor", "as_tensor")
