@@ -17,40 +17,53 @@ from gpudoc.lint.analysis.names import bound_names_of
 from gpudoc.lint.visit import walk
 
 FALSY = frozenset({"0", "False"})
+SWITCHED = FALSY | {"1", "True"}
 _TOGGLE = re.compile(r"^(?:\w+\s*=\s*(?:0|False)\s*(?:#.*)?|if\s+(?:False|0)\s*:.*)$", re.M)
 """The cheap test first: a module-level falsy literal bound to a name, or ``if False:``."""
 
 
 def without_dead_blocks(module: cst.Module, source: str) -> cst.Module:
-    """``module`` without its dead module-level ``if`` arms (the ``else`` arm stays)."""
+    """``module`` without its dead module-level ``if`` sections (those with no other arm)."""
     if not _TOGGLE.search(source):
         return module
     rebound = _Rebindings()
     walk(module, rebound)
-    body = _live(module.body, rebound.globals)
+    body = _live(module.body, rebound.globals, _toggles(module.body))
     return module if body is module.body else module.with_changes(body=body)
 
 
-def _live(statements: Sequence[cst.BaseStatement], shared: set[str]) -> Sequence[cst.BaseStatement]:
+def _live(
+    statements: Sequence[cst.BaseStatement], shared: set[str], toggles: set[str]
+) -> Sequence[cst.BaseStatement]:
     off: set[str] = set()
     """Names bound to ``0`` / ``False`` by the last statement that bound them."""
     kept: list[cst.BaseStatement] = []
     changed = False
     for statement in statements:
-        rest: cst.BaseStatement | None = statement
-        while isinstance(rest, cst.If) and _never_true(rest.test, off):
+        # only a section with no other arm, switched by a name the file sets again and again
+        # (`flag = 0` before each demo): `train = False` then `if train: ... save(...)` is a
+        # mode, and the section switched off still tells what the notebook saves for the other
+        section = statement if isinstance(statement, cst.If) and not statement.orelse else None
+        if section is not None and _never_true(section.test, off & toggles):
             changed = True
-            orelse = rest.orelse
-            if isinstance(orelse, cst.Else):
-                kept.extend(orelse.body.body)  # type: ignore[arg-type]
-                rest = None
-            else:
-                rest = orelse  # an `elif`: an `if` of its own now
-        if rest is None:
             continue
-        _note(rest, off, shared)
-        kept.append(rest)
+        _note(statement, off, shared)
+        kept.append(statement)
     return tuple(kept) if changed else statements
+
+
+def _toggles(statements: Sequence[cst.BaseStatement]) -> set[str]:
+    """Names the module binds to ``0``/``1``/``False``/``True`` more than once: switches a
+    reader flips by hand, one section at a time."""
+    counts: dict[str, int] = {}
+    for statement in statements:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            target, value = small.targets[0].target, small.value
+            literal = isinstance(value, cst.Name | cst.Integer) and value.value in SWITCHED
+            if isinstance(target, cst.Name) and literal:
+                counts[target.value] = counts.get(target.value, 0) + 1
+    return {name for name, count in counts.items() if count > 1}
 
 
 def _never_true(test: cst.BaseExpression, off: set[str]) -> bool:

@@ -58,41 +58,76 @@ print(net(x))
 """
 
 
-def test_the_else_arm_of_a_dead_test_is_what_runs() -> None:
-    # only the else arm runs: its host `net` meets a device batch
-    assert lines(DEVICE_DEMO.format(switch="", test="False"), "GPD102") == [10]
+def test_a_switch_with_another_arm_is_a_mode_and_stays() -> None:
+    # `if flag: ... else: ...` runs one arm or the other: both are read, joined
     assert lines(DEVICE_DEMO.format(switch="flag = 0", test="flag"), "GPD102") == [10]
-    # a switch rebound between its literal and the test is not known
-    rebound = "flag = 0\nfor flag in range(2):\n    pass"
-    assert lines(DEVICE_DEMO.format(switch=rebound, test="flag"), "GPD102") == [12]
-    # as is a switch some function may set (`global flag`)
-    shared = "flag = 0\ndef enable():\n    global flag\n    flag = 1"
-    assert lines(DEVICE_DEMO.format(switch=shared, test="flag"), "GPD102") == [13]
-
-
-def test_an_elif_after_a_dead_arm_stays_a_test() -> None:
     source = (
         "import torch\nflag = 0\nif flag:\n    a = 1\nelif torch.cuda.is_available():\n    b = 2\n"
     )
     module = cst.parse_module(source)
+    assert without_dead_blocks(module, source) is module
+
+
+MODE = """\
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(3, 3).to(device)
+train = False  # set to True to train first
+{second}
+if train:
+    torch.save(model.state_dict(), "model.pth")
+model.load_state_dict(torch.load("model.pth"))
+"""
+
+
+def test_a_section_switched_off_once_still_tells_what_the_file_saves() -> None:
+    # one `train = False`: a mode the reader sets, whose save the load reads back
+    assert lines(MODE.format(second=""), "GPD201") == []
+    # a switch set again and again (`flag = 0` before each demo) is a toggle: switched off,
+    # its section is not there
+    toggled = MODE.format(second="train = False")
+    assert lines(toggled, "GPD201") == [10]
+
+
+def test_dead_sections_are_left_out_and_the_rest_is_the_parsed_nodes() -> None:
+    source = "import torch\nif False:\n    a = 1\nflag = 0\nflag = 0\nif flag:\n    b = 2\nc = 3\n"
+    module = cst.parse_module(source)
     live = without_dead_blocks(module, source)
-    kept = live.body[-1]
-    assert isinstance(kept, cst.If) and kept is module.body[-1].orelse
-    # every statement kept is the parsed node itself
-    assert live.body[:-1] == module.body[:-1]
-    assert without_dead_blocks(module, source.replace("flag = 0", "flag = 2")) is module
+    assert [module.body.index(s) for s in live.body] == [0, 2, 3, 5]
+    # a switch some function may set (`global flag`) is not known
+    shared = source + "def enable():\n    global flag\n    flag = 1\n"
+    kept = without_dead_blocks(cst.parse_module(shared), shared).body
+    assert len(kept) == 6 and isinstance(kept[3], cst.If)
+
+
+TOGGLED_DEMOS = """\
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+flag = 0
+if flag:
+    net = nn.Linear(3, 3).to(device)
+flag = 0
+if flag:
+    print(net)
+net = nn.Linear(3, 3)
+x = torch.ones(2, 3).to(device)
+print(net(x))
+"""
 
 
 def test_fix_edits_the_file_as_written_around_a_dead_block(
     run_gpudoc: RunGpudoc, tmp_path: Path
 ) -> None:
     script = tmp_path / "demo.py"
-    source = DEVICE_DEMO.format(switch="flag = 0", test="flag")
-    script.write_text(source)
+    script.write_text(TOGGLED_DEMOS)
     result = run_gpudoc("lint", "--no-cache", "--fix", "--unsafe-fixes", "demo.py", cwd=tmp_path)
     assert "Traceback" not in result.stderr, result.stderr
-    fixed = script.read_text()
-    # the live `net` is moved right after it is made; nothing else changes
-    assert fixed.splitlines()[10] == "    net.to(device)", fixed
-    assert fixed.splitlines()[:10] + fixed.splitlines()[11:] == source.splitlines()
-    assert lines(fixed, "GPD102") == []
+    fixed = script.read_text().splitlines()
+    # the live `net` is moved right after it is made; the sections switched off are untouched
+    assert fixed[11] == "net.to(device)", fixed
+    assert fixed[:11] + fixed[12:] == TOGGLED_DEMOS.splitlines()
+    assert lines("\n".join(fixed) + "\n", "GPD102") == []

@@ -204,8 +204,8 @@ model = Causal().cuda()
         cls, node = semantic.module_class, event.node
         if cls is None or semantic.in_init:
             return
-        while isinstance(node.value, cst.Attribute):
-            node = node.value  # `self.glob_mean.data`: a read of `glob_mean`
+        if node.attr.value == "data" and isinstance(node.value, cst.Attribute):
+            node = node.value  # `self.glob_mean.data`: a read of `glob_mean` (not `.shape`)
         if isinstance(node.value, cst.Name) and node.value.value == "self":
             self.used_elsewhere.setdefault(id(cls), set()).add(node.attr.value)
 
