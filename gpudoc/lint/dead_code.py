@@ -1,9 +1,11 @@
-"""Module-level blocks that never run as the file is written: ``if False:``, and a course's
-toggled demos (``flag = 0`` then ``if flag:``, flipped by hand to run one section at a time).
+"""Module-level sections that never run as written: ``if False:``, and a course's toggled
+demos (``flag = 0`` set again before each ``if flag:``, flipped by hand to run one section at a
+time). An ``if`` with another arm, or a switch the module sets only once (``train = False``),
+is a mode of the program and stays.
 
-The walk and the rules read the file without them, so a demo switched off neither reports its
-own lines nor makes CUDA look initialised for the sections after it. Every node kept is the
-parsed node itself: positions and fixes still come from the file as written.
+The walk and the rules read the file without those sections, so a demo switched off neither
+reports its own lines nor makes CUDA look initialised for the sections after it. Every node
+kept is the parsed node itself: positions and fixes still come from the file as written.
 """
 
 from __future__ import annotations
@@ -26,9 +28,13 @@ def without_dead_blocks(module: cst.Module, source: str) -> cst.Module:
     """``module`` without its dead module-level ``if`` sections (those with no other arm)."""
     if not _TOGGLE.search(source):
         return module
-    rebound = _Rebindings()
-    walk(module, rebound)
-    body = _live(module.body, rebound.globals, _toggles(module.body))
+    toggles = _toggles(module.body)
+    shared: set[str] = set()
+    if toggles:  # a toggle some function sets (`global flag`) is not known
+        rebound = _Rebindings()
+        walk(module, rebound)
+        shared = rebound.globals
+    body = _live(module.body, shared, toggles)
     return module if body is module.body else module.with_changes(body=body)
 
 
@@ -58,12 +64,20 @@ def _toggles(statements: Sequence[cst.BaseStatement]) -> set[str]:
     counts: dict[str, int] = {}
     for statement in statements:
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
-        if isinstance(small, cst.Assign) and len(small.targets) == 1:
-            target, value = small.targets[0].target, small.value
-            literal = isinstance(value, cst.Name | cst.Integer) and value.value in SWITCHED
-            if isinstance(target, cst.Name) and literal:
-                counts[target.value] = counts.get(target.value, 0) + 1
+        bound = _literal_binding(small)
+        if bound is not None and bound[1] in SWITCHED:
+            counts[bound[0]] = counts.get(bound[0], 0) + 1
     return {name for name, count in counts.items() if count > 1}
+
+
+def _literal_binding(small: cst.BaseSmallStatement | None) -> tuple[str, str] | None:
+    """(name, literal) of ``name = 0`` / ``1`` / ``False`` / ``True`` (any name or integer)."""
+    if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+        return None
+    target, value = small.targets[0].target, small.value
+    if isinstance(target, cst.Name) and isinstance(value, cst.Name | cst.Integer):
+        return target.value, value.value
+    return None
 
 
 def _never_true(test: cst.BaseExpression, off: set[str]) -> bool:
@@ -78,15 +92,10 @@ def _note(statement: cst.BaseStatement, off: set[str], shared: set[str]) -> None
     if not off and not isinstance(statement, cst.SimpleStatementLine):
         return
     if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
-        small = statement.body[0]
-        if isinstance(small, cst.Assign) and len(small.targets) == 1:
-            target = small.targets[0].target
-            value = small.value
-            if isinstance(target, cst.Name) and target.value not in shared:
-                literal = isinstance(value, cst.Name | cst.Integer) and value.value in FALSY
-                if literal:
-                    off.add(target.value)
-                    return
+        literal = _literal_binding(statement.body[0])
+        if literal is not None and literal[1] in FALSY and literal[0] not in shared:
+            off.add(literal[0])
+            return
     if off:
         bound = _Rebindings()
         walk(statement, bound)

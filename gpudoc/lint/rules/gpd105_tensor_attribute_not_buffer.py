@@ -15,6 +15,7 @@ from gpudoc.lint.analysis.events import (
     Semantic,
 )
 from gpudoc.lint.analysis.expressions import string_value
+from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.names import assigned_value, class_method, dotted, iter_statements
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import Place
@@ -168,16 +169,18 @@ model = Causal().cuda()
         self.rebuilt: dict[int, set[str]] = {}
         """id of a module class -> attributes rebound moved (``self.grid = ....to(x.device)``)."""
         self.cached: dict[int, dict[str, set[cst.CSTNode]]] = {}
+        """id of a module class -> attribute -> the statements of its methods (not
+        ``__init__``) that bind it a tensor (_forward_cache.py)."""
+        self.class_names: set[str] = set()
         self.constructions: dict[str, list[CallEvent]] = {}
         """Class name -> the calls that build an instance of it (``Norm(mean, std)``)."""
         self.registered: dict[int, set[str]] = {}
         """Per module class, attributes a method assigns an ``nn.Parameter``: registered."""
-        """id of a module class -> attribute -> the statements of its methods (not
-        ``__init__``) that bind it a tensor (_forward_cache.py)."""
 
     def on_class(self, event: ClassEvent, semantic: Semantic) -> None:
         if event.module_class is not None:
             self.attrs.add_class(event.module_class)
+            self.class_names.add(event.module_class.name)
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         self.attrs.note(event, semantic)
@@ -212,7 +215,7 @@ model = Causal().cuda()
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         """``self.mean.to(x.device)`` in forward: the attribute follows its input by hand."""
         func, cls = event.node.func, semantic.module_class
-        if isinstance(func, cst.Name) and any(c.name == func.value for c in self.attrs.classes):
+        if isinstance(func, cst.Name) and func.value in self.class_names:
             self.constructions.setdefault(func.value, []).append(event)
         if not isinstance(func, cst.Attribute):
             return
@@ -369,25 +372,16 @@ def _copies_a_placed_argument(
     if root.value not in names:
         return False
     calls = constructions.get(cls.name, [])
-    return bool(calls) and all(_argument(call, names, root.value) is Place.DEVICE for call in calls)
+    return bool(calls) and all(
+        _given_place(call, init, root.value) is Place.DEVICE for call in calls
+    )
 
 
-def _argument(call: CallEvent, names: list[str], name: str) -> Place | None:
-    """Where the value ``call`` passes for the parameter ``name`` lives; None when it passes
+def _given_place(call: CallEvent, init: cst.FunctionDef, param: str) -> Place | None:
+    """Where the value ``call`` passes for ``param`` of ``__init__`` lives; None when it passes
     none or cannot be told (``*args``)."""
-    for position, arg in enumerate(call.node.args):
-        if arg.star:
-            return None
-        given = (
-            arg.keyword.value
-            if arg.keyword is not None
-            else names[position]
-            if position < len(names)
-            else None
-        )
-        if given == name:
-            return call.args[position].place
-    return None
+    arg = argument_for(init, call.node, param, is_method=True)
+    return call.args[call.node.args.index(arg)].place if arg is not None else None
 
 
 def _aliased_attribute(function: cst.FunctionDef, name: str) -> str | None:
