@@ -150,6 +150,7 @@ def _with_dependencies(source: str, path: str) -> bytes:
     from gpudoc.lint.rules._cpu_project import project_files
     from gpudoc.lint.rules._gpu_savers import may_read_gpu_savers, sibling_scripts
     from gpudoc.lint.rules._importers import candidate_importers
+    from gpudoc.lint.rules._project_options import option_files
     from gpudoc.lint.rules._saved_device import checkpoint_files
 
     # the kind first: an empty notebook (invalid JSON) and an empty `__init__.py` (clean) have
@@ -162,6 +163,8 @@ def _with_dependencies(source: str, path: str) -> bytes:
     # and, for CUDA or a load in a file with no CPU path of its own, of the scripts that may
     # import it (_importers.py)
     importers = candidate_importers(path) if "cuda" in source or "load" in source else []
+    # and, for CUDA, of the files that may define the project's options (_project_options.py)
+    options = option_files(path) if "cuda" in source else []
     # and, for a module's forward, of the project's scripts and notebooks: whether any of them
     # names a device (_cpu_project.py)
     project = project_files(path) if "forward" in source else []
@@ -170,6 +173,7 @@ def _with_dependencies(source: str, path: str) -> bytes:
         *checkpoint_files(source, path),
         *savers,
         *importers,
+        *options,
         *project,
     ]:
         # a stamp, not the bytes: a package __init__ brings dozens of modules into the key

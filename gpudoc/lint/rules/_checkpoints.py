@@ -166,6 +166,9 @@ class CheckpointScan(cst.CSTVisitor):
         """(function, name) of modules a statement moved to the CPU in place (``net.cpu()``)."""
         self.gpu_selectors: set[str] = set()
         """Option dests whose value becomes ``CUDA_VISIBLE_DEVICES``: which GPUs, not whether."""
+        self.cpu_options: dict[str, str] = {}
+        """Dest to flag of each option that can choose the CPU (``gpu_ids`` of ``--gpu_ids``,
+        "use -1 for CPU"): other project files that read it take it as their CPU path."""
         self.requires_gpu = False
         """``assert torch.cuda.is_available()`` (or ``if not ...: sys.exit(...)``) outside any
         ``if``: the script stops on a CPU-only host, whatever else it tests."""
@@ -848,6 +851,7 @@ class CheckpointScan(cst.CSTVisitor):
         if action == "store_true" and _default_is(keywords, "True"):
             self.always_on.add(dest)
         if CPU_SWITCH.search(long[0]) and _may_choose_cpu(long[0], keywords):
+            self.cpu_options[dest] = long[0]
             if action in (None, "store") and dotted(keywords.get("type", cst.Name("x"))) != "bool":
                 self.value_options.append((dest, f"the `{long[0]}` option"))
             else:

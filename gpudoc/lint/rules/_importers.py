@@ -147,7 +147,7 @@ def _script_choice(module: cst.Module, path: str) -> tuple[str | None, frozenset
     theirs = scan(module, remember=False, path=path)
     evidence = theirs.all_evidence()
     chooses = 1 in evidence and theirs.cpu_path is not None and not theirs.cpu_path_is_weak
-    choice = evidence[1] if chooses and _is_entry(module) else None
+    choice = evidence[1] if chooses and is_entry(module) else None
     used = _all_names(module) if choice is not None else frozenset()
     if len(_choices) > 256:
         _choices.clear()
@@ -318,7 +318,7 @@ def _all_names(module: cst.Module) -> frozenset[str]:
     return frozenset(_names_in(module))
 
 
-def _is_entry(module: cst.Module) -> bool:
+def is_entry(module: cst.Module) -> bool:
     """A script, not a library module: it runs something when started (a ``__main__`` block,
     or top-level statements beyond imports, definitions and constants)."""
     for statement in module.body:

@@ -22,6 +22,7 @@ from gpudoc.lint.rules._checkpoints import (
 )
 from gpudoc.lint.rules._distributed_paths import after_nccl_setup, distributed_only_ids
 from gpudoc.lint.rules._importers import cpu_importers, importer_cpu_path
+from gpudoc.lint.rules._project_options import option_reader_cpu_path
 from gpudoc.lint.visit import code_ids, walk
 
 
@@ -59,10 +60,12 @@ class CudaWithoutFallback(Rule):
     `"cuda:1"`: a model split over GPUs, written for several), nor a second GPU's index
     elsewhere in that file. A CPU path in the file of a project base class counts for its
     subclasses (`class GanModel(BaseModel)`, whose `__init__` picks `torch.device("cpu")`
-    without GPUs), and so does a `"cpu"` device picked by a script of the project that imports a
-    model file choosing none (`main.py` building `models/net.py`'s `Net`, one more file deep),
-    for the code that script reaches (what it imports, the methods something names), unless the
-    file names CUDA more than four times (written for GPUs); and
+    without GPUs), so does an option of another project file that can choose the CPU
+    (`--gpu_ids`, "use -1 for CPU", in pix2pixHD's `options/`) for a file that reads it
+    (`self.gpu_ids`, a `gpu_ids` parameter), and so does a `"cpu"` device picked by a script of
+    the project that imports a model file choosing none (`main.py` building `models/net.py`'s
+    `Net`, one more file deep), for the code that script reaches (what it imports, the methods
+    something names), unless the file names CUDA more than four times (written for GPUs); and
     `f"cuda:{gpu_ids[0]}"`, the first of the GPUs given, is one device for the run, not one per
     process.
     Scripts written for GPUs only are not reported: nothing in them offers a CPU path, or they
@@ -256,8 +259,10 @@ def nopeak_mask(size):
             # `class GanModel(BaseModel)`, whose `__init__` in another file picks the CPU, or a
             # device imported from such a file (a helper's own fallback is no script's choice:
             # demucs' GPU benchmark calls `get_solver`, which moves only where CUDA is)
-            evidence = base_cpu_path(context.module, context.path) or imported_device_cpu_path(
-                context.module, context.path, helpers=False
+            evidence = (
+                base_cpu_path(context.module, context.path)
+                or imported_device_cpu_path(context.module, context.path, helpers=False)
+                or option_reader_cpu_path(context.module, context.path)
             )
         if (
             evidence is None
