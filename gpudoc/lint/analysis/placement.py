@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -145,7 +146,7 @@ class Placement:
         text = string_value(value)
         if text is not None and api.CUDA_LITERAL.match(text):
             self.note_cuda(value, text)
-        if formatted_cuda(value) and not first_listed_gpu(value):
+        if per_process_cuda(value, formatted_cuda):
             self.model.flags.per_rank_device = True  # f"cuda:{local_rank}"
             self.model.flags.device_notion = True
 
@@ -191,6 +192,14 @@ def formatted_cuda(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
         return "cuda" in (string_value(node.left) or "")
     return False
+
+
+def per_process_cuda(node: cst.BaseExpression, built: Callable[[cst.BaseExpression], bool]) -> bool:
+    """A device string ``built`` per process (``f"cuda:{rank}"``) that is not the first of the
+    GPUs given, also as an arm of a fallback (``f"cuda:{rank}" if cuda else "cpu"``)."""
+    if isinstance(node, cst.IfExp):
+        return per_process_cuda(node.body, built) or per_process_cuda(node.orelse, built)
+    return built(node) and not first_listed_gpu(node)
 
 
 def first_listed_gpu(node: cst.BaseExpression) -> bool:

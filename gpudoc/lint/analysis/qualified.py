@@ -23,7 +23,7 @@ from gpudoc.lint.analysis.names import (
     keyword_value,
     parameter_lists,
 )
-from gpudoc.lint.analysis.placement import Placement, first_listed_gpu, formatted_cuda
+from gpudoc.lint.analysis.placement import Placement, formatted_cuda, per_process_cuda
 from gpudoc.lint.analysis.values import (
     CHECKPOINT,
     COLLATED,
@@ -274,8 +274,7 @@ class QualifiedCalls:
         text = string_value(first)
         if text is not None and not api.CPU_LITERAL.match(text):
             self.placement.note_cuda(node, text)
-        per_process = isinstance(first, cst.FormattedString) or formatted_cuda(first)
-        if per_process and not first_listed_gpu(first):
+        if per_process_cuda(first, _built_per_process):
             self.model.flags.per_rank_device = True  # f"cuda:{rank}", "cuda:{}".format(rank)
         cpu = args[0].kind is Kind.DEVICE and args[0].cpu_device
         return Value(Kind.DEVICE, cpu_device=cpu)
@@ -498,3 +497,8 @@ def _children_owner(node: cst.Call) -> str | None:
 def _copies_a_tensor(node: cst.Call, args: list[Value]) -> bool:
     """``torch.tensor(x)`` whose data ``x`` is a tensor (not a list or an array to convert)."""
     return bool(args) and node.args[0].keyword is None and args[0].kind is Kind.TENSOR
+
+
+def _built_per_process(node: cst.BaseExpression) -> bool:
+    """``torch.device(f"{kind}:{rank}")``: any f-string, or CUDA formatted with a value."""
+    return isinstance(node, cst.FormattedString) or formatted_cuda(node)

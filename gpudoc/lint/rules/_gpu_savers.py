@@ -68,6 +68,42 @@ def _saves_from_gpu(script: str, stamp: tuple[int, int]) -> bool:
     return bool(_SAVES.search(text) and _ON_GPU.search(text))
 
 
+def saved_by_a_host_script(load_path: str, linted: str) -> bool:
+    """A script beside ``linted`` writes ``load_path`` with ``torch.save`` and names no device
+    at all: a data-preparation step (``torch.save(torch.tensor(samples), "samples.pt")``, a
+    Dataset built from NumPy) whose file holds CPU tensors only."""
+    writers = []
+    for script in sibling_scripts(linted):
+        try:
+            stat = script.stat()
+        except OSError:
+            continue
+        if stat.st_size > MAX_BYTES:
+            continue
+        host, written = _writes_on_the_host(str(script), (stat.st_mtime_ns, stat.st_size))
+        if load_path in written:
+            writers.append(host)
+    return bool(writers) and all(writers)
+
+
+@lru_cache(maxsize=256)
+def _writes_on_the_host(script: str, stamp: tuple[int, int]) -> tuple[bool, frozenset[str]]:
+    """(names no device, the string literals its ``torch.save`` calls write to)."""
+    try:
+        text = Path(script).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False, frozenset()
+    code = _COMMENT.sub("", text)
+    written = frozenset(match.group(2) for match in _SAVED_TO.finditer(code))
+    return _DEVICE_TEXT.search(code) is None, written
+
+
+_COMMENT = re.compile(r"#[^\n]*")
+_SAVED_TO = re.compile(r"\btorch\.save\s*\([^\n]*?,\s*([\"'])([^\"'\n]{1,300})\1\s*\)")
+"""``torch.save(obj, "data/train.pt")``: the literal it writes to, on one line."""
+_DEVICE_TEXT = re.compile(r"cuda|device|gpu|\.to\(", re.I)
+
+
 def names_no_device(module: cst.Module) -> bool:
     """The code names no device at all: no ``cuda``, ``device`` or ``gpu`` in a name, an
     attribute or a string, and no ``.to(...)`` (comments aside: ``# model.cuda()``)."""

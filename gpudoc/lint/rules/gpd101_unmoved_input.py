@@ -238,8 +238,9 @@ def test(model, device, test_loader):
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         before, after = event.previous, event.value
-        root = _output_root(event.assigned)
-        from_host_module = isinstance(root, cst.Call) and id(root) in self.host_module_calls
+        chain = _chain(event.assigned)
+        root = chain[-1] if chain else None
+        from_host_module = any(id(node) in self.host_module_calls for node in chain)
         # `out = out.detach()` of such an output
         kept = isinstance(root, cst.Name) and root.value == event.name and before is not None
         if from_host_module or (kept and before and id(before.binding) in self.host_outputs_bound):
@@ -489,25 +490,35 @@ def _moved_by_forward(module: Value, semantic: Semantic) -> frozenset[int | str]
 
 
 def _moved_receiver(value: cst.BaseExpression) -> str | None:
-    """``x`` of ``x.to(device)`` / ``x.cuda()`` (not ``x.to("cpu")``, nor ``x.to(dtype)``)."""
+    """``x`` of ``x.to(device)`` / ``x.cuda()``, also at the end of a chain of its methods
+    (``t.unsqueeze(-1).float().to(self.device)``); not ``x.to("cpu")``, nor ``x.to(dtype)``."""
     target = device_move_target(value)
     text = string_value(target) if target is not None else None
     if target is None or (text is not None and not text.startswith("cuda")):
         return None
     func = value.func if isinstance(value, cst.Call) else None
-    return dotted(func.value) if isinstance(func, cst.Attribute) else None
+    if not isinstance(func, cst.Attribute):
+        return None
+    receiver = func.value
+    while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+        receiver = receiver.func.value
+    return dotted(receiver)
 
 
-def _output_root(expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
-    """``teacher(x)`` of ``teacher(x).detach().data``: what a chain of methods and attributes
-    starts from."""
-    while True:
+def _chain(expr: cst.BaseExpression | None) -> list[cst.BaseExpression]:
+    """``teacher(x).detach().data``, ``teacher(x).detach()``, ``teacher(x)``, ``teacher``: a
+    chain of methods and attributes, down to what it starts from (the call of a module kept
+    on an attribute, ``self.net(x)``, is one of its links)."""
+    chain: list[cst.BaseExpression] = []
+    while expr is not None:
+        chain.append(expr)
         if isinstance(expr, cst.Attribute):
             expr = expr.value
         elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             expr = expr.func.value
         else:
-            return expr
+            break
+    return chain
 
 
 def _at_call_site(arg: Argument, event: WalkedCallEvent) -> Argument:

@@ -175,7 +175,8 @@ model = Causal().cuda()
         self.constructions: dict[str, list[CallEvent]] = {}
         """Class name -> the calls that build an instance of it (``Norm(mean, std)``)."""
         self.registered: dict[int, set[str]] = {}
-        """Per module class, attributes a method assigns an ``nn.Parameter``: registered."""
+        """Per module class, attributes a method assigns an ``nn.Parameter``: registered (a
+        tensor ``__init__`` binds there is a placeholder, ``initialize()`` wraps it)."""
 
     def on_class(self, event: ClassEvent, semantic: Semantic) -> None:
         if event.module_class is not None:
@@ -250,9 +251,12 @@ model = Causal().cuda()
             moved = (by_hand - _unmoved_operands(cls.node)) | rebuilt | overridden
             methods = _methods(cls.node)
             optional_device = _optional_device(cls.node)
+            registered = self.registered.get(id(cls), set())
             for attr in self.attrs.of(cls):
                 if attr.shape != "tensor" or attr.attr not in used or attr.attr in moved:
                     continue
+                if attr.attr in registered:
+                    continue  # a placeholder a method replaces with an `nn.Parameter` (VOneNet)
                 if read_only_as_index(f"self.{attr.attr}", methods):
                     continue  # `sim[self.mask]`: PyTorch copies a host mask to sim's device
                 if _host_data(f"self.{attr.attr}", methods):

@@ -20,7 +20,12 @@ from gpudoc.lint.rules._checkpoints import (
     scan,
 )
 from gpudoc.lint.rules._device_names import DEVICE_PARAMETER
-from gpudoc.lint.rules._gpu_savers import gpu_savers, names_no_device, saves_name
+from gpudoc.lint.rules._gpu_savers import (
+    gpu_savers,
+    names_no_device,
+    saved_by_a_host_script,
+    saves_name,
+)
 from gpudoc.lint.rules._helpers import backend, is_process_group_init
 from gpudoc.lint.rules._importers import cpu_importers, importer_cpu_path
 from gpudoc.lint.rules._saved_device import saved_on_cpu
@@ -390,6 +395,8 @@ torch.save(model.state_dict(), "snapshot.pt")
             key = site.path_key or ""
             if key.startswith("str:") and saved_on_cpu(key[4:], context.path):
                 continue  # the project's own checkpoint, saved with CPU storages
+            if key.startswith("str:") and saved_by_a_host_script(key[4:], context.path):
+                continue  # written by a script beside it that names no device (data prep)
             at = found.cpu_path_at(site.call) if own else found.flag_path_at(site.call)
             evidence = at or inherited
             if evidence is None and imported:
