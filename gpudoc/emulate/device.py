@@ -62,6 +62,9 @@ FACTORY_NAMES: tuple[str, ...] = (
     "asarray",
 )
 _HOST = torch.device("cpu")
+PASSED_THROUGH = frozenset({"meta"})
+"""Devices a CPU build of PyTorch has itself: no GPU to emulate (a meta-device skeleton, built
+without memory, then ``to_empty(device="cuda")``)."""
 TENSOR_FACTORY_NAMES: tuple[str, ...] = (
     "new_empty",
     "new_empty_strided",
@@ -111,6 +114,8 @@ def _with_device(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], devic
         tracking.set_origin(result, "created on the host")
         scope.mark_host_made(result)
         return result
+    if requested.type in PASSED_THROUGH:
+        return func(*args, **kwargs)  # `with torch.device("meta"):` a skeleton, no memory
     if requested.type != "cuda":
         raise errors.not_emulated(f"device '{requested}'")
     index = target_index(requested)

@@ -109,10 +109,15 @@ class DeviceMismatchError(EmulatedDeviceError):
 
 
 def check_indexing(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """CUDA tensors accept CPU indices; a CPU tensor refuses CUDA indices."""
+    """CUDA tensors accept CPU indices; a CPU tensor refuses CUDA indices when read at them,
+    and takes them when stored into (``index_put_`` moves its indices to the tensor's device,
+    as ATen's ``make_info`` does: ``onehot[rows, labels] = 1.0`` runs on a GPU)."""
     operands = _named_operands(func, args, kwargs)
     indexed = operands[0][1]
+    stores = func._schema.name.endswith("index_put") or func._schema.name.endswith("index_put_")
     for name, tensor in operands[1:]:
+        if stores:
+            break
         if name == "indices" and tensor.device not in (indexed.device, torch.device("cpu")):
             message = (
                 "indices should be either on cpu or on the same device as the indexed "
@@ -285,7 +290,9 @@ def needs_real_gpu(failure: BaseException) -> str | None:
         tb = tb.tb_next
     if any(f"{os.sep}triton{os.sep}" in name for name in files):
         return "a Triton kernel"
-    if "NCCL" in text:
+    # a build with NCCL joins the group; its first collective then finds no backend for the
+    # emulated tensors' storage ("No backend type associated with device type cpu")
+    if "NCCL" in text or "No backend type associated with device type cpu" in text:
         return "NCCL collectives (torch.distributed with the nccl backend)"
     if "Torch not compiled with CUDA enabled" in text or "CUDA driver" in text:
         return "a CUDA call gpudoc does not emulate" + _last_torch_function(failure)

@@ -82,3 +82,20 @@ FUNCTIONS = {
     "reduce_add": reduce_add,
     "reduce_add_coalesced": reduce_add_coalesced,
 }
+
+
+def scatter_without_streams(forward: Any) -> Any:
+    """``Scatter.forward`` of a host input, without the copy streams it builds where an
+    accelerator is available: ``torch.Stream`` on a device index, which a CPU build has no
+    accelerator for ("unknown parameter type", or "Cannot access accelerator device"). The
+    emulated copies are synchronous; the streams were only a speed-up."""
+
+    def patched(ctx: Any, *args: Any) -> Any:
+        available = torch.accelerator.is_available
+        torch.accelerator.is_available = lambda: False
+        try:
+            return forward(ctx, *args)
+        finally:
+            torch.accelerator.is_available = available
+
+    return staticmethod(patched)

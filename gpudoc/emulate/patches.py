@@ -15,6 +15,7 @@ from typing import Any
 from unittest import mock
 
 import torch
+import torch.nn.parallel._functions as parallel_functions
 import torch.nn.parallel.comm as parallel_comm
 import torch.utils._device
 import torch.utils.data
@@ -77,11 +78,16 @@ def _patch_torch(patcher: _Patcher) -> None:
         patcher.set(torch.cuda, name, value)
     for name, value in legacy.legacy_types().items():
         patcher.set(torch.cuda, name, value)
+    patcher.set(
+        torch, "set_default_tensor_type", legacy.default_tensor_type(torch.set_default_tensor_type)
+    )
     for name, value in cuda_api.accelerator_functions().items():
         patcher.set(torch.accelerator, name, value)
     patcher.set(pin_memory_module, "pin_memory", lambda data, device=None: data)
     for name, function in parallel.FUNCTIONS.items():
         patcher.set(parallel_comm, name, function)
+    scatter = parallel_functions.Scatter
+    patcher.set(scatter, "forward", parallel.scatter_without_streams(scatter.forward))
     patcher.set(torch, "save", loading.counted_save(torch.save))
     patcher.set(torch, "load", loading.adopting_load(torch.load))
     loader = torch.utils.data.DataLoader

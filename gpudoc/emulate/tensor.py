@@ -166,6 +166,8 @@ def move_tensor(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor
         target = target_index(device)
     elif device.type == "cpu":
         target = None
+    elif device.type == "meta" and not isinstance(tensor, EmulatedTensor):
+        return torch._C.TensorBase.to(tensor, *args, **kwargs)  # shapes only, no GPU in it
     else:
         raise errors.not_emulated(f"device '{device}'")
     moved = tensor

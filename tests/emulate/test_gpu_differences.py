@@ -1,0 +1,78 @@
+"""What an H200 did differently from the emulator on the lint corpus (2026-11-28: 158 of 183
+scripts the same; bench/emulate_fidelity.py on fixtures/lint/realistic), checked in-process
+under emulated_cuda: correct scripts that failed only under emulation, and a store the GPU took
+that the emulator refused."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+
+import pytest
+import torch
+import torch.nn as nn
+
+from gpudoc.emulate.errors import needs_real_gpu
+from gpudoc.emulate.patches import emulated_cuda
+
+
+@pytest.fixture
+def gpus() -> Iterator[None]:
+    with emulated_cuda(device_count=2, batch_limit=None):
+        yield
+
+
+def test_a_meta_device_skeleton_is_built_and_placed_with_to_empty(gpus: None) -> None:
+    # ok_device_context_loader.py: `with torch.device("meta"):`, then to_empty(device="cuda")
+    with torch.device("meta"):
+        skeleton = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1))
+    assert skeleton[0].weight.device.type == "meta"
+    assert torch.zeros(2, device="meta").is_meta and torch.ones(2).to("meta").is_meta
+    model = skeleton.to_empty(device="cuda")
+    for parameter in model.parameters():
+        nn.init.normal_(parameter, std=0.02)
+    assert model(torch.randn(4, 8, device="cuda")).device == torch.device("cuda", 0)
+
+
+@pytest.mark.parametrize("kind", ["torch.cuda.FloatTensor", "class"])
+def test_a_cuda_default_tensor_type_makes_cuda_tensors(gpus: None, kind: str) -> None:
+    # ok_default_device_after_loader.py: `torch.set_default_tensor_type("torch.cuda.FloatTensor")`
+    chosen = kind if kind != "class" else torch.cuda.FloatTensor
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # deprecated since PyTorch 2.1, still used
+        torch.set_default_tensor_type(chosen)
+        try:
+            made = torch.ones(2, 3)
+            assert made.device == torch.device("cuda", 0) and made.dtype == torch.float32
+        finally:
+            torch.set_default_tensor_type(torch.FloatTensor)
+    assert torch.ones(2).device.type == "cpu"
+
+
+def test_a_host_tensor_takes_a_store_at_device_indices(gpus: None) -> None:
+    # bug_store_device_index.py: index_put_ moves its indices to the tensor's device, as ATen's
+    # make_info does; the H200 ran `onehot[rows, labels] = 0.9` and failed only later
+    labels = torch.randint(0, 10, (16,)).to("cuda")
+    onehot = torch.full((16, 10), 0.01)
+    onehot[torch.arange(16), labels] = 0.9
+    assert onehot.device.type == "cpu" and int((onehot == 0.9).sum()) == 16
+    # reading at device indices is refused, and so is a device value stored
+    with pytest.raises(RuntimeError, match="indices should be either on cpu"):
+        onehot[labels]
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        onehot.index_put_((labels, labels), torch.ones(16, device="cuda"), accumulate=True)
+
+
+def test_data_parallel_scatters_host_inputs(gpus: None) -> None:
+    # ok_dataparallel_host_inputs.py: the batch stays on the host, DataParallel scatters it
+    model = nn.DataParallel(nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 2))).cuda()
+    output = model(torch.randn(16, 3))
+    assert output.device == torch.device("cuda", 0) and output.shape == (16, 2)
+    nn.functional.cross_entropy(output, torch.zeros(16, dtype=torch.long).cuda()).backward()
+
+
+def test_an_nccl_group_without_a_backend_for_emulated_tensors_needs_a_real_gpu() -> None:
+    # a CUDA build with NCCL joins the group; the first collective on emulated tensors fails so
+    child = RuntimeError("No backend type associated with device type cpu")
+    assert needs_real_gpu(child) == "NCCL collectives (torch.distributed with the nccl backend)"
+    assert needs_real_gpu(RuntimeError("Expected all tensors to be on the same device")) is None
