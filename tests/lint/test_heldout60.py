@@ -267,3 +267,31 @@ def test_an_input_that_forward_moves_at_the_end_of_a_chain_needs_no_move() -> No
     assert lines(TIME_NET.format(moved=moved), "GPD101") == []
     # a chain that never moves it: the host time steps meet the device batch
     assert lines(TIME_NET.format(moved="t.unsqueeze(-1).float()"), "GPD101") == [20]
+
+
+# isc-demos' detection transforms (set 58): a random zoom drawn against a range of numbers
+ZOOM = """\
+from typing import Tuple
+
+import torch
+from torch import nn
+
+
+class RandomZoomOut(nn.Module):
+    def __init__(self, side_range{annotation} = (1.0, 4.0)):
+        super().__init__()
+        self.side_range = side_range
+
+    def forward(self, image):
+        r = self.side_range[0] + torch.rand(1) * (self.side_range[1] - self.side_range[0])
+        width = int(image.shape[-1] * r)
+        return image[..., :width]
+"""
+
+
+@pytest.mark.parametrize("annotation", ["", ": Tuple[float, float]"])
+def test_a_draw_scaled_by_a_range_of_numbers_stays_a_number(annotation: str) -> None:
+    assert lines(ZOOM.format(annotation=annotation), "GPD106") == []
+    # a range the text cannot show is numbers may be a tensor on the input's device
+    unknown = ZOOM.format(annotation=annotation).replace(" = (1.0, 4.0)", "")
+    assert lines(unknown.replace(": Tuple[float, float]", ""), "GPD106") == [13]

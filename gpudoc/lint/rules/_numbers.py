@@ -37,7 +37,28 @@ def number_parameters(function: cst.FunctionDef) -> frozenset[str]:
             number = bool(SIZE_NAME.match(param.name.value))
         if number:
             found.add(param.name.value)
+        elif _number_sequence(param):
+            found.add(f"{param.name.value}[]")  # `side_range=(1.0, 4.0)`: each item a number
     return frozenset(found)
+
+
+SEQUENCES = frozenset({"Tuple", "tuple", "List", "list", "Sequence", "typing.Tuple", "typing.List"})
+
+
+def _number_sequence(param: cst.Param) -> bool:
+    """A parameter annotated as a sequence of numbers (``Tuple[int, int]``, ``list[float]``)
+    or, without an annotation, defaulting to a tuple or list of number literals."""
+    annotation = param.annotation.annotation if param.annotation else None
+    if isinstance(annotation, cst.Subscript) and dotted(annotation.value) in SEQUENCES:
+        items = [element.slice for element in annotation.slice]
+        return all(
+            isinstance(item, cst.Index)
+            and (dotted(item.value) in NUMBER_ANNOTATIONS or isinstance(item.value, cst.Ellipsis))
+            for item in items
+        )
+    if annotation is not None or param.default is None:
+        return False
+    return _numbers_listed(param.default, lambda name: False)
 
 
 def number_attributes(node: cst.ClassDef) -> frozenset[str]:
@@ -54,11 +75,16 @@ def number_attributes(node: cst.ClassDef) -> frozenset[str]:
         for name, values in assigned.values.items()
         if all(is_number_expression(value, parameters.__contains__) for value in values)
     }
-    # `self.out_channels = [8, 7]`: each item is a number (`out_channels[]`), not the list
+    # `self.out_channels = [8, 7]`, or a parameter defaulting to such a tuple: each item is a
+    # number (`out_channels[]`), not the list
     found |= {
         f"{name}[]"
         for name, values in assigned.values.items()
-        if all(_numbers_listed(value, parameters.__contains__) for value in values)
+        if all(
+            _numbers_listed(value, parameters.__contains__)
+            or (isinstance(value, cst.Name) and f"{value.value}[]" in parameters)
+            for value in values
+        )
     }
     return frozenset(found)
 
