@@ -150,6 +150,20 @@ def host_type(original: Callable[..., Any]) -> Callable[..., Any]:
     return patched
 
 
+def host_type_as(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``x.type_as(batch)``: C++ converts with ``batch``'s options, whose device is the CPU for
+    an emulated tensor; on a GPU it lands on ``batch``'s device (Lightning's idiom for tensors
+    made in a step: ``torch.randn(n, z).type_as(x)``)."""
+
+    @functools.wraps(original)
+    def patched(self: torch.Tensor, other: Any) -> Any:
+        if isinstance(other, torch.Tensor) and (self.is_cuda or other.is_cuda):
+            return move_tensor(self, other.device, other.dtype)
+        return original(self, other)
+
+    return patched
+
+
 def host_pin_memory(self: torch.Tensor, device: Any = None) -> torch.Tensor:
     # Pinning copies into page-locked host memory; here the copy is an ordinary one.
     return self.clone()

@@ -121,6 +121,7 @@ def _patch_placement(patcher: _Patcher) -> None:
     patcher.set(tensor, "to", device.host_to)
     patcher.set(tensor, "cuda", device.host_cuda)
     patcher.set(tensor, "type", device.host_type(tensor.type))
+    patcher.set(tensor, "type_as", device.host_type_as(tensor.type_as))
     patcher.set(tensor, "pin_memory", device.host_pin_memory)
     patcher.set(tensor, "backward", device.counted_backward(tensor.backward))
 

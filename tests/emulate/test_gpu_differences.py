@@ -76,3 +76,15 @@ def test_an_nccl_group_without_a_backend_for_emulated_tensors_needs_a_real_gpu()
     child = RuntimeError("No backend type associated with device type cpu")
     assert needs_real_gpu(child) == "NCCL collectives (torch.distributed with the nccl backend)"
     assert needs_real_gpu(RuntimeError("Expected all tensors to be on the same device")) is None
+
+
+def test_type_as_lands_on_the_other_tensors_device(gpus: None) -> None:
+    # ok_lightning_module.py: `prior = torch.randn(8, z).type_as(x)` in a LightningModule's step
+    batch = torch.ones(8, 4, device="cuda:1")
+    prior = torch.randn(8, 4).type_as(batch)
+    assert prior.device == torch.device("cuda", 1) and prior.dtype == torch.float32
+    assert (prior + batch).device == torch.device("cuda", 1)
+    back = batch.type_as(torch.zeros(1, dtype=torch.float64))
+    assert back.device.type == "cpu" and back.dtype == torch.float64
+    same = torch.ones(2).type_as(torch.zeros(2, dtype=torch.int64))
+    assert same.device.type == "cpu" and same.dtype == torch.int64
