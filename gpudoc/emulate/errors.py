@@ -146,11 +146,49 @@ def _named_operands(
     return operands
 
 
+def check_rnn(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """The check ATen's recurrent layers make before any kernel (``check_attributes`` in
+    RNN.cpp): each hidden state, then each parameter, on the input's device. The emulated run
+    would otherwise fail later, inside the cell's ``addmm``, with another message."""
+    if len(args) < 3 or not isinstance(args[0], torch.Tensor):
+        return
+    # a packed sequence's call is (data, batch_sizes, hx, params, ...): its batch sizes are
+    # integers, where an unpacked call has its hidden state (floating point, or LSTM's pair)
+    sizes = args[1]
+    packed = isinstance(sizes, torch.Tensor) and not sizes.is_floating_point() and len(args) > 3
+    hidden, params = (args[2], args[3]) if packed else (args[1], args[2])
+    hiddens = list(hidden) if isinstance(hidden, list | tuple) else [hidden]
+    data = args[0]
+    for name, group in (("hidden", hiddens), ("parameter", list(params))):
+        for tensor in group:
+            if isinstance(tensor, torch.Tensor) and tensor.device != data.device:
+                message = (
+                    f"Input and {name} tensors are not at the same device, found input tensor "
+                    f"at {data.device} and {name} tensor at {tensor.device}"
+                )
+                raise EmulatedDeviceError(message, [("input", data), (name, tensor)])
+
+
+RNN_CHECKS = {torch.lstm: check_rnn, torch.gru: check_rnn}
+RNN_CHECKS.update({torch.rnn_tanh: check_rnn, torch.rnn_relu: check_rnn})
+"""The recurrent layers' functions (``torch._VF.lstm`` is ``torch.lstm``)."""
+
+
 def mismatch_message(func: Any, operands: list[tuple[str, torch.Tensor]]) -> str:
     name = func._schema.name.split("::")[-1]
     overload = func._overloadname if func._overloadname != "default" else ""
     if name == "convolution":
         return _convolution_message(operands)
+    if name in BATCH_NORMS and _cudnn_batch_norm(operands):
+        return _codegen_message("wrapper_CUDA__cudnn_batch_norm", operands)
+    if name in ("masked_fill", "masked_fill_") and len(operands) > 1:
+        by_name = dict(operands)
+        data, mask = by_name.get("self"), by_name.get("mask")
+        if data is not None and mask is not None and data.is_cuda and mask.device != data.device:
+            return (  # the CUDA kernel's own check, before TensorIterator's
+                "expected self and mask to be on the same device, but got mask on "
+                f"{mask.device} and self on {data.device}"
+            )
     if name == "embedding":  # CompositeExplicitAutograd: the check is index_select's
         renamed = [("self" if n == "weight" else "index", t) for n, t in operands]
         return _codegen_message("wrapper_CUDA__index_select", renamed)
@@ -158,6 +196,19 @@ def mismatch_message(func: Any, operands: list[tuple[str, torch.Tensor]]) -> str
     if style is None:
         return _tensor_iterator_message(operands)
     return _codegen_message(style, operands)
+
+
+BATCH_NORMS = frozenset(
+    {"native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_no_training"}
+)
+
+
+def _cudnn_batch_norm(operands: list[tuple[str, torch.Tensor]]) -> bool:
+    """A GPU runs batch norm of a CUDA input of a cuDNN dtype with cuDNN (its check then names
+    ``cudnn_batch_norm``); the CPU build runs ``native_batch_norm``."""
+    data = dict(operands).get("input")
+    cudnn_dtypes = (torch.float32, torch.float16, torch.bfloat16)
+    return data is not None and data.is_cuda and data.dtype in cudnn_dtypes
 
 
 def _convolution_message(operands: list[tuple[str, torch.Tensor]]) -> str:

@@ -88,3 +88,36 @@ def test_type_as_lands_on_the_other_tensors_device(gpus: None) -> None:
     assert back.device.type == "cpu" and back.dtype == torch.float64
     same = torch.ones(2).type_as(torch.zeros(2, dtype=torch.int64))
     assert same.device.type == "cpu" and same.dtype == torch.int64
+
+
+def test_recurrent_layers_check_their_hidden_state_and_weights_as_aten_does(gpus: None) -> None:
+    # bug_loop_hidden_state.py, bug_discarded_move.py: the H200's messages, at the layer's call
+    lstm, gru = nn.LSTM(4, 8).cuda(), nn.GRU(4, 8).cuda()
+    batch = torch.randn(5, 2, 4, device="cuda")
+    host_state = (torch.zeros(1, 2, 8), torch.zeros(1, 2, 8))
+    with pytest.raises(RuntimeError) as raised:
+        lstm(batch, host_state)
+    assert str(raised.value) == (
+        "Input and hidden tensors are not at the same device, found input tensor at cuda:0 "
+        "and hidden tensor at cpu"
+    )
+    with pytest.raises(RuntimeError) as raised:
+        gru(torch.randn(5, 2, 4))
+    assert str(raised.value) == (
+        "Input and parameter tensors are not at the same device, found input tensor at cpu "
+        "and parameter tensor at cuda:0"
+    )
+    output, _ = lstm(batch)  # its own zero state, on the input's device
+    assert output.device == torch.device("cuda", 0)
+
+
+def test_the_cuda_kernels_own_checks_name_themselves(gpus: None) -> None:
+    # bug_zeros_in_helper_forward.py (masked_fill) and bug_module_in_forward.py (batch norm)
+    scores = torch.randn(4, device="cuda")
+    with pytest.raises(RuntimeError) as raised:
+        scores.masked_fill(torch.tensor([True, False, True, False]), 0.0)
+    assert str(raised.value) == (
+        "expected self and mask to be on the same device, but got mask on cpu and self on cuda:0"
+    )
+    with pytest.raises(RuntimeError, match=r"in method wrapper_CUDA__cudnn_batch_norm\)$"):
+        nn.BatchNorm2d(3)(torch.randn(2, 3, 4, 4, device="cuda"))
