@@ -137,6 +137,12 @@ class CheckpointScan(cst.CSTVisitor):
         self.helper_saves: dict[re.Pattern[str], int] = {}
         """File names a project helper saved (``save_model(..., model_name=...)``) -> when."""
         self.bindings: list[Binding] = []
+        self._by_name: dict[str, list[Binding]] = {}
+        self._by_function: dict[int, list[Binding]] = {}
+        self._by_value: dict[int, list[Binding]] = {}
+        """``bindings`` by name, by id of their function (0: the module) and by id of their
+        value, each in order: a file rebinds one name hundreds of times, and the questions
+        asked at each load and save would otherwise scan every binding."""
         self.none_params: set[tuple[cst.FunctionDef | None, str]] = set()
         """(function, name) of names that hold None: a ``=None`` default or assignment."""
         self.declared_global: set[str] = set()
@@ -275,7 +281,7 @@ class CheckpointScan(cst.CSTVisitor):
         self.defined.add(node.name.value)
         params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
         for param in params:
-            self.bindings.append(Binding(param.name.value, None, node, self._next()))
+            self._bind(Binding(param.name.value, None, node, self._next()))
             default = param.default
             if isinstance(default, cst.Name) and default.value == "None":
                 self.none_params.add((node, param.name.value))
@@ -283,7 +289,7 @@ class CheckpointScan(cst.CSTVisitor):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._functions.pop()
         saved = self._saved_names.get(id(original_node))
-        if saved and _returns_one_of(original_node, saved, self.bindings):
+        if saved and _returns_one_of(original_node, saved, self.bound_in(original_node)):
             self.path_returners.add(original_node.name.value)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -429,7 +435,7 @@ class CheckpointScan(cst.CSTVisitor):
                 self.gpu_selectors.add(node.value.attr.value)
             if isinstance(target.target, cst.Name):
                 binding = Binding(target.target.value, node.value, self._function(), self._next())
-                self.bindings.append(binding)
+                self._bind(binding)
                 text = string_value(node.value)  # `model_name = "rnn.net"`, one value only
                 known = self.string_names.get(target.target.value, text)
                 self.string_names[target.target.value] = text if known == text else None
@@ -652,6 +658,30 @@ class CheckpointScan(cst.CSTVisitor):
             self._transfers.update(_cpu_transfer(node))
 
     # -- helpers ---------------------------------------------------------------------------
+    def _bind(self, binding: Binding) -> None:
+        self.bindings.append(binding)
+        self._by_name.setdefault(binding.name, []).append(binding)
+        self._by_function.setdefault(_scope_key(binding.function), []).append(binding)
+        if binding.value is not None:
+            self._by_value.setdefault(id(binding.value), []).append(binding)
+
+    def bound(self, name: str) -> list[Binding]:
+        """The bindings of ``name``, in order."""
+        return self._by_name.get(name, [])
+
+    def bound_any(self, names: set[str]) -> list[Binding]:
+        """The bindings of any of ``names``, in order."""
+        found = [binding for name in names for binding in self.bound(name)]
+        return sorted(found, key=lambda binding: binding.order)
+
+    def bound_in(self, function: cst.FunctionDef | None) -> list[Binding]:
+        """The bindings in ``function`` (None: at module level), in order."""
+        return self._by_function.get(_scope_key(function), [])
+
+    def bound_to(self, value: cst.BaseExpression) -> list[Binding]:
+        """The bindings whose value is ``value`` (the node itself), in order."""
+        return self._by_value.get(id(value), [])
+
     def _next(self) -> int:
         self._order += 1
         return self._order
@@ -880,7 +910,7 @@ class CheckpointScan(cst.CSTVisitor):
                 return f"expr:{expr.value}@{id(function)}"
             assigned = _single_assignment(function, expr.value) if function else None
             if function is None:  # `STATE_PATH = best_state_path`: the one path, renamed
-                module_level = [b for b in self.bindings if b.name == expr.value and not b.function]
+                module_level = [b for b in self.bound(expr.value) if not b.function]
                 alias = module_level[0].value if len(module_level) == 1 else None
                 assigned = alias if isinstance(alias, cst.Name) else None
             a_file = isinstance(assigned, cst.Call) and dotted(assigned.func) in ("open", "io.open")
@@ -907,7 +937,7 @@ class CheckpointScan(cst.CSTVisitor):
         if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Name):
             return None
         name = expr.func.value
-        lambdas = [b for b in self.bindings if b.name == name and isinstance(b.value, cst.Lambda)]
+        lambdas = [b for b in self.bound(name) if isinstance(b.value, cst.Lambda)]
         if name not in self.defined and not lambdas:
             return None
         args = [  # literal arguments as written: a directory stays quoted for _handler_saved
@@ -1032,7 +1062,7 @@ class CheckpointScan(cst.CSTVisitor):
 
     def _name_patterns(self, expr: cst.BaseExpression) -> list[re.Pattern[str]]:
         if isinstance(expr, cst.Name):
-            values = [b.value for b in self.bindings if b.name == expr.value and b.value]
+            values = [b.value for b in self.bound(expr.value) if b.value]
             expr = values[-1] if values else expr
         text = string_value(expr)
         template = _path_template(expr) if text is None else None
@@ -1081,7 +1111,7 @@ class CheckpointScan(cst.CSTVisitor):
             function = self._function()
             if function is not None and _items_brought_to_cpu(function, obj.value):
                 return True  # `for k in sd: sd[k] = sd[k].cpu()`
-            values = [b.value for b in self.bindings if b.name == obj.value and b.value is not None]
+            values = [b.value for b in self.bound(obj.value) if b.value is not None]
             if not values:
                 return False
             # `train_data = torch.Tensor(100, 28, 28)`, then `torch.save(train_data, path)`
@@ -1120,9 +1150,7 @@ class CheckpointScan(cst.CSTVisitor):
         found = _file_name(path)
         if found is None and isinstance(path, cst.Name):
             function = self._function()
-            bound = [
-                b.value for b in self.bindings if b.name == path.value and b.function is function
-            ]
+            bound = [b.value for b in self.bound(path.value) if b.function is function]
             found = _file_name(bound[-1]) if bound and bound[-1] is not None else None
         return found
 
@@ -1240,8 +1268,8 @@ class CheckpointScan(cst.CSTVisitor):
             return False
         values = [
             b.value
-            for b in self.bindings
-            if b.name == root.group(1) and b.function is function and b.value is not None
+            for b in self.bound(root.group(1))
+            if b.function is function and b.value is not None
         ]
         return bool(values) and all(
             self._temporary(self.path_key(value) or "", function, depth + 1) for value in values
@@ -1302,7 +1330,7 @@ class CheckpointScan(cst.CSTVisitor):
             found = self._device_in(site, site.function, set())
             if found is not None:
                 return found
-            hidden = {b.name for b in self.bindings if b.function is site.function}
+            hidden = {b.name for b in self.bound_in(site.function)}
         return self._device_in(site, None, hidden)
 
     def _device_in(
@@ -1311,9 +1339,9 @@ class CheckpointScan(cst.CSTVisitor):
         # a module-level name is set before any function that reads it is called
         before_only = scope is site.function
         names: dict[str, list[Binding]] = {}
-        for binding in self.bindings:
+        for binding in self.bound_in(scope):
             seen = not before_only or binding.order < site.order
-            if binding.function is scope and binding.name not in hidden and seen:
+            if binding.name not in hidden and seen:
                 names.setdefault(binding.name, []).append(binding)
 
         def rank(name: str) -> tuple[bool, bool]:
@@ -1440,6 +1468,10 @@ def _main_rank_arm(test: cst.BaseExpression) -> bool | None:
     if MAIN_RANK.match(text):
         return not negated
     return None
+
+
+def _scope_key(function: cst.FunctionDef | None) -> int:
+    return 0 if function is None else id(function)
 
 
 def _device_literal(value: cst.BaseExpression) -> str | None:

@@ -26,6 +26,9 @@ class Definitions(cst.CSTVisitor):
         self.functions: dict[str, cst.FunctionDef] = {}
         self.classes: dict[str, cst.ClassDef] = {}
         self.depth = 0
+        self.named_instances: dict[str, tuple[cst.FunctionDef, ...]] = {}
+        """``transform_functions`` of a dataset given by name: the same for every loader of
+        that name, and following a name rebound hundreds of times costs."""
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -68,7 +71,13 @@ def transform_functions(
 ) -> Iterator[cst.FunctionDef]:
     """The ``__call__`` of each of the file's classes whose instance the dataset expression is
     built from (through names, ``Compose([...])`` and keyword arguments)."""
-    yield from _instances(dataset, found, DEPTH, set())
+    name = dotted(dataset) if isinstance(dataset, cst.Name | cst.Attribute) else None
+    if name is None:
+        yield from _instances(dataset, found, DEPTH, set())
+        return
+    if name not in found.named_instances:
+        found.named_instances[name] = tuple(_instances(dataset, found, DEPTH, set()))
+    yield from found.named_instances[name]
 
 
 def _callables(

@@ -582,19 +582,19 @@ def _holds_no_device_tensors(site: LoadSite, found: CheckpointScan) -> bool:
     walk(path, strings)
     # `path = os.path.join(data_dir, "cached_train")`, also `osp.join(path, "train.pt")`
     named = {path.value} if isinstance(path, cst.Name) else _joined_names(path)
-    for binding in found.bindings:
-        if binding.name in named and binding.value is not None:
+    for binding in found.bound_any(named):
+        if binding.value is not None:
             walk(binding.value, strings)
     if any(ARGUMENTS_FILE.search(text.rsplit("/", 1)[-1]) for text in strings.found):
         return True
-    if any(b.value is call and DATA_SET.match(b.name) for b in found.bindings):
+    if any(DATA_SET.match(b.name) for b in found.bound_to(call)):
         return True  # `dataset = torch.load(pt_file)`: examples a preprocessing step wrote
     alternative = site.arms[-1].alternative if site.arms else frozenset()
-    if any(b.value is call and b.name in alternative for b in found.bindings):
+    if any(b.name in alternative for b in found.bound_to(call)):
         return True  # the other arm builds that name from host data: this reads its cache
     if any(MODEL_FILE.search(text) for text in strings.found):
         return False  # `feature_extractor.pth`, `embedding_model.pt`: a model's state
-    if any(b.value is call and MODEL_FILE.search(b.name) for b in found.bindings):
+    if any(MODEL_FILE.search(b.name) for b in found.bound_to(call)):
         return False  # `state = torch.load(path)`, `ckpt = ...`
     if site.in_dataset or (site.function and DATA_FUNCTION.match(site.function.name.value)):
         return True  # a Dataset's `__getitem__` or `load_feat(path)`: samples and features
@@ -639,14 +639,10 @@ def _same_path_elsewhere(
     if not names:
         return False
     code = found.module.code_for_node
-    texts_here = {
-        (b.name, code(b.value))
-        for b in found.bindings
-        if b.function is here and b.value is not None
-    }
+    texts_here = {(b.name, code(b.value)) for b in found.bound_in(here) if b.value is not None}
     orders: dict[int, dict[int, int]] = {}  # each function's calls, read once
-    for binding in found.bindings:
-        if binding.name not in names or binding.function in (here, None) or binding.value is None:
+    for binding in found.bound_any(names):
+        if binding.function in (here, None) or binding.value is None:
             continue
         function = binding.function
         if id(function) not in orders:
