@@ -12,6 +12,7 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import CodeRange
 
+from gpudoc.lint import visit
 from gpudoc.lint.analysis import analyze
 from gpudoc.lint.analysis.events import EventBus
 from gpudoc.lint.dead_code import without_dead_blocks
@@ -50,8 +51,11 @@ def check_source(
     applied, sorted. Only those rules are built and listen to the walk. Raises SourceError."""
     if PREFILTER not in source:
         return []
-    with gc_paused(), resolving_once():
-        return _check(source, path, enabled)
+    try:
+        with gc_paused(), resolving_once():
+            return _check(source, path, enabled)
+    finally:
+        visit.forget()
 
 
 def _check(source: str, path: str, enabled: Enabled | None) -> list[Finding]:

@@ -14,7 +14,10 @@ code.
 from __future__ import annotations
 
 import dataclasses
+from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
+from itertools import chain
 from types import CodeType
 
 import libcst as cst
@@ -68,7 +71,11 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """``node.visit(visitor)`` for a visitor that reads the tree and changes nothing."""
     kind = type(visitor)
     if kind.on_visit is cst.CSTVisitor.on_visit and kind.on_leave is cst.CSTVisitor.on_leave:
-        _Dispatch(visitor).walk(node)
+        flat = _flat_of(node)
+        if flat is not None:
+            flat.walk(_Dispatch(visitor))
+        else:
+            _Dispatch(visitor).walk(node)
     else:
         _walk(node, visitor, visitor.on_visit, visitor.on_leave)
 
@@ -141,6 +148,125 @@ class _Dispatch:
         visit, leave = (_own(kind, f"{which}_{cls.__name__}") for which in ("visit", "leave"))
         entry = self.table[cls] = (child_fields(cls), visit, leave)
         return entry
+
+
+class _Unknown(Exception):
+    """A node class whose children ``walk`` leaves to libcst."""
+
+
+class _Flat:
+    """A module's nodes in ``walk``'s order, each with the index just past its subtree, and
+    where each node class occurs. The rules walk the whole module several times (the checkpoint
+    scan, the call census, the worker callables...), each visitor with methods for a few
+    classes: with this a walk goes only through the nodes of those classes, and the order of
+    the calls (a node's ``leave_`` after its subtree, a ``visit_`` that returns False skipping
+    the subtree) comes from the indexes."""
+
+    def __init__(self, root: cst.CSTNode) -> None:
+        self.root = root
+        self.nodes: list[cst.CSTNode] = []
+        self.ends = array("q")
+        self.where: dict[type[cst.CSTNode], array[int]] = {}
+        self.complete = True
+        """False when some class's fields are unknown (libcst visits those itself) or the tree
+        is too deep: the walks then go as before."""
+        try:
+            self._add(root)
+        except (_Unknown, RecursionError):
+            self.complete = False
+
+    def _add(self, node: cst.CSTNode) -> None:
+        # recursive, as ``walk`` is (an explicit stack costs more here)
+        cls = type(node)
+        fields = _ORDERS[cls] if cls in _ORDERS else child_fields(cls)
+        if fields is None and not _leaf(cls):
+            raise _Unknown
+        nodes = self.nodes
+        index = len(nodes)
+        nodes.append(node)
+        self.ends.append(0)
+        where = self.where.get(cls)
+        if where is None:
+            where = self.where[cls] = array("q")
+        where.append(index)
+        known = _NODE_TYPES
+        for name in fields or ():
+            value = getattr(node, name)
+            if type(value) is tuple or type(value) is list:
+                for child in value:
+                    if known.get(type(child)) or _is_node(child):
+                        self._add(child)
+            elif known.get(type(value)) or _is_node(value):
+                self._add(value)
+        self.ends[index] = len(nodes)
+
+    def walk(self, dispatch: _Dispatch) -> None:
+        """``dispatch.walk(self.root)``: the same calls in the same order."""
+        table, visitor = dispatch.table, dispatch.visitor
+        runs = []
+        for cls, indexes in self.where.items():
+            entry = table.get(cls) or dispatch._entry(cls)
+            if entry[1] is not None or entry[2] is not None:
+                runs.append(indexes)
+        if not runs:
+            return
+        order = runs[0] if len(runs) == 1 else sorted(chain.from_iterable(runs))
+        nodes, ends = self.nodes, self.ends
+        pending: list[tuple[int, Method, cst.CSTNode]] = []  # leave_ calls after the subtree
+        at, count = 0, len(order)
+        while at < count:
+            index = order[at]
+            while pending and pending[-1][0] <= index:
+                _, then, done = pending.pop()
+                then(visitor, done)
+            node = nodes[index]
+            _, visit, leave = table[type(node)]
+            if visit is not None and visit(visitor, node) is False:
+                if leave is not None:
+                    leave(visitor, node)
+                at = bisect_left(order, ends[index], at + 1)
+                continue
+            if leave is not None:
+                pending.append((ends[index], leave, node))
+            at += 1
+        while pending:
+            _, then, done = pending.pop()
+            then(visitor, done)
+
+
+def _leaf(cls: type[cst.CSTNode]) -> bool:
+    """libcst's visit of this class's children visits none (``ImportStar``, the text of an
+    f-string): ``walk`` calls the visitor for the node alone."""
+    code = getattr(getattr(cls, "_visit_and_replace_children", None), "__code__", None)
+    return code is not None and not any(name.startswith("visit") for name in code.co_names)
+
+
+MAX_FLATS = 16
+_FLATS: dict[int, tuple[cst.Module, _Flat | None]] = {}
+"""Modules walked whole in this file's lint (by id, the module held), with their index from
+the second walk on: a module walked once (like the tree that dead_code.py prunes) is cheaper
+to walk than to index."""
+
+
+def _flat_of(node: cst.CSTNode) -> _Flat | None:
+    if type(node) is not cst.Module:
+        return None
+    known = _FLATS.get(id(node))
+    if known is None or known[0] is not node:
+        if len(_FLATS) >= MAX_FLATS:  # walks outside a lint (tests, tools): hold a few only
+            _FLATS.clear()
+        _FLATS[id(node)] = (node, None)
+        return None
+    flat = known[1]
+    if flat is None:
+        flat = _Flat(node)
+        _FLATS[id(node)] = (node, flat)
+    return flat if flat.complete else None
+
+
+def forget() -> None:
+    """Drop the modules' indexes, and with them the modules: the file's lint is done."""
+    _FLATS.clear()
 
 
 Method = Callable[[cst.CSTVisitor, cst.CSTNode], object]

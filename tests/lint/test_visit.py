@@ -96,3 +96,16 @@ def test_walk_calls_the_visitors_methods() -> None:
     assert ours.log == theirs.log
     kinds = [kind for kind, _ in ours.log]
     assert kinds.count("call") == 2 and kinds.count("lambda") == 1 and kinds[-1] == "def"
+
+
+def test_walk_of_a_module_walked_before_keeps_the_order() -> None:
+    """From a module's second whole walk on, ``walk`` goes through an index of its nodes: the
+    same calls in the same order, ``leave_`` after the subtree, a False ``visit_`` skipping it."""
+    for path in sorted((ROOT / "fixtures").rglob("*.py"))[:40]:
+        module = cst.parse_module(path.read_text(encoding="utf-8"))
+        theirs = Calls()
+        module.visit(theirs)
+        for _ in range(3):  # the first walk goes without the index, the others with it
+            ours = Calls()
+            walk(module, ours)
+            assert ours.log == theirs.log, path
