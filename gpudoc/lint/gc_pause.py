@@ -5,6 +5,12 @@ generation walks all of them: on a 10,000-line file the collector took a third o
 time and a quarter of the parse's. The tree and the walk's values are freed by reference
 counting once the file is done; the few reference cycles wait for the next collection, which
 runs as usual once the collector is back on.
+
+What is still alive when the pause ends (the tree that --fix and the rules' caches keep until
+the next file) is frozen (``gc.freeze``) before the collector is back on, and thawed into the
+oldest generation when the next pause begins: otherwise the first young collection after the
+pause walks the whole tree (0.2 CPU-s on a 20,000-line file), the next walks it again, and the
+collection at interpreter exit walks it once more (1.7 s of wall time after the output).
 """
 
 from __future__ import annotations
@@ -19,8 +25,11 @@ def gc_paused() -> Iterator[None]:
     """No cyclic collection inside; nested uses leave it to the outermost one."""
     enabled = gc.isenabled()
     gc.disable()
+    if enabled:
+        gc.unfreeze()  # the previous file's objects: collected as the oldest generation
     try:
         yield
     finally:
         if enabled:
+            gc.freeze()
             gc.enable()
