@@ -30,22 +30,28 @@ def without_dead_blocks(module: cst.Module, source: str) -> cst.Module:
         return module
     toggles = _toggles(module.body)
     shared: set[str] = set()
-    if toggles:  # a toggle some function sets (`global flag`) is not known
+    bound: list[set[str]] = []
+    """The names each statement binds: one walk of the module for these and for ``shared``."""
+    for statement in module.body if toggles else ():
         rebound = _Rebindings()
-        walk(module, rebound)
-        shared = rebound.globals
-    body = _live(module.body, shared, toggles)
+        walk(statement, rebound)
+        bound.append(rebound.names)
+        shared |= rebound.globals  # a toggle some function sets (`global flag`) is not known
+    body = _live(module.body, shared, toggles, bound)
     return module if body is module.body else module.with_changes(body=body)
 
 
 def _live(
-    statements: Sequence[cst.BaseStatement], shared: set[str], toggles: set[str]
+    statements: Sequence[cst.BaseStatement],
+    shared: set[str],
+    toggles: set[str],
+    bound: list[set[str]],
 ) -> Sequence[cst.BaseStatement]:
     off: set[str] = set()
-    """Names bound to ``0`` / ``False`` by the last statement that bound them."""
+    """Toggles bound to ``0`` / ``False`` by the last statement that bound them."""
     kept: list[cst.BaseStatement] = []
     changed = False
-    for statement in statements:
+    for index, statement in enumerate(statements):
         # only a section with no other arm, switched by a name the file sets again and again
         # (`flag = 0` before each demo): `train = False` then `if train: ... save(...)` is a
         # mode, and the section switched off still tells what the notebook saves for the other
@@ -53,7 +59,8 @@ def _live(
         if section is not None and _never_true(section.test, off & toggles):
             changed = True
             continue
-        _note(statement, off, shared)
+        if toggles:  # `off` is read only for them
+            _note(statement, off, shared, toggles, bound[index])
         kept.append(statement)
     return tuple(kept) if changed else statements
 
@@ -86,7 +93,13 @@ def _never_true(test: cst.BaseExpression, off: set[str]) -> bool:
     return isinstance(test, cst.Integer) and test.value == "0"
 
 
-def _note(statement: cst.BaseStatement, off: set[str], shared: set[str]) -> None:
+def _note(
+    statement: cst.BaseStatement,
+    off: set[str],
+    shared: set[str],
+    toggles: set[str],
+    names: set[str],
+) -> None:
     """Keep ``off`` true after ``statement``: a falsy literal bound to a name turns it off,
     any other binding of it (also nested: a loop, a ``with``) turns it back to unknown."""
     if not off and not isinstance(statement, cst.SimpleStatementLine):
@@ -94,12 +107,10 @@ def _note(statement: cst.BaseStatement, off: set[str], shared: set[str]) -> None
     if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
         literal = _literal_binding(statement.body[0])
         if literal is not None and literal[1] in FALSY and literal[0] not in shared:
-            off.add(literal[0])
+            if literal[0] in toggles:
+                off.add(literal[0])
             return
-    if off:
-        bound = _Rebindings()
-        walk(statement, bound)
-        off -= bound.names
+    off -= names
 
 
 class _Rebindings(cst.CSTVisitor):

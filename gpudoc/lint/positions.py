@@ -15,11 +15,13 @@ import ast
 import dataclasses
 import functools
 import warnings
-from collections.abc import Iterable, Mapping
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Mapping
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
+from gpudoc.lint import visit
 from gpudoc.lint.visit import code_ids
 
 try:  # libcst's own code generation state: faster than its MetadataWrapper (see _ranges)
@@ -200,7 +202,12 @@ def _owners(
     brackets are most of a tree); whatever is not found there is searched among all."""
     owners: dict[int, list[cst.CSTNode]] = {}
     left = set(wanted)
-    for ids in (code_ids, _ids):
+    searches: tuple[Callable[[cst.CSTNode], Iterable[int]], ...] = (code_ids, _ids)
+    if left and _owners_indexed(module, wanted, owners, left):
+        searches = (_ids,)  # the index holds the nodes that hold code
+        if not left:
+            return owners
+    for ids in searches:
         for index, statement in enumerate(module.body):
             inside = left.intersection(ids(statement))
             if inside:
@@ -209,6 +216,26 @@ def _owners(
             if not left:
                 return owners
     return owners or None
+
+
+def _owners_indexed(
+    module: cst.Module,
+    wanted: dict[int, cst.CSTNode],
+    owners: dict[int, list[cst.CSTNode]],
+    left: set[int],
+) -> bool:
+    """``_owners``' search of the nodes that hold code, through the index of the module's
+    nodes that its walks built (False when there is none): one pass over a list instead of a
+    walk of every statement (with findings all over a big file, of the whole module)."""
+    found = visit.indexed(module)
+    if found is None:
+        return False
+    nodes, starts = found
+    for position, node in enumerate(nodes):
+        if id(node) in left and position > 0:  # the module itself is in no statement
+            owners.setdefault(bisect_right(starts, position) - 1, []).append(node)
+            left.discard(id(node))
+    return True
 
 
 def _ids(root: cst.CSTNode) -> Iterable[int]:

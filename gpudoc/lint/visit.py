@@ -242,26 +242,35 @@ def _leaf(cls: type[cst.CSTNode]) -> bool:
 
 
 MAX_FLATS = 16
-_FLATS: dict[int, tuple[cst.Module, _Flat | None]] = {}
-"""Modules walked whole in this file's lint (by id, the module held), with their index from
-the second walk on: a module walked once (like the tree that dead_code.py prunes) is cheaper
-to walk than to index."""
+_FLATS: dict[int, _Flat] = {}
+"""The index of each module walked whole in this file's lint, by the module's id (the index
+holds the module). Built at its first whole walk: the lint reads each module whole several
+times (the call census, the parameter lists, the checkpoint scan...), and an index costs
+about one and a half walks."""
 
 
 def _flat_of(node: cst.CSTNode) -> _Flat | None:
     if type(node) is not cst.Module:
         return None
-    known = _FLATS.get(id(node))
-    if known is None or known[0] is not node:
+    flat = _FLATS.get(id(node))
+    if flat is None or flat.root is not node:
         if len(_FLATS) >= MAX_FLATS:  # walks outside a lint (tests, tools): hold a few only
             _FLATS.clear()
-        _FLATS[id(node)] = (node, None)
-        return None
-    flat = known[1]
-    if flat is None:
-        flat = _Flat(node)
-        _FLATS[id(node)] = (node, flat)
+        flat = _FLATS[id(node)] = _Flat(node)
     return flat if flat.complete else None
+
+
+def indexed(module: cst.Module) -> tuple[list[cst.CSTNode], list[int]] | None:
+    """The nodes of ``module`` in walk order and where each of its statements starts among
+    them, when its walks have indexed it (else None)."""
+    flat = _FLATS.get(id(module))
+    if flat is None or flat.root is not module or not flat.complete:
+        return None
+    starts, at = [], 1  # the module's children, one subtree after the other: its statements
+    while at < len(flat.nodes):
+        starts.append(at)
+        at = flat.ends[at]
+    return (flat.nodes, starts) if len(starts) == len(module.body) else None
 
 
 def forget() -> None:

@@ -99,13 +99,14 @@ def test_walk_calls_the_visitors_methods() -> None:
 
 
 def test_walk_of_a_module_walked_before_keeps_the_order() -> None:
-    """From a module's second whole walk on, ``walk`` goes through an index of its nodes: the
-    same calls in the same order, ``leave_`` after the subtree, a False ``visit_`` skipping it."""
+    """A module's whole walk goes through an index of its nodes, built at the first and kept
+    for the next: the same calls in the same order, ``leave_`` after the subtree, a False
+    ``visit_`` skipping it."""
     for path in sorted((ROOT / "fixtures").rglob("*.py"))[:40]:
         module = cst.parse_module(path.read_text(encoding="utf-8"))
         theirs = Calls()
         module.visit(theirs)
-        for _ in range(3):  # the first walk goes without the index, the others with it
+        for _ in range(3):  # the first walk builds the index, the others reuse it
             ours = Calls()
             walk(module, ours)
             assert ours.log == theirs.log, path

@@ -162,7 +162,8 @@ class QualifiedCalls:
             return ""
         known = self._parameter_lists.get(id(owner))
         if known is None:
-            body = owner.body.body if isinstance(owner, cst.FunctionDef) else owner.body
+            # the module's statements are the module's walk (through its index, once built)
+            body = owner.body.body if isinstance(owner, cst.FunctionDef) else [owner]
             known = self._parameter_lists[id(owner)] = (owner, parameter_lists(body))
         return known[1].get(name, "")
 
