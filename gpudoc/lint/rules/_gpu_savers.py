@@ -95,13 +95,12 @@ def _writes_on_the_host(script: str, stamp: tuple[int, int]) -> tuple[bool, froz
         return False, frozenset()
     code = _COMMENT.sub("", text)
     written = frozenset(match.group(2) for match in _SAVED_TO.finditer(code))
-    return _DEVICE_TEXT.search(code) is None, written
+    return _DEVICE_WORD.search(code) is None and ".to(" not in code, written
 
 
 _COMMENT = re.compile(r"#[^\n]*")
 _SAVED_TO = re.compile(r"\btorch\.save\s*\([^\n]*?,\s*([\"'])([^\"'\n]{1,300})\1\s*\)")
 """``torch.save(obj, "data/train.pt")``: the literal it writes to, on one line."""
-_DEVICE_TEXT = re.compile(r"cuda|device|gpu|\.to\(", re.I)
 
 
 def names_no_device(module: cst.Module) -> bool:

@@ -24,7 +24,7 @@ from gpudoc.lint import project
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.placement import SETTINGS
 from gpudoc.lint.rules._checkpoints import scan
-from gpudoc.lint.rules._gpu_savers import MAX_BYTES
+from gpudoc.lint.rules._gpu_savers import MAX_BYTES, _scripts_in
 from gpudoc.lint.rules._importers import is_entry, project_directories
 from gpudoc.lint.visit import walk
 
@@ -43,7 +43,7 @@ def option_files(linted: str) -> list[Path]:
     try:
         top = directories[-1]
         for directory in dict.fromkeys([*directories, *_folders_below(str(top), _stamp(top))]):
-            found += _python_files(str(directory), _stamp(directory))
+            found += _scripts_in(str(directory), _stamp(directory))
     except OSError:
         return []
     found = [path for path in found if path != here]
@@ -77,11 +77,6 @@ def _folders_below(directory: str, stamp: int) -> tuple[Path, ...]:
             if entry.is_dir() and not entry.name.startswith((".", "_"))
         )
     )
-
-
-@lru_cache(maxsize=256)
-def _python_files(directory: str, stamp: int) -> tuple[Path, ...]:
-    return tuple(sorted(Path(directory).glob("*.py")))
 
 
 def _cpu_options(files: tuple[Path, ...]) -> dict[str, tuple[str, Path]]:
