@@ -295,3 +295,43 @@ def test_a_draw_scaled_by_a_range_of_numbers_stays_a_number(annotation: str) -> 
     # a range the text cannot show is numbers may be a tensor on the input's device
     unknown = ZOOM.format(annotation=annotation).replace(" = (1.0, 4.0)", "")
     assert lines(unknown.replace(": Tuple[float, float]", ""), "GPD106") == [13]
+
+
+# KateSawada's conditional MuseGAN (set 59): a penalty helper left from an earlier version
+LEFTOVER = """\
+import torch
+import torch.nn as nn
+
+
+def penalty(critic, real):
+    mix = torch.rand(real.size(0), 1).cuda()
+    return critic(mix * real).mean()
+
+
+def main():
+    on_gpu = torch.cuda.is_available()
+    critic = nn.Linear(8, 1)
+    if on_gpu:
+        critic = critic.cuda()
+    real = torch.randn(4, 8)
+    if on_gpu:
+        real = real.cuda()
+    critic(real).mean().backward(){call}
+
+
+if __name__ == "__main__":
+    {entry}
+"""
+
+
+def test_cuda_in_a_function_the_script_never_calls_never_runs_on_the_cpu(tmp_path: Path) -> None:
+    script = LEFTOVER.format(call="", entry="main()")
+    assert lines(script, "GPD203") == []
+    called = LEFTOVER.format(call="\n    penalty(critic, real)", entry="main()")
+    assert lines(called, "GPD203") == [6]
+    # `fire.Fire()` makes every function a command
+    fired = LEFTOVER.format(call="", entry="import fire\n    fire.Fire()")
+    assert lines(fired, "GPD203") == [6]
+    # a script of the project that names it may import it
+    files = {"main.py": script, "evaluate.py": "from main import penalty\n"}
+    assert project_lines(tmp_path, files, "GPD203") == [6]

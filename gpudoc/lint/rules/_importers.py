@@ -398,3 +398,49 @@ def _ids_of(statement: cst.CSTNode) -> frozenset[int]:
         _ids.clear()
     _ids[id(statement)] = (statement, ids)
     return ids
+
+
+def uncalled_functions(module: cst.Module, path: str) -> set[int]:
+    """The ids of the nodes of a program's top-level functions that nothing calls: a file with
+    a ``__main__`` block, whose functions have no name in the file but the ``def``'s own, no
+    decorator that registers them, no ``test_`` name that pytest collects, and no script of the
+    project that names them (which may import them). What a program never runs cannot fail on
+    the CPU path (a ``compute_gradient_penalty`` left from an earlier version of the training
+    loop). A module without a ``__main__`` block may be a library, whatever its top level does."""
+    if not any(_is_main_block(statement) for statement in module.body):
+        return set()
+    candidates = {
+        statement.name.value: statement
+        for statement in module.body
+        if isinstance(statement, cst.FunctionDef)
+        and not statement.decorators
+        and not statement.name.value.startswith("test")
+    }
+    if not candidates:
+        return set()
+    counter = _NameCount(set(candidates) | DISPATCHERS)
+    walk(module, counter)
+    if any(counter.counts[name] for name in DISPATCHERS):
+        return set()  # `fire.Fire()` makes each function a command; `globals()[name]` finds any
+    unused = {name for name in candidates if counter.counts[name] == 1}
+    if unused and path:
+        for script in candidate_importers(path):
+            try:
+                text = script.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            unused = {name for name in unused if re.search(rf"\b{name}\b", text) is None}
+    return {node for name in unused for node in code_ids(candidates[name])}
+
+
+DISPATCHERS = frozenset({"Fire", "globals", "locals", "vars"})
+"""Names through which a script calls its functions without naming them."""
+
+
+class _NameCount(cst.CSTVisitor):
+    def __init__(self, names: set[str]) -> None:
+        self.counts = dict.fromkeys(names, 0)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.counts:
+            self.counts[node.value] += 1

@@ -21,7 +21,7 @@ from gpudoc.lint.rules._checkpoints import (
     scan,
 )
 from gpudoc.lint.rules._distributed_paths import after_nccl_setup, distributed_only_ids
-from gpudoc.lint.rules._importers import cpu_importers, importer_cpu_path
+from gpudoc.lint.rules._importers import cpu_importers, importer_cpu_path, uncalled_functions
 from gpudoc.lint.rules._project_options import option_reader_cpu_path
 from gpudoc.lint.visit import code_ids, walk
 
@@ -95,7 +95,10 @@ class CudaWithoutFallback(Rule):
     back; it is no CPU path. Nor is a unit test also run on CUDA (`if torch.cuda.is_available():
     assert f(x.cuda()).is_cuda`) in a notebook that binds `device = "cuda"`. CUDA in a function
     named for the GPU (`def to_cuda(self)`, `move_to_gpu`) that no caller in the file reaches is
-    its callers' choice.
+    its callers' choice. CUDA in a function of a program (a file with a `__main__` block) that
+    nothing calls is not reported either: no name in the file but its `def`, no decorator, no
+    `fire.Fire()` or `globals()` in the file, and no script of the project naming it (a helper
+    left from an earlier training loop never runs).
     """
 
     CODE = "GPD203"
@@ -284,6 +287,7 @@ def nopeak_mask(size):
         configured = _configured_defaults(context.module)
         named = _guarded_names(context.module, unguarded)
         named |= _model_parallel(context.module)
+        named |= uncalled_functions(context.module, context.path)  # never runs
         mentions = [
             (mention, evidence or found.cpu_path_at(mention.node))
             for mention in unguarded
