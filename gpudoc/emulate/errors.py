@@ -114,10 +114,8 @@ def check_indexing(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     as ATen's ``make_info`` does: ``onehot[rows, labels] = 1.0`` runs on a GPU)."""
     operands = _named_operands(func, args, kwargs)
     indexed = operands[0][1]
-    stores = func._schema.name.endswith("index_put") or func._schema.name.endswith("index_put_")
-    for name, tensor in operands[1:]:
-        if stores:
-            break
+    stores = func._schema.name.endswith(("index_put", "index_put_"))
+    for name, tensor in [] if stores else operands[1:]:
         if name == "indices" and tensor.device not in (indexed.device, torch.device("cpu")):
             message = (
                 "indices should be either on cpu or on the same device as the indexed "
@@ -167,11 +165,6 @@ def check_rnn(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
                     f"at {data.device} and {name} tensor at {tensor.device}"
                 )
                 raise EmulatedDeviceError(message, [("input", data), (name, tensor)])
-
-
-RNN_CHECKS = {torch.lstm: check_rnn, torch.gru: check_rnn}
-RNN_CHECKS.update({torch.rnn_tanh: check_rnn, torch.rnn_relu: check_rnn})
-"""The recurrent layers' functions (``torch._VF.lstm`` is ``torch.lstm``)."""
 
 
 def mismatch_message(func: Any, operands: list[tuple[str, torch.Tensor]]) -> str:

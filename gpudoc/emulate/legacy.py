@@ -70,18 +70,19 @@ def default_tensor_type(original: Any) -> Any:
     """``torch.set_default_tensor_type("torch.cuda.FloatTensor")`` (or the class): new tensors
     are CUDA tensors of that type, as ``set_default_dtype`` and ``set_default_device("cuda")``
     make them; a host type afterwards brings the default back to the CPU."""
-    chosen_here = [False]
+    chosen_here = False
 
     def patched(kind: Any) -> None:
+        nonlocal chosen_here
         name = type_name(kind)
         if isinstance(name, str) and name.startswith("torch.cuda."):
             original(getattr(torch, name.rsplit(".", 1)[-1]))  # its dtype, checked as on a GPU
             torch.set_default_device("cuda")
-            chosen_here[0] = True
+            chosen_here = True
             return
         original(kind)
-        if chosen_here[0]:
+        if chosen_here:
             torch.set_default_device(None)
-            chosen_here[0] = False
+            chosen_here = False
 
     return patched

@@ -5,7 +5,9 @@ path treats devices differently from the one a GPU takes. ``ctc_loss`` with Tens
 the case met in real scripts: for plain tensors it reads the lengths on the host (so they may
 be on the CPU or the GPU), for a subclass it divides by them on the device, which would make
 host lengths a device error under emulation only. Such calls are rewritten here into the form
-the GPU's path takes, before torch sees them.
+the GPU's path takes, before torch sees them. The recurrent layers' calls are checked here the
+way ATen checks them before any kernel, since the CPU build decomposes them into ``addmm``s
+whose device check says something else.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+
+from gpudoc.emulate.errors import check_rnn
 
 Call = tuple[tuple[Any, ...], dict[str, Any]]
 
@@ -37,7 +41,15 @@ def _ctc_lengths(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
     return args, kwargs
 
 
+def _rnn_checked(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
+    """The recurrent layers' device check, made before the CPU build decomposes the call."""
+    check_rnn(args, kwargs)
+    return args, kwargs
+
+
 REROUTES: dict[Any, Callable[[tuple[Any, ...], dict[str, Any]], Call]] = {
     F.ctc_loss: _ctc_lengths,
     torch.ctc_loss: _ctc_lengths,
+    # the recurrent layers, checked as ATen checks them (`torch._VF.lstm` is `torch.lstm`)
+    **dict.fromkeys((torch.lstm, torch.gru, torch.rnn_tanh, torch.rnn_relu), _rnn_checked),
 }

@@ -25,7 +25,6 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from gpudoc.emulate import generators
-from gpudoc.emulate.errors import RNN_CHECKS
 from gpudoc.emulate.reroute import REROUTES
 
 _disabled = torch._C._disabled_torch_function_impl
@@ -69,9 +68,6 @@ def torch_function(
     reroute = REROUTES.get(func)
     if reroute is not None:
         args, kwargs = reroute(args, kwargs)
-    check = RNN_CHECKS.get(func)
-    if check is not None:
-        check(args, kwargs)
     if kwargs.get("generator") is not None:
         # Here, not in __torch_dispatch__: there torch hands over a new generator object that no
         # longer says it is an emulated CUDA one.

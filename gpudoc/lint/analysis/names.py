@@ -116,6 +116,23 @@ def names_in(node: cst.CSTNode) -> Iterator[str]:
             stack.extend(current.children)
 
 
+def name_counts(node: cst.CSTNode, names: set[str]) -> dict[str, int]:
+    """How often each of ``names`` stands as a ``Name`` under ``node``; a ``def``'s own name
+    counts once, so more than one is a use (a call, ``mp.spawn(f)``)."""
+    counter = _NameCounter(names)
+    walk(node, counter)
+    return counter.counts
+
+
+class _NameCounter(cst.CSTVisitor):
+    def __init__(self, names: set[str]) -> None:
+        self.counts = dict.fromkeys(names, 0)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.counts:
+            self.counts[node.value] += 1
+
+
 def _import_target(node: cst.BaseExpression) -> str:
     return dotted(node) or ""
 

@@ -22,7 +22,7 @@ import libcst as cst
 
 from gpudoc.lint import project
 from gpudoc.lint.analysis.homes import project_modules, project_names
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import dotted, name_counts
 from gpudoc.lint.rules._checkpoints import scan
 from gpudoc.lint.rules._gpu_savers import MAX_BYTES, _scripts_in
 from gpudoc.lint.visit import code_ids, walk
@@ -418,11 +418,10 @@ def uncalled_functions(module: cst.Module, path: str) -> set[int]:
     }
     if not candidates:
         return set()
-    counter = _NameCount(set(candidates) | DISPATCHERS)
-    walk(module, counter)
-    if any(counter.counts[name] for name in DISPATCHERS):
+    counts = name_counts(module, set(candidates) | DISPATCHERS)
+    if any(counts[name] for name in DISPATCHERS):
         return set()  # `fire.Fire()` makes each function a command; `globals()[name]` finds any
-    unused = {name for name in candidates if counter.counts[name] == 1}
+    unused = {name for name in candidates if counts[name] == 1}
     if unused and path:
         for script in candidate_importers(path):
             try:
@@ -435,12 +434,3 @@ def uncalled_functions(module: cst.Module, path: str) -> set[int]:
 
 DISPATCHERS = frozenset({"Fire", "globals", "locals", "vars"})
 """Names through which a script calls its functions without naming them."""
-
-
-class _NameCount(cst.CSTVisitor):
-    def __init__(self, names: set[str]) -> None:
-        self.counts = dict.fromkeys(names, 0)
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value in self.counts:
-            self.counts[node.value] += 1

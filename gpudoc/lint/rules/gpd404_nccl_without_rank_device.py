@@ -7,10 +7,9 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpudoc.lint.analysis.events import CallEvent, Semantic
-from gpudoc.lint.analysis.names import keyword
+from gpudoc.lint.analysis.names import keyword, name_counts
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._helpers import bound_expression, is_process_group_init, may_be_nccl
-from gpudoc.lint.visit import walk
 
 
 class NcclWithoutRankDevice(Rule):
@@ -166,15 +165,4 @@ def _referred_names(module: cst.Module, names: set[str]) -> set[str]:
     """Those of ``names`` the module uses besides defining them (a call, ``mp.spawn(f)``)."""
     if not names:
         return set()
-    uses = _NameUses(names)
-    walk(module, uses)
-    return {name for name, count in uses.counts.items() if count > 1}
-
-
-class _NameUses(cst.CSTVisitor):
-    def __init__(self, names: set[str]) -> None:
-        self.counts = dict.fromkeys(names, 0)
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value in self.counts:
-            self.counts[node.value] += 1
+    return {name for name, count in name_counts(module, names).items() if count > 1}
