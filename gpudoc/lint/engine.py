@@ -148,6 +148,7 @@ def _with_dependencies(source: str, path: str) -> bytes:
     of the checkpoint files it names and of the scripts that may import it."""
     from gpudoc.lint.project import dependencies
     from gpudoc.lint.rules._cpu_project import project_files
+    from gpudoc.lint.rules._forward_callers import FACTORY_TEXT, project_importers
     from gpudoc.lint.rules._gpu_savers import may_read_gpu_savers, sibling_scripts
     from gpudoc.lint.rules._importers import candidate_importers
     from gpudoc.lint.rules._project_options import option_files
@@ -168,6 +169,9 @@ def _with_dependencies(source: str, path: str) -> bytes:
     # and, for a module's forward, of the project's scripts and notebooks: whether any of them
     # names a device (_cpu_project.py)
     project = project_files(path) if "forward" in source else []
+    # and, for a tensor factory, of the project's files that import it: whether they call its
+    # helpers only from a module's forward (_forward_callers.py)
+    callers = project_importers(path) if FACTORY_TEXT.search(source) else []
     for dependency in [
         *dependencies(source, path),
         *checkpoint_files(source, path),
@@ -175,6 +179,7 @@ def _with_dependencies(source: str, path: str) -> bytes:
         *importers,
         *options,
         *project,
+        *callers,
     ]:
         # a stamp, not the bytes: a package __init__ brings dozens of modules into the key
         try:

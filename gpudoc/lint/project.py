@@ -107,6 +107,26 @@ def _resolve(importer: str, module: str, level: int) -> Path | None:
     return _from_ancestor(here, parts)
 
 
+def namespace_package(importer: str, module: str, level: int) -> bool:
+    """``module`` names a directory of the project without ``__init__.py`` where
+    ``importer`` would look for it (Python 3's namespace packages): its modules can be
+    imported by name (``from ludwig.utils import torch_utils``)."""
+    if importer.startswith("<") or not importer.endswith((".py", ".ipynb")):
+        return False
+    here = Path(importer).resolve().parent
+    parts = [part for part in module.split(".") if part]
+    if not parts:
+        return False
+    if level:
+        base = here
+        for _ in range(level - 1):
+            base = base.parent
+        return base.joinpath(*parts).is_dir()
+    parent = _ancestor_holding(str(here), parts[0]) if len(parts) > 1 else None
+    bases = [*_search_path(here), *([parent] if parent is not None else [])]
+    return any(base.joinpath(*parts).is_dir() for base in bases)
+
+
 def _from_ancestor(start: Path, parts: list[str]) -> Path | None:
     """``from pipeline.trainer import Trainer`` in ``pipeline/mnist/run.py`` with no root
     marker: the script is run from the directory that holds ``pipeline/`` (``python -m

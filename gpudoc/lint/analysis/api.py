@@ -323,7 +323,16 @@ LIGHTNING_BASES = frozenset(
         "pytorch_lightning.core.LightningModule",
     }
 )
-DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.IterableDataset"})
+DATASET_BASES = frozenset(
+    {
+        "torch.utils.data.Dataset",
+        "torch.utils.data.IterableDataset",
+        # a loader of the project's own (`class LMDataLoader(data.DataLoader)`): its batches
+        # are on the host unless its own code moves them (then it is a device dataset)
+        "torch.utils.data.DataLoader",
+        "torch.utils.data.dataloader.DataLoader",
+    }
+)
 
 DEVICE_LITERAL = re.compile(r"^(cuda|mps|xpu|hpu|npu|xla|meta|privateuseone)(:\d+)?$")
 CUDA_LITERAL = re.compile(r"^cuda(:\d+)?$")

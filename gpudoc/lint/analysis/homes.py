@@ -102,8 +102,16 @@ def project_modules(node: cst.Import | cst.ImportFrom, importer: str) -> dict[st
         return found
     package = (dotted(node.module) or "") if node.module is not None else ""
     where = project.resolve(importer, package, len(node.relative)) if package else None
-    if package and (where is None or where.name != "__init__.py"):
-        return found  # `from torch.nn import functional`, `from utils import f`: no submodules
+    if package and where is not None and where.name != "__init__.py":
+        return found  # `from utils import f`: a module's names, no submodules
+    # `from torch.nn import functional`: no project module; a directory of the project
+    # without `__init__.py` (a namespace package) holds modules all the same
+    if (
+        package
+        and where is None
+        and not project.namespace_package(importer, package, len(node.relative))
+    ):
+        return found
     for alias in node.names:
         name = dotted(alias.name) or ""
         path = project.resolve(importer, f"{package}.{name}", len(node.relative))

@@ -301,6 +301,9 @@ def factories_inside(
         # `torch.stack((xv, yv))`, `torch.meshgrid([torch.arange(h), torch.arange(w)])`
         for element in value.elements:
             yield from factories_inside(element.value, factories, held)
+    elif isinstance(value, cst.ListComp | cst.GeneratorExp):
+        # `torch.cat([plane + i for i in range(d)])`: each element is made from the factory's
+        yield from factories_inside(value.elt, factories, held)
     elif isinstance(value, cst.Name) and held is not None:
         yield from _optional(held(value.value))
     elif value is not None and _self_attribute(value) and held is not None:

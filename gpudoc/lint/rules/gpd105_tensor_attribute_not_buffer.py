@@ -27,6 +27,9 @@ from gpudoc.lint.rules._helpers import chain_root
 from gpudoc.lint.visit import walk
 
 MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
+COERCING_SOLVERS = ("torchdiffeq.",)
+"""Libraries whose solvers move the tensors they are given to the state's device
+(torchdiffeq's ``_check_inputs`` moves ``t`` to ``y0.device``)."""
 
 
 class TensorAttributeNotBuffer(Rule):
@@ -87,7 +90,9 @@ class TensorAttributeNotBuffer(Rule):
     itself after a move and is not reported. Nor is a tensor built on the device in `__init__`
     (derived from `torch.linspace(...).to(device)`), or a copy of an `__init__` argument
     (`torch.tensor(mean)`) where every construction of the class in the file passes a device
-    tensor: it is where the module will be, unless the module is later moved elsewhere.
+    tensor: it is where the module will be, unless the module is later moved elsewhere. One
+    handed to a torchdiffeq solver (`odeint(self.func, x, self.times)`) is not reported: the
+    solver moves the times to the state's device itself.
     """
 
     CODE = "GPD105"
@@ -218,6 +223,12 @@ model = Causal().cuda()
         func, cls = event.node.func, semantic.module_class
         if isinstance(func, cst.Name) and func.value in self.class_names:
             self.constructions.setdefault(func.value, []).append(event)
+        if cls is not None and (semantic.qualify(func) or "").startswith(COERCING_SOLVERS):
+            # `odeint(self.field, x, self.times)`: torchdiffeq moves the times to x's device
+            for arg in event.node.args:
+                name = dotted(arg.value) or ""
+                if name.startswith("self.") and name.count(".") == 1:
+                    self.moved_on_use.setdefault(id(cls), set()).add(name[5:])
         if not isinstance(func, cst.Attribute):
             return
         if func.attr.value not in MOVE_METHODS and not _type_to_cuda(event.node):

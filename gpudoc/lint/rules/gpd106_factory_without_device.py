@@ -49,6 +49,7 @@ from gpudoc.lint.rules._factory_uses import (
     record_values,
     tensor_parameters,
 )
+from gpudoc.lint.rules._forward_callers import forward_callers, meets_an_argument
 from gpudoc.lint.rules._helpers import (
     LENGTHS,
     chain_root,
@@ -166,7 +167,10 @@ class FactoryWithoutDevice(Rule):
     function called with the model's outputs, or a test's reference attention whose mask sits
     beside a bias made with `device=query.device`; also an in-place update of it with a device
     tensor (`total = torch.tensor(0.0)` then `total += torch.norm(err)`), where even a 0-dim
-    host tensor fails, being the output.
+    host tensor fails, being the output. A module-level function of a helper file is judged in
+    `forward` too when the project's other files call it only from a module's `forward`
+    (`torch_utils.sequence_mask(lengths)` in an encoder's forward) and its factory meets what
+    the caller passed.
 
     ## Why is this bad?
     The new tensor is created on the CPU whatever device the input is on; as soon as the model
@@ -202,7 +206,10 @@ class FactoryWithoutDevice(Rule):
     reported.
     A tensor the same function moves later on some path (`h = torch.zeros(...)` then
     `if USE_CUDA: h = h.cuda()`) is placed by its author and not reported, even when the
-    condition is a flag the linter cannot relate to the input's device.
+    condition is a flag the linter cannot relate to the input's device; one moved at one use
+    (`xx.type_as(x)`) and read unmoved beside the input at another is. A tensor with no
+    elements (`torch.empty(0)`, a placeholder return value) is not reported, nor are the
+    targets and lengths handed to `nn.CTCLoss` / `F.ctc_loss`, which take them on the host.
     A tensor whose name is only ever handed to a method of an object the linter cannot see
     (`self.detector.head(features, rois, index)`, the detector built in another file and passed
     to `__init__`) is not reported: that method may move it.
@@ -344,9 +351,12 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         self.calls: set[cst.Call] = set()
         """The calls in ``factories``."""
         self.moved_later: set[cst.Call] = set()
+        """Factory calls whose tensor a later statement of the same function moves."""
+        self.used_unmoved: set[cst.Call] = set()
+        """Factory calls whose host tensor, not moved, meets a tensor not known to be on the
+        host: a move at another use does not excuse it."""
         self.updated_in_place: set[cst.Call] = set()
         """Factories whose tensor a device operand updated in place before any move of it."""
-        """Factory calls whose tensor a later statement of the same function moves."""
         self.groups: dict[cst.Call, tuple[cst.Call, ...]] = {}
         """The factories one unpacking spreads over its names (``yv, xv = torch.meshgrid(
         ...)``): a move of one part moves the grid they make together."""
@@ -468,7 +478,12 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         elif factory is not None and value is not None:
             # `ang = torch.arange(n)[:, None] * f[None]`: one tensor made of both; a move of
             # it moves what each became
-            group = tuple(factories_inside(value, self.calls, self.held_in(semantic)))
+            held = self.held_in(semantic)
+            group = tuple(factories_inside(value, self.calls, held))
+            if isinstance(value, cst.Call) and _torch_function(semantic.qualify(value.func)):
+                # `plane = torch.matmul(rows, ones)`: made of every operand, not the first only
+                for arg in value.args[1:]:
+                    group += tuple(factories_inside(arg.value, self.calls, held))
             if len(group) > 1:
                 self.join_groups(group)
         self.held.pop(key, None)
@@ -654,6 +669,12 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         ``buf.copy_(torch.tensor(v))`` (copied across devices) and ``masked_fill``'s value:
         the host tensor is right."""
         func, node = event.node.func, event.node
+        if _ctc_loss(event, semantic):
+            # targets and lengths: ctc_loss takes them on the host and copies them itself
+            held = self.held_in(semantic)
+            for arg in node.args[1:]:
+                self.left_host.update(factories_inside(arg.value, self.calls, held))
+            return
         if event.method in ("item", "tolist") and isinstance(func, cst.Attribute):
             operand: cst.BaseExpression | None = func.value
         elif event.method == "copy_" and node.args:
@@ -688,6 +709,24 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 placed.append(node)
         for factory in factories if placed else ():
             self.meets.setdefault(factory, _tensor_root(placed[0], semantic))
+        self.note_unmoved_use(operands, semantic)
+
+    def note_unmoved_use(
+        self, operands: list[tuple[cst.BaseExpression, Value]], semantic: Semantic
+    ) -> None:
+        """``torch.cat([ret, xx])`` with ``xx`` still the factory's host tensor, beside a tensor
+        that is not known to be on the host: a move of ``xx`` at another use
+        (``xx.type_as(x)``) does not place this one (CoordConv's boundary channels)."""
+        unmoved: list[cst.Call] = []
+        others = False
+        for node, value in operands:
+            factory = self.host_factory(node, semantic) if value.place is Place.HOST else None
+            if factory is not None:
+                unmoved.append(factory)
+            elif value.kind is Kind.TENSOR and value.place is not Place.HOST:
+                others = True
+        if others:
+            self.used_unmoved.update(unmoved)
 
     def host_factory(self, operand: cst.BaseExpression, semantic: Semantic) -> cst.Call | None:
         """The factory whose tensor ``operand`` still is: through subscripts, arithmetic,
@@ -953,7 +992,9 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 # the device, is the arithmetic operand this rule is about
                 continue
             step = _step_method(factory)
-            if step is None or factory.moved_after or factory.call in self.moved_later:
+            elsewhere = self.called_from_forward_elsewhere(factory, context) if not step else None
+            step = step or elsewhere
+            if step is None or self.placed(factory):
                 continue
             if factory.call in self.left_host:
                 continue
@@ -965,12 +1006,14 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 continue  # `t = torch.arange(n)` then `t = ...` on the next line, not reading t
             if factory.meets_no_input:
                 continue  # a stub text encoder: `torch.randn(len(list_of_text), 32)`
+            if _empty_placeholder(factory.call):
+                continue  # `return out, attn, torch.empty(0)`: nothing in it to misplace
             definition = factory.definition
             if definition is not None and only_filled_in(factory.call, definition):
                 continue
             if definition is not None and factory.call in self.records_of(definition):
                 continue  # `log = {"train/disc_factor": torch.tensor(f), ...}`: only recorded
-            if "forward" in step and not self.runs_in_module(factory, context):
+            if not elsewhere and "forward" in step and not self.runs_in_module(factory, context):
                 continue
             if factory.owner is not None and factory.owner in on_host:
                 continue
@@ -983,7 +1026,9 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             source = "self" if lightning else factory.first_param
             hint = f"device={source}.device" if source else "device=..."
             where = f"`{factory.method}`"
-            if step != factory.method:
+            if elsewhere:
+                where += f" (called from {elsewhere})"
+            elif step != factory.method:
                 where += f" (called from `{step}`)"
             message = (
                 f"`torch.{factory.function}(...)` in {where} creates the tensor on the "
@@ -1001,8 +1046,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             if factory.call not in self.meets or factory.call in met or id(factory.call) in typed:
                 continue
             other = self.meets[factory.call]
-            moved = factory.moved_after or factory.call in self.moved_later
-            if moved and factory.call not in self.updated_in_place:
+            if self.placed(factory) and factory.call not in self.updated_in_place:
                 continue
             if factory.call in self.left_host:
                 continue
@@ -1035,6 +1079,26 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         if not owners:
             return set()
         return host_only_classes(context.module, owners, self.fed)
+
+    def placed(self, factory: FactoryCall) -> bool:
+        """Moved where it is made (``torch.arange(n).to(x)``), or by a later statement, unless
+        another use reads it unmoved (``xx.type_as(x)`` in one ``torch.cat``, ``xx`` in the
+        next)."""
+        later = factory.call in self.moved_later and factory.call not in self.used_unmoved
+        return factory.moved_after or later
+
+    def called_from_forward_elsewhere(self, factory: FactoryCall, context: Context) -> str | None:
+        """A function of this file that other project files call only from a module's
+        ``forward`` (ludwig's ``sequence_mask``), named with where: it runs on their inputs."""
+        definition = factory.definition
+        if factory.in_module_class or definition is None or not context.path:
+            return None
+        if not any(s is definition for s in context.module.body):
+            return None
+        bound = self.bound.get(factory.call)
+        if not meets_an_argument(definition, factory.call, bound[1] if bound else None):
+            return None  # `return torch.zeros(0, h, w)`: the caller decides where it goes
+        return forward_callers(context.module, context.path, definition.name.value, _is_step)
 
     def runs_in_module(self, factory: FactoryCall, context: Context) -> bool:
         """In a module's method, or a function of this file that one calls (a helper making
@@ -1256,6 +1320,27 @@ def _made_on_input_device(value: cst.BaseExpression | None) -> str | None:
         return None
     owner = device.value
     return owner.value if isinstance(owner, cst.Name) and owner.value != "self" else None
+
+
+def _ctc_loss(event: CallEvent, semantic: Semantic) -> bool:
+    """``F.ctc_loss(...)``, or a call of an ``nn.CTCLoss`` module (``self.ctc(lp, targets)``)."""
+    if (event.qualified or "").endswith("ctc_loss"):
+        return True
+    origin = event.module.origin if event.module is not None else None
+    return isinstance(origin, cst.Call) and (semantic.qualify(origin.func) or "").endswith(
+        "CTCLoss"
+    )
+
+
+EMPTY_SIZES = frozenset({"0", "[0]", "(0,)"})
+
+
+def _empty_placeholder(call: cst.Call) -> bool:
+    """``torch.empty(0)``, ``torch.zeros([0])``: no elements, a placeholder (an unused return
+    value, an argument the callee ignores), not an operand."""
+    sizes = [arg for arg in call.args if arg.keyword is None]
+    code = cst.Module([]).code_for_node
+    return len(sizes) == 1 and code(sizes[0].value).replace(" ", "") in EMPTY_SIZES
 
 
 def _torch_function(qualified: str | None) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
+from gpudoc.lint.analysis.events import BindingEvent, CallEvent, ClassEvent, Semantic
 from gpudoc.lint.analysis.module_like import WEIGHTLESS_LAYERS, init_builds_weights
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Invalid, Rule
@@ -67,7 +67,7 @@ class ModuleCreatedInForward(Rule):
     NAME = "module-created-in-forward"
     SUMMARY = "a layer with parameters constructed in forward(): new CPU weights at every call"
     PLACEMENT = False  # untrained, unsaved weights are a bug on any device
-    EVENTS = ("call", "binding")
+    EVENTS = ("class", "call", "binding")
     VALID = (
         """\
 import torch.nn as nn
@@ -119,12 +119,21 @@ class Head(torch.nn.Module):
         """Layer constructors met in forward, not yet seen called or bound."""
         self.containers: set[cst.Call] = set()
         """Containers of new layers (``nn.Sequential(nn.Linear(...), nn.ReLU())``)."""
+        self.methods: set[int] = set()
+        """ids of the functions defined in a class body."""
+
+    def on_class(self, event: ClassEvent, semantic: Semantic) -> None:
+        body = event.node.body.body
+        self.methods.update(id(s) for s in body if isinstance(s, cst.FunctionDef))
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         if semantic.context_function != "forward":
             return
         if semantic.context_module_class is None and _static(semantic.function_node):
             return  # `class RefConv(object)`'s static `forward`: a reference helper, no module
+        function = semantic.function_node
+        if function is not None and id(function) not in self.methods and _plain(function):
+            return  # a notebook's `def forward(x):`, no method of a module: nothing it trains
         inner = _constructor_called(event.node)
         if inner is not None and inner in self.constructed:
             self.flag(inner, self.constructed.pop(inner), "called at once")
@@ -240,6 +249,15 @@ def _is_false(node: cst.BaseExpression) -> bool:
 
 def _is_true(node: cst.BaseExpression) -> bool:
     return dotted(node) == "True"
+
+
+def _plain(function: cst.FunctionDef) -> bool:
+    """``def forward(x):`` outside any class, whose first parameter is no ``self`` (d2l's
+    ``@add_to_class`` methods, written at the top level, take ``self``)."""
+    if function.name.value != "forward":
+        return False
+    params = function.params.params
+    return not params or params[0].name.value != "self"
 
 
 def _static(function: cst.FunctionDef | None) -> bool:

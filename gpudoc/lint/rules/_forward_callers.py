@@ -1,0 +1,265 @@
+"""Where the project's other files call a module-level function of the linted file: a helper
+of ``utils.py`` whose every call, in every project file that imports it, sits in a module's
+``forward`` runs on the tensors ``forward`` gets, on the device.
+
+ludwig's ``torch_utils.sequence_mask(lengths)`` builds ``torch.arange(maxlen)`` without a device
+and compares it with ``lengths``; ``H3Embed.forward`` in another file calls it with a batch
+column, so the comparison fails on a GPU. A helper that a Dataset also calls (a mask made on
+the CPU for a sample) is left out: its callers choose where its tensors go. The importers are
+found anywhere in the project (``models/`` beside ``utils/``) by a text scan of their import
+lines, then parsed, never run; a project of more than MAX_FILES scripts is not scanned.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+import libcst as cst
+
+from gpudoc.lint import project
+from gpudoc.lint.analysis.names import dotted as dotted_name
+from gpudoc.lint.rules._gpu_savers import MAX_BYTES
+from gpudoc.lint.rules._importers import _imported_names, _imports_from, project_directories
+from gpudoc.lint.visit import walk
+
+MAX_FILES = 400
+"""More scripts than this in the project: too large to scan for one helper's callers."""
+SKIPPED = frozenset({"node_modules", "site-packages", "__pycache__", "build", "dist"})
+FACTORY_TEXT = re.compile(
+    r"\btorch\.(zeros|ones|empty|full|arange|linspace|rand\w*|eye|tensor|\w+Tensor)\s*\("
+)
+"""A file that may hold a helper this module serves: its importers are in its cache key."""
+
+
+def forward_callers(
+    module: cst.Module, path: str, function: str, is_step: Callable[[str], bool]
+) -> str | None:
+    """``"`forward` in h3_encoders.py"`` when another project file calls ``function`` of
+    ``path`` and every such call (in every importer, and in ``module``, the file itself) is
+    inside a function ``is_step`` accepts; None when no importer calls it, or one calls it
+    elsewhere (a dataset's mask conversion)."""
+    sites = _call_sites(path).get(function)
+    if not sites or not all(is_step(caller) for caller, _ in sites):
+        return None
+    own = _Calls({function: function})
+    walk(module, own)
+    if not all(is_step(caller) for _, caller in own.sites):
+        return None
+    caller, script = sites[0]
+    return f"`{caller}` in {script}"
+
+
+def _call_sites(path: str) -> dict[str, list[tuple[str, str]]]:
+    """Per function name of ``path``, the (enclosing function, importer's file name) of each
+    call of it in the project's other files (looked for once per file's lint)."""
+    key = (path, project.lint_number())
+    if key not in _last:
+        _last.clear()
+        _last[key] = _find_call_sites(path)
+    return _last[key]
+
+
+_last: dict[tuple[str, int], dict[str, list[tuple[str, str]]]] = {}
+
+
+def project_importers(path: str) -> list[Path]:
+    """The project's scripts whose import lines name ``path``'s module (``from ludwig.utils
+    import torch_utils``, ``from .utils import sequence_mask``): where its helpers' callers
+    are, and so its cache key."""
+    if not path.endswith(".py"):
+        return []
+    here = Path(path).resolve()
+    root = project_directories(str(here.parent), os.getcwd())[-1]
+    scripts = _scripts_under(root)
+    return [
+        script
+        for script, stamp in scripts
+        if script != here and here.stem in _imported_stems(str(script), stamp)
+    ]
+
+
+def _scripts_under(root: Path) -> list[tuple[Path, tuple[int, int]]]:
+    """Every script under the project's root with its stamp; none past MAX_FILES."""
+    found: list[tuple[Path, tuple[int, int]]] = []
+    pending = [str(root)]
+    while pending:
+        try:
+            entries = list(os.scandir(pending.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not entry.name.startswith(".") and entry.name not in SKIPPED:
+                        pending.append(entry.path)
+                elif entry.name.endswith(".py") and entry.is_file(follow_symlinks=False):
+                    stat = entry.stat()
+                    found.append((Path(entry.path), (stat.st_mtime_ns, stat.st_size)))
+            except OSError:
+                continue
+        if len(found) > MAX_FILES:
+            return []
+    return found
+
+
+IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+)?import[ \t]+\(?([^\n#]*)", re.M)
+
+
+@lru_cache(maxsize=1024)
+def _imported_stems(script: str, stamp: tuple[int, int]) -> frozenset[str]:
+    """The last part of each module a script's import lines name, and each name they import
+    (a module of a package may be imported by name: ``from ludwig.utils import torch_utils``)."""
+    if stamp[1] > MAX_BYTES:
+        return frozenset()
+    try:
+        text = Path(script).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return frozenset()
+    stems: set[str] = set()
+    for module, names in IMPORT_LINE.findall(text):
+        if module:
+            stems.add(module.rsplit(".", 1)[-1])
+        for name in names.split(","):
+            words = name.split()
+            if words:
+                stems.add(words[0].rsplit(".", 1)[-1].strip("()"))
+    return frozenset(stems)
+
+
+def _find_call_sites(path: str) -> dict[str, list[tuple[str, str]]]:
+    here = Path(path).resolve()
+    found: dict[str, list[tuple[str, str]]] = {}
+    for script in project_importers(path):
+        if not _imported_names(script, here):
+            continue
+        parsed = project.load(script)
+        if parsed is None:
+            continue
+        names = _imports_from(parsed.module, str(script), here)
+        calls = _Calls(names)
+        walk(parsed.module, calls)
+        for name, caller in calls.sites:
+            found.setdefault(name, []).append((caller, script.name))
+    return found
+
+
+class _Calls(cst.CSTVisitor):
+    """Calls of the imported names (``sequence_mask(x)``, ``torch_utils.sequence_mask(x)``),
+    with the function each sits in ("" at the top level)."""
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+        self.functions: list[str] = []
+        self.sites: list[tuple[str, str]] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.functions.append(node.name.value)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.functions.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name):
+            local = func.value
+        elif (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value != "self"
+        ):
+            local = func.attr.value  # `torch_utils.sequence_mask`: read of an imported module
+        else:
+            return
+        name = self.names.get(local)
+        if name is not None:
+            self.sites.append((name, self.functions[-1] if self.functions else ""))
+
+
+SHAPE_READS = frozenset({"shape", "size", "dim", "ndim", "numel", "dtype", "device", "__len__"})
+
+
+def meets_an_argument(function: cst.FunctionDef, factory: cst.Call, held: str | None) -> bool:
+    """The factory's tensor (the call, or the name ``held`` bound to it) meets, in one
+    operation or torch call, a value computed from the function's parameters
+    (``row < torch.unsqueeze(lengths, -1)``), not only their sizes: what the callers pass
+    decides the device it must be on."""
+    params = {p.name.value for p in (*function.params.params, *function.params.kwonly_params)}
+    flow = _ArgumentFlow(params - {"self", "cls"}, factory, held)
+    walk(function.body, flow)
+    return flow.met
+
+
+class _ArgumentFlow(cst.CSTVisitor):
+    def __init__(self, tainted: set[str], factory: cst.Call, held: str | None) -> None:
+        self.tainted = tainted
+        self.factory = factory
+        self.held = held
+        self.met = False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self.holds_factory(node.value):
+            return
+        if self.mentions_argument(node.value):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.tainted.add(target.target.value)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        self.check([node.left, node.right])
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self.check([node.left, *(c.comparator for c in node.comparisons)])
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if node is not self.factory and (dotted_name(node.func) or "").startswith("torch."):
+            self.check([arg.value for arg in node.args])
+
+    def check(self, operands: list[cst.BaseExpression]) -> None:
+        factory = [o for o in operands if self.holds_factory(o)]
+        others = [o for o in operands if not self.holds_factory(o) and self.mentions_argument(o)]
+        self.met |= bool(factory and others)
+
+    def holds_factory(self, expr: cst.BaseExpression) -> bool:
+        finder = _Finds(self.factory, self.held)
+        walk(expr, finder)
+        return finder.found
+
+    def mentions_argument(self, expr: cst.BaseExpression) -> bool:
+        finder = _Mentions(self.tainted)
+        walk(expr, finder)
+        return finder.found
+
+
+class _Finds(cst.CSTVisitor):
+    def __init__(self, factory: cst.Call, held: str | None) -> None:
+        self.factory = factory
+        self.held = held
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        self.found |= node is self.factory
+        return not self.found
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found |= node.value == self.held
+
+
+class _Mentions(cst.CSTVisitor):
+    """A read of a tainted name, not of its size (``lengths.shape[0]``, ``x.size(1)``)."""
+
+    def __init__(self, tainted: set[str]) -> None:
+        self.tainted = tainted
+        self.found = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return node.attr.value not in SHAPE_READS
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        return (dotted_name(node.func) or "") != "len"
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found |= node.value in self.tainted
