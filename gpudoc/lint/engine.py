@@ -108,6 +108,9 @@ def lint_paths(
     stdin: str | None = None,
 ) -> LintResult:
     """Lint files and directories (``-`` is ``stdin``, or standard input when None)."""
+    from gpudoc.lint import project
+
+    project.begin_run()  # the project's tree is scanned once per run (_forward_callers.py)
     config = config or LintConfig()
     cache = ResultCache() if use_cache else None
     results: dict[int, FileResult] = {}

@@ -73,6 +73,19 @@ def resolving_once() -> Iterator[None]:
         _resolved.clear()
 
 
+_runs = [0]
+"""How many ``lint_paths`` calls this process has begun: what a tree scan finds (the project's
+scripts) holds for one run, whose files do not change under it."""
+
+
+def begin_run() -> None:
+    _runs[0] += 1
+
+
+def run_number() -> int:
+    return _runs[0]
+
+
 def lint_number() -> int:
     """Which file's lint this is (see ``_lints``)."""
     return _lints[0]

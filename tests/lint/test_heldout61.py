@@ -300,3 +300,29 @@ def test_a_notebooks_forward_function_is_no_modules_forward() -> None:
     # d2l's `@add_to_class` methods are written at the top level and take `self`
     attached = FORWARD_FUNCTION.format(params="self, x", args="None, ")
     assert lines(attached, "GPD109") == [7]
+
+
+# LaneNet's loss (recall set 61): class weights from counts of the labels, plus a 0-dim host
+# constant; arithmetic takes it as a number beside CUDA operands, a clamp bound does not
+WEIGHTS = """\
+import torch
+import torch.nn as nn
+
+
+class Weighted(nn.Module):
+    def forward(self, logits, labels):
+        _, counts = torch.unique(labels, return_counts=True)
+        counts = counts.float()
+        weights = {expression}
+        return nn.functional.cross_entropy(logits, labels, weight=weights)
+
+
+loss = Weighted().cuda()
+"""
+
+
+def test_a_host_number_tensor_is_an_operand_of_arithmetic() -> None:
+    added = "1.0 / torch.log(torch.add(counts / counts.sum(), torch.tensor(1.02)))"
+    assert lines(WEIGHTS.format(expression=added), "GPD106") == []
+    clamped = "torch.clamp(counts, max=torch.tensor(100.0))"
+    assert lines(WEIGHTS.format(expression=clamped), "GPD106") == [9]

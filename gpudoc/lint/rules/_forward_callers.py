@@ -23,7 +23,7 @@ import libcst as cst
 from gpudoc.lint import project
 from gpudoc.lint.analysis.names import dotted as dotted_name
 from gpudoc.lint.rules._gpu_savers import MAX_BYTES
-from gpudoc.lint.rules._importers import _imported_names, _imports_from, project_directories
+from gpudoc.lint.rules._importers import project_directories
 from gpudoc.lint.visit import walk
 
 MAX_FILES = 400
@@ -42,7 +42,7 @@ def forward_callers(
     ``path`` and every such call (in every importer, and in ``module``, the file itself) is
     inside a function ``is_step`` accepts; None when no importer calls it, or one calls it
     elsewhere (a dataset's mask conversion)."""
-    sites = _call_sites(path).get(function)
+    sites = _call_sites(path, function)
     if not sites or not all(is_step(caller) for caller, _ in sites):
         return None
     own = _Calls({function: function})
@@ -53,17 +53,55 @@ def forward_callers(
     return f"`{caller}` in {script}"
 
 
-def _call_sites(path: str) -> dict[str, list[tuple[str, str]]]:
-    """Per function name of ``path``, the (enclosing function, importer's file name) of each
-    call of it in the project's other files (looked for once per file's lint)."""
-    key = (path, project.lint_number())
-    if key not in _last:
-        _last.clear()
-        _last[key] = _find_call_sites(path)
-    return _last[key]
+def _call_sites(path: str, function: str) -> list[tuple[str, str]]:
+    """The (enclosing function, importer's file name) of each call of ``function`` in the
+    project's files that import ``path``'s module: read from their text, not parsed (most of
+    them are linted in the same run, and a second parse of each would double their cost); the
+    enclosing function is the nearest ``def`` above the call indented less than it."""
+    calling = re.compile(rf"(?<![\w.])(?:\w+\.)?{re.escape(function)}[ \t]*\(")
+    found: list[tuple[str, str]] = []
+    for script in project_importers(path):
+        text = _text(str(script))
+        for match in calling.finditer(text):
+            line_start = text.rfind("\n", 0, match.start()) + 1
+            line = text[line_start : match.start()]
+            code = line.lstrip(" \t")
+            if code.startswith(("def ", "async def ", "#")):
+                continue  # its own definition, or a comment
+            indent = len(line) - len(code)
+            found.append((_enclosing(text, line_start, indent), script.name))
+    return found
 
 
-_last: dict[tuple[str, int], dict[str, list[tuple[str, str]]]] = {}
+DEF_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+
+
+def _enclosing(text: str, start: int, indent: int) -> str:
+    """The function whose body holds the line at ``start`` (indented ``indent``): the last
+    ``def`` above it indented less; "" at the top level."""
+    name = ""
+    for match in DEF_LINE.finditer(text, 0, start):
+        if len(match.group(1)) < indent:
+            name = match.group(2)
+    return name
+
+
+def _text(script: str) -> str:
+    try:
+        stat = os.stat(script)
+    except OSError:
+        return ""
+    return _text_at(script, (stat.st_mtime_ns, stat.st_size))
+
+
+@lru_cache(maxsize=512)
+def _text_at(script: str, stamp: tuple[int, int]) -> str:
+    if stamp[1] > MAX_BYTES:
+        return ""
+    try:
+        return Path(script).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def project_importers(path: str) -> list[Path]:
@@ -83,7 +121,20 @@ def project_importers(path: str) -> list[Path]:
 
 
 def _scripts_under(root: Path) -> list[tuple[Path, tuple[int, int]]]:
-    """Every script under the project's root with its stamp; none past MAX_FILES."""
+    """Every script under the project's root with its stamp; none past MAX_FILES. Scanned
+    once per run (``lint_paths`` call): every file of a project shares the scan."""
+    key = (str(root), project.run_number())
+    if key not in _scans:
+        if len(_scans) > 64 or any(run != key[1] for _, run in _scans):
+            _scans.clear()
+        _scans[key] = _scan(root)
+    return _scans[key]
+
+
+_scans: dict[tuple[str, int], list[tuple[Path, tuple[int, int]]]] = {}
+
+
+def _scan(root: Path) -> list[tuple[Path, tuple[int, int]]]:
     found: list[tuple[Path, tuple[int, int]]] = []
     pending = [str(root)]
     while pending:
@@ -113,12 +164,7 @@ IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+)?import[ \t]+\(?([
 def _imported_stems(script: str, stamp: tuple[int, int]) -> frozenset[str]:
     """The last part of each module a script's import lines name, and each name they import
     (a module of a package may be imported by name: ``from ludwig.utils import torch_utils``)."""
-    if stamp[1] > MAX_BYTES:
-        return frozenset()
-    try:
-        text = Path(script).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return frozenset()
+    text = _text_at(script, stamp)
     stems: set[str] = set()
     for module, names in IMPORT_LINE.findall(text):
         if module:
@@ -128,23 +174,6 @@ def _imported_stems(script: str, stamp: tuple[int, int]) -> frozenset[str]:
             if words:
                 stems.add(words[0].rsplit(".", 1)[-1].strip("()"))
     return frozenset(stems)
-
-
-def _find_call_sites(path: str) -> dict[str, list[tuple[str, str]]]:
-    here = Path(path).resolve()
-    found: dict[str, list[tuple[str, str]]] = {}
-    for script in project_importers(path):
-        if not _imported_names(script, here):
-            continue
-        parsed = project.load(script)
-        if parsed is None:
-            continue
-        names = _imports_from(parsed.module, str(script), here)
-        calls = _Calls(names)
-        walk(parsed.module, calls)
-        for name, caller in calls.sites:
-            found.setdefault(name, []).append((caller, script.name))
-    return found
 
 
 class _Calls(cst.CSTVisitor):

@@ -70,6 +70,15 @@ STEP_METHODS = frozenset(
     }
 )  # fmt: skip
 
+SCALAR_OPERATORS = frozenset(
+    {
+        "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
+        "pow", "eq", "ne", "lt", "le", "gt", "ge",
+    }
+)  # fmt: skip
+"""Binary arithmetic and comparisons, whose TensorIterator takes a 0-dim host tensor as a
+number beside CUDA operands (``clamp``'s bounds and ``where``'s branches are no such)."""
+
 FLOAT_LEGACY = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "HalfTensor"})
 """Legacy constructors of floating-point storage: given sizes, uninitialised numbers for
 arithmetic (integer ones given sizes are mostly index buffers, filled later)."""
@@ -848,6 +857,9 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         tensor_method = event.receiver is not None and event.receiver.is_tensorish
         if not (torch_function or tensor_method):
             return  # `self.register_buffer("flag", torch.tensor(False))`: no operand
+        name = (event.qualified or "")[6:] if torch_function else event.method
+        if name in SCALAR_OPERATORS:
+            return  # `torch.add(p, torch.tensor(1.02))`: arithmetic takes a host 0-dim operand
         for index, arg in enumerate(event.node.args if self.scalars else ()):
             if index == 0 and arg.keyword is None:
                 continue  # `torch.log(t)`, `torch.sqrt(t)`: the tensor itself, still 0-dim
