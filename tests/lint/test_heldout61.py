@@ -326,3 +326,22 @@ def test_a_host_number_tensor_is_an_operand_of_arithmetic() -> None:
     assert lines(WEIGHTS.format(expression=added), "GPD106") == []
     clamped = "torch.clamp(counts, max=torch.tensor(100.0))"
     assert lines(WEIGHTS.format(expression=clamped), "GPD106") == [9]
+
+
+# torchtext's Field (pytorch/text#304, recall set 60): the legacy type is kept on an attribute
+FIELD = """\
+import torch
+
+
+class Field:
+    def __init__(self, tensor_type={default}):
+        self.tensor_type = tensor_type
+
+    def numericalize(self, arr, device=None):
+        return self.tensor_type(arr, device=device)
+"""
+
+
+def test_a_legacy_type_kept_on_an_attribute_is_a_legacy_constructor() -> None:
+    assert lines(FIELD.format(default="torch.LongTensor"), "GPD114") == [9]
+    assert lines(FIELD.format(default="torch.tensor"), "GPD114") == []

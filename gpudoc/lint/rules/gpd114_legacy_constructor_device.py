@@ -5,8 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.events import CallEvent, Semantic
+from gpudoc.lint.analysis.events import CallEvent, ClassEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
+from gpudoc.lint.analysis.names import class_method, dotted
 from gpudoc.lint.analysis.values import Kind, Value
 from gpudoc.lint.rule import Invalid, Rule
 
@@ -33,7 +34,9 @@ class LegacyConstructorDevice(Rule):
     ## What it does
     Finds `torch.Tensor(...)`, `torch.FloatTensor(...)`, `torch.LongTensor(...)` and the other
     legacy tensor types called with a `device=` argument that is not the CPU: the script's
-    device variable, `"cuda"`, `x.device`.
+    device variable, `"cuda"`, `x.device`. Also through an attribute that the class's
+    `__init__` sets to one, directly or from a parameter's default (torchtext's
+    `Field(tensor_type=torch.LongTensor)`, then `self.tensor_type(arr, device=device)`).
 
     ## Why is this bad?
     The legacy constructors build CPU tensors only. Given a GPU, they raise
@@ -61,7 +64,7 @@ class LegacyConstructorDevice(Rule):
     SUMMARY = "torch.LongTensor(..., device=gpu) raises: legacy constructors build CPU tensors only"
     PLACEMENT = False  # the line itself fails on a GPU, whatever else the file places
     IN_LIBRARIES = True
-    EVENTS = ("call",)
+    EVENTS = ("class", "call")
     VALID = (
         """\
 import torch
@@ -83,17 +86,60 @@ decoder_input = torch.LongTensor([[0]], device=device)
         ),
     )
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.typed_attributes: dict[int, dict[str, str]] = {}
+        """id of a method -> the attributes its class's ``__init__`` binds to a legacy type."""
+
+    def on_class(self, event: ClassEvent, semantic: Semantic) -> None:
+        """``def __init__(self, tensor_type=torch.LongTensor): self.tensor_type = tensor_type``
+        (torchtext's ``Field``): ``self.tensor_type(arr, device=device)`` is that constructor."""
+        init = class_method(event.node, "__init__")
+        if init is None:
+            return
+        defaults = {
+            p.name.value: semantic.qualify(p.default) or ""
+            for p in (*init.params.params, *init.params.kwonly_params)
+            if p.default is not None
+        }
+        typed: dict[str, str] = {}
+        for statement in init.body.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+                    continue
+                target = dotted(small.targets[0].target) or ""
+                value = small.value
+                qualified = semantic.qualify(value) or ""
+                if isinstance(value, cst.Name) and value.value in defaults:
+                    qualified = defaults[value.value]
+                head, _, last = qualified.rpartition(".")
+                if target.startswith("self.") and head == "torch" and last in DTYPES:
+                    typed[target[5:]] = last
+        if typed:
+            methods = [s for s in event.node.body.body if isinstance(s, cst.FunctionDef)]
+            self.typed_attributes.update((id(m), typed) for m in methods)
+
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         qualified = event.qualified or ""
         head, _, last = qualified.rpartition(".")
+        function = semantic.function_node
+        attribute = dotted(event.node.func) or ""
+        if function is not None and attribute.startswith("self."):
+            typed = self.typed_attributes.get(id(function), {}).get(attribute[5:])
+            head, last = ("torch", typed) if typed else (head, last)
         if head != "torch" or last not in api.LEGACY_TENSOR_TYPES:
             return
+        # `self.tensor_type(...)`, an attribute `__init__` sets to `torch.LongTensor`
+        via = not qualified.endswith(last)
+        callee, named = (attribute, f" (`torch.{last}`)") if via else (f"torch.{last}", "")
         for arg, value in zip(event.node.args, event.args, strict=True):
             keyword = arg.keyword.value if arg.keyword is not None else None
             if keyword == "device" and not _on_cpu(arg.value, value):
                 shown = _code(arg.value)
                 message = (
-                    f"`torch.{last}(..., device={shown})` raises `legacy constructor expects "
+                    f"`{callee}(..., device={shown})`{named} raises `legacy constructor expects "
                     f"device type: cpu` when `{shown}` is a GPU: legacy constructors build CPU "
                     f"tensors only; use `torch.tensor(..., dtype={DTYPES[last]}, "
                     f"device={shown})`"
