@@ -7,7 +7,8 @@ and compares it with ``lengths``; ``H3Embed.forward`` in another file calls it w
 column, so the comparison fails on a GPU. A helper that a Dataset also calls (a mask made on
 the CPU for a sample) is left out: its callers choose where its tensors go. The importers are
 found anywhere in the project (``models/`` beside ``utils/``) by a text scan of their import
-lines, then parsed, never run; a project of more than MAX_FILES scripts is not scanned.
+lines, and their calls from their text: read, never parsed twice, never run. A project of more
+than MAX_FILES scripts is not scanned.
 """
 
 from __future__ import annotations
