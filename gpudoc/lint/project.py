@@ -264,6 +264,21 @@ def _direct_dependencies(source: str, importer: str) -> list[Path]:
     return [path for path in wanted if path is not None]
 
 
+def imported_stems(source: str) -> frozenset[str]:
+    """The last part of each module a script's import lines name, and each name they import
+    (a module of a package may be imported by name: ``from ludwig.utils import torch_utils``),
+    read from the text as ``dependencies`` reads them."""
+    stems: set[str] = set()
+    for match in FROM_IMPORT.finditer(source):
+        _, module, names = match.groups()
+        if module:
+            stems.add(module.rsplit(".", 1)[-1])
+        stems.update(name.rsplit(".", 1)[-1] for name in _names(names.strip("()")))
+    for match in IMPORT.finditer(source):
+        stems.update(name.rsplit(".", 1)[-1] for name in _names(match.group(1)))
+    return frozenset(stems)
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8", errors="replace")

@@ -46,9 +46,9 @@ def forward_callers(
     sites = _call_sites(path, function)
     if not sites or not all(is_step(caller) for caller, _ in sites):
         return None
-    own = _Calls({function: function})
+    own = _Calls(function)
     walk(module, own)
-    if not all(is_step(caller) for _, caller in own.sites):
+    if not all(is_step(caller) for caller in own.callers):
         return None
     caller, script = sites[0]
     return f"`{caller}` in {script}"
@@ -88,18 +88,11 @@ def _enclosing(text: str, start: int, indent: int) -> str:
 
 
 def _text(script: str) -> str:
+    """The script's text; "" when it is unreadable or larger than MAX_BYTES (a generated file).
+    Not kept: the stems are, and the call sites are read only for a helper judged here."""
     try:
-        stat = os.stat(script)
-    except OSError:
-        return ""
-    return _text_at(script, (stat.st_mtime_ns, stat.st_size))
-
-
-@lru_cache(maxsize=512)
-def _text_at(script: str, stamp: tuple[int, int]) -> str:
-    if stamp[1] > MAX_BYTES:
-        return ""
-    try:
+        if os.stat(script).st_size > MAX_BYTES:
+            return ""
         return Path(script).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
@@ -158,33 +151,20 @@ def _scan(root: Path) -> list[tuple[Path, tuple[int, int]]]:
     return found
 
 
-IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+)?import[ \t]+\(?([^\n#]*)", re.M)
-
-
 @lru_cache(maxsize=1024)
 def _imported_stems(script: str, stamp: tuple[int, int]) -> frozenset[str]:
-    """The last part of each module a script's import lines name, and each name they import
-    (a module of a package may be imported by name: ``from ludwig.utils import torch_utils``)."""
-    text = _text_at(script, stamp)
-    stems: set[str] = set()
-    for module, names in IMPORT_LINE.findall(text):
-        if module:
-            stems.add(module.rsplit(".", 1)[-1])
-        for name in names.split(","):
-            words = name.split()
-            if words:
-                stems.add(words[0].rsplit(".", 1)[-1].strip("()"))
-    return frozenset(stems)
+    """What the script's import lines name, read once per version of it."""
+    return project.imported_stems(_text(script))
 
 
 class _Calls(cst.CSTVisitor):
-    """Calls of the imported names (``sequence_mask(x)``, ``torch_utils.sequence_mask(x)``),
-    with the function each sits in ("" at the top level)."""
+    """The function each call of ``name`` sits in ("" at the top level): ``name(x)``, or a read
+    of it on another name (``torch_utils.sequence_mask(x)``), not a method of ``self``."""
 
-    def __init__(self, names: dict[str, str]) -> None:
-        self.names = names
+    def __init__(self, name: str) -> None:
+        self.name = name
         self.functions: list[str] = []
-        self.sites: list[tuple[str, str]] = []
+        self.callers: list[str] = []
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node.name.value)
@@ -195,18 +175,17 @@ class _Calls(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Name):
-            local = func.value
+            called = func.value
         elif (
             isinstance(func, cst.Attribute)
             and isinstance(func.value, cst.Name)
             and func.value.value != "self"
         ):
-            local = func.attr.value  # `torch_utils.sequence_mask`: read of an imported module
+            called = func.attr.value
         else:
             return
-        name = self.names.get(local)
-        if name is not None:
-            self.sites.append((name, self.functions[-1] if self.functions else ""))
+        if called == self.name:
+            self.callers.append(self.functions[-1] if self.functions else "")
 
 
 SHAPE_READS = frozenset({"shape", "size", "dim", "ndim", "numel", "dtype", "device", "__len__"})

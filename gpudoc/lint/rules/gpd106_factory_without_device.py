@@ -706,10 +706,19 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             return
         factories: list[cst.Call] = []
         placed: list[cst.BaseExpression] = []
+        # `torch.cat([ret, xx])` with `xx` still the factory's host tensor beside a tensor not
+        # known to be on the host: a move of `xx` at another use (`xx.type_as(x)`) does not
+        # place this one (CoordConv's boundary channels)
+        unmoved: list[cst.Call] = []
+        beside_unmoved = False
         for node, value in operands:
+            factory = self.host_factory(node, semantic)
+            if factory is not None and value.place is Place.HOST:
+                unmoved.append(factory)
+            elif value.kind is Kind.TENSOR and value.place is not Place.HOST:
+                beside_unmoved = True
             if _full_reduction(node, semantic):
                 continue  # `torch.sum(t)`: a 0-dim tensor, an operand on any device
-            factory = self.host_factory(node, semantic)
             if factory is not None and value.place in (Place.HOST, Place.UNKNOWN):
                 factories.append(factory)
             elif (value.is_tensorish and value.place is Place.DEVICE) or (
@@ -718,23 +727,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 placed.append(node)
         for factory in factories if placed else ():
             self.meets.setdefault(factory, _tensor_root(placed[0], semantic))
-        self.note_unmoved_use(operands, semantic)
-
-    def note_unmoved_use(
-        self, operands: list[tuple[cst.BaseExpression, Value]], semantic: Semantic
-    ) -> None:
-        """``torch.cat([ret, xx])`` with ``xx`` still the factory's host tensor, beside a tensor
-        that is not known to be on the host: a move of ``xx`` at another use
-        (``xx.type_as(x)``) does not place this one (CoordConv's boundary channels)."""
-        unmoved: list[cst.Call] = []
-        others = False
-        for node, value in operands:
-            factory = self.host_factory(node, semantic) if value.place is Place.HOST else None
-            if factory is not None:
-                unmoved.append(factory)
-            elif value.kind is Kind.TENSOR and value.place is not Place.HOST:
-                others = True
-        if others:
+        if beside_unmoved:
             self.used_unmoved.update(unmoved)
 
     def host_factory(self, operand: cst.BaseExpression, semantic: Semantic) -> cst.Call | None:
