@@ -76,7 +76,11 @@ def _run(
 
 
 def _real(script: Path, timeout: float) -> dict[str, object]:
-    run = _run([sys.executable, str(script)], timeout)
+    # without this checkout on the path, as the emulated side: a corpus script importing its own
+    # `tests` package must not find gpudoc's there either
+    path = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    kept = os.pathsep.join(p for p in path if p and Path(p).resolve() != REPO.resolve())
+    run = _run([sys.executable, str(script)], timeout, {**os.environ, "PYTHONPATH": kept})
     frames = [int(n) for f, n in FRAME.findall(run.stderr) if Path(f).name == script.name]
     return {
         "code": run.returncode,

@@ -192,10 +192,6 @@ NO_OP_NAMES = (
     "ipc_collect",
     "reset_peak_memory_stats",
     "reset_max_memory_allocated",
-    "manual_seed",
-    "manual_seed_all",
-    "seed",
-    "seed_all",
     "set_stream",
 )
 

@@ -25,6 +25,7 @@ from torch.optim import optimizer as optimizer_globals
 
 from gpudoc.emulate import (
     cuda_api,
+    cuda_rng,
     device,
     generators,
     legacy,
@@ -76,6 +77,10 @@ def _patch_torch(patcher: _Patcher) -> None:
     _patch_placement(patcher)
     for name, value in cuda_api.cuda_functions().items():
         patcher.set(torch.cuda, name, value)
+    for name, value in cuda_rng.rng_attributes(STATE.device_count).items():
+        patcher.set(torch.cuda, name, value)
+        if name in cuda_rng.FUNCTION_NAMES:  # torch.cuda.random.manual_seed(...) too
+            patcher.set(torch.cuda.random, name, value)
     for name, value in legacy.legacy_types().items():
         patcher.set(torch.cuda, name, value)
     patcher.set(

@@ -121,3 +121,49 @@ def test_the_cuda_kernels_own_checks_name_themselves(gpus: None) -> None:
     )
     with pytest.raises(RuntimeError, match=r"in method wrapper_CUDA__cudnn_batch_norm\)$"):
         nn.BatchNorm2d(3)(torch.randn(2, 3, 4, 4, device="cuda"))
+
+
+def test_each_device_has_a_default_generator_whose_state_round_trips(gpus: None) -> None:
+    # ok_lightning_module.py on an H200 (2026-11-28 rerun): Lightning's isolate_rng saves
+    # torch.cuda.get_rng_state_all() before its sanity check; torch's own function read an empty
+    # torch.cuda.default_generators there and raised "tuple index out of range"
+    torch.manual_seed(7)  # seeds every CUDA device too, as on a GPU
+    states = torch.cuda.get_rng_state_all()
+    assert [s.dtype for s in states] == [torch.uint8] * 2 and [s.numel() for s in states] == [
+        16
+    ] * 2
+    assert int.from_bytes(bytes(states[1][:8].tolist()), "little") == 7
+    assert torch.cuda.initial_seed() == 7
+    assert [g.device for g in torch.cuda.default_generators] == [
+        torch.device("cuda", 0),
+        torch.device("cuda", 1),
+    ]
+    resumed = torch.tensor(list((11).to_bytes(8, "little") + (4096).to_bytes(8, "little")))
+    torch.cuda.set_rng_state(resumed.to(torch.uint8), device=1)  # a checkpoint's saved state
+    assert torch.equal(torch.cuda.random.get_rng_state(1), resumed.to(torch.uint8))
+    assert torch.equal(torch.cuda.get_rng_state(0), states[0])  # the other device kept its own
+    torch.cuda.set_rng_state_all(states)
+    assert all(
+        torch.equal(a, b) for a, b in zip(torch.cuda.get_rng_state_all(), states, strict=True)
+    )
+    with torch.random.fork_rng(devices=[0, 1], device_type="cuda"):
+        torch.cuda.manual_seed_all(3)
+        assert torch.cuda.initial_seed() == 3
+    assert torch.cuda.initial_seed() == 7
+
+
+def test_a_state_a_gpu_refuses_is_refused(gpus: None) -> None:
+    # CUDAGeneratorImpl::set_state: a CPU ByteTensor of 16 (or 8) bytes, nothing else
+    with pytest.raises(RuntimeError, match="RNG state is wrong size"):
+        torch.cuda.set_rng_state(torch.get_rng_state())  # the CPU generator's state
+    with pytest.raises(TypeError, match=r"RNG state must be a torch\.ByteTensor"):
+        torch.cuda.set_rng_state(torch.cuda.get_rng_state().to("cuda"))
+    with pytest.raises(IndexError):
+        torch.cuda.get_rng_state(2)
+
+
+def test_the_default_generators_go_with_the_emulation() -> None:
+    real = torch.cuda.default_generators
+    with emulated_cuda(device_count=3, batch_limit=None):
+        assert len(torch.cuda.default_generators) == 3
+    assert torch.cuda.default_generators is real
