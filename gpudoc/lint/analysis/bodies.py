@@ -132,6 +132,12 @@ class Bodies:
         if len(summaries) >= MAX_CONTEXTS:
             return UNKNOWN
         arguments = bind_arguments(node.params, call, values, is_method)
+        lightning = is_method and parent.module_class is not None and parent.module_class.lightning
+        if lightning and instance is Place.HOST:
+            # a LightningModule's method the script calls itself, on an instance it left on the
+            # host (the Trainer's teardown brings one back there after `fit`): `self.device`
+            # is the CPU
+            arguments["self.device"] = Value(Kind.DEVICE, Place.HOST, cpu_device=True)
         model.pending.pop(node, None)
         home = model.homes.get(node) or _sibling_home(model, node)
         model.call_stack.append(node)

@@ -4,7 +4,8 @@ walked a second time when its first iteration changed what a name held before th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import partial
 
 import libcst as cst
@@ -18,7 +19,14 @@ from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import bound_names_of, dotted, iter_statements
 from gpudoc.lint.analysis.narrowing import narrowed, type_test_arms
 from gpudoc.lint.analysis.placement import SETTINGS
-from gpudoc.lint.analysis.values import PLACED_MODULES, Kind, Place, Value, element_of
+from gpudoc.lint.analysis.values import (
+    PLACED_MODULES,
+    Kind,
+    Place,
+    Value,
+    element_of,
+    replace,
+)
 from gpudoc.lint.visit import walk
 
 MAX_SECOND_ITERATION_DEPTH = 2
@@ -147,13 +155,18 @@ class Compound:
         # `if isinstance(x, torch.Tensor): ... else: np.copy(x)`: no tensor on one arm
         when_true, when_false = type_test_arms(node.test, model.qualify)
 
+        flag = self.flag_of(node.test) if polarity is None else None
+        flag_body_end: list[Env] = []
+
         def body() -> None:
             model.guard_depth += body_guard
             self.enter_cpu_path(node.test, cpu_side == "cpu")
             model.gpu_path += polarity == "gpu"
             model.branch_tests.append(node.test)
-            with narrowed(model.scope.env, when_true):
+            with narrowed(model.scope.env, when_true), self.moved_with(flag):
                 self.statements.walk_body(node.body)
+            if flag is not None:
+                flag_body_end[:] = [dict(env) for env in self.writable_envs()]
             model.branch_tests.pop()
             model.gpu_path -= polarity == "gpu"
             self.leave_cpu_path(cpu_side == "cpu")
@@ -185,6 +198,8 @@ class Compound:
             paths = (body,) if truth else (other,)
         # read after the paths: CUDA on the CPU path shows the test picks a GPU
         through = self.walk_paths(paths, lambda: model.join_after(node.test))
+        if flag is not None and flag_body_end:
+            self.note_moved_with(flag, flag_body_end)
         # `if torch.cuda.is_available(): return z.cuda()`: what follows runs on the CPU (an
         # `elif` of another test decides nothing of the kind for the whole `if`)
         gpu_arm_ended = through == 1 and len(paths) == 2 and orelse is None
@@ -196,6 +211,47 @@ class Compound:
                 for name, value in env.items():
                     if value.moved_if is node.test:
                         env[name] = value.unconditional()
+
+    def flag_of(self, test: cst.BaseExpression) -> tuple[str, cst.CSTNode | None] | None:
+        """``if av:``, ``if self.use_aux:``: a plain flag, with the statement that bound it."""
+        if not isinstance(test, cst.Name | cst.Attribute):
+            return None
+        name = dotted(test)
+        if name is None:
+            return None
+        held = self.model.scope.lookup(name)
+        return name, held.binding if held is not None else None
+
+    def note_moved_with(self, flag: tuple[str, cst.CSTNode | None], body_end: list[Env]) -> None:
+        """Tensors on the device where the body of ``if flag:`` ended, and on some paths only
+        after it: a later ``if`` of the same flag runs where they were moved."""
+        for env, end in zip(self.writable_envs(), body_end, strict=True):
+            for name, value in env.items():
+                moved = end.get(name)
+                if value.place is Place.MIXED and moved is not None and moved.place is Place.DEVICE:
+                    env[name] = replace(value, mixed_under=flag)
+
+    @contextmanager
+    def moved_with(self, flag: tuple[str, cst.CSTNode | None] | None) -> Iterator[None]:
+        """In the body of ``if flag:``, what an earlier ``if`` of the same flag moved is on the
+        device (unless the body binds it again)."""
+        if flag is None:  # nearly every `if`: nothing to narrow
+            yield
+            return
+        narrow: list[tuple[Env, str, Value, Value]] = []
+        for env in self.writable_envs():
+            for name, value in env.items():
+                under = value.mixed_under
+                if under is not None and under[0] == flag[0] and under[1] is flag[1]:
+                    narrow.append((env, name, value, value.with_place(Place.DEVICE)))
+        for env, name, _, placed in narrow:
+            env[name] = placed
+        try:
+            yield
+        finally:
+            for env, name, value, placed in narrow:
+                if env.get(name) is placed:
+                    env[name] = value
 
     def enter_cpu_path(self, test: cst.BaseExpression, entered: bool) -> None:
         if entered:

@@ -65,6 +65,13 @@ def guard_polarity(test: cst.BaseExpression) -> Polarity | None:
     return _word_polarity(test)
 
 
+def needs_cuda(test: cst.BaseExpression) -> bool:
+    """An ``and`` of which one side is ``torch.cuda.is_available()``: true only with CUDA."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return needs_cuda(test.left) or needs_cuda(test.right)
+    return isinstance(test, cst.Call) and (dotted(test.func) or "").endswith("cuda.is_available")
+
+
 def is_guard(test: cst.BaseExpression) -> bool:
     """A test about devices: `torch.cuda.is_available()`, `args.cuda`, `use_gpu`, `device`."""
     return guard_polarity(test) is not None

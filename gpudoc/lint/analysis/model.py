@@ -22,10 +22,17 @@ from gpudoc.lint.analysis.flow import (
     counts_several_gpus,
     guard_polarity,
     join_of,
+    needs_cuda,
     option_of,
 )
 from gpudoc.lint.analysis.functions import FunctionSyntax
-from gpudoc.lint.analysis.names import CallCensus, ImportTable, call_census, dotted
+from gpudoc.lint.analysis.names import (
+    CallCensus,
+    ImportTable,
+    assigned_value,
+    call_census,
+    dotted,
+)
 from gpudoc.lint.analysis.scope import Scope
 from gpudoc.lint.analysis.semantic import FileFlags, ModuleClass
 from gpudoc.lint.analysis.values import Kind, Place, Value
@@ -344,8 +351,18 @@ class SemanticModel:
     def polarity(self, test: cst.BaseExpression) -> Polarity | None:
         """Which path a test's truth stands for (flow.guard_polarity), read once per test."""
         if test not in self.polarities:
-            self.polarities[test] = guard_polarity(test)
+            self.polarities[test] = guard_polarity(test) or self.availability_flag(test)
         return self.polarities[test]
+
+    def availability_flag(self, test: cst.BaseExpression) -> Polarity | None:
+        """``if opts.hybrid:`` where ``opts.hybrid = opts.no_cuda and opts.hybrid and
+        torch.cuda.is_available()`` (DropEdge): a flag whatever its name, true only with CUDA."""
+        name = dotted(test)
+        held = self.scope.lookup(name) if name else None
+        if name is None or held is None or held.binding is None:
+            return None
+        value = assigned_value(held.binding, name)
+        return "gpu" if value is not None and needs_cuda(value) else None
 
     def note_cuda_on_cpu_path(self) -> None:
         """CUDA named on the CPU path of ``if <option>:``: that option picks a GPU."""

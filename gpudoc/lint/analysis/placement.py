@@ -131,6 +131,13 @@ class Placement:
         if isinstance(expr, cst.Subscript) and DEVICE_LIST.search(dotted(expr.value) or ""):
             self.model.flags.places = True  # `net.to(gpu_ids[0])`: the first of the GPUs given
             return Place.DEVICE
+        if isinstance(expr, cst.Call) and not expr.args:
+            # `x.to(dist.get_rank())`, `.to(torch.cuda.current_device())`: this process's GPU
+            called = (dotted(expr.func) or "").rsplit(".", 1)[-1]
+            if RANK_CALL.match(called):
+                self.model.flags.places = True
+                self.model.flags.per_rank_device |= "rank" in called.lower()
+                return Place.DEVICE
         name = dotted(expr) or ""
         last = name.rsplit(".", 1)[-1]
         if "dtype" in last.lower() or (self.model.imports.qualify(expr) or "").startswith("torch."):
@@ -165,6 +172,9 @@ def _empty_container(func: cst.BaseExpression) -> bool:
 
 DEVICE_LIST = re.compile(r"(^|[._])(gpu_ids|gpus|device_ids|devices|cuda_ids)$", re.I)
 """Names of the list of GPUs a run was given (``opt.gpu_ids``): an element is one of them."""
+
+RANK_CALL = re.compile(r"^(get_)?(local_|global_)?rank$|^current_device$", re.I)
+"""Calls that answer this process's GPU index: ``dist.get_rank()``, ``comm.get_local_rank()``."""
 
 SETTINGS = re.compile(
     r"^(?:args|arguments|config|configs|cfg|conf|opt|opts|options|hparams|hp|params|settings)$"

@@ -125,6 +125,17 @@ class StatementWalker:
                 self.projects.import_project_names(node)
         elif isinstance(node, cst.Return):
             self.walk_return(node)
+        elif isinstance(node, cst.Assert):
+            self.note_asserted_cuda(node.test)
+
+    def note_asserted_cuda(self, test: cst.BaseExpression) -> None:
+        """``assert torch.cuda.is_available()`` initialises CUDA as any other ``torch.cuda``
+        call (yolov5's select_device sets CUDA_VISIBLE_DEVICES after one: ultralytics/yolov5
+        #6431). Only that: the test is not a CPU path, so nothing else of it is read."""
+        for call in _calls_in(test):
+            qualified = self.model.imports.qualify(call.func) or ""
+            if qualified.startswith("torch.cuda.") and qualified != "torch.cuda.device_count":
+                self.model.scope.cuda_initialised = True
 
     def walk_return(self, node: cst.Return) -> None:
         model = self.model
@@ -261,3 +272,15 @@ def _moves(node: cst.BaseExpression) -> bool:
 
 def _is_main_test(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Comparison) and dotted(test.left) == "__name__"
+
+
+def _calls_in(node: cst.BaseExpression) -> list[cst.Call]:
+    """The calls of an expression, outermost first (a test is a few nodes: no visitor needed)."""
+    found: list[cst.Call] = []
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            found.append(current)
+        stack.extend(current.children)
+    return found

@@ -95,6 +95,10 @@ class Value:
     unmoved_at: cst.CSTNode | None = None
     """For modules with ``moved_if``: where another path of that ``if`` bound the module and
     left it on the host (``if args.pretrained: model = resnet18()``)."""
+    mixed_under: tuple[str, cst.CSTNode | None] | None = None
+    """For a tensor moved in one branch of ``if flag:`` only (MIXED): the flag's name and the
+    statement that bound it then. A later ``if`` of the same, unchanged flag runs only on the
+    path where it was moved (``if av: lip = lip.to(device)`` ... ``if av: model(lip)``)."""
     items: tuple[Value, ...] | None = None
     """For tuples of known shape: the value of each element."""
     element: Value | None = None
@@ -116,12 +120,18 @@ class Value:
     def with_place(self, place: Place) -> Value:
         stale = False if place is Place.DEVICE else self.stale
         return replace(
-            self, place=place, stale=stale, moved_if=None, moved_at=None, unmoved_at=None
+            self,
+            place=place,
+            stale=stale,
+            moved_if=None,
+            moved_at=None,
+            unmoved_at=None,
+            mixed_under=None,
         )
 
     def unconditional(self) -> Value:
         """The same value, placed (or not) on every path."""
-        return replace(self, moved_if=None, moved_at=None, unmoved_at=None)
+        return replace(self, moved_if=None, moved_at=None, unmoved_at=None, mixed_under=None)
 
     def bound_at(self, node: cst.CSTNode) -> Value:
         return replace(self, binding=node)

@@ -319,6 +319,10 @@ class CheckpointScan(cst.CSTVisitor):
             stops = _availability(test.expression) and _stops(node.body)
             # `if not torch.cuda.is_available(): sys.exit("needs a GPU")`
             self.requires_gpu |= stops and self._unconditional()
+        if _no_gpu_named(test) and _stops(node.body):
+            # `if device_name != "/device:GPU:0": raise SystemError("GPU device not found")`,
+            # the BERT fine-tuning notebooks' first cell (TensorFlow asked for the GPU)
+            self.requires_gpu |= self._unconditional()
         self._tests.append(self.module.code_for_node(node.test))
         self._test_ifs.append(node)
         self._enter_else(node)  # an `elif`
@@ -1639,6 +1643,15 @@ def _availability(test: cst.BaseExpression) -> bool:
     while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         test = test.left
     return isinstance(test, cst.Call) and (dotted(test.func) or "").endswith("cuda.is_available")
+
+
+def _no_gpu_named(test: cst.BaseExpression) -> bool:
+    """``x != "/device:GPU:0"``: a test that no GPU device was found, by its name."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    named = string_value(target.comparator) or string_value(test.left) or ""
+    return isinstance(target.operator, cst.NotEqual) and named.startswith("/device:GPU")
 
 
 def _file_name(path: cst.BaseExpression | None) -> str | None:

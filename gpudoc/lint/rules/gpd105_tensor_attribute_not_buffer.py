@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -24,6 +24,7 @@ from gpudoc.lint.rules._class_attrs import InitAttributes
 from gpudoc.lint.rules._factory_uses import read_only_as_index
 from gpudoc.lint.rules._forward_cache import cached_without_device_check, none_in_init
 from gpudoc.lint.rules._helpers import chain_root
+from gpudoc.lint.rules._zero_dim import read_only_as_scalar_operand, zero_dim
 from gpudoc.lint.visit import walk
 
 MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
@@ -67,6 +68,10 @@ class TensorAttributeNotBuffer(Rule):
             super().__init__()
             self.register_buffer("mean", torch.tensor([0.485, 0.456, 0.406]), persistent=False)
     ```
+
+    A 0-dim tensor (a full reduction, `torch.mean(w ** 2) ** 0.5`, `torch.tensor(0.5)`) read
+    only as an operand of arithmetic or a comparison (`x.mul(self.scale)`, `x * self.scale`) is
+    not reported: PyTorch takes a 0-dim host tensor as a number beside CUDA operands.
 
     It also checks library modules (no `if __name__ == "__main__":`) that place nothing
     themselves, since the scripts that import their classes move them; there, only attributes
@@ -179,11 +184,13 @@ model = Causal().cuda()
         self.class_names: set[str] = set()
         self.constructions: dict[str, list[CallEvent]] = {}
         """Class name -> the calls that build an instance of it (``Norm(mean, std)``)."""
+        self.qualify: Callable[[cst.BaseExpression], str | None] = lambda node: None
         self.registered: dict[int, set[str]] = {}
         """Per module class, attributes a method assigns an ``nn.Parameter``: registered (a
         tensor ``__init__`` binds there is a placeholder, ``initialize()`` wraps it)."""
 
     def on_class(self, event: ClassEvent, semantic: Semantic) -> None:
+        self.qualify = semantic.qualify  # the file's imports, read again in finish
         if event.module_class is not None:
             self.attrs.add_class(event.module_class)
             self.class_names.add(event.module_class.name)
@@ -270,6 +277,10 @@ model = Causal().cuda()
                     continue  # a placeholder a method replaces with an `nn.Parameter` (VOneNet)
                 if read_only_as_index(f"self.{attr.attr}", methods):
                     continue  # `sim[self.mask]`: PyTorch copies a host mask to sim's device
+                if zero_dim(attr.value, self.qualify) and read_only_as_scalar_operand(
+                    f"self.{attr.attr}", methods, self.qualify
+                ):
+                    continue  # `x.mul(self.scale)` of a 0-dim scale: a number to the GPU
                 if _host_data(f"self.{attr.attr}", methods):
                     continue  # `self.header.numpy().tofile(f)`: it must stay on the host
                 if (attr.placed and not optional_device) or _made_on_a_device(attr.value):

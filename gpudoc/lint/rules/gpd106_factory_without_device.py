@@ -24,6 +24,7 @@ from gpudoc.lint.analysis.follows_inputs import weight_attributes
 from gpudoc.lint.analysis.functions import MOVES
 from gpudoc.lint.analysis.names import (
     assigned_value,
+    bound_names_of,
     dotted,
     is_number_expression,
     iter_statements,
@@ -34,7 +35,6 @@ from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._cpu_project import runs_on_cpu_only
 from gpudoc.lint.rules._factory_reach import (
     COMBINING_METHODS,
-    REDUCTIONS,
     other_arm,
     reaches_device,
 )
@@ -61,6 +61,7 @@ from gpudoc.lint.rules._helpers import (
 from gpudoc.lint.rules._host_instances import host_only_classes
 from gpudoc.lint.rules._numbers import number_attributes, number_parameters
 from gpudoc.lint.rules._unset_attributes import reads_unset
+from gpudoc.lint.rules._zero_dim import SCALAR_OPERATORS, full_reduction
 from gpudoc.lint.visit import code_ids, walk
 
 STEP_METHODS = frozenset(
@@ -69,15 +70,6 @@ STEP_METHODS = frozenset(
         "train_step", "eval_step", "init_hidden", "init_hidden_state", "reset_hidden",
     }
 )  # fmt: skip
-
-SCALAR_OPERATORS = frozenset(
-    {
-        "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
-        "pow", "eq", "ne", "lt", "le", "gt", "ge",
-    }
-)  # fmt: skip
-"""Binary arithmetic and comparisons, whose TensorIterator takes a 0-dim host tensor as a
-number beside CUDA operands (``clamp``'s bounds and ``where``'s branches are no such)."""
 
 FLOAT_LEGACY = frozenset({"Tensor", "FloatTensor", "DoubleTensor", "HalfTensor"})
 """Legacy constructors of floating-point storage: given sizes, uninitialised numbers for
@@ -469,7 +461,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         else:
             self.scalar_held.pop(key, None)
         strict = self.host_factory(value, semantic) if value is not None else None
-        if strict is None or (value is not None and _full_reduction(value, semantic)):
+        if strict is None or (value is not None and full_reduction(value, semantic.qualify)):
             self.host_held.pop(key, None)  # `s = torch.sum(h)`: 0-dim, meets any device
         else:
             self.host_held[key] = strict
@@ -717,7 +709,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 unmoved.append(factory)
             elif value.kind is Kind.TENSOR and value.place is not Place.HOST:
                 beside_unmoved = True
-            if _full_reduction(node, semantic):
+            if full_reduction(node, semantic.qualify):
                 continue  # `torch.sum(t)`: a 0-dim tensor, an operand on any device
             if factory is not None and value.place in (Place.HOST, Place.UNKNOWN):
                 factories.append(factory)
@@ -1011,6 +1003,12 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 continue  # `t = torch.arange(n)` then `t = ...` on the next line, not reading t
             if factory.meets_no_input:
                 continue  # a stub text encoder: `torch.randn(len(list_of_text), 32)`
+            if (
+                step.endswith("_step")
+                and "lightning" in flags.frameworks
+                and _copies_batch(factory)
+            ):
+                continue  # `torch.tensor(y)` of a Lightning batch's tensor: where Lightning put it
             if _empty_placeholder(factory.call):
                 continue  # `return out, attn, torch.empty(0)`: nothing in it to misplace
             definition = factory.definition
@@ -1232,15 +1230,25 @@ def _tensor_root(operand: cst.BaseExpression, semantic: Semantic) -> cst.BaseExp
     return root
 
 
-def _full_reduction(expr: cst.BaseExpression, semantic: Semantic) -> bool:
-    """``torch.sum(t)``, ``t.mean()``: reduced over every dimension to a 0-dim tensor."""
-    if not isinstance(expr, cst.Call) or any(arg.keyword is not None for arg in expr.args):
+def _copies_batch(factory: FactoryCall) -> bool:
+    """``torch.tensor(labels)`` in a Lightning step's chain, of data its function was handed
+    (a parameter, or unpacked from one: ``feats, labels = batch``). Lightning moves a batch's
+    tensors to the device, and ``torch.tensor`` of a tensor copies it where it is."""
+    call, definition = factory.call, factory.definition
+    if factory.function != "tensor" or definition is None or not call.args:
         return False
-    func = expr.func
-    qualified = semantic.qualify(func) or ""
-    if qualified.startswith("torch.") and qualified[6:] in REDUCTIONS:
-        return len(expr.args) == 1
-    return isinstance(func, cst.Attribute) and func.attr.value in REDUCTIONS and not expr.args
+    data = call.args[0].value
+    if call.args[0].keyword is not None or not isinstance(data, cst.Name):
+        return False
+    handed = {param.name.value for param in definition.params.params}
+    if data.value in handed:
+        return True
+    for statement in iter_statements(definition.body.body):
+        if isinstance(statement, cst.Assign) and isinstance(statement.value, cst.Name):
+            unpacked = statement.value.value in handed
+            if unpacked and data.value in bound_names_of(statement.targets[0].target):
+                return True
+    return False
 
 
 def _may_be_cuda_type(event: CallEvent, semantic: Semantic) -> bool:

@@ -76,7 +76,8 @@ class LoadWithoutMapLocation(Rule):
     each call, to the argument given for it (`fit(vae, vae_model_file)`). Nor is a load in a
     file whose saves are all on the CPU (`.cpu()` before saving, FSDP `offload_to_cpu=True` or
     `cpu_offload=`), or in a script that never offers a CPU path (it hard-codes CUDA, or stops
-    without it: `assert torch.cuda.is_available()`).
+    without it: `assert torch.cuda.is_available()`, or the BERT fine-tuning notebooks' `if
+    device_name != "/device:GPU:0": raise SystemError(...)`).
 
     ## Why is this bad?
     A checkpoint saved from GPU tensors is restored onto the GPU it came from. When the script
