@@ -167,6 +167,31 @@ def check_rnn(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
                 raise EmulatedDeviceError(message, [("input", data), (name, tensor)])
 
 
+def check_rnn_cell(args: tuple[Any, ...], fused: str) -> None:
+    """The checks a GPU's LSTM and GRU cells meet for a CUDA input (``LSTMCell`` / ``GRUCell``
+    in RNN.cpp): ``mm(input, w_ih.t())``, ``mm(h, w_hh.t())``, then the fused kernel's own
+    check of the cell state and the biases. The CPU build runs ``addmm`` instead, whose check
+    names the operands the other way round."""
+    if len(args) < 4 or not isinstance(args[0], torch.Tensor) or not args[0].is_cuda:
+        return
+    data, hidden, w_ih, w_hh = args[:4]
+    state = list(hidden) if isinstance(hidden, list | tuple) else [hidden]
+    for first, weight in ((data, w_ih), (state[0] if state else None, w_hh)):
+        if isinstance(first, torch.Tensor) and isinstance(weight, torch.Tensor):
+            pair = [("self", first), ("mat2", weight)]
+            if first.device != weight.device:
+                raise EmulatedDeviceError(_codegen_message("wrapper_CUDA_mm", pair), pair)
+    extra = [("cx", state[1])] if fused == "_thnn_fused_lstm_cell" and len(state) > 1 else []
+    if fused == "_thnn_fused_gru_cell" and state:
+        extra = [("hx", state[0])]
+    biases = [("input_bias", args[4]), ("hidden_bias", args[5])] if len(args) > 5 else []
+    operands = [("input_gates", data), *extra, *biases]
+    operands = [(name, t) for name, t in operands if isinstance(t, torch.Tensor)]
+    if any(t.device != data.device for _, t in operands):
+        method = _check_style(fused, "") or f"wrapper_CUDA__{fused}"
+        raise EmulatedDeviceError(_codegen_message(method, operands), operands)
+
+
 def mismatch_message(func: Any, operands: list[tuple[str, torch.Tensor]]) -> str:
     name = func._schema.name.split("::")[-1]
     overload = func._overloadname if func._overloadname != "default" else ""

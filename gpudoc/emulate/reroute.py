@@ -7,7 +7,8 @@ be on the CPU or the GPU), for a subclass it divides by them on the device, whic
 host lengths a device error under emulation only. Such calls are rewritten here into the form
 the GPU's path takes, before torch sees them. The recurrent layers' calls are checked here the
 way ATen checks them before any kernel, since the CPU build decomposes them into ``addmm``s
-whose device check says something else.
+whose device check says something else; so are the LSTM and GRU cells, whose CUDA path runs
+``mm`` and a fused kernel where the CPU build runs ``addmm``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from gpudoc.emulate.errors import check_rnn
+from gpudoc.emulate.errors import check_rnn, check_rnn_cell
 
 Call = tuple[tuple[Any, ...], dict[str, Any]]
 
@@ -47,9 +48,21 @@ def _rnn_checked(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
     return args, kwargs
 
 
+def _cell_checked(fused: str) -> Callable[[tuple[Any, ...], dict[str, Any]], Call]:
+    """An LSTM or GRU cell's device checks, in the order a GPU's CUDA path makes them."""
+
+    def checked(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
+        check_rnn_cell(args, fused)
+        return args, kwargs
+
+    return checked
+
+
 REROUTES: dict[Any, Callable[[tuple[Any, ...], dict[str, Any]], Call]] = {
     F.ctc_loss: _ctc_lengths,
     torch.ctc_loss: _ctc_lengths,
     # the recurrent layers, checked as ATen checks them (`torch._VF.lstm` is `torch.lstm`)
     **dict.fromkeys((torch.lstm, torch.gru, torch.rnn_tanh, torch.rnn_relu), _rnn_checked),
+    torch.lstm_cell: _cell_checked("_thnn_fused_lstm_cell"),
+    torch.gru_cell: _cell_checked("_thnn_fused_gru_cell"),
 }

@@ -167,3 +167,32 @@ def test_the_default_generators_go_with_the_emulation() -> None:
     with emulated_cuda(device_count=3, batch_limit=None):
         assert len(torch.cuda.default_generators) == 3
     assert torch.cuda.default_generators is real
+
+
+def test_an_lstm_cell_with_a_host_state_fails_as_the_gpu_says(gpus: None) -> None:
+    # bug_factory_in_forward.py on an H200: the cell's CUDA path runs mm(h, w_hh.t()), whose
+    # check names w_hh as mat2; the CPU build runs addmm and named the host state mat1
+    cell = nn.LSTMCell(4, 8).cuda()
+    x = torch.randn(3, 4, device="cuda")
+    on_device, on_host = torch.zeros(3, 8, device="cuda"), torch.zeros(3, 8)
+    expected = (
+        "but got mat2 is on cuda:0, different from other tensors on cpu "
+        r"\(when checking argument in method wrapper_CUDA_mm\)"
+    )
+    with pytest.raises(RuntimeError, match=expected):
+        cell(x, (on_host, on_device))
+    # the cell state meets the fused kernel's own check
+    with pytest.raises(
+        RuntimeError, match=r"got cx is on cpu.*wrapper_CUDA___thnn_fused_lstm_cell"
+    ):
+        cell(x, (on_device, on_host))
+    assert cell(x, (on_device, on_device))[0].device == torch.device("cuda", 0)
+    assert cell(x)[1].device == torch.device("cuda", 0)  # no state: made on the input's device
+
+
+def test_a_gru_cell_with_a_host_state_fails_as_the_gpu_says(gpus: None) -> None:
+    cell = nn.GRUCell(4, 8).cuda()
+    x = torch.randn(3, 4, device="cuda")
+    with pytest.raises(RuntimeError, match="but got mat2 is on cuda:0, different from other"):
+        cell(x, torch.zeros(3, 8))
+    assert cell(x, torch.zeros(3, 8, device="cuda")).device == torch.device("cuda", 0)
