@@ -53,7 +53,7 @@ def builtin_value(name: str, args: list[Value]) -> Value:
     if not args:
         return UNKNOWN
     if name == "enumerate":
-        if args[0].kind is not Kind.LOADER:
+        if args[0].kind is not Kind.LOADER and args[0].kind is not Kind.TENSOR:
             return UNKNOWN
         # each element (a generator's, or a batch) with its index, a Python int
         pairs = Value(items=(SCALAR, element_of(args[0])))
@@ -63,6 +63,10 @@ def builtin_value(name: str, args: list[Value]) -> Value:
     if name == "zip":
         if any(arg.kind is Kind.LOADER for arg in args):
             return Value(Kind.LOADER, join_places([a.place for a in args]), source="zip")
+        if any(arg.kind is Kind.TENSOR for arg in args):
+            # `for score, index in zip(values, indices)`: a row of each tensor, where it is
+            rows = Value(items=tuple(element_of(arg) for arg in args))
+            return Value(Kind.LOADER, join_places([a.place for a in args]), element=rows)
         return UNKNOWN
     if name == "next":
         return element_of(args[0])

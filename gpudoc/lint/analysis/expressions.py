@@ -38,8 +38,14 @@ PARAM_GROUPS = "param-groups:"
 """``Value.source`` of an optimizer's parameter groups (a dict, or a list of them) that all hold
 one module's parameters: ``param-groups:model``."""
 TENSOR_ATTRS = frozenset(
-    ["data", "T", "mT", "H", "real", "imag", "grad", "logits", "loss", "last_hidden_state"]
-)
+    {
+        "data", "T", "mT", "H", "real", "imag", "grad",
+        # the tensors of a Hugging Face model's output, where the model is
+        "logits", "loss", "last_hidden_state", "pooler_output", "encoder_last_hidden_state",
+        "logits_per_image", "logits_per_text", "text_embeds", "image_embeds", "start_logits",
+        "end_logits", "prediction_logits", "pred_boxes", "pred_masks", "predicted_depth",
+    }
+)  # fmt: skip
 
 
 def string_value(node: cst.BaseExpression) -> str | None:

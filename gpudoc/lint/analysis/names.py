@@ -116,6 +116,10 @@ def names_in(node: cst.CSTNode) -> Iterator[str]:
             stack.extend(current.children)
 
 
+DISPATCHERS = frozenset({"Fire", "globals", "locals", "vars"})
+"""Names through which a script calls its functions without naming them."""
+
+
 def name_counts(node: cst.CSTNode, names: set[str]) -> dict[str, int]:
     """How often each of ``names`` stands as a ``Name`` under ``node``; a ``def``'s own name
     counts once, so more than one is a use (a call, ``mp.spawn(f)``)."""

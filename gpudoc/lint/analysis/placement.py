@@ -117,6 +117,10 @@ class Placement:
             # or property (`next(self.parameters()).device` of a mixin)
             own = dotted(expr) == "self.device"
             tensor_device = tensor_device and not own
+            if tensor_device and value.place is Place.MIXED:
+                # `torch.hann_window(n).to(audio.device)` where `audio` was moved on some paths
+                # only: the window is wherever the signal is, on every path
+                return Place.MIXED
             if not tensor_device or self.model.scope.lookup(dotted(expr) or "") is not None:
                 self.model.flags.places = True
             if not tensor_device and isinstance(expr, cst.Attribute):

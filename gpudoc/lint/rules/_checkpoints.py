@@ -23,6 +23,7 @@ from gpudoc.lint.analysis.flow import guard_polarity, terminates
 from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.homes import project_modules, project_names
 from gpudoc.lint.analysis.names import (
+    DISPATCHERS,
     ImportTable,
     bound_names,
     bound_names_of,
@@ -30,6 +31,7 @@ from gpudoc.lint.analysis.names import (
     dotted,
     iter_statements,
     keyword,
+    name_counts,
     names_in,
     return_values,
 )
@@ -182,6 +184,9 @@ class CheckpointScan(cst.CSTVisitor):
         self._classes: list[cst.ClassDef] = []
         self.flag_classes: dict[int, cst.ClassDef | cst.FunctionDef] = {}
         self._method_evidence: list[tuple[int, str, str]] = []
+        self._helper_evidence: list[tuple[int, str, str]] = []
+        """CPU choices inside a top-level function of a script: they count once something in
+        the file names the function (a leftover `to_var` helper never called chooses nothing)."""
         """CPU choices made in a method: (strength, text, the method's name)."""
         self._called: set[str] = set()
         """The last name of everything the file calls (``_acquire_device``)."""
@@ -564,7 +569,9 @@ class CheckpointScan(cst.CSTVisitor):
             if directory:
                 self.handler_dirs.setdefault(directory, self._next())
         if library and library.partition(".")[0] not in DEVICE_LIBRARIES:
-            self._foreign_cpu.update(id(arg.value) for arg in node.args if arg.keyword is not None)
+            # `summary(model, shape, device="cpu")`, whisper's `mel_filters("cpu", n_mels)`: where
+            # that library computes, not where the script runs
+            self._foreign_cpu.update(id(arg.value) for arg in node.args)
         distributed = library.startswith("torch.distributed.")  # a process group, not CUDA
         if last in REPORTERS or name in self._reporter_functions():
             # `print("CUDA:", torch.cuda.is_available())` chooses nothing
@@ -764,6 +771,10 @@ class CheckpointScan(cst.CSTVisitor):
             # a private method's CPU choice counts once the file calls it (SCINet's Exp_Basic
             # keeps `_acquire_device`, but its `__init__` calls `.cuda()` instead)
             self._method_evidence.append((strength, text, function.name.value))
+            return
+        top_level = function is not None and not self._classes and len(self._functions) == 1
+        if top_level and function is not None and not function.decorators:
+            self._helper_evidence.append((strength, text, function.name.value))
             return
         self.evidence.setdefault(strength, text)
 
@@ -997,6 +1008,13 @@ class CheckpointScan(cst.CSTVisitor):
         methods something in the file calls."""
         for strength, text, method in self._method_evidence:
             if method in self._called or method.startswith("__"):
+                self.evidence.setdefault(strength, text)
+        helpers = {name for _, _, name in self._helper_evidence}
+        named = name_counts(self.module, helpers | DISPATCHERS) if helpers else {}
+        if not _runs(self.module) or any(named.get(name) for name in DISPATCHERS):
+            named = {}  # a library's functions, or a script's that `fire.Fire()` runs
+        for strength, text, helper in self._helper_evidence:
+            if named.get(helper, 2) > 1:  # called or handed on here
                 self.evidence.setdefault(strength, text)
         later, self._later_calls = self._later_calls, []
         for name, node, order in later:
@@ -1643,6 +1661,22 @@ def _availability(test: cst.BaseExpression) -> bool:
     while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         test = test.left
     return isinstance(test, cst.Call) and (dotted(test.func) or "").endswith("cuda.is_available")
+
+
+def _runs(module: cst.Module) -> bool:
+    """A script, not a module for others to import: its top level has a ``__main__`` block, a
+    loop, a ``with`` or a call statement."""
+    for statement in module.body:
+        if isinstance(statement, cst.For | cst.While | cst.With):
+            return True
+        if isinstance(statement, cst.If) and "__main__" in module.code_for_node(statement.test):
+            return True
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+            for small in statement.body
+        ):
+            return True
+    return False
 
 
 def _no_gpu_named(test: cst.BaseExpression) -> bool:

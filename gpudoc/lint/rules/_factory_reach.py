@@ -138,6 +138,8 @@ class _Flow:
             method = func.attr.value
             if method in REDUCTIONS and not node.args:
                 return False  # `counts.sum()`: 0-dim, combined with tensors on any device
+            if method == "to" and converts_only(node):
+                return True  # `mask.to(torch.bool)`: the same tensor, where it was
             return method not in LEAVES_TENSOR and method not in MOVES
         if name in CARRYING_CALLS or name.startswith(TORCH_PREFIXES):
             if name.endswith((".to", ".device")):
@@ -281,7 +283,34 @@ def _moved_self(value: cst.BaseExpression, name: str) -> bool:
     """``w.cuda()``, ``w.to(x.device)`` for ``name`` ``w``."""
     if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
         return False
-    return value.func.attr.value in MOVES and dotted(value.func.value) == name
+    method = value.func.attr.value
+    moves = method in MOVES and not (method == "to" and converts_only(value))
+    return moves and dotted(value.func.value) == name
+
+
+DTYPE_NAMES = frozenset(
+    {
+        "bool", "float", "float16", "float32", "float64", "half", "double", "bfloat16",
+        "long", "int", "int8", "int16", "int32", "int64", "uint8", "short", "complex64",
+    }
+)  # fmt: skip
+
+
+def converts_only(call: cst.Call) -> bool:
+    """``x.to(torch.bool)``, ``x.to(dtype=y.dtype)``, ``x.to(x.dtype, non_blocking=True)``: a
+    ``.to()`` that names a dtype and no device."""
+    if not call.args:
+        return False
+    for arg in call.args:
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if keyword in ("non_blocking", "copy", "memory_format", "dtype"):
+            continue
+        name = dotted(arg.value) or ""
+        head, _, last = name.rpartition(".")
+        if keyword is None and (last == "dtype" or (head == "torch" and last in DTYPE_NAMES)):
+            continue
+        return False
+    return True
 
 
 def _sizes(value: cst.BaseExpression) -> bool:

@@ -22,7 +22,7 @@ import libcst as cst
 
 from gpudoc.lint import project
 from gpudoc.lint.analysis.homes import project_modules, project_names
-from gpudoc.lint.analysis.names import dotted, name_counts
+from gpudoc.lint.analysis.names import DISPATCHERS, dotted, name_counts
 from gpudoc.lint.rules._checkpoints import scan
 from gpudoc.lint.rules._gpu_savers import MAX_BYTES, _scripts_in
 from gpudoc.lint.visit import code_ids, walk
@@ -430,7 +430,3 @@ def uncalled_functions(module: cst.Module, path: str) -> set[int]:
                 continue
             unused = {name for name in unused if re.search(rf"\b{name}\b", text) is None}
     return {node for name in unused for node in code_ids(candidates[name])}
-
-
-DISPATCHERS = frozenset({"Fire", "globals", "locals", "vars"})
-"""Names through which a script calls its functions without naming them."""

@@ -552,6 +552,8 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         )
         if not moves or not isinstance(func, cst.Attribute):
             return
+        if event.method == "to" and event.result.place is Place.HOST:
+            return  # `mask.to(torch.bool)`: a conversion, where the tensor already is
         args = event.node.args
         if event.method == "type_as" and args and dotted(args[0].value) == dotted(func.value):
             return  # `fake.type_as(fake)` (a typo of lightning-bolts' GAN): stays where it is
