@@ -15,6 +15,7 @@ from libcst.metadata import CodeRange
 from gpudoc.lint import visit
 from gpudoc.lint.analysis import analyze
 from gpudoc.lint.analysis.events import EventBus
+from gpudoc.lint.analysis.names import top_level_runs
 from gpudoc.lint.dead_code import without_dead_blocks
 from gpudoc.lint.gc_pause import gc_paused
 from gpudoc.lint.model import Edit, Finding, Fix
@@ -309,16 +310,4 @@ def _is_library(module: cst.Module, path: str) -> bool:
     """A module for others to import: a ``.py`` file whose top level only defines things (no
     ``if __name__ == "__main__":``, no loop or call statement of a script). A script or
     notebook that never places anything runs on the CPU, and says so."""
-    if not path.endswith(".py"):
-        return False
-    for statement in module.body:
-        if isinstance(statement, cst.If) and "__main__" in module.code_for_node(statement.test):
-            return False
-        if isinstance(statement, cst.For | cst.While | cst.With):
-            return False
-        if isinstance(statement, cst.SimpleStatementLine) and any(
-            isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
-            for small in statement.body
-        ):
-            return False
-    return True
+    return path.endswith(".py") and not top_level_runs(module)

@@ -34,6 +34,7 @@ from gpudoc.lint.analysis.names import (
     name_counts,
     names_in,
     return_values,
+    top_level_runs,
 )
 from gpudoc.lint.rules._device_names import Binding, device_text
 from gpudoc.lint.rules._helpers import Conditions, every_parameter
@@ -1011,7 +1012,7 @@ class CheckpointScan(cst.CSTVisitor):
                 self.evidence.setdefault(strength, text)
         helpers = {name for _, _, name in self._helper_evidence}
         named = name_counts(self.module, helpers | DISPATCHERS) if helpers else {}
-        if not _runs(self.module) or any(named.get(name) for name in DISPATCHERS):
+        if not top_level_runs(self.module) or any(named.get(name) for name in DISPATCHERS):
             named = {}  # a library's functions, or a script's that `fire.Fire()` runs
         for strength, text, helper in self._helper_evidence:
             if named.get(helper, 2) > 1:  # called or handed on here
@@ -1661,22 +1662,6 @@ def _availability(test: cst.BaseExpression) -> bool:
     while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         test = test.left
     return isinstance(test, cst.Call) and (dotted(test.func) or "").endswith("cuda.is_available")
-
-
-def _runs(module: cst.Module) -> bool:
-    """A script, not a module for others to import: its top level has a ``__main__`` block, a
-    loop, a ``with`` or a call statement."""
-    for statement in module.body:
-        if isinstance(statement, cst.For | cst.While | cst.With):
-            return True
-        if isinstance(statement, cst.If) and "__main__" in module.code_for_node(statement.test):
-            return True
-        if isinstance(statement, cst.SimpleStatementLine) and any(
-            isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
-            for small in statement.body
-        ):
-            return True
-    return False
 
 
 def _no_gpu_named(test: cst.BaseExpression) -> bool:
