@@ -153,8 +153,8 @@ def _with_dependencies(source: str, path: str) -> bytes:
     from gpudoc.lint.rules._cpu_project import project_files
     from gpudoc.lint.rules._forward_callers import FACTORY_TEXT, project_importers
     from gpudoc.lint.rules._gpu_savers import may_read_gpu_savers, sibling_scripts
-    from gpudoc.lint.rules._importers import candidate_importers
     from gpudoc.lint.rules._project_options import option_files
+    from gpudoc.lint.rules._project_scripts import candidate_importers
     from gpudoc.lint.rules._saved_device import checkpoint_files
 
     # the kind first: an empty notebook (invalid JSON) and an empty `__init__.py` (clean) have

@@ -3,7 +3,9 @@ here: the correct code each rule must leave alone, next to the bug it finds."""
 
 from __future__ import annotations
 
-from lint_lines import lines
+from pathlib import Path
+
+from lint_lines import lines, project_lines
 
 # togheppi's cDCGAN (set 63): a GPU-only script whose one availability test sits in a helper
 # that nothing calls
@@ -30,6 +32,39 @@ def test_a_cpu_choice_in_a_helper_nothing_calls_is_no_cpu_path() -> None:
     assert lines(LEFTOVER_HELPER.format(z="z"), "GPD203") == []
     # called, the helper is the script's fallback, and the hard-coded moves break it
     assert lines(LEFTOVER_HELPER.format(z="to_var(z)"), "GPD203") == [12, 14]
+
+
+# FaceMaskDetection (recall set 62): the loader module's inference helper picks the CPU, and the
+# demo script that imports it calls it
+LOADER_MODULE = """\
+import sys
+import torch
+sys.path.append("models/")
+
+
+def load_model(path):
+    return torch.load(path)
+
+
+def infer(model, batch):
+    device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+    return model.to(device)(torch.tensor(batch).to(device))
+"""
+
+
+def test_a_helper_another_script_calls_keeps_its_cpu_choice(tmp_path: Path) -> None:
+    demo = "from main import load_model, infer\nprint(infer(load_model('m.pth'), [1.0]))\n"
+    files = {"main.py": LOADER_MODULE, "demo.py": demo}
+    assert project_lines(tmp_path, files, "GPD201") == [7]
+    # a library (its top level only sets up): its functions are for others to call
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    assert project_lines(alone, {"main.py": LOADER_MODULE}, "GPD201") == [7]
+    # a program whose `__main__` never calls the helper, and no script names it: a leftover
+    program = LOADER_MODULE + '\nif __name__ == "__main__":\n    print(load_model("m.pth"))\n'
+    unused = tmp_path / "unused"
+    unused.mkdir()
+    assert project_lines(unused, {"main.py": program}, "GPD201") == []
 
 
 # jfassett1's acoustic attack (set 63): whisper computes a filter bank where it is told

@@ -229,7 +229,7 @@ def test_importers_are_looked_for_inside_the_project_only(
 ) -> None:
     """Not in ``/tmp`` above a loose file: its files import nothing of ours, and their changes
     would change the file's cache key (and make `--fix` analyse it once more)."""
-    from gpudoc.lint.rules._importers import candidate_importers
+    from gpudoc.lint.rules._project_scripts import candidate_importers
 
     (tmp_path / "elsewhere").mkdir()
     monkeypatch.chdir(tmp_path / "elsewhere")
@@ -249,9 +249,9 @@ def test_importers_are_looked_for_inside_the_project_only(
 
 
 def _clear_caches() -> None:
-    from gpudoc.lint.rules import _importers
+    from gpudoc.lint.rules import _project_scripts
 
-    _importers.project_directories.cache_clear()
+    _project_scripts.project_directories.cache_clear()
 
 
 def test_a_library_module_with_a_logger_is_no_script(tmp_path: Path) -> None:

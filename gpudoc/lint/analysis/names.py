@@ -116,17 +116,22 @@ def names_in(node: cst.CSTNode) -> Iterator[str]:
             stack.extend(current.children)
 
 
-def top_level_runs(module: cst.Module) -> bool:
+def top_level_runs(module: cst.Module, calls: bool = True) -> bool:
     """A program rather than a module for others to import: its top level has a ``__main__``
-    block, a loop, a ``with`` or a call statement."""
+    block, a loop, a ``with`` or (with ``calls``) a call statement (``main()``, but also a
+    library's ``sys.path.append(...)`` or ``logging.basicConfig()``)."""
     for statement in module.body:
         if isinstance(statement, cst.If) and "__main__" in module.code_for_node(statement.test):
             return True
         if isinstance(statement, cst.For | cst.While | cst.With):
             return True
-        if isinstance(statement, cst.SimpleStatementLine) and any(
-            isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
-            for small in statement.body
+        if (
+            calls
+            and isinstance(statement, cst.SimpleStatementLine)
+            and any(
+                isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+                for small in statement.body
+            )
         ):
             return True
     return False

@@ -38,6 +38,7 @@ from gpudoc.lint.analysis.names import (
 )
 from gpudoc.lint.rules._device_names import Binding, device_text
 from gpudoc.lint.rules._helpers import Conditions, every_parameter
+from gpudoc.lint.rules._project_scripts import candidate_importers
 from gpudoc.lint.visit import code_ids, walk
 
 TEMPORARY = re.compile(r"expr:(tmp_path|tmpdir|tmp_path_factory)\b")
@@ -1012,10 +1013,14 @@ class CheckpointScan(cst.CSTVisitor):
                 self.evidence.setdefault(strength, text)
         helpers = {name for _, _, name in self._helper_evidence}
         named = name_counts(self.module, helpers | DISPATCHERS) if helpers else {}
-        if not top_level_runs(self.module) or any(named.get(name) for name in DISPATCHERS):
+        program = top_level_runs(self.module, calls=False)  # not a library's set-up calls
+        if not program or any(named.get(name) for name in DISPATCHERS):
             named = {}  # a library's functions, or a script's that `fire.Fire()` runs
+        unnamed = {name for name in helpers if named.get(name, 2) == 1}
+        if unnamed and self.path:
+            unnamed -= _named_by_importers(self.path, unnamed)
         for strength, text, helper in self._helper_evidence:
-            if named.get(helper, 2) > 1:  # called or handed on here
+            if helper not in unnamed:  # called or handed on here, or by a file importing it
                 self.evidence.setdefault(strength, text)
         later, self._later_calls = self._later_calls, []
         for name, node, order in later:
@@ -1662,6 +1667,25 @@ def _availability(test: cst.BaseExpression) -> bool:
     while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         test = test.left
     return isinstance(test, cst.Call) and (dotted(test.func) or "").endswith("cuda.is_available")
+
+
+def _named_by_importers(path: str, names: set[str]) -> set[str]:
+    """Of ``names`` (functions of the file at ``path``), those a script of the project that may
+    import it names (FaceMaskDetection's `pytorch_inference`, called from its demo script)."""
+    found: set[str] = set()
+    for script in candidate_importers(path):
+        try:
+            text = script.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        found |= {name for name in names - found if _uses(text, name)}
+    return found
+
+
+def _uses(text: str, name: str) -> bool:
+    """``name`` appears in ``text`` other than where it defines its own function of that name
+    (two scripts of a project that each keep a `to_var` helper)."""
+    return len(re.findall(rf"\b{name}\b", text)) > len(re.findall(rf"\bdef\s+{name}\b", text))
 
 
 def _no_gpu_named(test: cst.BaseExpression) -> bool:

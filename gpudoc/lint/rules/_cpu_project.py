@@ -17,7 +17,7 @@ from pathlib import Path
 from stat import S_ISREG
 
 from gpudoc.lint.rules._gpu_savers import MAX_BYTES
-from gpudoc.lint.rules._importers import in_project_directories
+from gpudoc.lint.rules._project_scripts import in_project_directories
 
 DEVICE_WORDS = re.compile(
     r"cuda|device|\.to\(|accelerat|lightning|\bgpus?\b|\bmps\b|\btpu\b|\bxla\b|Trainer\(", re.I

@@ -24,7 +24,7 @@ import libcst as cst
 from gpudoc.lint import project
 from gpudoc.lint.analysis.names import dotted as dotted_name
 from gpudoc.lint.rules._gpu_savers import MAX_BYTES
-from gpudoc.lint.rules._importers import project_directories
+from gpudoc.lint.rules._project_scripts import project_directories
 from gpudoc.lint.visit import walk
 
 MAX_FILES = 400

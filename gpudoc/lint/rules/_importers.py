@@ -11,9 +11,7 @@ file (one more file deep: ``main.py`` imports ``gmptv``, which imports ``backbon
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -24,12 +22,10 @@ from gpudoc.lint import project
 from gpudoc.lint.analysis.homes import project_modules, project_names
 from gpudoc.lint.analysis.names import DISPATCHERS, dotted, name_counts
 from gpudoc.lint.rules._checkpoints import scan
-from gpudoc.lint.rules._gpu_savers import MAX_BYTES, _scripts_in
+from gpudoc.lint.rules._gpu_savers import MAX_BYTES
+from gpudoc.lint.rules._project_scripts import candidate_importers
 from gpudoc.lint.visit import code_ids, walk
 
-LEVELS = 3
-"""The file's own directory and the two above it: ``train.py`` beside ``models/``, or
-``tools/train.py`` beside the package."""
 DEPTH = 2
 """Importers of importers: a script, the model file it imports, the layers that file imports."""
 
@@ -42,46 +38,6 @@ class Importer:
     evidence: str
     reached: frozenset[str]
     """The file's top-level names it reaches ("" for the file's top-level code)."""
-
-
-def candidate_importers(linted: str) -> list[Path]:
-    """The scripts whose text may import ``linted``: its cache key, and where to look."""
-    if not linted.endswith(".py"):
-        return []
-    here = Path(linted).resolve()
-    scripts = in_project_directories(here, _scripts_in)
-    return [s for s in scripts if s != here and s.name != "__init__.py"]
-
-
-def in_project_directories(
-    here: Path, listing: Callable[[str, int], tuple[Path, ...]]
-) -> list[Path]:
-    """What ``listing`` (a directory's files, read once per modification stamp) finds in each
-    of the project directories of the file ``here`` (an unreadable one is left out)."""
-    found: list[Path] = []
-    for directory in project_directories(str(here.parent), os.getcwd()):
-        try:
-            found += listing(str(directory), directory.stat().st_mtime_ns)
-        except OSError:
-            continue
-    return found
-
-
-@lru_cache(maxsize=256)
-def project_directories(directory: str, cwd: str) -> tuple[Path, ...]:
-    """The file's directory and those above it up to the project's root (a root marker, at
-    most LEVELS in all); without a root, the directory gpudoc runs in when it holds the file.
-    Never a directory outside the project (``/tmp``): its files are no importers, and their
-    changes would make the cache key change all the time."""
-    start = Path(directory)
-    chain = [start, *list(start.parents)[: LEVELS - 1]]
-    for index, candidate in enumerate(chain):
-        if any((candidate / marker).exists() for marker in project.ROOT_MARKERS):
-            return tuple(chain[: index + 1])
-    here = Path(cwd)
-    if here in chain:
-        return tuple(chain[: chain.index(here) + 1])
-    return (start,)
 
 
 def importer_cpu_path(module: cst.Module, path: str, node: cst.CSTNode) -> str | None:

@@ -25,7 +25,8 @@ from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.placement import SETTINGS
 from gpudoc.lint.rules._checkpoints import scan
 from gpudoc.lint.rules._gpu_savers import MAX_BYTES, _scripts_in
-from gpudoc.lint.rules._importers import is_entry, project_directories
+from gpudoc.lint.rules._importers import is_entry
+from gpudoc.lint.rules._project_scripts import project_directories
 from gpudoc.lint.visit import walk
 
 DEFINES_OPTION = re.compile(r"add_argument\(\s*[\"']-")
