@@ -170,3 +170,52 @@ if __name__ == "__main__":
 def test_a_model_outputs_scores_followed_through_a_method_and_zip() -> None:
     assert lines(CLIP_SCORES.format(host=""), "GPD202") == [17, 18]
     assert lines(CLIP_SCORES.format(host=".cpu()"), "GPD202") == []
+
+
+# TextGAN-PyTorch (set 21's real findings, kept): a trainer class whose methods move under the
+# config's `CUDA` switch, with one `.cuda()` left unconditional; its methods are no leftover
+# helpers, whatever the walk of the base class's file reads
+INSTRUCTOR_BASE = """\
+import torch
+import config as cfg
+
+
+class BasicInstructor:
+    def __init__(self):
+        self.gen = torch.nn.Linear(4, 4)
+        if cfg.CUDA:
+            self.gen = self.gen.cuda()
+"""
+INSTRUCTOR = """\
+import torch
+import config as cfg
+from base import BasicInstructor
+
+
+class CatInstructor(BasicInstructor):
+    def init_model(self):
+        if cfg.CUDA:
+            self.gen = self.gen.cuda()
+
+    def train_epoch(self):
+        real = torch.rand(4, 4).cuda()
+        return self.gen(real)
+"""
+RUN = """\
+import config as cfg
+from main import CatInstructor
+
+if __name__ == "__main__":
+    cfg.CUDA = False
+    CatInstructor().train_epoch()
+"""
+
+
+def test_a_methods_cpu_choice_is_kept_beside_a_base_class(tmp_path: Path) -> None:
+    files = {
+        "config.py": "CUDA = True\n",
+        "base.py": INSTRUCTOR_BASE,
+        "main.py": INSTRUCTOR,
+        "run.py": RUN,
+    }
+    assert project_lines(tmp_path, files, "GPD203") == [12]

@@ -187,6 +187,7 @@ class CheckpointScan(cst.CSTVisitor):
         self.flag_classes: dict[int, cst.ClassDef | cst.FunctionDef] = {}
         self._method_evidence: list[tuple[int, str, str]] = []
         self._helper_evidence: list[tuple[int, str, str]] = []
+        self._top_level: set[int] | None = None
         """CPU choices inside a top-level function of a script: they count once something in
         the file names the function (a leftover `to_var` helper never called chooses nothing)."""
         """CPU choices made in a method: (strength, text, the method's name)."""
@@ -774,11 +775,20 @@ class CheckpointScan(cst.CSTVisitor):
             # keeps `_acquire_device`, but its `__init__` calls `.cuda()` instead)
             self._method_evidence.append((strength, text, function.name.value))
             return
-        top_level = function is not None and not self._classes and len(self._functions) == 1
-        if top_level and function is not None and not function.decorators:
+        if function is not None and id(function) in self._top_level_functions():
             self._helper_evidence.append((strength, text, function.name.value))
             return
         self.evidence.setdefault(strength, text)
+
+    def _top_level_functions(self) -> set[int]:
+        """The ids of the module's own undecorated functions (not methods, not nested)."""
+        if self._top_level is None:
+            self._top_level = {
+                id(statement)
+                for statement in self.module.body
+                if isinstance(statement, cst.FunctionDef) and not statement.decorators
+            }
+        return self._top_level
 
     @property
     def cpu_path(self) -> str | None:
