@@ -156,7 +156,7 @@ class Compound:
         when_true, when_false = type_test_arms(node.test, model.qualify)
 
         flag = self.flag_of(node.test) if polarity is None else None
-        flag_body_end: list[Env] = []
+        placed_in_body: list[set[str]] = []
 
         def body() -> None:
             model.guard_depth += body_guard
@@ -166,7 +166,10 @@ class Compound:
             with narrowed(model.scope.env, when_true), self.moved_with(flag):
                 self.statements.walk_body(node.body)
             if flag is not None:
-                flag_body_end[:] = [dict(env) for env in self.writable_envs()]
+                placed_in_body[:] = [
+                    {name for name, value in env.items() if value.place is Place.DEVICE}
+                    for env in self.writable_envs()
+                ]
             model.branch_tests.pop()
             model.gpu_path -= polarity == "gpu"
             self.leave_cpu_path(cpu_side == "cpu")
@@ -198,8 +201,8 @@ class Compound:
             paths = (body,) if truth else (other,)
         # read after the paths: CUDA on the CPU path shows the test picks a GPU
         through = self.walk_paths(paths, lambda: model.join_after(node.test))
-        if flag is not None and flag_body_end:
-            self.note_moved_with(flag, flag_body_end)
+        if flag is not None and placed_in_body:
+            self.note_moved_with(flag, placed_in_body)
         # `if torch.cuda.is_available(): return z.cuda()`: what follows runs on the CPU (an
         # `elif` of another test decides nothing of the kind for the whole `if`)
         gpu_arm_ended = through == 1 and len(paths) == 2 and orelse is None
@@ -222,13 +225,15 @@ class Compound:
         held = self.model.scope.lookup(name)
         return name, held.binding if held is not None else None
 
-    def note_moved_with(self, flag: tuple[str, cst.CSTNode | None], body_end: list[Env]) -> None:
-        """Tensors on the device where the body of ``if flag:`` ended, and on some paths only
-        after it: a later ``if`` of the same flag runs where they were moved."""
-        for env, end in zip(self.writable_envs(), body_end, strict=True):
+    def note_moved_with(
+        self, flag: tuple[str, cst.CSTNode | None], placed_in_body: list[set[str]]
+    ) -> None:
+        """Tensors on the device where the body of ``if flag:`` ended (``placed_in_body``, per
+        environment), and on some paths only after it: a later ``if`` of the same flag runs
+        where they were moved."""
+        for env, placed in zip(self.writable_envs(), placed_in_body, strict=True):
             for name, value in env.items():
-                moved = end.get(name)
-                if value.place is Place.MIXED and moved is not None and moved.place is Place.DEVICE:
+                if value.place is Place.MIXED and name in placed:
                     env[name] = replace(value, mixed_under=flag)
 
     @contextmanager

@@ -116,6 +116,21 @@ def names_in(node: cst.CSTNode) -> Iterator[str]:
             stack.extend(current.children)
 
 
+def calls_in(node: cst.CSTNode) -> list[cst.Call]:
+    """Every call inside ``node``, in the walk's order."""
+    visitor = _Calls()
+    walk(node, visitor)
+    return visitor.calls
+
+
+class _Calls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+
 def top_level_runs(module: cst.Module, calls: bool = True) -> bool:
     """A program rather than a module for others to import: its top level has a ``__main__``
     block, a loop, a ``with`` or (with ``calls``) a call statement (``main()``, but also a

@@ -14,7 +14,13 @@ from functools import lru_cache
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.analysis.names import ImportTable, bound_names_of, dotted, iter_statements
+from gpudoc.lint.analysis.names import (
+    ImportTable,
+    bound_names_of,
+    calls_in,
+    dotted,
+    iter_statements,
+)
 from gpudoc.lint.visit import walk
 
 PLAIN_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
@@ -374,7 +380,7 @@ class _Returns(cst.CSTVisitor):
 
 def _builds_a_class(value: cst.BaseExpression) -> bool:
     """A call in ``value`` of a capitalised name (``Block()``): it may build a submodule."""
-    names = [(dotted(call.func) or "x").rsplit(".", 1)[-1] for call in _calls_in(value)]
+    names = [(dotted(call.func) or "x").rsplit(".", 1)[-1] for call in calls_in(value)]
     return any(name[:1].isupper() for name in names)
 
 
@@ -411,20 +417,6 @@ PLAIN_BUILTINS = frozenset(
 
 def _named_subscript(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name)
-
-
-def _calls_in(node: cst.CSTNode) -> list[cst.Call]:
-    visitor = _Calls()
-    walk(node, visitor)
-    return visitor.calls
-
-
-class _Calls(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.calls: list[cst.Call] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append(node)
 
 
 def _tensor_type(node: cst.BaseExpression) -> bool:

@@ -15,7 +15,7 @@ from gpudoc.lint.analysis.events import AugmentedEvent, ReturnEvent, StatementEv
 from gpudoc.lint.analysis.expressions import Evaluator
 from gpudoc.lint.analysis.flow import counts_several_gpus, terminates
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.names import assigned_value, dotted, module_chain_root
+from gpudoc.lint.analysis.names import assigned_value, calls_in, dotted, module_chain_root
 from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.project_names import ProjectNames
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, replace
@@ -132,7 +132,7 @@ class StatementWalker:
         """``assert torch.cuda.is_available()`` initialises CUDA as any other ``torch.cuda``
         call (yolov5's select_device sets CUDA_VISIBLE_DEVICES after one: ultralytics/yolov5
         #6431). Only that: the test is not a CPU path, so nothing else of it is read."""
-        for call in _calls_in(test):
+        for call in calls_in(test):
             qualified = self.model.imports.qualify(call.func) or ""
             if qualified.startswith("torch.cuda.") and qualified != "torch.cuda.device_count":
                 self.model.scope.cuda_initialised = True
@@ -272,15 +272,3 @@ def _moves(node: cst.BaseExpression) -> bool:
 
 def _is_main_test(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Comparison) and dotted(test.left) == "__name__"
-
-
-def _calls_in(node: cst.BaseExpression) -> list[cst.Call]:
-    """The calls of an expression, outermost first (a test is a few nodes: no visitor needed)."""
-    found: list[cst.Call] = []
-    stack: list[cst.CSTNode] = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Call):
-            found.append(current)
-        stack.extend(current.children)
-    return found

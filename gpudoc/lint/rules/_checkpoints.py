@@ -38,7 +38,7 @@ from gpudoc.lint.analysis.names import (
 )
 from gpudoc.lint.rules._device_names import Binding, device_text
 from gpudoc.lint.rules._helpers import Conditions, every_parameter
-from gpudoc.lint.rules._project_scripts import candidate_importers
+from gpudoc.lint.rules._project_scripts import importer_texts
 from gpudoc.lint.visit import code_ids, walk
 
 TEMPORARY = re.compile(r"expr:(tmp_path|tmpdir|tmp_path_factory)\b")
@@ -1683,11 +1683,7 @@ def _named_by_importers(path: str, names: set[str]) -> set[str]:
     """Of ``names`` (functions of the file at ``path``), those a script of the project that may
     import it names (FaceMaskDetection's `pytorch_inference`, called from its demo script)."""
     found: set[str] = set()
-    for script in candidate_importers(path):
-        try:
-            text = script.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
+    for text in importer_texts(path):
         found |= {name for name in names - found if _uses(text, name)}
     return found
 

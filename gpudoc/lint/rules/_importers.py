@@ -23,7 +23,7 @@ from gpudoc.lint.analysis.homes import project_modules, project_names
 from gpudoc.lint.analysis.names import DISPATCHERS, dotted, name_counts
 from gpudoc.lint.rules._checkpoints import scan
 from gpudoc.lint.rules._gpu_savers import MAX_BYTES
-from gpudoc.lint.rules._project_scripts import candidate_importers
+from gpudoc.lint.rules._project_scripts import candidate_importers, importer_texts
 from gpudoc.lint.visit import code_ids, walk
 
 DEPTH = 2
@@ -379,10 +379,6 @@ def uncalled_functions(module: cst.Module, path: str) -> set[int]:
         return set()  # `fire.Fire()` makes each function a command; `globals()[name]` finds any
     unused = {name for name in candidates if counts[name] == 1}
     if unused and path:
-        for script in candidate_importers(path):
-            try:
-                text = script.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
+        for text in importer_texts(path):
             unused = {name for name in unused if re.search(rf"\b{name}\b", text) is None}
     return {node for name in unused for node in code_ids(candidates[name])}

@@ -4,7 +4,7 @@ the scripts there whose text may import it (read as text, never run)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -23,6 +23,15 @@ def candidate_importers(linted: str) -> list[Path]:
     here = Path(linted).resolve()
     scripts = in_project_directories(here, _scripts_in)
     return [s for s in scripts if s != here and s.name != "__init__.py"]
+
+
+def importer_texts(linted: str) -> Iterator[str]:
+    """The text of each script that may import ``linted`` (an unreadable one is left out)."""
+    for script in candidate_importers(linted):
+        try:
+            yield script.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
 
 
 def in_project_directories(
