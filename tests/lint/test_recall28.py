@@ -31,7 +31,9 @@ def test_a_model_placed_by_its_own_cuda_default_meets_a_host_input() -> None:
     assert lines(SELF_PLACED.format(args="depth=2"), "GPD101") == [13]
     assert lines(SELF_PLACED.format(args='device="cuda:0"'), "GPD101") == [13]
     assert lines(SELF_PLACED.format(args='device="cpu"'), "GPD101") == []
-    assert lines(SELF_PLACED.format(args="device=args.device"), "GPD101") == []
+    # the run's device handed to the parameter it moves itself with: as `model.to(args.device)`
+    assert lines(SELF_PLACED.format(args="device=args.device"), "GPD101") == [13]
+    assert lines(SELF_PLACED.format(args="device=None"), "GPD101") == []
 
 
 # report 10 (IBM's pytorch-seq2seq TopKDecoder): uninitialised legacy storage given sizes in

@@ -6,6 +6,8 @@ plain classes to instances.py, and the file's own functions to bodies.py, which 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import libcst as cst
 
 from gpudoc.lint.analysis import api
@@ -18,10 +20,11 @@ from gpudoc.lint.analysis.follows_inputs import (
     note_method_move,
     runs_where_its_inputs_are,
 )
+from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.instance_weights import instance_holdings
 from gpudoc.lint.analysis.instances import Instances
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.names import built_class, dotted, keyword, keyword_value
+from gpudoc.lint.analysis.names import built_class, dotted, keyword, keyword_value, method_named
 from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.qualified import QualifiedCalls
 from gpudoc.lint.analysis.scope import Scope
@@ -29,6 +32,7 @@ from gpudoc.lint.analysis.self_placing import (
     moves_to_the_run_device,
     on_gpu_by_default,
     passes_device,
+    whole_instance_parameters,
 )
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.sharing import move_module, wrapper_place
@@ -241,6 +245,8 @@ class CallEvaluator:
         if on_gpu_by_default(local.node, node) or moves_to_the_run_device(local.node):
             place = Place.DEVICE  # `__init__(self, device="cuda")` does `self.to(device)`
             self.model.flags.places = True  # (another file's class: nothing here moved it)
+        elif self.placed_by_argument(local, node, args):
+            place = Place.DEVICE  # `Encoder(n, device=device)` that moves its layers there
         instances = tuple(part.instance for part in parts if part.instance is not None)
         return Value(
             Kind.MODULE,
@@ -250,6 +256,21 @@ class CallEvaluator:
             origin=node,
             parts=instances,
         )
+
+    def placed_by_argument(self, local: ModuleClass, node: cst.Call, args: list[Value]) -> bool:
+        """``node`` hands the run's device to a parameter that ``__init__`` moves all of the
+        instance's weights with, as ``model.to(device)`` would."""
+        init = method_named(local.node, "__init__")
+        if init is None:
+            return False
+        for parameter in whole_instance_parameters(local.node):
+            argument = argument_for(init, node, parameter, is_method=True)
+            if argument is None:
+                continue
+            value = next(v for a, v in zip(node.args, args, strict=True) if a is argument)
+            if self.placement.place_of_target(argument.value, value) is Place.DEVICE:
+                return True
+        return False
 
     def module_call(self, node: cst.Call, name: str, module: Value, values: list[Value]) -> Value:
         if self.model.bus.wants("call"):
@@ -389,6 +410,10 @@ class CallEvaluator:
         if own is not None:  # `model.generate(mels)`, `actor_critic.act(obs)`: the class's own
             definition, scope = own
             result = self.bodies.call_function(definition, node, args, scope, module.place)
+            runs_layers = module.place is Place.HOST and runs_own_layers(definition, scope.methods)
+            if runs_layers and not moves_a_parameter(definition):
+                # `flow.nll(x)` runs the flow's layers on `x`, as `flow(x)` would
+                self.model.call_roles[node] = (dotted(func.value) or "", module, False)
             if method != "generate" or moves_a_parameter(definition):
                 return result  # it places what it is given itself
             # HF-style `generate` runs forward on its inputs; one that ends in
@@ -414,6 +439,41 @@ def _formats_onto_a_device(node: cst.Call) -> bool:
         return False
     text = string_value(device.value)
     return text is None or not api.CPU_LITERAL.match(text)
+
+
+def runs_own_layers(function: cst.FunctionDef, methods: Mapping[str, cst.FunctionDef]) -> bool:
+    """The method calls the instance itself (``self(x)``, ``self.forward(x)``) or one of its
+    layers (``self.net(x)``), itself or through the class's other methods it calls."""
+    finder = _LayerCalls(methods)
+    pending, seen = [function], set[int]()
+    while pending and not finder.found and len(seen) < MAX_METHODS_FOLLOWED:
+        method = pending.pop()
+        if id(method) in seen:
+            continue
+        seen.add(id(method))
+        walk(method.body, finder)
+        pending += [methods[name] for name in finder.methods_called if name in methods]
+    return finder.found
+
+
+MAX_METHODS_FOLLOWED = 8
+
+
+class _LayerCalls(cst.CSTVisitor):
+    def __init__(self, methods: Mapping[str, cst.FunctionDef]) -> None:
+        self.methods = methods
+        self.found = False
+        self.methods_called: list[str] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = dotted(node.func) or ""
+        root, _, attribute = name.partition(".")
+        if root != "self" or not node.args or "." in attribute:
+            return
+        if attribute in self.methods and attribute != "forward":
+            self.methods_called.append(attribute)
+        else:
+            self.found = True
 
 
 def moves_a_parameter(function: cst.FunctionDef) -> bool:

@@ -9,6 +9,7 @@ itself up (``self.model.initialize(net, use_gpu=use_gpu)``, lpips' ``PerceptualL
 
 from __future__ import annotations
 
+import builtins
 import re
 
 import libcst as cst
@@ -17,10 +18,12 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.functions import argument_for, moves_anything
 from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.parameterless import WEIGHTLESS, weightless_layer
 from gpudoc.lint.visit import walk
 
 DEVICE_PARAMETER = re.compile(r"device|gpu|cuda", re.I)
 MOVES = frozenset({"to", "cuda"})
+BUILTIN_NAMES = frozenset(dir(builtins))
 MAX_DEPTH = 3
 """Helper methods followed from ``__init__`` (``__init__`` → ``setup`` → ``build``)."""
 
@@ -66,6 +69,71 @@ def built_parts(node: cst.ClassDef) -> frozenset[str]:
     reader = _BuiltParts()
     walk(init.body, reader)
     return frozenset(reader.names)
+
+
+def whole_instance_parameters(node: cst.ClassDef) -> frozenset[str]:
+    """The device parameters of ``__init__`` that say where all of an instance's weights go:
+    ``self.to(device)``, or every layer ``__init__`` keeps on ``self`` moved there
+    (``self.network = nn.Sequential(...).to(device)``; weightless layers may stay). A call
+    that passes the run's device for one builds an instance on the device."""
+    init = _methods(node).get("__init__")
+    if init is None:
+        return frozenset()
+    reader = _MovedParts({p.name.value for p in (*init.params.params, *init.params.kwonly_params)})
+    walk(init.body, reader)
+    return frozenset(_read_init(node)[2]) | reader.moved_to()
+
+
+class _MovedParts(cst.CSTVisitor):
+    """The layers ``__init__`` keeps on ``self``, and the parameter each is moved with."""
+
+    def __init__(self, parameters: set[str]) -> None:
+        self.aliases = {name: name for name in parameters if DEVICE_PARAMETER.search(name)}
+        self.parts: dict[str, str | None] = {}
+        """``self.<attr>`` built from a call -> the device parameter it was moved with."""
+
+    def moved_to(self) -> frozenset[str]:
+        movers = set(self.parts.values())
+        if len(movers) != 1 or None in movers:
+            return frozenset()
+        return frozenset(p for p in movers if p is not None)
+
+    def _mover(self, call: cst.Call) -> str | None:
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in MOVES or not call.args:
+            return None
+        return self.aliases.get(dotted(call.args[0].value) or "")
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        targets = [dotted(t.target) or "" for t in node.targets]
+        value = node.value
+        parameter = self.aliases.get(dotted(value) or "")
+        if parameter is not None:  # `self.device = device`
+            self.aliases.update((target, parameter) for target in targets if target)
+            return
+        if not isinstance(value, cst.Call) or weightless_layer(value) or _builds_no_layer(value):
+            return
+        for target in targets:
+            if target.startswith("self.") and target.count(".") == 1:
+                self.parts[target] = self._mover(value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """``self.net.to(device)`` as a statement of its own."""
+        func = node.func
+        if isinstance(func, cst.Attribute) and (dotted(func.value) or "") in self.parts:
+            mover = self._mover(node)
+            if mover is not None:
+                self.parts[dotted(func.value) or ""] = mover
+
+
+def _builds_no_layer(call: cst.Call) -> bool:
+    """``len(vocab)``, ``torch.zeros(n)``, ``np.ones(k)``, ``Dropout(p)``: not a layer with
+    weights."""
+    name = dotted(call.func) or ""
+    if isinstance(call.func, cst.Name):  # `Dropout(0.1)` of `from torch.nn import Dropout`
+        return name in BUILTIN_NAMES or bool(WEIGHTLESS.fullmatch(name))
+    prefix, _, last = name.rpartition(".")
+    return prefix in ("torch", "np", "numpy", "math") and last[:1].islower()
 
 
 class _BuiltParts(cst.CSTVisitor):
