@@ -169,3 +169,106 @@ def test_a_module_trained_through_a_method_that_runs_its_layers() -> None:
     assert lines(FLOW.format(body=moved), "GPD102") == []
     # one that runs no layer on it (bookkeeping) says nothing about the module's place
     assert lines(FLOW.format(body="        return x.shape[0]"), "GPD102") == []
+
+
+# matgl (recall set 63): statistics kept as plain attributes, a default made on the host when the
+# caller gives none
+STATISTICS = """\
+import torch
+import torch.nn as nn
+
+
+class Potential(nn.Module):
+    def __init__(self, model, data_mean=None):
+        super().__init__()
+        self.model = model
+        self.data_mean = data_mean if data_mean is not None else {default}
+
+    def forward(self, x):
+        return self.model(x) + self.data_mean
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+potential = Potential(nn.Linear(3, 3)).to(device)
+print(potential(torch.randn(2, 3).to(device)))
+"""
+
+
+def test_a_tensor_attribute_with_a_default_made_on_the_host() -> None:
+    assert lines(STATISTICS.format(default="torch.zeros(3)"), "GPD105") == [9]
+    # a 0-dim default is a number beside device tensors
+    assert lines(STATISTICS.format(default="torch.tensor(0.0)"), "GPD105") == []
+    assert lines(STATISTICS.format(default="0.0"), "GPD105") == []
+
+
+# cifar10-airbench (set 64): the data set is loaded straight onto the GPU, normalised with a
+# torchvision transform, and cut into batches there
+GPU_DATA = """\
+import torch
+import torchvision.transforms as T
+from torch import nn
+
+model = nn.Linear(3, 3).cuda()
+data = torch.load("train.pt", map_location={where})
+images = (data["images"].float() / 255).permute(0, 3, 1, 2)
+normalize = T.Normalize((0.49, 0.48, 0.45), (0.25, 0.24, 0.26))
+batch = normalize(images)
+print(model(batch))
+"""
+
+
+def test_data_loaded_onto_the_gpu_stays_there_through_arithmetic_and_transforms() -> None:
+    assert lines(GPU_DATA.format(where='"cuda"'), "GPD101") == []
+    assert lines(GPU_DATA.format(where='"cpu"'), "GPD101") == [10]
+
+
+# aiaiart (set 64): an image optimised on the device, clipped and augmented with torchvision
+# transforms, which keep its device
+AUGMENTED = """\
+import torch
+import torch.nn as nn
+import torchvision.transforms as T
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+extractor = nn.Conv2d(3, 8, 3).to(device)
+pixels = torch.rand(1, 3, 64, 64, device=device, requires_grad=True)
+augment = T.Compose([T.RandomResizedCrop(64), T.RandomAffine(5)])
+print(extractor(augment({image})))
+"""
+
+
+def test_a_transform_of_a_device_tensor_keeps_its_device() -> None:
+    assert lines(AUGMENTED.format(image="torch.sigmoid(pixels).clip(0, 1)"), "GPD101") == []
+    assert lines(AUGMENTED.format(image="torch.rand(1, 3, 64, 64).clip(0, 1)"), "GPD101") == [9]
+    # a tensor from another library (imstack's `ImStack()`): a tensor, wherever that puts it
+    foreign = "import imstack\n" + AUGMENTED
+    assert lines(foreign.format(image="imstack.ImStack()().clip(0, 1)"), "GPD101") == []
+    # an image file read with PIL is on the host, however it is resized
+    pil = "from PIL import Image\n" + AUGMENTED
+    assert lines(pil.format(image='Image.open("cat.jpg").resize((64, 64))'), "GPD101") == [10]
+
+
+# CQL (set 64): a learnable scalar kept on the host, moved by hand where it meets the device
+SCALAR_BY_HAND = """\
+import torch
+import torch.nn as nn
+
+
+class Agent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.policy = nn.Linear(4, 2)
+        self.log_temp = torch.tensor([0.0], requires_grad=True)
+
+    def forward(self, states):
+        return self.policy(states) * {use}
+
+
+agent = Agent().cuda()
+print(agent(torch.randn(8, 4).cuda()))
+"""
+
+
+def test_an_attribute_moved_through_a_chain_of_tensor_methods_is_moved_by_hand() -> None:
+    assert lines(SCALAR_BY_HAND.format(use="self.log_temp.exp().detach().cuda()"), "GPD105") == []
+    assert lines(SCALAR_BY_HAND.format(use="self.log_temp.exp().detach()"), "GPD105") == [9]

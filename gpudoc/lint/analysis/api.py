@@ -160,6 +160,8 @@ PLACE_KEEPING_METHODS = frozenset(
         *("triu", "tril", "triu_", "tril_", "diag", "diagonal", "cumprod", "amax", "amin"),
         *("logical_not", "logical_and", "logical_or", "square", "rsqrt", "reciprocal"),
         *("sin", "cos", "remainder", "fmod", "scatter", "scatter_add", "index_fill"),
+        *("clip", "clip_", "clamp_min", "clamp_max", "log1p", "expm1", "sigmoid_", "relu_"),
+        *("exp_", "abs_", "neg_", "lerp", "minimum", "maximum", "masked_fill_", "index_add"),
     ]
 )
 """Tensor methods whose result lives where the receiver lives."""

@@ -550,12 +550,29 @@ def host_output(
         given = args[0] if args else None
         if given is not None and given.is_tensorish and given.place is not Place.HOST:
             return Value(Kind.TENSOR, given.place)
+        if given is not None and given.place is Place.DEVICE:
+            return Value(Kind.TENSOR, Place.DEVICE)  # only a tensor is ever on the device
+        if given is not None and node.args and _tensor_method_result(node.args[0].value):
+            return Value(Kind.TENSOR, given.place)  # `tfms(im.clip(0, 1))`: a tensor, anywhere
         return Value(Kind.TENSOR, Place.HOST)
     if callee.source != "tokenizer" or keyword(node, "return_tensors") is None:
         return UNKNOWN
     if method == "encode":
         return Value(Kind.TENSOR, Place.HOST)
     return Value(Kind.BATCH, Place.HOST, inplace_to=True)
+
+
+def _tensor_method_result(expr: cst.BaseExpression) -> bool:
+    """``im.clip(0, 1)``, ``x.unsqueeze(0)``: what a method only tensors have returns (PIL
+    images have ``transpose``, ``split``, ``resize`` and ``convert`` too)."""
+    func = expr.func if isinstance(expr, cst.Call) else None
+    if not isinstance(func, cst.Attribute):
+        return False
+    method = func.attr.value
+    return method in api.PLACE_KEEPING_METHODS and method not in PIL_METHODS
+
+
+PIL_METHODS = frozenset({"transpose", "split", "copy", "rotate", "resize", "crop", "reduce"})
 
 
 def _placed(value: Value) -> bool:

@@ -130,6 +130,12 @@ class Evaluator:
             # `rank % torch.cuda.device_count()`: this process's GPU, as an index
             self.model.flags.per_rank_device = True
             return Value(Kind.DEVICE)
+        moved = [side for side in (left, right) if side.kind is Kind.UNKNOWN]
+        if any(side.place is Place.DEVICE for side in moved) and not (
+            left.is_tensorish or right.is_tensorish
+        ):
+            # `data["images"] / 255` of a checkpoint loaded to the GPU: only tensors are there
+            return Value(Kind.TENSOR, Place.DEVICE)
         return self.combine([left, right])
 
     def _gpu_count(self, node: cst.BaseExpression) -> bool:
@@ -270,7 +276,8 @@ class Evaluator:
             # `image, label = test_set[i]`: one sample, where the data set keeps them
             return Value(Kind.BATCH, base.place, source=base.source)
         if base.source == "checkpoint" and base.kind is Kind.UNKNOWN:
-            return CHECKPOINT  # `ckpt["model"]`: loaded where the whole checkpoint was
+            # `ckpt["model"]`: loaded where the whole checkpoint was
+            return base if base.place is Place.DEVICE else CHECKPOINT
         if base.kind is Kind.UNKNOWN and base.place is Place.DEVICE:
             # `test_y[:10]` of `test_y = data.test_labels.cuda()`: part of what was moved
             return Value(place=Place.DEVICE)

@@ -147,7 +147,8 @@ class QualifiedCalls:
             return self.zoo_model(node, qualified)
         if rest == "load":
             self.model.flags.loads_checkpoints = True
-            self.cuda_map_location(node)
+            if self.cuda_map_location(node):  # a data set saved as tensors, loaded to the GPU
+                return Value(place=Place.DEVICE, source="checkpoint")
             return CHECKPOINT if _maps_to_cpu(node, args) else UNKNOWN
         if last == "init_process_group":
             return self.process_group(node)
@@ -266,14 +267,16 @@ class QualifiedCalls:
             flags.places = True
         return UNKNOWN
 
-    def cuda_map_location(self, node: cst.Call) -> None:
+    def cuda_map_location(self, node: cst.Call) -> bool:
         """``torch.load(f, map_location="cuda:0")`` restores every tensor on the GPU."""
         arg = keyword(node, "map_location")
         if arg is None and len(node.args) > 1 and node.args[1].keyword is None:
             arg = node.args[1]
         text = string_value(arg.value) if arg is not None else None
-        if arg is not None and text is not None and api.CUDA_LITERAL.match(text):
-            self.placement.note_cuda(arg.value, text)
+        if arg is None or text is None or not api.CUDA_LITERAL.match(text):
+            return False
+        self.placement.note_cuda(arg.value, text)
+        return True
 
     def device_constructor(self, node: cst.Call, args: list[Value]) -> Value:
         self.model.flags.device_notion = True

@@ -89,6 +89,8 @@ def attribute_shape(statement: cst.CSTNode, value: Value, semantic: Semantic) ->
         return None  # `self.W_pos = positional_encoding(n, d)`, which builds an nn.Parameter
     if value.kind is Kind.TENSOR and _is_new_tensor(expr, semantic):
         return "tensor"
+    if isinstance(expr, cst.IfExp) and _is_new_tensor(expr, semantic):
+        return "tensor"  # `mean if mean is not None else torch.zeros(1)`: a tensor either way
     if value.kind is Kind.TENSOR and value.place is Place.HOST and _is_own_call(expr, semantic):
         return "tensor"  # `self.create_positional_encoding()`, walked: a host tensor
     return None
@@ -263,6 +265,8 @@ def _is_new_tensor(expr: cst.BaseExpression, semantic: Semantic) -> bool:
         return _is_new_tensor(expr.left, semantic) or _is_new_tensor(expr.right, semantic)
     if isinstance(expr, cst.Subscript):
         return _is_new_tensor(expr.value, semantic)  # `torch.linspace(0, p, n)[..., None]`
+    if isinstance(expr, cst.IfExp):
+        return _is_new_tensor(expr.body, semantic) or _is_new_tensor(expr.orelse, semantic)
     if not isinstance(expr, cst.Call):
         return False
     qualified = semantic.qualify(expr.func) or ""

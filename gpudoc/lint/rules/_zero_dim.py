@@ -53,6 +53,10 @@ def zero_dim(expr: cst.BaseExpression, qualify: Qualify) -> bool:
         return any(zero_dim(side, qualify) for side in sides) and all(
             zero_dim(side, qualify) or is_number_expression(side) for side in sides
         )
+    if isinstance(expr, cst.IfExp):  # `eps if eps is not None else torch.tensor(1e-5)`
+        sides = (expr.body, expr.orelse)
+        made = [side for side in sides if not isinstance(side, cst.Name)]
+        return bool(made) and all(zero_dim(side, qualify) for side in made)
     if not isinstance(expr, cst.Call):
         return False
     qualified = qualify(expr.func) or ""

@@ -241,8 +241,14 @@ model = Causal().cuda()
         if func.attr.value not in MOVE_METHODS and not _type_to_cuda(event.node):
             return
         moved = func.value
-        while isinstance(moved, cst.Call) and moved.args and _wraps(moved):
-            moved = moved.args[0].value  # `nn.Parameter(self.pe, requires_grad=False).to(dev)`
+        while isinstance(moved, cst.Call):
+            inner = moved.func
+            if moved.args and _wraps(moved):
+                moved = moved.args[0].value  # `nn.Parameter(self.pe, requires_grad=False).to(d)`
+            elif isinstance(inner, cst.Attribute) and inner.attr.value in api.PLACE_KEEPING_METHODS:
+                moved = inner.value  # `self.log_alpha.exp().detach().to(self.device)`
+            else:
+                break
         name = dotted(moved) or ""
         function = semantic.function_node
         if cls is not None and isinstance(moved, cst.Name) and function is not None:
