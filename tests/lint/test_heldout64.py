@@ -272,3 +272,36 @@ print(agent(torch.randn(8, 4).cuda()))
 def test_an_attribute_moved_through_a_chain_of_tensor_methods_is_moved_by_hand() -> None:
     assert lines(SCALAR_BY_HAND.format(use="self.log_temp.exp().detach().cuda()"), "GPD105") == []
     assert lines(SCALAR_BY_HAND.format(use="self.log_temp.exp().detach()"), "GPD105") == [9]
+
+
+# VectorQuantizedCPC (set 64): a loss that returns its per-step accuracies as Python floats
+STEP_LOSS = """\
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class StepLoss(nn.Module):
+    def forward(self, scores, labels):
+        total, accs = 0.0, list()
+        for s in range(scores.shape[0]):
+            total = total + nn.functional.cross_entropy(scores[s], labels)
+            acc = (scores[s].argmax(dim=1) == labels).float().mean()
+            accs.append({acc})
+        return total, accs
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+crit = StepLoss()
+scores = torch.randn(3, 16, 5, device=device)
+labels = torch.randint(0, 5, (16,), device=device)
+loss, accuracy = crit(scores, labels)
+print(np.array(accuracy), np.array(loss))
+"""
+
+
+def test_the_numbers_a_module_returns_beside_a_tensor_are_host_data() -> None:
+    # the loss itself is a device tensor
+    assert lines(STEP_LOSS.format(acc="acc.item()"), "GPD202") == [21]
+    # a list of the accuracy tensors is what NumPy cannot read
+    assert lines(STEP_LOSS.format(acc="acc"), "GPD202") == [21, 21]

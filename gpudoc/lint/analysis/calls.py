@@ -25,6 +25,7 @@ from gpudoc.lint.analysis.instance_weights import instance_holdings
 from gpudoc.lint.analysis.instances import Instances
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import built_class, dotted, keyword, keyword_value, method_named
+from gpudoc.lint.analysis.number_returns import number_items
 from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.qualified import QualifiedCalls
 from gpudoc.lint.analysis.scope import Scope
@@ -275,6 +276,17 @@ class CallEvaluator:
     def module_call(self, node: cst.Call, name: str, module: Value, values: list[Value]) -> Value:
         if self.model.bus.wants("call"):
             self.model.call_roles[node] = (name, module, not module.weighted)
+        result = self.module_output(module, values)
+        cls = self.model.local_class(built_class(module.origin) or "")
+        forward = method_named(cls.node, "forward") if isinstance(cls, ModuleClass) else None
+        numbers = number_items(forward) if forward is not None else None
+        if numbers is None or result.kind is not Kind.TENSOR:
+            return result
+        # `loss, accuracies = criterion(s, y)`, whose forward returns `.item()` floats as well
+        tensor = Value(Kind.TENSOR, result.place)
+        return replace(result, items=tuple(SCALAR if n else tensor for n in numbers))
+
+    def module_output(self, module: Value, values: list[Value]) -> Value:
         if module.weighted and module.place is not Place.UNKNOWN:
             return Value(Kind.TENSOR, module.place)
         if not module.weighted:
