@@ -305,3 +305,33 @@ def test_the_numbers_a_module_returns_beside_a_tensor_are_host_data() -> None:
     assert lines(STEP_LOSS.format(acc="acc.item()"), "GPD202") == [21]
     # a list of the accuracy tensors is what NumPy cannot read
     assert lines(STEP_LOSS.format(acc="acc"), "GPD202") == [21, 21]
+
+
+# captum's tutorials (set 13, found again in this session): an embedding wrapper that holds a
+# layer of the caller's model runs where that layer is
+WRAPPER = """\
+import torch
+import torch.nn as nn
+from helpers import find_layer
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class EmbeddingWrapper(nn.Module):
+    def __init__(self, embedding):
+        super().__init__()
+        self.size = getattr(embedding, "num_embeddings", None)
+        self.embedding = embedding
+
+    def indices_to_embeddings(self, ids):
+        return self.embedding(ids)
+
+
+model = nn.Sequential(nn.Embedding(10, 4)).to(device)
+wrapper = EmbeddingWrapper(find_layer(model, "0"))
+print(wrapper.indices_to_embeddings(torch.tensor([[1, 2]], device=device)))
+"""
+
+
+def test_a_wrapper_run_through_its_method_is_where_the_layer_it_was_given_is() -> None:
+    assert lines(WRAPPER, "GPD102") == []

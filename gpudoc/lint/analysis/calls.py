@@ -454,9 +454,14 @@ def _formats_onto_a_device(node: cst.Call) -> bool:
 
 
 def runs_own_layers(function: cst.FunctionDef, methods: Mapping[str, cst.FunctionDef]) -> bool:
-    """The method calls the instance itself (``self(x)``, ``self.forward(x)``) or one of its
-    layers (``self.net(x)``), itself or through the class's other methods it calls."""
-    finder = _LayerCalls(methods)
+    """The method calls the instance itself (``self(x)``, ``self.forward(x)``) or a layer its
+    ``__init__`` builds (``self.net(x)``, not a module it was given, whose place a wrapper does
+    not decide), itself or through the class's other methods it calls."""
+    init = methods.get("__init__")
+    built = _BuiltAttributes()
+    if init is not None:
+        walk(init.body, built)
+    finder = _LayerCalls(methods, frozenset(built.names))
     pending, seen = [function], set[int]()
     while pending and not finder.found and len(seen) < MAX_METHODS_FOLLOWED:
         method = pending.pop()
@@ -471,9 +476,24 @@ def runs_own_layers(function: cst.FunctionDef, methods: Mapping[str, cst.Functio
 MAX_METHODS_FOLLOWED = 8
 
 
+class _BuiltAttributes(cst.CSTVisitor):
+    """``self.<attr> = <call>`` in ``__init__``."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call):
+            for target in node.targets:
+                name = dotted(target.target) or ""
+                if name.startswith("self.") and name.count(".") == 1:
+                    self.names.add(name[5:])
+
+
 class _LayerCalls(cst.CSTVisitor):
-    def __init__(self, methods: Mapping[str, cst.FunctionDef]) -> None:
+    def __init__(self, methods: Mapping[str, cst.FunctionDef], built: frozenset[str]) -> None:
         self.methods = methods
+        self.built = built
         self.found = False
         self.methods_called: list[str] = []
 
@@ -485,7 +505,7 @@ class _LayerCalls(cst.CSTVisitor):
         if attribute in self.methods and attribute != "forward":
             self.methods_called.append(attribute)
         else:
-            self.found = True
+            self.found |= attribute in ("", "forward") or attribute in self.built
 
 
 def moves_a_parameter(function: cst.FunctionDef) -> bool:
