@@ -422,11 +422,12 @@ class CallEvaluator:
         if own is not None:  # `model.generate(mels)`, `actor_critic.act(obs)`: the class's own
             definition, scope = own
             result = self.bodies.call_function(definition, node, args, scope, module.place)
+            moves = moves_a_parameter(definition)
             runs_layers = module.place is Place.HOST and runs_own_layers(definition, scope.methods)
-            if runs_layers and not moves_a_parameter(definition):
+            if runs_layers and not moves:
                 # `flow.nll(x)` runs the flow's layers on `x`, as `flow(x)` would
                 self.model.call_roles[node] = (dotted(func.value) or "", module, False)
-            if method != "generate" or moves_a_parameter(definition):
+            if method != "generate" or moves:
                 return result  # it places what it is given itself
             # HF-style `generate` runs forward on its inputs; one that ends in
             # `.cpu().numpy()` hands back a host copy
