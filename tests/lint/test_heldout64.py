@@ -98,6 +98,12 @@ print(agent(torch.randn(3, 4)))
 def test_a_module_that_moves_itself_to_the_device_it_is_given() -> None:
     assert lines(SELF_MOVED.format(given="device"), "GPD101") == [16]
     assert lines(SELF_MOVED.format(given='"cpu"'), "GPD101") == []
+    # ignite's InceptionModel (set 12): its forward moves what it is given to its own device
+    moving = SELF_MOVED.replace(
+        "        return self.fc(x)",
+        "        x = x.to(self.fc.weight.device)\n        return self.fc(x)",
+    )
+    assert lines(moving.format(given="device"), "GPD101") == []
 
 
 # model-based-social-navigation (recall set 64): the file falls back to the CPU, but its loader

@@ -262,8 +262,9 @@ class CallEvaluator:
         """``node`` hands the run's device to a parameter that ``__init__`` moves all of the
         instance's weights with, as ``model.to(device)`` would."""
         init = method_named(local.node, "__init__")
-        if init is None:
-            return False
+        forward = method_named(local.node, "forward")
+        if init is None or (forward is not None and moves_a_parameter(forward)):
+            return False  # ignite's InceptionModel moves what it is given to its own device
         for parameter in whole_instance_parameters(local.node):
             argument = argument_for(init, node, parameter, is_method=True)
             if argument is None:
