@@ -98,12 +98,36 @@ print(agent(torch.randn(3, 4)))
 def test_a_module_that_moves_itself_to_the_device_it_is_given() -> None:
     assert lines(SELF_MOVED.format(given="device"), "GPD101") == [16]
     assert lines(SELF_MOVED.format(given='"cpu"'), "GPD101") == []
-    # ignite's InceptionModel (set 12): its forward moves what it is given to its own device
-    moving = SELF_MOVED.replace(
-        "        return self.fc(x)",
-        "        x = x.to(self.fc.weight.device)\n        return self.fc(x)",
-    )
-    assert lines(moving.format(given="device"), "GPD101") == []
+
+
+# ignite's InceptionModel (set 12): built on the device it is given, and its forward moves what
+# it is given there too
+INCEPTION = """\
+import torch
+import torch.nn as nn
+
+
+class Inception(nn.Module):
+    def __init__(self, device="cpu"):
+        super().__init__()
+        self._device = device
+        self.model = nn.Linear(4, 2).to(device)
+
+    def forward(self, data):
+{moves}        return self.model(data)
+"""
+
+
+def test_a_module_that_moves_its_input_to_its_own_device(tmp_path: Path) -> None:
+    main = "import torch\nfrom inception import Inception\n"
+    main += 'print(Inception(device="cuda")(torch.rand(10, 4)))\n'
+    moving = "        if data.device != torch.device(self._device):\n"
+    moving += "            data = data.to(self._device)\n"
+    files = {"inception.py": INCEPTION.format(moves=moving), "main.py": main}
+    assert project_lines(tmp_path, files, "GPD101") == []
+    (tmp_path / "plain").mkdir()
+    files = {"inception.py": INCEPTION.format(moves=""), "main.py": main}
+    assert project_lines(tmp_path / "plain", files, "GPD101") == [3]
 
 
 # model-based-social-navigation (recall set 64): the file falls back to the CPU, but its loader
