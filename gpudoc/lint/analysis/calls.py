@@ -37,6 +37,7 @@ from gpudoc.lint.analysis.self_placing import (
 )
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.sharing import move_module, wrapper_place
+from gpudoc.lint.analysis.submodules import built_attributes
 from gpudoc.lint.analysis.values import (
     SCALAR,
     UNKNOWN,
@@ -460,10 +461,8 @@ def runs_own_layers(function: cst.FunctionDef, methods: Mapping[str, cst.Functio
     ``__init__`` builds (``self.net(x)``, not a module it was given, whose place a wrapper does
     not decide), itself or through the class's other methods it calls."""
     init = methods.get("__init__")
-    built = _BuiltAttributes()
-    if init is not None:
-        walk(init.body, built)
-    finder = _LayerCalls(methods, frozenset(built.names))
+    built = {name[5:] for name, _ in built_attributes(init)} if init is not None else set()
+    finder = _LayerCalls(methods, frozenset(built))
     pending, seen = [function], set[int]()
     while pending and not finder.found and len(seen) < MAX_METHODS_FOLLOWED:
         method = pending.pop()
@@ -476,20 +475,6 @@ def runs_own_layers(function: cst.FunctionDef, methods: Mapping[str, cst.Functio
 
 
 MAX_METHODS_FOLLOWED = 8
-
-
-class _BuiltAttributes(cst.CSTVisitor):
-    """``self.<attr> = <call>`` in ``__init__``."""
-
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Call):
-            for target in node.targets:
-                name = dotted(target.target) or ""
-                if name.startswith("self.") and name.count(".") == 1:
-                    self.names.add(name[5:])
 
 
 class _LayerCalls(cst.CSTVisitor):

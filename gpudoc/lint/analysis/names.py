@@ -502,15 +502,17 @@ def assigned_value(statement: cst.CSTNode, name: str) -> cst.BaseExpression | No
     """The expression ``statement`` assigns to ``name``: ``value`` of ``name = value``, or the
     matching element of ``a, name = x, value``; None for unpacking, loops and the rest."""
     for target, value in assignments(statement):
-        found = _matching(target, value, name)
+        found = matched_value(target, value, name)
         if found is not None:
             return found
     return None
 
 
-def _matching(
+def matched_value(
     target: cst.BaseExpression, value: cst.BaseExpression, name: str
 ) -> cst.BaseExpression | None:
+    """What ``target = value`` binds to ``name``, element by element of a tuple or list
+    (``total, accs = 0.0, []``); None when it cannot be read (unpacking a call, a star)."""
     if isinstance(target, cst.Name | cst.Attribute):
         return value if dotted(target) == name else None
     sequences = (cst.Tuple, cst.List)
@@ -522,7 +524,7 @@ def _matching(
     ):
         return None
     for target_element, value_element in pairs:
-        found = _matching(target_element.value, value_element.value, name)
+        found = matched_value(target_element.value, value_element.value, name)
         if found is not None:
             return found
     return None

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import libcst as cst
 
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import bound_names_of, dotted, matched_value, return_values
 from gpudoc.lint.visit import walk
 
 TO_NUMBER = frozenset({"item", "tolist"})
@@ -22,40 +22,19 @@ def number_items(function: cst.FunctionDef) -> tuple[bool, ...] | None:
     """For a function whose every ``return`` is a tuple of one length: which positions hold
     only Python numbers (or lists of them). None when the shape is not that, or no position
     does."""
-    reader = _Returns()
-    walk(function.body, reader)
-    if not reader.returns or reader.other:
+    returns = return_values(function)
+    tuples = [value for value in returns if isinstance(value, cst.Tuple)]
+    if not returns or len(tuples) != len(returns):
         return None
-    lengths = {len(r.elements) for r in reader.returns}
+    lengths = {len(value.elements) for value in tuples}
     if len(lengths) != 1:
         return None
     lists = _number_lists(function)
     numbers = tuple(
-        all(_number(r.elements[i].value, lists) for r in reader.returns)
+        all(_number(value.elements[i].value, lists) for value in tuples)
         for i in range(lengths.pop())
     )
     return numbers if any(numbers) else None
-
-
-class _Returns(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.returns: list[cst.Tuple] = []
-        self.other = False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False  # a nested function's returns are its own
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Return(self, node: cst.Return) -> None:
-        if isinstance(node.value, cst.Tuple):
-            self.returns.append(node.value)
-        else:
-            self.other = True
 
 
 def _number(expr: cst.BaseExpression, lists: frozenset[str]) -> bool:
@@ -98,9 +77,9 @@ class _Lists(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            pairs = _pairs(target.target, node.value)
-            for name, value in pairs:
-                if _empty_list(value):
+            for name in bound_names_of(target.target):
+                value = matched_value(target.target, node.value, name)
+                if value is not None and _empty_list(value):
                     self.empty.add(name)
                 else:
                     self.rebound.add(name)
@@ -120,19 +99,3 @@ def _empty_list(value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.List):
         return not value.elements
     return isinstance(value, cst.Call) and dotted(value.func) == "list" and not value.args
-
-
-def _pairs(
-    target: cst.BaseExpression, value: cst.BaseExpression
-) -> list[tuple[str, cst.BaseExpression]]:
-    """``total, accs = 0.0, []``: each name with what it is bound to."""
-    if isinstance(target, cst.Name):
-        return [(target.value, value)]
-    if not isinstance(target, cst.Tuple) or not isinstance(value, cst.Tuple):
-        return []
-    if len(target.elements) != len(value.elements):
-        return []
-    pairs = []
-    for t, v in zip(target.elements, value.elements, strict=True):
-        pairs += _pairs(t.value, v.value)
-    return pairs

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -19,18 +19,24 @@ def init_submodules(node: cst.ClassDef, is_module_class: Callable[[str], bool]) 
     for method in node.body.body:
         if not isinstance(method, cst.FunctionDef) or method.name.value != "__init__":
             continue
-        for statement in iter_statements(method.body.body):
-            if not isinstance(statement, cst.Assign) or not isinstance(statement.value, cst.Call):
-                continue
-            callee = dotted(statement.value.func) or ""
+        for name, callee in built_attributes(method):
             last = callee.rsplit(".", 1)[-1]
-            if last not in api.WEIGHTED_LAYERS and not is_module_class(callee):
-                continue
-            for target in statement.targets:
-                name = dotted(target.target)
-                if name is not None and name.startswith("self.") and name.count(".") == 1:
-                    found[name] = callee
+            if last in api.WEIGHTED_LAYERS or is_module_class(callee):
+                found[name] = callee
     return found
+
+
+def built_attributes(init: cst.FunctionDef) -> Iterator[tuple[str, str]]:
+    """(``self.<name>``, the callee's dotted name) of each ``self.<name> = <call>`` of
+    ``init`` (statements only: nested functions are their own)."""
+    for statement in iter_statements(init.body.body):
+        if not isinstance(statement, cst.Assign) or not isinstance(statement.value, cst.Call):
+            continue
+        callee = dotted(statement.value.func) or ""
+        for target in statement.targets:
+            name = dotted(target.target)
+            if name is not None and name.startswith("self.") and name.count(".") == 1:
+                yield name, callee
 
 
 def module_classes_of(classes: dict[str, cst.ClassDef]) -> Callable[[str], bool]:
