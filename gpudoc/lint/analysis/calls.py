@@ -14,7 +14,7 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.bodies import Bodies
 from gpudoc.lint.analysis.builtin_calls import BUILTINS, builtin_value
 from gpudoc.lint.analysis.events import CallEvent
-from gpudoc.lint.analysis.expressions import Evaluator, string_value
+from gpudoc.lint.analysis.expressions import Evaluator, converts_only, string_value
 from gpudoc.lint.analysis.follows_inputs import (
     note_helper,
     note_method_move,
@@ -127,7 +127,11 @@ class CallEvaluator:
         if self.is_zoo_lookup(node):  # `layer_class = getattr(nn, name)`: a module class
             self.evaluator.eval_args(node)
             return Value(source=MODULE_CLASS)
-        if isinstance(func, cst.Attribute) and func.attr.value in MOVE_METHODS:
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in MOVE_METHODS
+            and not (func.attr.value == "to" and converts_only(node))
+        ):
             note_method_move(self.model, node)
             self.model.moved_receivers.update(_operand_calls(func.value))
             if (dotted(func.value) or "").split(".", 1)[0] == "self":

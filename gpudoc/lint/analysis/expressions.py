@@ -71,13 +71,40 @@ def device_move_target(call: cst.BaseExpression) -> cst.BaseExpression | None:
     first = call.args[0] if call.args else None
     if method == "cuda":
         return first.value if first is not None and first.keyword is None else call
-    if method != "to" or first is None:
-        return None
+    if method != "to" or first is None or converts_only(call):
+        return None  # `x.to(torch.float32)`, `x.to(dtype=x.dtype)`: a dtype
     if first.keyword is not None and first.keyword.value != "device":
-        return None  # `x.to(dtype=torch.float32)`, `x.to(non_blocking=True)`
+        return None  # `x.to(non_blocking=True)`
     if (dotted(first.value) or "").startswith("torch."):
         return None  # `x.to(torch.float32)`: a dtype
     return first.value
+
+
+DTYPE_NAMES = frozenset(
+    {
+        "bool", "float", "float16", "float32", "float64", "half", "double", "bfloat16",
+        "long", "int", "int8", "int16", "int32", "int64", "uint8", "short", "complex64",
+    }
+)  # fmt: skip
+
+
+def converts_only(call: cst.Call) -> bool:
+    """``x.to(torch.bool)``, ``x.to(dtype=y.dtype)``, ``x.to(x.dtype, non_blocking=True)``: a
+    ``.to()`` that names a dtype and no device (``dtype``, ``x.dtype``, ``torch_dtype``)."""
+    if not call.args:
+        return False
+    for arg in call.args:
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if keyword in ("non_blocking", "copy", "memory_format", "dtype"):
+            continue
+        name = dotted(arg.value) or ""
+        head, _, last = name.rpartition(".")
+        if keyword is None and (
+            last.endswith("dtype") or (head == "torch" and last in DTYPE_NAMES)
+        ):
+            continue
+        return False
+    return True
 
 
 class CallResolver(Protocol):

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from gpudoc.lint.analysis.expressions import converts_only
 from gpudoc.lint.analysis.functions import MOVES
 from gpudoc.lint.analysis.instance_weights import SETTING
 from gpudoc.lint.analysis.names import dotted, is_number_expression
@@ -286,31 +287,6 @@ def _moved_self(value: cst.BaseExpression, name: str) -> bool:
     method = value.func.attr.value
     moves = method in MOVES and not (method == "to" and converts_only(value))
     return moves and dotted(value.func.value) == name
-
-
-DTYPE_NAMES = frozenset(
-    {
-        "bool", "float", "float16", "float32", "float64", "half", "double", "bfloat16",
-        "long", "int", "int8", "int16", "int32", "int64", "uint8", "short", "complex64",
-    }
-)  # fmt: skip
-
-
-def converts_only(call: cst.Call) -> bool:
-    """``x.to(torch.bool)``, ``x.to(dtype=y.dtype)``, ``x.to(x.dtype, non_blocking=True)``: a
-    ``.to()`` that names a dtype and no device."""
-    if not call.args:
-        return False
-    for arg in call.args:
-        keyword = arg.keyword.value if arg.keyword is not None else None
-        if keyword in ("non_blocking", "copy", "memory_format", "dtype"):
-            continue
-        name = dotted(arg.value) or ""
-        head, _, last = name.rpartition(".")
-        if keyword is None and (last == "dtype" or (head == "torch" and last in DTYPE_NAMES)):
-            continue
-        return False
-    return True
 
 
 def _sizes(value: cst.BaseExpression) -> bool:

@@ -187,6 +187,44 @@ class Uses(cst.CSTVisitor):
                 self.aliases[root] = target
 
 
+def meets_tensor_operand(
+    value: cst.BaseExpression, holds: Callable[[cst.BaseExpression], bool], host: Host
+) -> bool:
+    """``value`` combines a factory's tensor (an operand that ``holds`` it) with an operand
+    made by another call or read from a subscript that is not on the host (``(torch.rand(n) +
+    g.values()).bool()``, ``torch.sum(-target * F.log_softmax(logits))``): what it makes is
+    neither a host index nor a host number, since the arithmetic itself meets the device. A
+    plain name (``keep_prob``) is read as a number, as a test reads it."""
+    finder = _Operands(holds, host)
+    walk(value, finder)
+    return finder.met
+
+
+class _Operands(cst.CSTVisitor):
+    def __init__(self, holds: Callable[[cst.BaseExpression], bool], host: Host) -> None:
+        self.holds = holds
+        self.host = host
+        self.met = False
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        self.note([node.left, node.right])
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self.note([node.left, *(part.comparator for part in node.comparisons)])
+
+    def note(self, operands: list[cst.BaseExpression]) -> None:
+        mine = [op for op in operands if self.holds(op)]
+        others = [op for op in operands if op not in mine]
+        if mine and any(_made_operand(op) and not self.host(op) for op in others):
+            self.met = True
+
+
+def _made_operand(operand: cst.BaseExpression) -> bool:
+    """A call's result or a subscript (``g.values()``, ``x[:, 0]``), not a plain name or a
+    literal."""
+    return isinstance(operand, cst.Call | cst.Subscript)
+
+
 def _no_tensor(value: cst.BaseExpression) -> bool:
     """``slice(None, None)``, ``None``, a number: a binding that holds no tensor."""
     if isinstance(value, cst.Call):
@@ -267,14 +305,28 @@ def factory_inside(
     return next(factories_inside(value, factories, held), None)
 
 
+RECEIVER_EXPRESSIONS = (
+    cst.Call,
+    cst.Subscript,
+    cst.BinaryOperation,
+    cst.Comparison,
+    cst.UnaryOperation,
+)
+
+
 def factories_inside(
     value: cst.BaseExpression | None, factories: set[cst.Call], held: Held | None = None
 ) -> Iterator[cst.Call]:
     """Every factory call ``value`` holds as ``factory_inside`` finds one, the first first:
     both operands of arithmetic, each element of a tuple or list (``torch.stack((xv, yv))``)."""
-    while isinstance(value, cst.Call | cst.Subscript | cst.BinaryOperation | cst.Comparison):
+    while isinstance(value, RECEIVER_EXPRESSIONS):
         if isinstance(value, cst.Comparison):
             value = value.left  # `torch.rand(n) < p`: a mask where the factory's tensor is
+            continue
+        if isinstance(value, cst.UnaryOperation):
+            if isinstance(value.operator, cst.Not):
+                return  # `not torch.any(m)`: a Python bool
+            value = value.expression  # `~torch.eye(n).bool()`, `-torch.ones(n)`
             continue
         if isinstance(value, cst.BinaryOperation):
             # `torch.ones(shape) * -1`: arithmetic makes a new tensor where the factory's is
@@ -287,8 +339,10 @@ def factories_inside(
             yield value
             return
         elif isinstance(value.func, cst.Attribute) and isinstance(
-            value.func.value, cst.Call | cst.Subscript
+            value.func.value, RECEIVER_EXPRESSIONS
         ):
+            # `(torch.arange(n) % k == i).to(dtype).to(device)`: a method of a mask made
+            # from the factory's tensor
             value = value.func.value
         elif _held_receiver(value.func, held) is not None:
             yield from _optional(_held_receiver(value.func, held))

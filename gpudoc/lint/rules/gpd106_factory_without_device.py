@@ -43,6 +43,7 @@ from gpudoc.lint.rules._factory_uses import (
     Uses,
     factories_inside,
     factory_inside,
+    meets_tensor_operand,
     no_tensor_parameter,
     only_filled_in,
     only_indexes,
@@ -362,6 +363,9 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         """The factories one unpacking spreads over its names (``yv, xv = torch.meshgrid(
         ...)``): a move of one part moves the grid they make together."""
         self.bound: dict[cst.Call, tuple[cst.FunctionDef, str]] = {}
+        self.combined: set[tuple[cst.FunctionDef, str]] = set()
+        """Names bound to a factory's tensor combined with a tensor operand of another call
+        (``mask = (torch.rand(n) + g.values()).bool()``): no host value, whatever reads it."""
         self.bound_to: dict[tuple[int, str], list[cst.Call]] = {}
         """(function, name) -> the factory calls bound to that name there: the arms of an
         ``if``/``else`` each bind their own."""
@@ -502,9 +506,30 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             self.held[key] = helper
         elif factory is not None:
             self.held[key] = factory
+            if (
+                value is not None
+                and function is not None
+                and self.meets_operand(value, factory, function, semantic)
+            ):
+                self.combined.add((function, event.name))
             if function is not None and "." not in event.name and factory not in self.bound:
                 self.bound[factory] = (function, event.name)
                 self.bound_to.setdefault((id(function), event.name), []).append(factory)
+
+    def meets_operand(
+        self,
+        value: cst.BaseExpression,
+        factory: cst.Call,
+        function: cst.FunctionDef,
+        semantic: Semantic,
+    ) -> bool:
+        """``value`` combines ``factory``'s tensor with a tensor operand of another call."""
+        held = self.held_in(semantic)
+
+        def holds(operand: cst.BaseExpression) -> bool:
+            return factory in factories_inside(operand, self.calls, held)
+
+        return meets_tensor_operand(value, holds, self.host_operand(function))
 
     def helper_result(self, value: cst.BaseExpression | None) -> cst.Call | None:
         """The factory whose tensor a helper's call returned, for that call or a method chain or
@@ -688,8 +713,15 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 return
             operand = filled[0].value  # `x.masked_fill(mask, value=torch.tensor(0.0))`
         factory = factory_inside(operand, self.calls, self.held_in(semantic))
-        if factory is not None:
-            self.left_host.add(factory)
+        function = semantic.function_node
+        if factory is None or function is None or operand is None:
+            return
+        root = chain_root(operand)
+        if isinstance(root, cst.Name) and (function, root.value) in self.combined:
+            return  # `loss.item()` of a loss the factory's tensor met the outputs in
+        if self.meets_operand(operand, factory, function, semantic):
+            return
+        self.left_host.add(factory)
 
     def note_meeting(
         self, operands: list[tuple[cst.BaseExpression, Value]], semantic: Semantic
@@ -731,6 +763,10 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         while True:
             if isinstance(operand, cst.Subscript):
                 operand = operand.value
+            elif isinstance(operand, cst.UnaryOperation) and not isinstance(
+                operand.operator, cst.Not
+            ):
+                operand = operand.expression  # `~torch.eye(n).bool()`
             elif isinstance(operand, cst.BinaryOperation):
                 left = self.host_factory(operand.left, semantic)
                 return left if left is not None else self.host_factory(operand.right, semantic)
@@ -1169,6 +1205,8 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         name bound to it and read only in indices): PyTorch copies a CPU index to the indexed
         tensor's device, so nothing fails (at most a copy: GPD901's business)."""
         bound = self.bound.get(factory.call)
+        if bound is not None and bound in self.combined:
+            return False  # `mask = (torch.rand(n) + g.values()).bool()`: met before indexing
         function = bound[0] if bound is not None else factory.definition
         if function is None:
             return False
