@@ -3,7 +3,12 @@ the bug each rule must report, next to the correct code it must leave alone."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lint_lines import lines
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_paths
 
 # Time-Series-Library (set 28, a regression of the thirteenth session): masks built on the host,
 # converted to a dtype, then moved where the input is
@@ -49,3 +54,67 @@ def test_a_factory_converted_to_a_dtype_stays_on_the_host() -> None:
     for dtype in ("torch.float32", "dtype", "x.dtype", "dtype=x.dtype"):
         assert lines(CONVERTED.format(dtype=dtype), "GPD106") == [8], dtype
     assert lines(CONVERTED.format(dtype="x.dtype).to(x.device"), "GPD106") == []
+
+
+# pytorch-llama (set 65): the script makes CUDA the default tensor type before it builds the
+# model of another file, whose key/value cache is a plain `torch.zeros` attribute
+CACHED_ATTENTION = """\
+import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, max_len):
+        super().__init__()
+        self.wq = nn.Linear(dim, dim)
+        self.cache_k = torch.zeros((1, max_len, dim))
+
+    def forward(self, x, pos):
+        q = self.wq(x)
+        self.cache_k[:1, pos : pos + 1] = q
+        keys = self.cache_k[:1, : pos + 1]
+        return torch.matmul(q, keys.transpose(1, 2))
+"""
+
+INFERENCE = """\
+import torch
+from model import Attention
+
+
+def build(device):
+    if device == "cuda":
+        torch.set_default_tensor_type({cuda_type})
+    else:
+        torch.set_default_tensor_type(torch.BFloat16Tensor)
+    return Attention(16, 32).to(device)
+
+
+if __name__ == "__main__":
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    attention = build(device)
+    print(attention(torch.randn(1, 1, 16, device=device), 0))
+"""
+
+
+def model_findings(tmp_path: Path, cuda_type: str) -> list[tuple[int, str]]:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "model.py").write_text(CACHED_ATTENTION)
+    (tmp_path / "inference.py").write_text(INFERENCE.format(cuda_type=cuda_type))
+    result = lint_paths([str(tmp_path / "model.py")], LintConfig(), jobs=1, use_cache=False)
+    assert not result.errors
+    return [(finding.line, finding.code) for finding in result.findings]
+
+
+def test_a_cache_built_after_an_importer_makes_cuda_the_default_is_on_the_gpu(
+    tmp_path: Path,
+) -> None:
+    assert model_findings(tmp_path, "torch.cuda.HalfTensor") == []
+    assert model_findings(tmp_path, "'torch.cuda.FloatTensor'") == []
+    # a host tensor type changes the dtype only: the cache stays on the host
+    assert model_findings(tmp_path, "torch.DoubleTensor") == [(9, "GPD105")]
+
+
+def test_a_host_default_tensor_type_in_the_file_itself_is_no_device() -> None:
+    script = CACHED_ATTENTION + INFERENCE.replace("from model import Attention\n", "")
+    assert lines(script.format(cuda_type="torch.cuda.HalfTensor"), "GPD105") == []
+    assert lines(script.format(cuda_type="torch.DoubleTensor"), "GPD105") == [9]

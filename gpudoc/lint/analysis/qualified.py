@@ -223,8 +223,19 @@ class QualifiedCalls:
         return combined
 
     def default_device(self, node: cst.Call) -> None:
-        """``torch.set_default_device("cuda")``: new tensors are not on the host."""
-        text = string_value(node.args[0].value) if node.args else None
+        """``torch.set_default_device("cuda")``, ``set_default_tensor_type(torch.cuda.
+        HalfTensor)``: new tensors are not on the host. A host tensor type
+        (``torch.DoubleTensor``, for double precision) changes only the dtype."""
+        first = node.args[0].value if node.args else None
+        text = string_value(first) if first is not None else None
+        typename = dotted(first) if first is not None else None
+        if typename is not None and typename.rpartition(".")[2].endswith("Tensor"):
+            text = typename  # `torch.FloatTensor`, `torch.cuda.HalfTensor`
+        if text is not None and text.rpartition(".")[2].endswith("Tensor"):
+            if "cuda" in text:
+                self.model.flags.default_device = True
+                self.model.flags.places = True
+            return
         if text is None or "cuda" in text or api.DEVICE_LITERAL.match(text):
             self.model.flags.default_device = True
             self.model.flags.places = True

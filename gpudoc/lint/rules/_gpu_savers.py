@@ -36,8 +36,9 @@ def sibling_scripts(linted: str) -> list[Path]:
 
 @lru_cache(maxsize=64)
 def _scripts_in(directory: str, stamp: int) -> tuple[Path, ...]:
-    """Read once per directory while no file is added or removed there (``stamp``)."""
-    scripts = sorted(Path(directory).glob("*.py"))
+    """Read once per directory while no file is added or removed there (``stamp``); regular
+    files only (reading a named pipe ``pipe.py`` would wait forever)."""
+    scripts = sorted(p for p in Path(directory).glob("*.py") if p.is_file())
     return tuple(scripts) if len(scripts) <= MAX_SIBLINGS else ()
 
 

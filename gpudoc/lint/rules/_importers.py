@@ -70,7 +70,7 @@ def _cpu_importers(path: str, depth: int) -> list[Importer]:
     here = Path(path).resolve()
     found: list[Importer] = []
     for script in candidate_importers(path):
-        names = _imported_names(script, here)
+        names = imported_names(script, here)
         if not names:
             continue
         parsed = project.load(script)
@@ -111,7 +111,7 @@ def _script_choice(module: cst.Module, path: str) -> tuple[str | None, frozenset
     return choice, used
 
 
-def _imported_names(script: Path, target: Path) -> frozenset[str]:
+def imported_names(script: Path, target: Path) -> frozenset[str]:
     """The names ``script`` imports from ``target`` (``from models.gmptv import GMPTV``)."""
     try:
         stat = script.stat()

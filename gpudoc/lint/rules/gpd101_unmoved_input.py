@@ -22,6 +22,7 @@ from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.names import assignments, built_class, dotted, method_named
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, Report, Rule
+from gpudoc.lint.rules._default_device import cuda_by_default
 from gpudoc.lint.rules._factory_uses import read_only_as_index
 from gpudoc.lint.rules._helpers import (
     LENGTHS,
@@ -368,7 +369,7 @@ def test(model, device, test_loader):
 
     def finish(self, context: Context) -> Iterator[Report]:
         flags = context.flags
-        if flags.default_device or "lightning" in flags.frameworks:
+        if cuda_by_default(context) or "lightning" in flags.frameworks:
             return
         reported: set[int] = set()
         for report, binding in self.module_inputs(context):

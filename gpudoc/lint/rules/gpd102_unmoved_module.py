@@ -14,6 +14,7 @@ from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.names import class_method, dotted, iter_statements, keyword, method_named
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
+from gpudoc.lint.rules._default_device import cuda_by_default
 from gpudoc.lint.rules._helpers import all_on_host, any_on_device, input_on_device
 
 
@@ -406,7 +407,7 @@ out = model(x)
             module = call.module
             if module.place is not Place.HOST or module.stale or not module.weighted:
                 continue
-            if module.wrapper or module.managed or context.flags.default_device:
+            if module.wrapper or module.managed or cuda_by_default(context):
                 continue
             moved = [name for name, value in call.args if input_on_device(value)]
             if not moved:

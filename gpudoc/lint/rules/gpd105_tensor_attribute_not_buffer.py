@@ -21,6 +21,7 @@ from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._class_attrs import InitAttributes
+from gpudoc.lint.rules._default_device import cuda_by_default
 from gpudoc.lint.rules._factory_uses import read_only_as_index
 from gpudoc.lint.rules._forward_cache import cached_without_device_check, none_in_init
 from gpudoc.lint.rules._helpers import chain_root
@@ -258,6 +259,8 @@ model = Causal().cuda()
             self.moved_on_use.setdefault(id(cls), set()).add(name[5:].split(".")[0])
 
     def finish(self, context: Context) -> Iterator[Report]:
+        if cuda_by_default(context):
+            return  # `torch.set_default_tensor_type(torch.cuda.HalfTensor)`: made on the GPU
         for cls in self.attrs.classes:
             overridden = _override_moves(cls.node) if cls.custom_apply else set()
             if overridden is None:

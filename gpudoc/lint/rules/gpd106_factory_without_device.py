@@ -33,6 +33,7 @@ from gpudoc.lint.analysis.names import (
 from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._cpu_project import runs_on_cpu_only
+from gpudoc.lint.rules._default_device import cuda_by_default
 from gpudoc.lint.rules._factory_reach import (
     COMBINING_METHODS,
     other_arm,
@@ -975,7 +976,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
 
     def finish(self, context: Context) -> Iterator[Report]:
         flags = context.flags
-        if flags.default_device:
+        if cuda_by_default(context):
             return
         for gradient, taker in self.gradients:
             message = (

@@ -1,0 +1,62 @@
+"""Whether a file's new tensors are made on the GPU: the file makes CUDA the default device
+itself, or a script that imports it does before it builds anything from it.
+
+pytorch-llama's ``inference.py`` calls ``torch.set_default_tensor_type(torch.cuda.HalfTensor)``
+and then builds ``model.py``'s Transformer, whose key/value caches are plain ``torch.zeros``
+attributes: they are born on the GPU, beside the model. Read from the scripts' text (found as
+the CPU importers are, never run): a script that names one of the file's top-level names and
+sets a CUDA default anywhere counts.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from gpudoc.lint.rule import Context
+from gpudoc.lint.rules._gpu_savers import MAX_BYTES
+from gpudoc.lint.rules._importers import imported_names
+from gpudoc.lint.rules._project_scripts import candidate_importers
+
+CUDA_DEFAULT = re.compile(
+    r"set_default_tensor_type\(\s*(?:torch\.)?cuda\.\w+|"
+    r"set_default_tensor_type\(\s*[\"']torch\.cuda\.|"
+    r"set_default_device\(\s*[\"']cuda"
+)
+"""``torch.set_default_tensor_type(torch.cuda.HalfTensor)``, ``set_default_device("cuda")``."""
+
+
+def cuda_by_default(context: Context) -> bool:
+    """The file's own ``torch.set_default_device(...)`` (or a CUDA default tensor type), or one
+    in a project script that imports it."""
+    return context.flags.default_device or importer_sets_cuda_default(context.path)
+
+
+def importer_sets_cuda_default(path: str) -> bool:
+    here = Path(path).resolve() if path.endswith(".py") else None
+    if here is None:
+        return False
+    for script in candidate_importers(path):
+        if _sets_cuda_default(script) and imported_names(script, here):
+            return True
+    return False
+
+
+def _sets_cuda_default(script: Path) -> bool:
+    try:
+        stat = script.stat()
+    except OSError:
+        return False
+    if stat.st_size > MAX_BYTES:
+        return False
+    return _sets_cuda_default_at(script, (stat.st_mtime_ns, stat.st_size))
+
+
+@lru_cache(maxsize=512)
+def _sets_cuda_default_at(script: Path, stamp: tuple[int, int]) -> bool:
+    try:
+        text = script.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return CUDA_DEFAULT.search(text) is not None
