@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lint_lines import lines
+from lint_lines import lines, project_lines
 
 from gpudoc.lint.config import LintConfig
 from gpudoc.lint.engine import lint_paths
@@ -118,3 +118,57 @@ def test_a_host_default_tensor_type_in_the_file_itself_is_no_device() -> None:
     script = CACHED_ATTENTION + INFERENCE.replace("from model import Attention\n", "")
     assert lines(script.format(cuda_type="torch.cuda.HalfTensor"), "GPD105") == []
     assert lines(script.format(cuda_type="torch.DoubleTensor"), "GPD105") == [9]
+
+
+# deeplearning-lectures (set 65): the script hands its checkpoint path to another file's saver
+# when it builds it, saves through the saver's method while it trains, and reloads the best
+# model at the end of the same run
+SAVER = """\
+import torch
+
+
+class ModelCheckpoint:
+    def __init__(self, filepath, state):
+        self.best = None
+        self.filepath = filepath
+        self.state = state
+
+    def update(self, loss):
+        if self.best is None or loss < self.best:
+            torch.save(self.state, self.filepath)
+            self.best = loss
+"""
+
+TRAIN = """\
+import os
+import sys
+
+import torch
+import torch.nn as nn
+
+import utils
+
+device = torch.device("cuda") if "--use_gpu" in sys.argv else torch.device("cpu")
+logdir = os.path.join("runs", sys.argv[-1])
+model = nn.Linear(8, 2).to(device)
+{resume}
+checkpoint = utils.ModelCheckpoint(logdir + "/best_model.pt", {{"model": model}})
+for step in range(10):
+    loss = model(torch.randn(4, 8, device=device)).pow(2).mean()
+    loss.backward()
+    checkpoint.update(loss.item())
+
+best_model_path = logdir + "/best_model.pt"
+model = torch.load(best_model_path)["model"].to(device)
+"""
+
+
+def test_a_checkpoint_saved_by_a_saver_built_with_its_path_is_the_runs_own(
+    tmp_path: Path,
+) -> None:
+    files = {"utils.py": SAVER, "main.py": TRAIN.format(resume="")}
+    assert project_lines(tmp_path, files, "GPD201") == []
+    # a resume before the saver exists reads another run's checkpoint
+    resume = 'model = torch.load("pretrained.pt")["model"].to(device)'
+    files["main.py"] = TRAIN.format(resume=resume)
+    assert project_lines(tmp_path, files, "GPD201") == [12]

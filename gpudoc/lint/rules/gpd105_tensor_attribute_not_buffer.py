@@ -78,6 +78,11 @@ class TensorAttributeNotBuffer(Rule):
     themselves, since the scripts that import their classes move them; there, only attributes
     used in arithmetic (`(x - self.mean) / self.std`) are reported.
 
+    Nothing is reported in a file whose new tensors are made on the GPU: one that calls
+    `torch.set_default_device("cuda")` or `torch.set_default_tensor_type(torch.cuda.HalfTensor)`,
+    or that a project script imports after making CUDA the default that way (a Llama
+    `inference.py` before it builds `model.py`'s key/value caches).
+
     ## Known problems
     A tensor moved where it is used (`self.mean.to(x.device)`, or through a project helper whose
     body is `x.to(tensor.device)`), or by the class's own `to` / `cuda` / `_apply` override, is

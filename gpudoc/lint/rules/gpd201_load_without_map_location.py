@@ -53,7 +53,9 @@ class LoadWithoutMapLocation(Rule):
     chooses devices (`device=torch.device("cpu")` defaults) is judged although nothing in it
     places anything. A load of a path that a call earlier in the same function handed to
     another file's saver (`early_stopping(val_loss, model, path)`, then
-    `torch.load(path + "/checkpoint.pth")`) reads this run's own file and is not reported; so
+    `torch.load(path + "/checkpoint.pth")`), or gave the saver when it built it (`checkpoint =
+    utils.ModelCheckpoint(logdir + "/best.pt", state)`, then `checkpoint.update(loss)`), reads
+    this run's own file and is not reported; so
     does a load in another method whose path is built from the same expression as the one the
     saving method passed (`path = os.path.join(self.args.checkpoints, setting)` in both
     `train()` and `predict()`).
@@ -324,22 +326,28 @@ torch.save(model.state_dict(), "snapshot.pt")
         if event.foreign and any(step > event.start for step in self.save_steps):
             self.saving_calls.append(event.call)
 
-    def saved_through_a_call(self, site: LoadSite, found: CheckpointScan) -> bool:
+    def saved_through_a_call(
+        self, site: LoadSite, found: CheckpointScan, module: cst.Module
+    ) -> bool:
         """``early_stopping(val_loss, self.model, path)`` (another file's saver) earlier in
-        the same function, then ``torch.load(path + '/checkpoint.pth')``: this run's file."""
-        if site.function is None or not site.call.args:
-            return False
-        if not self.saving_calls:
+        the same function (or script), then ``torch.load(path + '/checkpoint.pth')``: this
+        run's file. The path may also have been given to the saver when it was built
+        (``saver = utils.ModelCheckpoint(logdir + "/best.pt", ...)``, then
+        ``saver.update(loss)``)."""
+        if not site.call.args or not self.saving_calls:
             return False
         used = set(names_in(site.call.args[0].value))
         for binding in found.bindings:  # `best_model_path = path + '/' + 'checkpoint.pth'`
             if binding.name in used and binding.value is not None:
                 used.update(names_in(binding.value))
-        order = _call_order(site.function)
+        order = _call_order(site.function if site.function is not None else module)
         load = order.get(id(site.call), -1)
         for call in self.saving_calls:
             passed = {name for arg in call.args for name in names_in(arg.value)}
+            passed |= _given_at_construction(call, found)
             if id(call) not in order:
+                if site.function is None:
+                    continue
                 # `train()` saves through `early_stopping(..., path)`, `predict()` loads from
                 # a `path` built the same way: the run's own checkpoint, whichever method runs
                 if _same_path_elsewhere(site.function, call, used & passed, found):
@@ -413,7 +421,11 @@ torch.save(model.state_dict(), "snapshot.pt")
                 ):
                     yield self._rank_report(site, found.device_at(site))
                 continue
-            if evidence is None or found.saved_here(site) or self.saved_through_a_call(site, found):
+            if (
+                evidence is None
+                or found.saved_here(site)
+                or self.saved_through_a_call(site, found, context.module)
+            ):
                 continue  # the same run (or an earlier run of it) wrote what it reads back
             if self.gpu_only.get(id(site.call)) or found.after_set_device(site):
                 continue  # runs only where CUDA exists
@@ -653,11 +665,25 @@ def _same_path_elsewhere(
     return False
 
 
-def _call_order(function: cst.FunctionDef) -> dict[int, int]:
-    """id of each call in ``function`` -> its place in reading order."""
+def _call_order(scope: cst.FunctionDef | cst.Module) -> dict[int, int]:
+    """id of each call in ``scope`` (a function, or a script) -> its place in reading order."""
     order = _CallOrder()
-    walk(function.body, order)
+    walk(scope.body if isinstance(scope, cst.FunctionDef) else scope, order)
     return order.seen
+
+
+def _given_at_construction(call: cst.Call, found: CheckpointScan) -> set[str]:
+    """The names in the arguments that built ``call``'s receiver (``saver.update(loss)`` of a
+    ``saver = ModelCheckpoint(logdir + "/best.pt", ...)``)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        return set()
+    given: set[str] = set()
+    for binding in found.bound(func.value.value):
+        built = binding.value
+        if isinstance(built, cst.Call):
+            given.update(name for arg in built.args for name in names_in(arg.value))
+    return given
 
 
 class _CallOrder(cst.CSTVisitor):
