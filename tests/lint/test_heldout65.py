@@ -172,3 +172,39 @@ def test_a_checkpoint_saved_by_a_saver_built_with_its_path_is_the_runs_own(
     resume = 'model = torch.load("pretrained.pt")["model"].to(device)'
     files["main.py"] = TRAIN.format(resume=resume)
     assert project_lines(tmp_path, files, "GPD201") == [12]
+
+
+# d2l-en (recall set 65): a validation loss summed on the device, handed to the book's
+# Animator, which plots each point with matplotlib
+ANIMATED = """\
+import torch
+from torch import nn
+from d2l import torch as d2l
+
+loss = nn.CrossEntropyLoss(reduction="none")
+
+
+def evaluate_loss(data_iter, net, device):
+    total, n = 0.0, 0
+    for features, labels in data_iter:
+        features, labels = features.to(device), labels.to(device)
+        total += loss(net(features), labels).sum()
+        n += labels.numel()
+    return (total / n){item}
+
+
+def train(net, train_iter, valid_iter, num_epochs, device):
+    net = net.to(device)
+    animator = d2l.Animator(xlabel="epoch", xlim=[1, num_epochs], legend=["valid loss"])
+    for epoch in range(num_epochs):
+        valid_loss = evaluate_loss(valid_iter, net, device)
+        animator.add(epoch + 1, (None, valid_loss))
+
+
+train(nn.Linear(4, 2), [], [], 10, d2l.try_gpu())
+"""
+
+
+def test_a_device_loss_handed_to_the_d2l_animator() -> None:
+    assert lines(ANIMATED.format(item=""), "GPD202") == [22]
+    assert lines(ANIMATED.format(item=".item()"), "GPD202") == []

@@ -40,10 +40,26 @@ class NumpyOnDeviceLists(Rule):
         """Conversions of a parameter named like a module-level list of device tensors."""
         self.losses: set[Key] = set()
         """Names bound to what a loss returned: a 0-dim tensor."""
+        self.animators: set[Key] = set()
+        """Names bound to a ``d2l.Animator(...)``: its ``add(x, y)`` plots with matplotlib."""
+
+    def is_animator(self, call: cst.Call, semantic: Semantic) -> bool:
+        func = call.func
+        name = dotted(func.value) if isinstance(func, cst.Attribute) else None
+        return name is not None and self.key_in(semantic, name, self.animators)
+
+    @staticmethod
+    def key_in(semantic: Semantic, name: str, keys: set[Key]) -> bool:
+        return (semantic.function, name) in keys or (None, name) in keys
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         key = (semantic.function, event.name)
         value = event.assigned
+        built = semantic.qualify(value.func) if isinstance(value, cst.Call) else None
+        if built is not None and built.startswith("d2l.") and built.endswith(".Animator"):
+            self.animators.add(key)
+        else:
+            self.animators.discard(key)
         if value in self.loss_calls:
             self.losses.add(key)
         else:
@@ -62,6 +78,9 @@ class NumpyOnDeviceLists(Rule):
             return
         if event.method in AXES_PLOTS and event.qualified is None and _on_axes(event.node):
             self.check_axes_plot(event)
+            return
+        if event.method == "add" and self.is_animator(event.node, semantic):
+            self.check_axes_plot(event)  # d2l's Animator plots each point it is given
             return
         function = _converter(event.qualified or "")
         if function is None:
@@ -114,10 +133,14 @@ class NumpyOnDeviceLists(Rule):
         return (semantic.function, name) in self.losses or (None, name) in self.losses
 
     def check_axes_plot(self, event: CallEvent) -> None:
-        """``ax.imshow(frames[0])``: matplotlib turns its data into NumPy arrays."""
+        """``ax.imshow(frames[0])``: matplotlib turns its data into NumPy arrays (each item of
+        a tuple or list display too: ``animator.add(epoch, (None, valid_loss))``)."""
         for arg, value in zip(event.node.args, event.args, strict=True):
-            if arg.keyword is None and _on_device(value):
-                shown = self.code(arg.value)
+            if arg.keyword is not None:
+                continue
+            shown_node = _device_item(arg.value, value)
+            if shown_node is not None:
+                shown = self.code(shown_node)
                 message = (
                     f"`{_method(event.node)}()` converts `{shown}`, which is on the device, to a "
                     f"NumPy array: it fails with `can't convert cuda:0 device type tensor to "
@@ -200,7 +223,14 @@ def _converter(qualified: str) -> str | None:
         return function if function in api.NUMPY_CONVERTERS and function not in METADATA else None
     if qualified.startswith(("matplotlib.", "sklearn.")):
         return qualified.rsplit(".", 1)[-1]
+    if qualified.startswith("d2l.") and qualified.rsplit(".", 1)[-1] in D2L_PLOTS:
+        return qualified.rsplit(".", 1)[-1]  # the d2l book's helpers draw with matplotlib
     return None
+
+
+D2L_PLOTS = frozenset({"plot", "show_images", "show_heatmaps", "show_trace_2d"})
+"""Plotting helpers of the d2l package (Dive into Deep Learning) that hand their data to
+matplotlib."""
 
 
 AXES_PLOTS = frozenset(
@@ -235,6 +265,17 @@ def _is_new_list(event: BindingEvent) -> bool:
     if isinstance(value, cst.List):
         return True
     return isinstance(value, cst.Call) and dotted(value.func) == "list" and not value.args
+
+
+def _device_item(node: cst.BaseExpression, value: Value) -> cst.BaseExpression | None:
+    """``node`` when it is on the device, or its element that is (in a tuple or list display)."""
+    if _on_device(value):
+        return node
+    if isinstance(node, cst.Tuple | cst.List) and value.items is not None:
+        for element, item in zip(node.elements, value.items, strict=False):
+            if _on_device(item):
+                return element.value
+    return None
 
 
 def _on_device(value: Value) -> bool:

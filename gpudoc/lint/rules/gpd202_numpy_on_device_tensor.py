@@ -59,7 +59,9 @@ class NumpyOnDeviceTensor(NumpyOnDeviceLists):
     arrays, or lives in another file of the project, is reported at the call that hands it a
     device tensor (`imshow(images[idx])`): that call is the bug, not the helper.
     Plotting methods of matplotlib Axes (`ax.imshow(t)`, `axs[0, i].plot(t)`) convert their
-    data too, and are checked on what is named like Axes (`ax`, `axs`, `axes`, `self.ax`).
+    data too, and are checked on what is named like Axes (`ax`, `axs`, `axes`, `self.ax`), and so
+    do the d2l book's plotting helpers (`d2l.plot`, `d2l.show_images`, and `add` of a
+    `d2l.Animator`, item by item: `animator.add(epoch, (None, valid_loss))`).
     A device tensor stored into a NumPy array (`g_loss[ind] = loss.data` into `g_loss =
     np.zeros(...)`) is converted too.
 
