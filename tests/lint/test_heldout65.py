@@ -208,3 +208,41 @@ train(nn.Linear(4, 2), [], [], 10, d2l.try_gpu())
 def test_a_device_loss_handed_to_the_d2l_animator() -> None:
     assert lines(ANIMATED.format(item=""), "GPD202") == [22]
     assert lines(ANIMATED.format(item=".item()"), "GPD202") == []
+
+
+# CQL (set 64): SAC's temperature, a learnable host scalar with its own optimizer, moved or
+# kept on the host by hand wherever it is read
+TEMPERATURE = """\
+import torch
+import torch.nn as nn
+import torch.optim as optim
+
+
+class Agent(nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.device = device
+        self.critic = nn.Linear(4, 1).to(device)
+        self.log_alpha = torch.tensor([0.0], requires_grad=True)
+        self.alpha_optimizer = optim.Adam(params=[self.log_alpha], lr=3e-4)
+
+    def learn(self, states, log_pis):
+        q = self.critic(states)
+        alpha_loss = -(self.log_alpha.exp() * (log_pis.cpu() - 1.0).detach().cpu()).mean()
+        self.alpha_optimizer.zero_grad()
+        alpha_loss.backward()
+        self.alpha_optimizer.step()
+        alpha = torch.clamp(self.log_alpha.exp(), min=0.0, max=1e6).to(self.device)
+        return {use}
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+agent = Agent(device)
+agent.learn(torch.randn(2, 4, device=device), torch.randn(2, 1, device=device))
+"""
+
+
+def test_a_learnable_host_scalar_placed_by_hand_at_every_read() -> None:
+    assert lines(TEMPERATURE.format(use="q * alpha"), "GPD105") == []
+    # one read that meets the device unmoved is the bug
+    assert lines(TEMPERATURE.format(use="q * self.log_alpha.exp()"), "GPD105") == [11]

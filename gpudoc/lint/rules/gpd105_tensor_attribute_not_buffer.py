@@ -78,6 +78,11 @@ class TensorAttributeNotBuffer(Rule):
     themselves, since the scripts that import their classes move them; there, only attributes
     used in arithmetic (`(x - self.mean) / self.std`) are reported.
 
+    Nor is one placed by hand at every read: moved before it meets anything
+    (`torch.clamp(self.log_alpha.exp(), max=1e6).to(self.device)`) or met only by operands the
+    code takes to the host itself (`self.log_alpha.exp() * (log_pi.cpu() + h).cpu()`), as SAC
+    agents keep their learnable temperature, with its own optimizer, on the CPU.
+
     Nothing is reported in a file whose new tensors are made on the GPU: one that calls
     `torch.set_default_device("cuda")` or `torch.set_default_tensor_type(torch.cuda.HalfTensor)`,
     or that a project script imports after making CUDA the default that way (a Llama
@@ -251,6 +256,9 @@ model = Causal().cuda()
             inner = moved.func
             if moved.args and _wraps(moved):
                 moved = moved.args[0].value  # `nn.Parameter(self.pe, requires_grad=False).to(d)`
+            elif moved.args and (semantic.qualify(inner) or "").startswith("torch."):
+                # `torch.clamp(self.log_alpha.exp(), max=1e6).to(self.device)`: made from it
+                moved = moved.args[0].value
             elif isinstance(inner, cst.Attribute) and inner.attr.value in api.PLACE_KEEPING_METHODS:
                 moved = inner.value  # `self.log_alpha.exp().detach().to(self.device)`
             else:
@@ -297,6 +305,8 @@ model = Causal().cuda()
                     continue  # `x.mul(self.scale)` of a 0-dim scale: a number to the GPU
                 if _host_data(f"self.{attr.attr}", methods):
                     continue  # `self.header.numpy().tofile(f)`: it must stay on the host
+                if _placed_at_every_read(attr.attr, methods):
+                    continue  # a learnable host scalar the code moves, or keeps on the host, itself
                 if (attr.placed and not optional_device) or _made_on_a_device(attr.value):
                     continue  # `torch.zeros(1, device=device)`: placed where the caller says
                 if _copies_a_placed_argument(cls, attr.value, self.constructions):
@@ -592,6 +602,9 @@ class _Operands(cst.CSTVisitor):
         self.w.unsqueeze(0)``, not ``self.w.to(x.device)``), also through an alias."""
         self.aliases: dict[str, str] = {}
         """Local names bound to an attribute (``ht_1 = self.ht_1``)."""
+        self.moved_results: set[cst.Call] = set()
+        """Calls whose result a move takes right away (``torch.clamp(...)`` of
+        ``torch.clamp(...).to(dev)``)."""
 
     def attribute_of(self, expr: cst.BaseExpression) -> str | None:
         """The attribute ``expr`` reads: ``self.m[:, 0].unsqueeze(1)`` -> ``m``."""
@@ -617,15 +630,104 @@ class _Operands(cst.CSTVisitor):
                     self.aliases.pop(target.target.value, None)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        self.note(node.left)
-        self.note(node.right)
+        # `self.log_alpha.exp() * (log_pis.cpu() + h).cpu()`: arithmetic the author keeps on
+        # the host on purpose, where the attribute is
+        if not _moved_to_host(node.right):
+            self.note(node.left)
+        if not _moved_to_host(node.left):
+            self.note(node.right)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = dotted(node.func) or ""
+        if node in self.moved_results:
+            return  # `torch.clamp(self.w.exp(), max=m).to(dev)`: moved before it meets anything
+        method = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+        if method in MOVE_METHODS and method != "cpu":
+            inner = node.func.value if isinstance(node.func, cst.Attribute) else None
+            if isinstance(inner, cst.Call):
+                self.moved_results.add(inner)
         layer = func.startswith("self.") and func.count(".") == 1 and func[5:] not in self.methods
         if layer or func.startswith(("torch.", "F.")):
             for arg in node.args:
                 self.note(arg.value)
+
+
+def _placed_at_every_read(attr: str, methods: list[cst.FunctionDef]) -> bool:
+    """Every read of ``self.<attr>`` in the methods (``__init__`` aside) is placed where it is:
+    moved before it meets anything (``torch.clamp(self.log_alpha.exp(), max=m).to(dev)``), met
+    only by operands the code takes to the host itself (``self.log_alpha.exp() * (log_pi.cpu()
+    + h).cpu()``), or stored in another attribute, which is judged on its own. CQL's SAC
+    temperature: a learnable scalar with its own optimizer, kept on the CPU on purpose."""
+    reads = _Reads(attr)
+    for method in methods:
+        if method.name.value != "__init__":
+            walk(method.body, reads)
+    return reads.count > 0 and reads.placed == reads.count
+
+
+class _Reads(cst.CSTVisitor):
+    def __init__(self, attr: str) -> None:
+        self.attr = attr
+        self.stack: list[cst.CSTNode] = []
+        self.count = 0
+        self.placed = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Attribute) and dotted(node) == f"self.{self.attr}":
+            self.count += 1
+            self.placed += self.is_placed(node)
+        self.stack.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+
+    def is_placed(self, read: cst.Attribute) -> bool:
+        node: cst.CSTNode = read
+        for parent in reversed(self.stack):
+            func = parent.func if isinstance(parent, cst.Call) else None
+            if isinstance(func, cst.Attribute) and func is node:
+                # a method of the chain: `.exp()`, `.to(dev)`
+                if func.attr.value in MOVE_METHODS:
+                    return func.attr.value != "cpu"
+                node = parent
+                continue
+            if isinstance(parent, cst.Attribute) and parent.value is node:
+                node = parent  # `....func` of a call above
+                continue
+            if isinstance(parent, cst.Arg) and parent.keyword is None:
+                node = parent  # `torch.clamp(<it>, ...)`: the call above decides
+                continue
+            if isinstance(parent, cst.Call) and isinstance(node, cst.Arg):
+                if parent.args and parent.args[0] is node and _torch_call(parent):
+                    node = parent  # what the torch function makes from it
+                    continue
+                return False
+            if isinstance(parent, cst.BinaryOperation):
+                other = parent.right if parent.left is node else parent.left
+                return _moved_to_host(other)
+            if isinstance(parent, cst.UnaryOperation):
+                node = parent
+                continue
+            if isinstance(parent, cst.AssignTarget | cst.Assign):
+                return isinstance(parent, cst.Assign) and all(
+                    isinstance(t.target, cst.Attribute) for t in parent.targets
+                )
+            return False
+        return False
+
+
+def _torch_call(call: cst.Call) -> bool:
+    return (dotted(call.func) or "").startswith(("torch.", "F."))
+
+
+def _moved_to_host(expr: cst.BaseExpression) -> bool:
+    """``(...).cpu()``, ``x.detach().cpu()``: an operand the code takes to the host itself."""
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == "cpu"
+    )
 
 
 def _chain_moves(expr: cst.BaseExpression, moves: frozenset[str] = MOVE_METHODS) -> bool:
