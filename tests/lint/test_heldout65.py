@@ -246,3 +246,25 @@ def test_a_learnable_host_scalar_placed_by_hand_at_every_read() -> None:
     assert lines(TEMPERATURE.format(use="q * alpha"), "GPD105") == []
     # one read that meets the device unmoved is the bug
     assert lines(TEMPERATURE.format(use="q * self.log_alpha.exp()"), "GPD105") == [11]
+
+
+# distributed_shampoo's tests (set 64): the devices to test on, CUDA only where it is
+DEVICES = """\
+import torch
+
+available_devices = (torch.device("cpu"),) + (torch.device("cuda"),) * {times}
+
+
+def check(device):
+    return torch.ones(2, device=device).sum()
+
+
+for device in available_devices:
+    check(device)
+"""
+
+
+def test_a_device_tuple_repeated_by_an_availability_test() -> None:
+    assert lines(DEVICES.format(times="torch.cuda.is_available()"), "GPD203") == []
+    assert lines(DEVICES.format(times="int(torch.cuda.is_available())"), "GPD203") == []
+    assert lines(DEVICES.format(times="2"), "GPD203") == [3]

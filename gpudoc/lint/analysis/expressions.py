@@ -148,7 +148,10 @@ class Evaluator:
         return self.calls.eval_call(node)
 
     def eval_binary(self, node: cst.BinaryOperation) -> Value:
-        left, right = self.eval(node.left), self.eval(node.right)
+        if isinstance(node.operator, cst.Multiply):
+            left, right = self.eval_repeated(node)
+        else:
+            left, right = self.eval(node.left), self.eval(node.right)
         if self.model.bus.wants("operation"):
             self.model.emit("operation", OperationEvent(node, left, right))
         if isinstance(node.operator, cst.Modulo) and isinstance(node.left, STRINGS):
@@ -164,6 +167,20 @@ class Evaluator:
             # `data["images"] / 255` of a checkpoint loaded to the GPU: only tensors are there
             return Value(Kind.TENSOR, Place.DEVICE)
         return self.combine([left, right])
+
+    def eval_repeated(self, node: cst.BinaryOperation) -> tuple[Value, Value]:
+        """``(torch.device("cuda"),) * torch.cuda.is_available()``: a sequence repeated by an
+        availability test holds its items only where CUDA is, as an ``if`` arm would."""
+        model = self.model
+        guarded = [model.polarity(side) == "gpu" for side in (node.right, node.left)]
+        values = []
+        for side, guard in zip((node.left, node.right), guarded, strict=True):
+            model.guard_depth += guard
+            model.gpu_path += guard
+            values.append(self.eval(side))
+            model.guard_depth -= guard
+            model.gpu_path -= guard
+        return values[0], values[1]
 
     def _gpu_count(self, node: cst.BaseExpression) -> bool:
         """``torch.cuda.device_count()`` (also through a name bound to it: ``n_gpus``)."""
