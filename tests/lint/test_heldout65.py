@@ -268,3 +268,41 @@ def test_a_device_tuple_repeated_by_an_availability_test() -> None:
     assert lines(DEVICES.format(times="torch.cuda.is_available()"), "GPD203") == []
     assert lines(DEVICES.format(times="int(torch.cuda.is_available())"), "GPD203") == []
     assert lines(DEVICES.format(times="2"), "GPD203") == [3]
+
+
+# modded-nanogpt (set 64): a rotary cache built in forward on the input's device, in a script
+# that moves its model once, before it runs it
+ROTARY = """\
+import torch
+import torch.nn as nn
+
+
+class Rotary(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+        self.seq_len_cached = None
+        self.cos_cached = None
+
+    def forward(self, x):
+        seq_len = x.shape[1]
+        if seq_len != self.seq_len_cached:
+            self.seq_len_cached = seq_len
+            t = torch.arange(seq_len, device=x.device).float()
+            self.cos_cached = torch.outer(t, t[: self.dim]).cos()
+        return x * self.cos_cached
+
+
+model = Rotary(8)
+model = model.cuda()
+for step in range(10):
+    out = model(torch.randn(2, 8, 8, device="cuda"))
+{after}
+"""
+
+
+def test_a_forward_cache_in_a_script_that_moves_its_model_once() -> None:
+    assert lines(ROTARY.format(after=""), "GPD105") == []
+    # moved again after it ran: the cache stays where it was built
+    after = "model = model.cpu()\nprint(model(torch.randn(2, 8, 8)))"
+    assert lines(ROTARY.format(after=after), "GPD105") == [10]

@@ -18,13 +18,14 @@ from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.names import assigned_value, class_method, dotted, iter_statements
 from gpudoc.lint.analysis.semantic import ModuleClass
-from gpudoc.lint.analysis.values import Place
+from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._class_attrs import InitAttributes
 from gpudoc.lint.rules._default_device import cuda_by_default
 from gpudoc.lint.rules._factory_uses import read_only_as_index
 from gpudoc.lint.rules._forward_cache import cached_without_device_check, none_in_init
 from gpudoc.lint.rules._helpers import chain_root
+from gpudoc.lint.rules._importers import is_entry
 from gpudoc.lint.rules._zero_dim import read_only_as_scalar_operand, zero_dim
 from gpudoc.lint.visit import walk
 
@@ -103,7 +104,10 @@ class TensorAttributeNotBuffer(Rule):
     Neither is one whose every read converts it to host data (`self.header.numpy()`, file
     metadata written beside the weights): a buffer would take it to the GPU, where `.numpy()`
     fails. A cache whose test looks at the device (`self.mask.device != x.device`) rebuilds
-    itself after a move and is not reported. Nor is a tensor built on the device in `__init__`
+    itself after a move and is not reported; nor, in a script that moves its modules only
+    before it first runs one (`model = model.cuda()`, then its training loop), is a cache built
+    on the input's device, which the model never leaves. Nor is a tensor built on the device in
+    `__init__`
     (derived from `torch.linspace(...).to(device)`), or a copy of an `__init__` argument
     (`torch.tensor(mean)`) where every construction of the class in the file passes a device
     tensor: it is where the module will be, unless the module is later moved elsewhere. One
@@ -196,6 +200,12 @@ model = Causal().cuda()
         self.constructions: dict[str, list[CallEvent]] = {}
         """Class name -> the calls that build an instance of it (``Norm(mean, std)``)."""
         self.qualify: Callable[[cst.BaseExpression], str | None] = lambda node: None
+        self.host_cached: dict[int, set[str]] = {}
+        """id of a module class -> cached attributes some method binds a host tensor."""
+        self.module_moves: list[int] = []
+        """Walk steps of the script's moves of modules (``model.cuda()``)."""
+        self.module_runs: list[int] = []
+        """Walk steps of the script's calls of modules with weights (``model(x)``)."""
         self.registered: dict[int, set[str]] = {}
         """Per module class, attributes a method assigns an ``nn.Parameter``: registered (a
         tensor ``__init__`` binds there is a placeholder, ``initialize()`` wraps it)."""
@@ -222,6 +232,8 @@ model = Causal().cuda()
             self.registered.setdefault(id(cls), set()).add(attr)
         elif cached and "." not in attr:
             self.cached.setdefault(id(cls), {}).setdefault(attr, set()).add(event.statement)
+            if event.value.place is Place.HOST:
+                self.host_cached.setdefault(id(cls), set()).add(attr)
         if _moved_value(event.statement) or _moved_local(event.statement, semantic.function_node):
             # a lazy cache (`self.grid = make_grid(...).to(x.device)` in forward): the class
             # rebuilds it on its input's device before using it
@@ -239,6 +251,7 @@ model = Causal().cuda()
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         """``self.mean.to(x.device)`` in forward: the attribute follows its input by hand."""
         func, cls = event.node.func, semantic.module_class
+        self.note_lifecycle(event, semantic)
         if isinstance(func, cst.Name) and func.value in self.class_names:
             self.constructions.setdefault(func.value, []).append(event)
         if cls is not None and (semantic.qualify(func) or "").startswith(COERCING_SOLVERS):
@@ -270,6 +283,27 @@ model = Causal().cuda()
             name = _aliased_attribute(function, moved.value) or name
         if cls is not None and name.startswith("self."):
             self.moved_on_use.setdefault(id(cls), set()).add(name[5:].split(".")[0])
+
+    def note_lifecycle(self, event: CallEvent, semantic: Semantic) -> None:
+        """Where the script's own code (not a module's methods) moves and runs modules."""
+        if semantic.module_class is not None:
+            return
+        receiver = event.receiver
+        if event.method in ("to", "cuda", "cpu") and receiver is not None:
+            if receiver.kind is Kind.MODULE:
+                self.module_moves.append(semantic.step)
+        elif event.module is not None and event.module.weighted:
+            self.module_runs.append(semantic.step)
+
+    def moved_once_before_running(self, context: Context) -> bool:
+        """A script that runs its model (``model(x, y)`` in its training loop) and moves modules
+        only before the first run (``model = model.cuda()`` once): a forward cache is built on
+        the device the model stays on (modded-nanogpt's rotary cache). A library's modules, or
+        a script that never runs one, may be moved after a forward."""
+        if context.library or not self.module_runs or not is_entry(context.module):
+            return False
+        first_run = min(self.module_runs)
+        return all(step < first_run for step in self.module_moves)
 
     def finish(self, context: Context) -> Iterator[Report]:
         if cuda_by_default(context):
@@ -318,6 +352,10 @@ model = Causal().cuda()
                 yield Report(attr.statement, message)
             # made on the input's device is what a cache does: only a move where it is read helps
             moved_where_read = self.moved_on_use.get(id(cls), set()) | rebuilt
+            if self.moved_once_before_running(context):
+                # made on the input's device, which the model never leaves: only a cache
+                # built on the host meets the device
+                used = used & self.host_cached.get(id(cls), set())
             yield from self.forward_caches(cls, used, moved_where_read)
 
     def forward_caches(self, cls: ModuleClass, used: set[str], moved: set[str]) -> Iterator[Report]:
