@@ -8,7 +8,7 @@ from pathlib import Path
 from lint_lines import lines, project_lines
 
 from gpudoc.lint.config import LintConfig
-from gpudoc.lint.engine import lint_paths
+from gpudoc.lint.engine import lint_paths, lint_source
 
 # Time-Series-Library (set 28, a regression of the thirteenth session): masks built on the host,
 # converted to a dtype, then moved where the input is
@@ -306,3 +306,46 @@ def test_a_forward_cache_in_a_script_that_moves_its_model_once() -> None:
     # moved again after it ran: the cache stays where it was built
     after = "model = model.cpu()\nprint(model(torch.randn(2, 8, 8)))"
     assert lines(ROTARY.format(after=after), "GPD105") == [10]
+
+
+# ragas (recall set 65): a class keeps a Hugging Face model it moved in `__init__`, and
+# predicts over a DataLoader whose collate_fn is its own method, bound to an attribute
+QUESTIONS = """\
+import torch
+from torch.utils.data import DataLoader
+from tqdm import tqdm
+from transformers import AutoModelForSeq2SeqLM
+
+
+class QGen:
+    def __init__(self, name, device):
+        self.model = AutoModelForSeq2SeqLM.from_pretrained(name)
+        self.model.to(device)
+        self.device = device
+        self.collate_fn = self.collate
+
+    def collate(self, batch):
+        return {{"input_ids": torch.tensor(batch){move}}}, torch.tensor(batch)
+
+    def predict(self, sentences):
+        dataloader = tqdm(DataLoader(sentences, batch_size=4, collate_fn=self.collate_fn))
+        for _, data in enumerate(dataloader):
+            inputs, labels = data
+            logits = self.model(**inputs).logits
+        return logits
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+print(QGen("t5-base", device).predict([[1, 2]]))
+"""
+
+
+def test_a_batch_from_the_classs_own_collate_method_is_on_the_host() -> None:
+    source = QUESTIONS.format(move="")
+    result = lint_source(source, "x.py", LintConfig(select=("GPD101",)))
+    assert [finding.line for finding in result.findings] == [21]
+    # spread as keywords: the hint moves each tensor, and no fix calls `.to()` on a dict
+    assert "for k, v in inputs.items()" in result.findings[0].message
+    assert not result.findings[0].fixable
+    # a collate_fn that moves the batch itself puts it on the device
+    assert lines(QUESTIONS.format(move=".to(self.device)"), "GPD101") == []

@@ -17,6 +17,7 @@ from gpudoc.lint.analysis.expressions import (
 from gpudoc.lint.analysis.functions import moves_anything
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import (
+    assigned_value,
     dotted,
     is_number_expression,
     keyword,
@@ -356,13 +357,32 @@ class QualifiedCalls:
         collate = keyword(node, "collate_fn")
         if collate is not None:
             # the project's own collate_fn that moves nothing (pads, stacks) keeps batches home
-            function = self.model.local_functions.get(dotted(collate.value) or "")
+            function = self.collate_function(dotted(collate.value) or "")
             if function is None or moves_anything(function):
                 # its batches may be objects of their own (a BatchEncoding, a batch class)
                 return Value(Kind.LOADER, source=COLLATED)
         if first is not None and first.kind is Kind.LOADER:
             return Value(Kind.LOADER, first.place)
         return Value(Kind.LOADER, Place.HOST)
+
+    def collate_function(self, name: str) -> cst.FunctionDef | None:
+        """The file's function, or the class's method, a ``collate_fn=`` names: ``pad_batch``,
+        ``self.collate``, or ``self.collate_fn`` that ``__init__`` binds to ``self.collate``."""
+        if not name.startswith("self."):
+            return self.model.local_functions.get(name)
+        owner = self.model.class_scope()
+        if owner is None or "." in name[5:]:
+            return None
+        method = owner.methods.get(name[5:])
+        init = owner.methods.get("__init__")
+        if method is None and isinstance(init, cst.FunctionDef):
+            body = init.body.body if isinstance(init.body, cst.IndentedBlock) else ()
+            for statement in body:  # `self.collate_fn = self.collate` at its top level
+                bound = assigned_value(statement, name)
+                other = dotted(bound) if bound is not None else None
+                if other is not None and other.startswith("self."):
+                    method = owner.methods.get(other[5:])
+        return method
 
     def zoo_model(self, node: cst.Call, qualified: str) -> Value:
         last = qualified.rsplit(".", 1)[-1]

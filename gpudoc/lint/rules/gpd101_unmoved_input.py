@@ -39,6 +39,8 @@ class Argument:
     name: str | None
     """The plain name passed (``images``), when the argument is one."""
     value: Value
+    spread: bool = False
+    """Passed as ``**inputs``: a mapping of tensors, with no ``.to()`` of its own."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,11 @@ class UnmovedInput(Rule):
 
     ## Known problems
     Batches moved by a helper function, a custom `collate_fn`, or a framework (Lightning,
-    accelerate's `prepare`) are recognised as moved or unknown, never as host tensors. A module
+    accelerate's `prepare`) are recognised as moved or unknown, never as host tensors; a
+    `collate_fn` of the file's own (a function, a method of the class, or an attribute its
+    `__init__` binds to one: `self.collate_fn = self.collate`) that moves nothing keeps them on
+    the host. A mapping spread into the call (`model(**inputs)`) is reported with a hint that
+    moves each of its tensors, and no fix. A module
     wrapped in `nn.DataParallel` scatters host inputs itself and is not reported. A function
     whose callers are in other files (`def train_epoch(loader, model, device)`) cannot know
     whether its `model` is wrapped: when it moves the targets of a batch but hands the inputs
@@ -266,7 +272,7 @@ def test(model, device, test_loader):
         if semantic.on_cpu_path:
             return  # `else:` of `if torch.cuda.is_available():`: nothing is on a GPU there
         args = [
-            Argument(arg.value, dotted(arg.value), value)
+            Argument(arg.value, dotted(arg.value), value, arg.star == "**")
             for arg, value in zip(node.args, event.args, strict=True)
             # `F.interpolate(x, size=[r, r])`: sizes and factors, read as numbers on any device
             if arg.keyword is None or arg.keyword.value not in SHAPE_KEYWORDS
@@ -610,6 +616,8 @@ def _on_host(value: Value) -> bool:
 def _move_text(arg: Argument, shown: str, device: str) -> str:
     """How to move it: rebind a name; an expression is moved where it is written."""
     name = arg.name
+    if arg.spread:
+        return f"`{{k: v.to({device}) for k, v in {shown}.items()}}`"
     if name is None:
         atom = isinstance(arg.node, cst.Name | cst.Attribute | cst.Call | cst.Subscript)
         return f"`{shown if atom else f'({shown})'}.to({device})`"
@@ -623,6 +631,6 @@ def _where(place: Place) -> str:
 
 def _move_fix(arg: Argument, device_name: str | None) -> FixSpec | None:
     """Move a plain tensor name right after it is bound; nothing for attributes or batches."""
-    if arg.name is None or "." in arg.name or arg.value.kind.value != "tensor":
+    if arg.name is None or "." in arg.name or arg.value.kind.value != "tensor" or arg.spread:
         return None
     return move_after_binding(arg.value.binding, arg.name, device_name)
