@@ -349,3 +349,39 @@ def test_a_batch_from_the_classs_own_collate_method_is_on_the_host() -> None:
     assert not result.findings[0].fixable
     # a collate_fn that moves the batch itself puts it on the device
     assert lines(QUESTIONS.format(move=".to(self.device)"), "GPD101") == []
+
+
+# XLNet's attention mask (bert-loves-chemistry, set 51): built on the host, returned moved to
+# the model's first parameter, which carries its device (and dtype)
+XLNET_MASK = """\
+import torch
+import torch.nn as nn
+
+
+class XLNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def create_mask(self, qlen, mlen):
+        attn_mask = torch.ones([qlen, qlen])
+        mask_up = torch.triu(attn_mask, diagonal=1)
+        attn_mask_pad = torch.zeros([qlen, mlen])
+        ret = torch.cat([attn_mask_pad, mask_up], dim=1)
+        ret = ret.to({target})
+        return ret
+
+    def forward(self, x):
+        return self.proj(x) * self.create_mask(x.shape[0], 0)
+
+
+model = XLNet().to("cuda")
+print(model(torch.randn(8, 8, device="cuda")))
+"""
+
+
+def test_a_mask_moved_to_the_models_first_parameter_is_placed() -> None:
+    assert lines(XLNET_MASK.format(target="next(self.parameters())"), "GPD106") == []
+    assert lines(XLNET_MASK.format(target='torch.device("cuda")'), "GPD106") == []
+    # converted to the parameter's dtype only, it stays on the host
+    assert lines(XLNET_MASK.format(target="self.proj.weight.dtype"), "GPD106") == [11, 13]

@@ -99,9 +99,11 @@ def converts_only(call: cst.Call) -> bool:
             continue
         name = dotted(arg.value) or ""
         head, _, last = name.rpartition(".")
-        if keyword is None and (
-            last.endswith("dtype") or (head == "torch" and last in DTYPE_NAMES)
-        ):
+        value = arg.value
+        # `x.dtype`, `next(self.parameters()).dtype`, `dtype`; not `next(self.parameters())`
+        attribute = value.attr.value if isinstance(value, cst.Attribute) else last
+        dtype_name = bool(attribute) and attribute.endswith("dtype")
+        if keyword is None and (dtype_name or (head == "torch" and last in DTYPE_NAMES)):
             continue
         return False
     return True

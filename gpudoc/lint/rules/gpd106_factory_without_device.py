@@ -19,7 +19,7 @@ from gpudoc.lint.analysis.events import (
     Semantic,
     WalkedCallEvent,
 )
-from gpudoc.lint.analysis.expressions import string_value
+from gpudoc.lint.analysis.expressions import converts_only, string_value
 from gpudoc.lint.analysis.follows_inputs import weight_attributes
 from gpudoc.lint.analysis.functions import MOVES
 from gpudoc.lint.analysis.names import (
@@ -578,7 +578,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         )
         if not moves or not isinstance(func, cst.Attribute):
             return
-        if event.method == "to" and event.result.place is Place.HOST:
+        if event.method == "to" and converts_only(event.node):
             return  # `mask.to(torch.bool)`: a conversion, where the tensor already is
         args = event.node.args
         if event.method == "type_as" and args and dotted(args[0].value) == dotted(func.value):
