@@ -283,6 +283,11 @@ LEGACY_TENSOR_TYPES = frozenset(
 """``torch.LongTensor(...)`` builds a host tensor; ``torch.cuda.LongTensor(...)`` a device one."""
 
 DATAFRAME_ROOTS = ("numpy.", "sklearn.", "matplotlib.", "scipy.", "pandas.")
+INDEXING_HELPERS = frozenset(
+    {"sklearn.model_selection.train_test_split", "sklearn.utils.shuffle", "sklearn.utils.resample"}
+)
+"""scikit-learn helpers that only index what they are given (``_safe_indexing``): a tensor
+comes back a tensor, where it was, with no NumPy conversion."""
 """Libraries that convert a tensor argument to a NumPy array."""
 
 DATAPARALLEL = frozenset(

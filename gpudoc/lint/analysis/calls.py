@@ -339,6 +339,11 @@ class CallEvaluator:
             if name is not None and receiver.kind is Kind.MODULE and result.kind is Kind.MODULE:
                 # `net.to(device).eval()`: a module moves in place, whatever the chain does next
                 move_module(self.model, name, replace(result, binding=receiver.binding))
+            elif name is not None and receiver.inplace_to and method in ("to", "cuda", "cpu"):
+                # `print(inputs.to(device))`: a BatchEncoding moves its tensors in place and
+                # returns itself (at a statement's top, statements.py moves it on each path)
+                moved = replace(result, kind=receiver.kind, binding=receiver.binding)
+                self.model.assign_name(name, replace(moved, inplace_to=True))
             return result
         if receiver.kind is Kind.MODULE:
             return self.module_method(node, func, receiver, method, args)

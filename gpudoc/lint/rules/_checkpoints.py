@@ -510,6 +510,11 @@ class CheckpointScan(cst.CSTVisitor):
             if isinstance(operand, cst.Call) and _counts_gpus(operand):
                 self._reported.add(id(operand))
 
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        # `rt /= torch.cuda.device_count()`: an average over the ranks, not a test for a GPU
+        if isinstance(node.value, cst.Call) and _counts_gpus(node.value):
+            self._reported.add(id(node.value))
+
     def visit_Comparison(self, node: cst.Comparison) -> None:
         # `torch.cuda.device_count() > 1`: several GPUs or one, not a GPU or the CPU
         if len(node.comparisons) != 1 or not isinstance(node.left, cst.Call):
@@ -955,6 +960,11 @@ class CheckpointScan(cst.CSTVisitor):
         template = _path_template(expr)
         if template is not None:
             return f"template:{template}"
+        name = dotted(expr) or ""
+        if name.startswith("self.") and name.count(".") >= 2:
+            # `self.args.ckpt_path` in a trainer's method is the `args.ckpt_path` that the
+            # script gave it: the same settings object, kept on the instance
+            return "expr:" + name[5:]
         return "expr:" + re.sub(r"\s+", "", self.module.code_for_node(expr))
 
     def _builder_key(self, expr: cst.BaseExpression) -> str | None:

@@ -221,7 +221,7 @@ def _converter(qualified: str) -> str | None:
     if qualified.startswith("numpy."):
         function = qualified[6:]
         return function if function in api.NUMPY_CONVERTERS and function not in METADATA else None
-    if qualified.startswith(("matplotlib.", "sklearn.")):
+    if qualified.startswith(("matplotlib.", "sklearn.")) and qualified not in api.INDEXING_HELPERS:
         return qualified.rsplit(".", 1)[-1]
     if qualified.startswith("d2l.") and qualified.rsplit(".", 1)[-1] in D2L_PLOTS:
         return qualified.rsplit(".", 1)[-1]  # the d2l book's helpers draw with matplotlib

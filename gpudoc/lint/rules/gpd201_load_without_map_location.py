@@ -37,6 +37,11 @@ if TYPE_CHECKING:
 SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 
 
+COLLECTIVES = frozenset(
+    {"all_reduce", "all_gather", "reduce", "broadcast", "barrier", "all_gather_object", "gather"}
+)
+
+
 class LoadWithoutMapLocation(Rule):
     """`torch.load` without `map_location` of a checkpoint from outside the run.
 
@@ -54,7 +59,9 @@ class LoadWithoutMapLocation(Rule):
     places anything. A load of a path that a call earlier in the same function handed to
     another file's saver (`early_stopping(val_loss, model, path)`, then
     `torch.load(path + "/checkpoint.pth")`), or gave the saver when it built it (`checkpoint =
-    utils.ModelCheckpoint(logdir + "/best.pt", state)`, then `checkpoint.update(loss)`), reads
+    utils.ModelCheckpoint(logdir + "/best.pt", state)`, then `checkpoint.update(loss)`), or
+    that a method saved to the settings the script handed its object (`self.args.ckpt_path`,
+    then `torch.load(args.ckpt_path)`), reads
     this run's own file and is not reported; so
     does a load in another method whose path is built from the same expression as the one the
     saving method passed (`path = os.path.join(self.args.checkpoints, setting)` in both
@@ -85,7 +92,8 @@ class LoadWithoutMapLocation(Rule):
     A checkpoint saved from GPU tensors is restored onto the GPU it came from. When the script
     falls back to the CPU (no GPU on this host) that fails with `RuntimeError: Attempting to
     deserialize object on a CUDA device but torch.cuda.is_available() is False`; on a multi-GPU
-    host every rank loads onto `cuda:0`. In a script with one process per GPU that is reported
+    host every rank loads onto `cuda:0`. In a script with one process per GPU (an NCCL process
+    group, or an Accelerate script that calls a `torch.distributed` collective) that is reported
     whoever wrote the file, except where the process has no device of its own: the arm of `if
     args.gpu is None:` (also `gpu`, `local_rank`), or of any `if x is None:` whose other arm
     loads the same path with a `map_location` (pytorch/examples' ImageNet resume), runs when one
@@ -281,6 +289,8 @@ torch.save(model.state_dict(), "snapshot.pt")
         self.unmapped: dict[int, str | None] = {}
         """id of each ``torch.load`` without a map location -> the device name in its scope."""
         self.per_rank = False
+        self.collectives = False
+        """A ``torch.distributed`` collective: the script runs as several processes."""
         """A process group that is not gloo's: one process per GPU."""
         self.spawned: set[str] = set()
         """Functions the script starts once per GPU (``mp.spawn(worker, ...)``)."""
@@ -319,6 +329,12 @@ torch.save(model.state_dict(), "snapshot.pt")
         elif is_process_group_init(event.qualified):
             # `set_device(args.gpu)` alone is a one-GPU script choosing its GPU
             self.per_rank |= backend(node) in ("nccl", None)
+        elif (event.qualified or "").rpartition(".")[2] in COLLECTIVES and (
+            event.qualified or ""
+        ).startswith("torch.distributed."):
+            # `dist.all_reduce(loss)` in an Accelerate (or DeepSpeed) script: launched as one
+            # process per GPU, each on its own device (the launcher chose the backend)
+            self.collectives = True
         elif event.qualified in SPAWNS and node.args:
             self.spawned.add(dotted(node.args[0].value) or "")
 
@@ -376,6 +392,8 @@ torch.save(model.state_dict(), "snapshot.pt")
             yield from self.device_free_reports(context)
             return
         found = scan(context.module, path=context.path)
+        launched = self.collectives and bool({"accelerate", "deepspeed"} & context.flags.frameworks)
+        self.per_rank |= launched
         ranks = self.per_rank and any(self.in_a_rank(site.call) for site in found.loads)
         # a library's own `device="cpu"` option (MONAI's `Invertd`) is no CPU path of the script
         own = None if found.cpu_path_is_weak else found.cpu_path

@@ -63,7 +63,8 @@ class NumpyOnDeviceTensor(NumpyOnDeviceLists):
     do the d2l book's plotting helpers (`d2l.plot`, `d2l.show_images`, and `add` of a
     `d2l.Animator`, item by item: `animator.add(epoch, (None, valid_loss))`).
     A device tensor stored into a NumPy array (`g_loss[ind] = loss.data` into `g_loss =
-    np.zeros(...)`) is converted too.
+    np.zeros(...)`) is converted too. scikit-learn's `train_test_split`, `shuffle` and
+    `resample` only index what they are given and are not reported.
 
     ## Why is this bad?
     It fails with `TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu()
@@ -223,7 +224,7 @@ print(np.mean(losses))
                 self.uses.append(use)
             return
         qualified = event.qualified or ""
-        if not qualified.startswith(api.DATAFRAME_ROOTS):
+        if not qualified.startswith(api.DATAFRAME_ROOTS) or qualified in api.INDEXING_HELPERS:
             return
         parts: list[tuple[cst.BaseExpression, Value]] = []
         for arg, value in zip(node.args, event.args, strict=True):

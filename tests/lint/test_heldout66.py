@@ -1,0 +1,130 @@
+"""Regressions of held-out set 66, reduced and rewritten here: the bug each rule must report,
+next to the correct code it must leave alone."""
+
+from __future__ import annotations
+
+from lint_lines import lines
+
+# pytorch-distributed-NLP (set 66): an Accelerate script for several GPUs, whose
+# `torch.cuda.device_count()` is the world size of an average, not a CPU fallback
+ACCELERATE = """\
+import torch
+import torch.distributed as dist
+from accelerate import Accelerator
+
+
+def mean_loss(loss):
+    out = loss.clone()
+    dist.all_reduce(out, op=dist.ReduceOp.SUM)
+    {average}
+    return out
+
+
+def main(data):
+    accelerator = Accelerator()
+    net = torch.nn.Linear(4, 1).cuda()
+    opt = torch.optim.AdamW(net.parameters(), lr=1e-3)
+    net, opt = accelerator.prepare(net, opt)
+    for batch in data:
+        loss = torch.nn.functional.mse_loss(net(batch["x"].cuda()), batch["y"].cuda())
+        accelerator.backward(loss)
+        opt.step()
+        print(mean_loss(loss.detach()).item())
+    if accelerator.is_main_process:
+        torch.save(net.state_dict(), "best.pt")
+    net.load_state_dict(torch.load("pretrained.pt"))
+
+
+main([])
+"""
+
+
+def test_a_world_size_average_is_no_cpu_fallback() -> None:
+    assert lines(ACCELERATE.format(average="out /= torch.cuda.device_count()"), "GPD203") == []
+    # a real fallback still makes the hard-coded `.cuda()` calls bugs
+    fallback = 'out /= 2\n    device = "cuda" if torch.cuda.is_available() else "cpu"'
+    assert lines(ACCELERATE.format(average=fallback), "GPD203") == [16, 20, 20]
+
+
+def test_every_accelerate_rank_loads_onto_the_gpu_the_checkpoint_was_saved_from() -> None:
+    source = ACCELERATE.format(average="out /= torch.cuda.device_count()")
+    assert lines(source, "GPD201") == [25]
+    # one process (no collective): cuda:0 is its own GPU
+    single = source.replace("    dist.all_reduce(out, op=dist.ReduceOp.SUM)\n", "")
+    assert lines(single, "GPD201") == []
+
+
+# Domain-Specific-Small-Language-Models (set 66): a BatchEncoding moved in place while printed
+ENCODING = """\
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+tokenizer = AutoTokenizer.from_pretrained("gpt2")
+model = AutoModelForCausalLM.from_pretrained("gpt2")
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model.to(device)
+inputs = tokenizer("Once upon a time", return_tensors="pt")
+{shown}
+out = model(**inputs)
+"""
+
+
+def test_a_batch_encoding_moved_inside_an_expression_moves_in_place() -> None:
+    assert lines(ENCODING.format(shown="print(inputs.to(device))"), "GPD101") == []
+    assert lines(ENCODING.format(shown="print(inputs)"), "GPD101") == [10]
+
+
+# Pytorch-tutorial (set 66): scikit-learn's train_test_split only indexes the tensors
+SPLIT = """\
+import torch
+from sklearn.model_selection import train_test_split
+from sklearn.metrics import mean_squared_error
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+features = torch.randn(100, 2).to(device)
+labels = torch.randn(100).to(device)
+{call}
+"""
+
+
+def test_train_test_split_keeps_device_tensors_where_they_are() -> None:
+    split = "x_train, x_test, y_train, y_test = train_test_split(features, labels)"
+    assert lines(SPLIT.format(call=split), "GPD202") == []
+    assert lines(SPLIT.format(call="mean_squared_error(labels, labels)"), "GPD202") == [8]
+
+
+# pytorch-distributed-NLP (set 66): a trainer's method saves to `self.args.ckpt_path`, the
+# script reloads `args.ckpt_path` after training, in the same run
+TRAINER = """\
+import argparse
+
+import torch
+
+
+class Trainer:
+    def __init__(self, args, model):
+        self.args, self.model = args, model
+
+    def train(self):
+        torch.save(self.model.state_dict(), self.args.ckpt_path)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ckpt_path", default="best.pt")
+    args = parser.parse_args()
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = torch.nn.Linear(4, 1).to(device)
+    {train}
+    model.load_state_dict(torch.load(args.ckpt_path))
+
+
+main()
+"""
+
+
+def test_a_checkpoint_the_trainer_saved_to_the_scripts_settings_path() -> None:
+    assert lines(TRAINER.format(train="Trainer(args, model).train()"), "GPD201") == []
+    # without the run's own save, the path may hold a GPU run's checkpoint
+    other = TRAINER.replace("self.args.ckpt_path", "self.args.out_path")
+    assert lines(other.format(train="Trainer(args, model).train()"), "GPD201") == [21]
