@@ -128,3 +128,24 @@ def test_a_checkpoint_the_trainer_saved_to_the_scripts_settings_path() -> None:
     # without the run's own save, the path may hold a GPU run's checkpoint
     other = TRAINER.replace("self.args.ckpt_path", "self.args.out_path")
     assert lines(other.format(train="Trainer(args, model).train()"), "GPD201") == [21]
+
+
+# pytorch-Deep-Learning (recall set 66): a VAE's device means handed to scikit-learn's t-SNE
+ESTIMATOR = """\
+import torch
+from sklearn.decomposition import PCA
+from sklearn.manifold import TSNE
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+encoder = torch.nn.Linear(4, 2).to(device)
+with torch.no_grad():
+    mu = encoder(torch.randn(8, 4).to(device)){cpu}
+embedding = TSNE(n_components=2).fit_transform(mu)
+pca = PCA(2)
+pca.fit(mu)
+"""
+
+
+def test_a_scikit_learn_estimator_converts_what_it_fits() -> None:
+    assert lines(ESTIMATOR.format(cpu=""), "GPD202") == [9, 11]
+    assert lines(ESTIMATOR.format(cpu=".cpu()"), "GPD202") == []

@@ -28,6 +28,7 @@ from gpudoc.lint.analysis.placement import Placement, formatted_cuda, per_proces
 from gpudoc.lint.analysis.values import (
     CHECKPOINT,
     COLLATED,
+    ESTIMATOR,
     SCALAR,
     UNKNOWN,
     Kind,
@@ -73,9 +74,11 @@ class QualifiedCalls:
             # batches of graphs, collated on the host; `batch.to(device)` moves one in place
             graphs = Value(Kind.BATCH, Place.HOST, inplace_to=True)
             return Value(Kind.LOADER, Place.HOST, element=graphs)
+        last = qualified.rsplit(".", 1)[-1]
+        if root == "sklearn" and last[:1].isupper():
+            return Value(source=ESTIMATOR)  # `TSNE(n_components=2)`, `PCA(2)`
         if qualified.startswith(api.DATAFRAME_ROOTS):
             return Value(Kind.NDARRAY, Place.HOST) if root == "numpy" else UNKNOWN
-        last = qualified.rsplit(".", 1)[-1]
         if qualified in api.HOST_TENSOR_FUNCTIONS:
             return Value(Kind.TENSOR, Place.HOST)
         if qualified.startswith("torchvision.transforms.") and last[:1].isupper():

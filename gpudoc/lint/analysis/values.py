@@ -166,6 +166,10 @@ COLLATED = "collate"
 whatever that function builds (a ``BatchEncoding``, a batch class whose ``.to()`` moves it in
 place), not known to be plain tensors."""
 
+ESTIMATOR = "sklearn-estimator"
+"""The ``source`` of a scikit-learn estimator (``TSNE(n_components=2)``): its ``fit``,
+``transform`` and ``predict`` methods turn their data into NumPy arrays."""
+
 UNKNOWN = Value()
 CHECKPOINT = Value(place=Place.HOST, source="checkpoint")
 """What ``torch.load(f, map_location="cpu")`` returns, and its items: whatever it holds (a

@@ -18,7 +18,7 @@ from gpudoc.lint.analysis.events import (
 )
 from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.analysis.values import Kind, Place, Value
+from gpudoc.lint.analysis.values import ESTIMATOR, Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report
 from gpudoc.lint.rules._numpy_lists import NumpyOnDeviceLists
 
@@ -63,7 +63,9 @@ class NumpyOnDeviceTensor(NumpyOnDeviceLists):
     do the d2l book's plotting helpers (`d2l.plot`, `d2l.show_images`, and `add` of a
     `d2l.Animator`, item by item: `animator.add(epoch, (None, valid_loss))`).
     A device tensor stored into a NumPy array (`g_loss[ind] = loss.data` into `g_loss =
-    np.zeros(...)`) is converted too. scikit-learn's `train_test_split`, `shuffle` and
+    np.zeros(...)`) is converted too, and so is the data of a scikit-learn estimator's `fit`,
+    `fit_transform`, `transform` or `predict` (`TSNE(n_components=2).fit_transform(mu)`).
+    scikit-learn's `train_test_split`, `shuffle` and
     `resample` only index what they are given and are not reported.
 
     ## Why is this bad?
@@ -224,6 +226,8 @@ print(np.mean(losses))
                 self.uses.append(use)
             return
         qualified = event.qualified or ""
+        if receiver is not None and receiver.source == ESTIMATOR and event.method in FITTING:
+            qualified = f"sklearn.{event.method}"  # `TSNE(n_components=2).fit_transform(mu)`
         if not qualified.startswith(api.DATAFRAME_ROOTS) or qualified in api.INDEXING_HELPERS:
             return
         parts: list[tuple[cst.BaseExpression, Value]] = []
@@ -307,6 +311,11 @@ print(np.mean(losses))
         return Report(use.node, message, fix)
 
 
+FITTING = frozenset(
+    {"fit", "fit_transform", "transform", "predict", "predict_proba", "fit_predict",
+     "partial_fit", "score", "decision_function", "inverse_transform"}
+)  # fmt: skip
+"""Methods of a scikit-learn estimator that turn their data into NumPy arrays."""
 NUMPY_NO_CONVERSION = frozenset({"shape", "ndim", "size", "squeeze", "nonzero", "swapaxes"})
 """NumPy functions that read a tensor's metadata or call its own method (``np.squeeze(t)`` is
 ``t.squeeze()``, a tensor on the same device); checked with a tensor whose ``__array__``
