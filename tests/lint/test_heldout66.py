@@ -149,3 +149,31 @@ pca.fit(mu)
 def test_a_scikit_learn_estimator_converts_what_it_fits() -> None:
     assert lines(ESTIMATOR.format(cpu=""), "GPD202") == [9, 11]
     assert lines(ESTIMATOR.format(cpu=".cpu()"), "GPD202") == []
+
+
+# denoising-diffusion-pytorch (recall set 66): a trainer's load(milestone) beside its
+# save(milestone), an API that restores what any earlier run saved
+MILESTONES = """\
+from pathlib import Path
+
+import torch
+
+
+class Trainer:
+    def __init__(self, model):
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.model = model.to(self.device)
+        self.results_folder = Path("./results")
+
+    def save(self, milestone):
+        torch.save(self.model.state_dict(), str(self.results_folder / f"model-{{milestone}}.pt"))
+
+    def load(self, milestone):
+        data = torch.load(str(self.results_folder / f"model-{{milestone}}.pt"){mapped})
+        self.model.load_state_dict(data)
+"""
+
+
+def test_a_trainers_load_method_restores_any_runs_checkpoint() -> None:
+    assert lines(MILESTONES.format(mapped=""), "GPD201") == [16]
+    assert lines(MILESTONES.format(mapped=", map_location=self.device"), "GPD201") == []

@@ -132,6 +132,8 @@ class CheckpointScan(cst.CSTVisitor):
         """path key -> whether every save to it writes CPU state."""
         self.loads: list[LoadSite] = []
         self.first_save: dict[str, int] = {}
+        self.saves_in: dict[int, set[str]] = {}
+        """id of a function (of ``None``: the module) -> the path keys it saves to."""
         """path key -> the order of its first save."""
         self.joined_saves: dict[str, int] = {}
         """``os.path.join("models", "net-{}.ckpt".format(e))`` saves, as their templates."""
@@ -1137,6 +1139,7 @@ class CheckpointScan(cst.CSTVisitor):
         cpu = obj is not None and self._on_cpu(obj)
         self.saved[key] = self.saved.get(key, True) and cpu
         self.first_save[key] = min(self.first_save.get(key, order), order)
+        self.saves_in.setdefault(id(self._function()), set()).add(key)
         joined = _joined_template(path) if path is not None else None
         if joined is not None:
             self.joined_saves[joined] = min(self.joined_saves.get(joined, order), order)
@@ -1222,6 +1225,16 @@ class CheckpointScan(cst.CSTVisitor):
         or the path lies in a temporary directory, which only this run can have written."""
         key = site.path_key
         if key is None:
+            return False
+        if _loading_method(site.function):
+            # `Trainer.load(milestone)` beside `Trainer.save(milestone)`: an API that restores
+            # what any earlier run saved, on whatever device that run had; unless its caller
+            # saved to the path it hands over just before (`save_checkpoint(f)`, then
+            # `load_checkpoint(f)`)
+            if key in self.saves_in.get(id(site.function), set()):
+                return True
+            if site.function is not None and key.endswith(f"@{id(site.function)}"):
+                return self._callers_saved(site.function, key[5:].rsplit("@", 1)[0])
             return False
         if key.startswith("template:"):
             # `"{}.pkl".format(best)` after the loop saved `"{}.pkl".format(epoch)`: this run's
@@ -2244,3 +2257,15 @@ def _checks_on_cuda_too(node: cst.If) -> bool:
         if isinstance(statement, cst.SimpleStatementLine)
         for small in statement.body
     )
+
+
+LOADING_METHOD = re.compile(r"^(load|resume|restore)(_|$)")
+
+
+def _loading_method(function: cst.FunctionDef | None) -> bool:
+    """A method named for loading (``load``, ``load_checkpoint``, ``resume``): it restores what
+    an earlier run saved, not what this one just wrote."""
+    if function is None or not LOADING_METHOD.match(function.name.value):
+        return False
+    params = function.params.params
+    return bool(params) and params[0].name.value == "self"

@@ -72,6 +72,10 @@ class LoadWithoutMapLocation(Rule):
     script beside the training script), and, for a literal path, when that script names the
     file. A library module (only definitions) or a test is not such a script.
 
+    A method named for loading (`load`, `load_checkpoint`, `resume`, `restore`) restores what any
+    earlier run saved, so a save in another method of its class (`Trainer.save(milestone)`)
+    does not excuse it; a caller that saved to the path it hands over just before does.
+
     A checkpoint the same file (or notebook) writes is not reported: `torch.save(x, path)` then
     `torch.load(path)` with the same path expression or string, also through
     `with open(path) as f`, restores what the run itself saved; so does a load from pytest's
