@@ -177,3 +177,30 @@ class Trainer:
 def test_a_trainers_load_method_restores_any_runs_checkpoint() -> None:
     assert lines(MILESTONES.format(mapped=""), "GPD201") == [16]
     assert lines(MILESTONES.format(mapped=", map_location=self.device"), "GPD201") == []
+
+
+# spd_learn (recall set 66): a module keeps the device it was given, the CPU by default
+KEPT_DEVICE = """\
+import torch
+import torch.nn as nn
+
+
+class WaveletConv(nn.Module):
+    def __init__(self, {name}=None):
+        super().__init__()
+        self.{name} = {name} if {name} is not None else {default}
+        self.weight = nn.Parameter(torch.randn(4, 4))
+
+    def forward(self, x):
+        return (x @ self.weight) * self.{name}
+
+
+model = WaveletConv().to("cuda")
+print(model(torch.randn(2, 4, device="cuda")))
+"""
+
+
+def test_a_device_kept_on_the_module_is_no_tensor_attribute() -> None:
+    kept = KEPT_DEVICE.format(name="device", default='torch.device("cpu")')
+    assert lines(kept, "GPD105") == []
+    assert lines(KEPT_DEVICE.format(name="scale", default="torch.zeros(4)"), "GPD105") == [8]

@@ -89,11 +89,19 @@ def attribute_shape(statement: cst.CSTNode, value: Value, semantic: Semantic) ->
         return None  # `self.W_pos = positional_encoding(n, d)`, which builds an nn.Parameter
     if value.kind is Kind.TENSOR and _is_new_tensor(expr, semantic):
         return "tensor"
-    if isinstance(expr, cst.IfExp) and _is_new_tensor(expr, semantic):
+    if (
+        isinstance(expr, cst.IfExp)
+        and value.kind is not Kind.DEVICE
+        and _is_new_tensor(expr, semantic)
+    ):
         return "tensor"  # `mean if mean is not None else torch.zeros(1)`: a tensor either way
     if value.kind is Kind.TENSOR and value.place is Place.HOST and _is_own_call(expr, semantic):
         return "tensor"  # `self.create_positional_encoding()`, walked: a host tensor
     return None
+
+
+NOT_TENSORS = frozenset({"device", "Size", "Generator", "finfo", "iinfo", "dtype", "Stream"})
+"""Calls of ``torch`` that make no tensor."""
 
 
 def _moved_items(expr: cst.BaseExpression) -> bool:
@@ -275,6 +283,8 @@ def _is_new_tensor(expr: cst.BaseExpression, semantic: Semantic) -> bool:
     if qualified in ("torch.autograd.Variable", "torch.autograd.variable.Variable") and expr.args:
         return _is_new_tensor(expr.args[0].value, semantic)  # `Variable(torch.zeros(1))`
     if qualified.startswith("torch.") and not qualified.startswith("torch.nn."):
+        if qualified[6:] in NOT_TENSORS:
+            return False  # `device if device is not None else torch.device("cpu")`
         return qualified[6:] in api.TENSOR_FACTORIES or "." not in qualified[6:]
     if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in (api.PLACE_KEEPING_METHODS):
         return _is_new_tensor(expr.func.value, semantic)
