@@ -3,7 +3,12 @@ next to the correct code it must leave alone."""
 
 from __future__ import annotations
 
-from lint_lines import lines
+from pathlib import Path
+
+from lint_lines import lines, project_lines
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_paths
 
 # pytorch-distributed-NLP (set 66): an Accelerate script for several GPUs, whose
 # `torch.cuda.device_count()` is the world size of an average, not a CPU fallback
@@ -204,3 +209,140 @@ def test_a_device_kept_on_the_module_is_no_tensor_attribute() -> None:
     kept = KEPT_DEVICE.format(name="device", default='torch.device("cpu")')
     assert lines(kept, "GPD105") == []
     assert lines(KEPT_DEVICE.format(name="scale", default="torch.zeros(4)"), "GPD105") == [8]
+
+
+def test_a_load_method_that_names_no_path_reads_back_the_runs_own() -> None:
+    # `load_best()` has no say in the path: it reads what `save()` wrote for this run
+    best = MILESTONES.replace("def load(self, milestone):", "def load_best(self):")
+    best = best.replace('f"model-{{milestone}}.pt"', 'f"model-best.pt"')
+    assert lines(best.format(mapped=""), "GPD201") == []
+
+
+# the second read of the fifteenth session: look-alikes the new readings must not swallow
+PLAIN_WEIGHT = """\
+import torch
+import torch.nn as nn
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.w = torch.randn(4, 4)
+
+    def forward(self, x):
+        return {use}
+
+
+model = M().cuda()
+out = model(torch.randn(4, 4).cuda())
+"""
+
+
+def test_a_weight_used_before_the_move_of_what_it_made_is_reported() -> None:
+    # the matmul meets the input on the host weight's device before `.to()` runs
+    assert lines(
+        PLAIN_WEIGHT.format(use="torch.matmul(self.w, self.lin(x)).to(x.device)"), "GPD105"
+    ) == [9]
+    # a dtype conversion is no move
+    assert lines(
+        PLAIN_WEIGHT.format(use="self.lin(x) * torch.exp(self.w).to(x.dtype)"), "GPD105"
+    ) == [9]
+    # a function of the weight alone, moved before it meets anything, is placed by hand
+    assert (
+        lines(PLAIN_WEIGHT.format(use="self.lin(x) * torch.exp(self.w).to(x.device)"), "GPD105")
+        == []
+    )
+
+
+SCALED = """\
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+x = torch.randn(4, device=device)
+scale = torch.ones(4).cuda() * {times}
+print(x * scale)
+"""
+
+
+def test_only_an_availability_test_guards_a_repeated_sequence() -> None:
+    # a count of GPUs scales the tensor: the `.cuda()` still runs on a CPU-only host
+    assert lines(SCALED.format(times="n_gpu"), "GPD203") == [5]
+    assert lines(SCALED.format(times="torch.cuda.is_available()"), "GPD203") == [5]
+
+
+SAVER = """\
+import torch
+
+
+class ModelCheckpoint:
+    def __init__(self, path, model):
+        self.path, self.model = path, model
+
+    def update(self, loss):
+        torch.save(self.model.state_dict(), self.path)
+"""
+
+DISTILL = """\
+import os
+
+import torch
+import torch.nn as nn
+
+import utils
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 4).to(device)
+checkpoint = utils.ModelCheckpoint(os.path.join("runs", "best_model.pt"), model)
+for epoch in range(3):
+    checkpoint.update(model(torch.randn(2, 4, device=device)).sum().item())
+teacher = nn.Linear(4, 4).to(device)
+teacher.load_state_dict(torch.load(os.path.join({path})))
+"""
+
+
+def test_a_saver_built_with_another_path_does_not_excuse_a_load(tmp_path: Path) -> None:
+    # the saver's path and the teacher's share only `os.path.join`
+    files = {"utils.py": SAVER, "main.py": DISTILL.format(path='"pretrained", "teacher.pt"')}
+    assert project_lines(tmp_path, files, "GPD201") == [14]
+    files["main.py"] = DISTILL.format(path='"runs", "best_model.pt"')
+    assert project_lines(tmp_path, files, "GPD201") == []
+
+
+NORM = """\
+import torch
+import torch.nn as nn
+
+
+class Norm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.mean = torch.zeros(3)
+
+    def forward(self, x):
+        return self.lin(x - self.mean)
+"""
+
+INFER = """\
+import torch
+from model import Norm
+
+{line}
+net = Norm().to("cuda")
+print(net(torch.randn(2, 3, device="cuda")))
+"""
+
+
+def norm_lines(tmp_path: Path, line: str) -> list[int]:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "model.py").write_text(NORM)
+    (tmp_path / "infer.py").write_text(INFER.format(line=line))
+    config = LintConfig(select=("GPD105",))
+    result = lint_paths([str(tmp_path / "model.py")], config, jobs=1, use_cache=False)
+    return [finding.line for finding in result.findings]
+
+
+def test_a_commented_out_cuda_default_in_an_importer_changes_nothing(tmp_path: Path) -> None:
+    assert norm_lines(tmp_path, "# torch.set_default_tensor_type(torch.cuda.HalfTensor)") == [9]
+    assert norm_lines(tmp_path, "torch.set_default_tensor_type(torch.cuda.HalfTensor)") == []

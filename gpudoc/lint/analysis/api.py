@@ -282,13 +282,19 @@ LEGACY_TENSOR_TYPES = frozenset(
 )
 """``torch.LongTensor(...)`` builds a host tensor; ``torch.cuda.LongTensor(...)`` a device one."""
 
+AVAILABILITY_TESTS = frozenset(
+    {"torch.cuda.is_available", "torch.backends.mps.is_available", "torch.xpu.is_available"}
+)
+"""Calls that say whether an accelerator is there (true or false, not a count)."""
+
 DATAFRAME_ROOTS = ("numpy.", "sklearn.", "matplotlib.", "scipy.", "pandas.")
+"""Libraries that convert a tensor argument to a NumPy array."""
+
 INDEXING_HELPERS = frozenset(
     {"sklearn.model_selection.train_test_split", "sklearn.utils.shuffle", "sklearn.utils.resample"}
 )
 """scikit-learn helpers that only index what they are given (``_safe_indexing``): a tensor
 comes back a tensor, where it was, with no NumPy conversion."""
-"""Libraries that convert a tensor argument to a NumPy array."""
 
 DATAPARALLEL = frozenset(
     {
@@ -419,7 +425,8 @@ DTYPES = frozenset(
     for name in (
         *("float", "float16", "float32", "float64", "double", "half", "bfloat16"),
         *("long", "int", "int8", "int16", "int32", "int64", "short", "uint8", "bool"),
-        *("complex64", "complex128", "cfloat", "cdouble"),
+        *("uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2", "chalf"),
+        *("complex32", "complex64", "complex128", "cfloat", "cdouble"),
     )
 )
 """torch's dtypes: ``x.type(torch.long)`` converts ``x`` where it is, as ``x.long()`` does."""

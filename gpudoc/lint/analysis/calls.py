@@ -340,8 +340,9 @@ class CallEvaluator:
                 # `net.to(device).eval()`: a module moves in place, whatever the chain does next
                 move_module(self.model, name, replace(result, binding=receiver.binding))
             elif name is not None and receiver.inplace_to and method in ("to", "cuda", "cpu"):
-                # `print(inputs.to(device))`: a BatchEncoding moves its tensors in place and
-                # returns itself (at a statement's top, statements.py moves it on each path)
+                # `print(inputs.to(device))`: a BatchEncoding (or a PyG batch, which also has
+                # `.cuda()`/`.cpu()`) moves its tensors in place and returns itself; at a
+                # statement's top, statements.py moves it on each path
                 moved = replace(result, kind=receiver.kind, binding=receiver.binding)
                 self.model.assign_name(name, replace(moved, inplace_to=True))
             return result

@@ -80,33 +80,27 @@ def device_move_target(call: cst.BaseExpression) -> cst.BaseExpression | None:
     return first.value
 
 
-DTYPE_NAMES = frozenset(
-    {
-        "bool", "float", "float16", "float32", "float64", "half", "double", "bfloat16",
-        "long", "int", "int8", "int16", "int32", "int64", "uint8", "short", "complex64",
-    }
-)  # fmt: skip
-
-
 def converts_only(call: cst.Call) -> bool:
     """``x.to(torch.bool)``, ``x.to(dtype=y.dtype)``, ``x.to(x.dtype, non_blocking=True)``: a
-    ``.to()`` that names a dtype and no device (``dtype``, ``x.dtype``, ``torch_dtype``)."""
-    if not call.args:
-        return False
+    ``.to()`` that names a dtype (``dtype``, ``x.dtype``, ``torch_dtype``, any of torch's) and
+    no device."""
+    named_dtype = False
     for arg in call.args:
         keyword = arg.keyword.value if arg.keyword is not None else None
-        if keyword in ("non_blocking", "copy", "memory_format", "dtype"):
+        if keyword == "dtype":
+            named_dtype = True
             continue
-        name = dotted(arg.value) or ""
-        head, _, last = name.rpartition(".")
+        if keyword in ("non_blocking", "copy", "memory_format"):
+            continue
         value = arg.value
         # `x.dtype`, `next(self.parameters()).dtype`, `dtype`; not `next(self.parameters())`
-        attribute = value.attr.value if isinstance(value, cst.Attribute) else last
-        dtype_name = bool(attribute) and attribute.endswith("dtype")
-        if keyword is None and (dtype_name or (head == "torch" and last in DTYPE_NAMES)):
+        name = dotted(value) or ""
+        attribute = value.attr.value if isinstance(value, cst.Attribute) else name
+        if keyword is None and (attribute.endswith("dtype") or name in api.DTYPES):
+            named_dtype = True
             continue
         return False
-    return True
+    return named_dtype
 
 
 class CallResolver(Protocol):
@@ -174,15 +168,28 @@ class Evaluator:
         """``(torch.device("cuda"),) * torch.cuda.is_available()``: a sequence repeated by an
         availability test holds its items only where CUDA is, as an ``if`` arm would."""
         model = self.model
-        guarded = [model.polarity(side) == "gpu" for side in (node.right, node.left)]
+        sequences = (cst.Tuple, cst.List)
+        guarded = [
+            isinstance(side, sequences) and self._availability_test(other)
+            for side, other in ((node.left, node.right), (node.right, node.left))
+        ]
         values = []
         for side, guard in zip((node.left, node.right), guarded, strict=True):
-            model.guard_depth += guard
-            model.gpu_path += guard
+            model.guard_depth += int(guard)
+            model.gpu_path += int(guard)
             values.append(self.eval(side))
-            model.guard_depth -= guard
-            model.gpu_path -= guard
+            model.guard_depth -= int(guard)
+            model.gpu_path -= int(guard)
         return values[0], values[1]
+
+    def _availability_test(self, node: cst.BaseExpression) -> bool:
+        """``torch.cuda.is_available()``, also as ``int(...)`` or ``bool(...)``; not a count of
+        GPUs (``x * args.n_gpu`` scales by it)."""
+        if isinstance(node, cst.Call) and dotted(node.func) in ("int", "bool") and node.args:
+            node = node.args[0].value
+        if not isinstance(node, cst.Call):
+            return False
+        return self.model.imports.qualify(node.func) in api.AVAILABILITY_TESTS
 
     def _gpu_count(self, node: cst.BaseExpression) -> bool:
         """``torch.cuda.device_count()`` (also through a name bound to it: ``n_gpus``)."""

@@ -76,7 +76,9 @@ class QualifiedCalls:
             return Value(Kind.LOADER, Place.HOST, element=graphs)
         last = qualified.rsplit(".", 1)[-1]
         if root == "sklearn" and last[:1].isupper():
-            return Value(source=ESTIMATOR)  # `TSNE(n_components=2)`, `PCA(2)`
+            # `TSNE(n_components=2)`, `PCA(2)`; also `KFold(5)`, which is harmless: only the
+            # fitting methods (GPD202's FITTING) read the tag
+            return Value(source=ESTIMATOR)
         if qualified.startswith(api.DATAFRAME_ROOTS):
             return Value(Kind.NDARRAY, Place.HOST) if root == "numpy" else UNKNOWN
         if qualified in api.HOST_TENSOR_FUNCTIONS:

@@ -132,9 +132,9 @@ class CheckpointScan(cst.CSTVisitor):
         """path key -> whether every save to it writes CPU state."""
         self.loads: list[LoadSite] = []
         self.first_save: dict[str, int] = {}
-        self.saves_in: dict[int, set[str]] = {}
-        """id of a function (of ``None``: the module) -> the path keys it saves to."""
         """path key -> the order of its first save."""
+        self.saves_in: dict[int, set[str]] = {}
+        """id of a function (or of ``None``: the module) -> the path keys it saves to."""
         self.joined_saves: dict[str, int] = {}
         """``os.path.join("models", "net-{}.ckpt".format(e))`` saves, as their templates."""
         self.handler_dirs: dict[str, int] = {}
@@ -963,7 +963,8 @@ class CheckpointScan(cst.CSTVisitor):
         if template is not None:
             return f"template:{template}"
         name = dotted(expr) or ""
-        if name.startswith("self.") and name.count(".") >= 2:
+        parts = name.split(".")
+        if len(parts) >= 3 and parts[0] == "self" and parts[1] in SETTINGS_OBJECTS:
             # `self.args.ckpt_path` in a trainer's method is the `args.ckpt_path` that the
             # script gave it: the same settings object, kept on the instance
             return "expr:" + name[5:]
@@ -1226,16 +1227,16 @@ class CheckpointScan(cst.CSTVisitor):
         key = site.path_key
         if key is None:
             return False
-        if _loading_method(site.function):
+        if _loads_what_it_is_asked(site):
             # `Trainer.load(milestone)` beside `Trainer.save(milestone)`: an API that restores
-            # what any earlier run saved, on whatever device that run had; unless its caller
-            # saved to the path it hands over just before (`save_checkpoint(f)`, then
-            # `load_checkpoint(f)`)
-            if key in self.saves_in.get(id(site.function), set()):
+            # whichever earlier run's checkpoint its caller names, on whatever device that run
+            # had; only a save of its own before the load, or its caller's save to the path it
+            # hands over (`save_checkpoint(f)`, then `load_checkpoint(f)`: below), excuses it
+            own = key in self.saves_in.get(id(site.function), set())
+            if own and self.first_save.get(key, site.order) < site.order:
                 return True
-            if site.function is not None and key.endswith(f"@{id(site.function)}"):
-                return self._callers_saved(site.function, key[5:].rsplit("@", 1)[0])
-            return False
+            if not key.endswith(f"@{id(site.function)}"):
+                return False
         if key.startswith("template:"):
             # `"{}.pkl".format(best)` after the loop saved `"{}.pkl".format(epoch)`: this run's
             # own file; a resume above the saves (`generator_{opt.epoch}.pth`) may be a GPU run's.
@@ -2259,13 +2260,34 @@ def _checks_on_cuda_too(node: cst.If) -> bool:
     )
 
 
+SETTINGS_OBJECTS = frozenset(
+    {"args", "opt", "opts", "cfg", "config", "conf", "hparams", "params", "hp", "options",
+     "settings", "flags", "FLAGS"}
+)  # fmt: skip
+"""Names a script gives its parsed options, which a trainer keeps as ``self.args``."""
+
 LOADING_METHOD = re.compile(r"^(load|resume|restore)(_|$)")
 
 
-def _loading_method(function: cst.FunctionDef | None) -> bool:
-    """A method named for loading (``load``, ``load_checkpoint``, ``resume``): it restores what
-    an earlier run saved, not what this one just wrote."""
+def _loads_what_it_is_asked(site: LoadSite) -> bool:
+    """A method named for loading (``load``, ``load_checkpoint``, ``resume``) whose path is built
+    from its own parameters (``self.results_folder / f"model-{milestone}.pt"``): it restores
+    what its caller names, an earlier run's file as well as this one's. A ``load_best()`` with
+    no say in the path reads back what the run wrote."""
+    function = site.function
     if function is None or not LOADING_METHOD.match(function.name.value):
         return False
-    params = function.params.params
-    return bool(params) and params[0].name.value == "self"
+    params = [param.name.value for param in function.params.params]
+    if not params or params[0] != "self" or not site.call.args:
+        return False
+    finder = _NamesRead()
+    walk(site.call.args[0].value, finder)  # f-strings too: `f"model-{milestone}.pt"`
+    return bool(set(params[1:]) & finder.names)
+
+
+class _NamesRead(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)

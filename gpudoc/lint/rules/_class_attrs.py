@@ -100,7 +100,10 @@ def attribute_shape(statement: cst.CSTNode, value: Value, semantic: Semantic) ->
     return None
 
 
-NOT_TENSORS = frozenset({"device", "Size", "Generator", "finfo", "iinfo", "dtype", "Stream"})
+NOT_TENSORS = frozenset(
+    {"device", "Size", "Generator", "finfo", "iinfo", "dtype", "Stream", "get_default_dtype",
+     "initial_seed", "seed", "is_tensor", "numel", "get_num_threads", "is_grad_enabled"}
+)  # fmt: skip
 """Calls of ``torch`` that make no tensor."""
 
 

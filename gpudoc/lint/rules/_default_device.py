@@ -3,9 +3,9 @@ itself, or a script that imports it does before it builds anything from it.
 
 pytorch-llama's ``inference.py`` calls ``torch.set_default_tensor_type(torch.cuda.HalfTensor)``
 and then builds ``model.py``'s Transformer, whose key/value caches are plain ``torch.zeros``
-attributes: they are born on the GPU, beside the model. Read from the scripts' text (found as
-the CPU importers are, never run): a script that names one of the file's top-level names and
-sets a CUDA default anywhere counts.
+attributes: they are born on the GPU, beside the model. Read from the scripts (found as the CPU
+importers are, parsed, never run): a script that imports the file and calls a CUDA default
+setter anywhere counts, whichever of its paths builds the model.
 """
 
 from __future__ import annotations
@@ -14,15 +14,22 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+import libcst as cst
+
+from gpudoc.lint import project
+from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context
 from gpudoc.lint.rules._gpu_savers import MAX_BYTES
 from gpudoc.lint.rules._importers import imported_names
 from gpudoc.lint.rules._project_scripts import candidate_importers
+from gpudoc.lint.visit import walk
+
+SETTERS = frozenset({"set_default_tensor_type", "set_default_device"})
 
 CUDA_DEFAULT = re.compile(
     r"set_default_tensor_type\(\s*(?:torch\.)?cuda\.\w+|"
     r"set_default_tensor_type\(\s*[\"']torch\.cuda\.|"
-    r"set_default_device\(\s*[\"']cuda"
+    r"set_default_device\(\s*([\"']cuda|torch\.device\(\s*[\"']cuda)"
 )
 """``torch.set_default_tensor_type(torch.cuda.HalfTensor)``, ``set_default_device("cuda")``."""
 
@@ -55,8 +62,28 @@ def _sets_cuda_default(script: Path) -> bool:
 
 @lru_cache(maxsize=512)
 def _sets_cuda_default_at(script: Path, stamp: tuple[int, int]) -> bool:
+    """The text names a CUDA default (a cheap test), and a call in the parsed script makes it
+    (not a comment or a string: ``# torch.set_default_tensor_type(torch.cuda.HalfTensor)``)."""
     try:
         text = script.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    return CUDA_DEFAULT.search(text) is not None
+    if CUDA_DEFAULT.search(text) is None:
+        return False
+    parsed = project.load(script)
+    if parsed is None:
+        return False
+    setters = _Setters()
+    walk(parsed.module, setters)
+    return setters.cuda
+
+
+class _Setters(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.cuda = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = (dotted(node.func) or "").rpartition(".")[2]
+        if name in SETTERS and node.args:
+            argument = cst.Module([]).code_for_node(node.args[0].value)
+            self.cuda = self.cuda or "cuda" in argument

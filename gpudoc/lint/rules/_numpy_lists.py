@@ -130,7 +130,7 @@ class NumpyOnDeviceLists(Rule):
         if not (isinstance(index, cst.Index) and isinstance(index.value, cst.Integer)):
             return False
         name = dotted(item.value) or ""
-        return (semantic.function, name) in self.losses or (None, name) in self.losses
+        return self.key_in(semantic, name, self.losses)
 
     def check_axes_plot(self, event: CallEvent) -> None:
         """``ax.imshow(frames[0])``: matplotlib turns its data into NumPy arrays (each item of

@@ -14,9 +14,15 @@ from gpudoc.lint.analysis.events import (
     MemberEvent,
     Semantic,
 )
-from gpudoc.lint.analysis.expressions import string_value
+from gpudoc.lint.analysis.expressions import converts_only, string_value
 from gpudoc.lint.analysis.functions import argument_for
-from gpudoc.lint.analysis.names import assigned_value, class_method, dotted, iter_statements
+from gpudoc.lint.analysis.names import (
+    assigned_value,
+    class_method,
+    dotted,
+    is_number_expression,
+    iter_statements,
+)
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
@@ -264,13 +270,20 @@ model = Causal().cuda()
             return
         if func.attr.value not in MOVE_METHODS and not _type_to_cuda(event.node):
             return
+        if func.attr.value == "to" and converts_only(event.node):
+            return  # `.to(x.dtype)`: converted where it is
         moved = func.value
         while isinstance(moved, cst.Call):
             inner = moved.func
             if moved.args and _wraps(moved):
                 moved = moved.args[0].value  # `nn.Parameter(self.pe, requires_grad=False).to(d)`
-            elif moved.args and (semantic.qualify(inner) or "").startswith("torch."):
+            elif (
+                moved.args
+                and _of_one_tensor(moved)
+                and (semantic.qualify(inner) or "").startswith("torch.")
+            ):
                 # `torch.clamp(self.log_alpha.exp(), max=1e6).to(self.device)`: made from it
+                # alone (`torch.matmul(self.w, h).to(d)` met `h` before the move)
                 moved = moved.args[0].value
             elif isinstance(inner, cst.Attribute) and inner.attr.value in api.PLACE_KEEPING_METHODS:
                 moved = inner.value  # `self.log_alpha.exp().detach().to(self.device)`
@@ -326,6 +339,8 @@ model = Causal().cuda()
             methods = _methods(cls.node)
             optional_device = _optional_device(cls.node)
             registered = self.registered.get(id(cls), set())
+            # a store into one of these is followed there: judged itself, or moved by hand
+            judged = {a.attr for a in self.attrs.of(cls) if a.shape == "tensor"} | by_hand
             for attr in self.attrs.of(cls):
                 if attr.shape != "tensor" or attr.attr not in used or attr.attr in moved:
                     continue
@@ -339,7 +354,7 @@ model = Causal().cuda()
                     continue  # `x.mul(self.scale)` of a 0-dim scale: a number to the GPU
                 if _host_data(f"self.{attr.attr}", methods):
                     continue  # `self.header.numpy().tofile(f)`: it must stay on the host
-                if _placed_at_every_read(attr.attr, methods):
+                if _placed_at_every_read(attr.attr, methods, judged):
                     continue  # a learnable host scalar the code moves, or keeps on the host, itself
                 if (attr.placed and not optional_device) or _made_on_a_device(attr.value):
                     continue  # `torch.zeros(1, device=device)`: placed where the caller says
@@ -680,9 +695,9 @@ class _Operands(cst.CSTVisitor):
         if node in self.moved_results:
             return  # `torch.clamp(self.w.exp(), max=m).to(dev)`: moved before it meets anything
         method = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
-        if method in MOVE_METHODS and method != "cpu":
+        if method in MOVE_METHODS and method != "cpu" and not converts_only(node):
             inner = node.func.value if isinstance(node.func, cst.Attribute) else None
-            if isinstance(inner, cst.Call):
+            if isinstance(inner, cst.Call) and _of_one_tensor(inner):
                 self.moved_results.add(inner)
         layer = func.startswith("self.") and func.count(".") == 1 and func[5:] not in self.methods
         if layer or func.startswith(("torch.", "F.")):
@@ -690,13 +705,15 @@ class _Operands(cst.CSTVisitor):
                 self.note(arg.value)
 
 
-def _placed_at_every_read(attr: str, methods: list[cst.FunctionDef]) -> bool:
+def _placed_at_every_read(attr: str, methods: list[cst.FunctionDef], judged: set[str]) -> bool:
     """Every read of ``self.<attr>`` in the methods (``__init__`` aside) is placed where it is:
     moved before it meets anything (``torch.clamp(self.log_alpha.exp(), max=m).to(dev)``), met
     only by operands the code takes to the host itself (``self.log_alpha.exp() * (log_pi.cpu()
-    + h).cpu()``), or stored in another attribute, which is judged on its own. CQL's SAC
-    temperature: a learnable scalar with its own optimizer, kept on the CPU on purpose."""
-    reads = _Reads(attr)
+    + h).cpu()``), or stored in another attribute that is judged on its own or moved where it
+    is read (``judged``: ``self.alpha = self.log_alpha.exp()``, then
+    ``self.alpha.to(self.device)``). CQL's SAC temperature: a learnable scalar with its own
+    optimizer, kept on the CPU on purpose."""
+    reads = _Reads(attr, judged)
     for method in methods:
         if method.name.value != "__init__":
             walk(method.body, reads)
@@ -704,8 +721,9 @@ def _placed_at_every_read(attr: str, methods: list[cst.FunctionDef]) -> bool:
 
 
 class _Reads(cst.CSTVisitor):
-    def __init__(self, attr: str) -> None:
+    def __init__(self, attr: str, judged: set[str]) -> None:
         self.attr = attr
+        self.judged = judged
         self.stack: list[cst.CSTNode] = []
         self.count = 0
         self.placed = 0
@@ -723,10 +741,11 @@ class _Reads(cst.CSTVisitor):
     def is_placed(self, read: cst.Attribute) -> bool:
         node: cst.CSTNode = read
         for parent in reversed(self.stack):
-            func = parent.func if isinstance(parent, cst.Call) else None
-            if isinstance(func, cst.Attribute) and func is node:
-                # a method of the chain: `.exp()`, `.to(dev)`
-                if func.attr.value in MOVE_METHODS:
+            call = parent if isinstance(parent, cst.Call) else None
+            func = call.func if call is not None else None
+            if call is not None and isinstance(func, cst.Attribute) and func is node:
+                # a method of the chain: `.exp()`, `.to(dev)` (not `.to(x.dtype)`)
+                if func.attr.value in MOVE_METHODS and not converts_only(call):
                     return func.attr.value != "cpu"
                 node = parent
                 continue
@@ -738,6 +757,8 @@ class _Reads(cst.CSTVisitor):
                 continue
             if isinstance(parent, cst.Call) and isinstance(node, cst.Arg):
                 if parent.args and parent.args[0] is node and _torch_call(parent):
+                    if not _of_one_tensor(parent):
+                        return False  # `torch.matmul(self.w, h)`: it meets `h` right there
                     node = parent  # what the torch function makes from it
                     continue
                 return False
@@ -749,10 +770,18 @@ class _Reads(cst.CSTVisitor):
                 continue
             if isinstance(parent, cst.AssignTarget | cst.Assign):
                 return isinstance(parent, cst.Assign) and all(
-                    isinstance(t.target, cst.Attribute) for t in parent.targets
+                    (dotted(t.target) or "").removeprefix("self.") in self.judged
+                    for t in parent.targets
                 )
             return False
         return False
+
+
+def _of_one_tensor(call: cst.Call) -> bool:
+    """A call whose only tensor may be its first argument: the rest are numbers or keywords
+    (``torch.clamp(t, min=0)``, ``t.exp()``), not a second operand (``torch.matmul(w, h)``)."""
+    rest = [arg.value for arg in call.args[1:] if arg.keyword is None]
+    return all(is_number_expression(value) for value in rest)
 
 
 def _torch_call(call: cst.Call) -> bool:

@@ -42,6 +42,13 @@ COLLECTIVES = frozenset(
 )
 
 
+def _collective(qualified: str) -> bool:
+    """``torch.distributed.all_reduce`` and the other collectives: several processes."""
+    return (
+        qualified.startswith("torch.distributed.") and qualified.rpartition(".")[2] in COLLECTIVES
+    )
+
+
 class LoadWithoutMapLocation(Rule):
     """`torch.load` without `map_location` of a checkpoint from outside the run.
 
@@ -293,9 +300,9 @@ torch.save(model.state_dict(), "snapshot.pt")
         self.unmapped: dict[int, str | None] = {}
         """id of each ``torch.load`` without a map location -> the device name in its scope."""
         self.per_rank = False
+        """A process group that is not gloo's: one process per GPU."""
         self.collectives = False
         """A ``torch.distributed`` collective: the script runs as several processes."""
-        """A process group that is not gloo's: one process per GPU."""
         self.spawned: set[str] = set()
         """Functions the script starts once per GPU (``mp.spawn(worker, ...)``)."""
         self.walked_in: dict[int, set[str]] = {}
@@ -333,9 +340,7 @@ torch.save(model.state_dict(), "snapshot.pt")
         elif is_process_group_init(event.qualified):
             # `set_device(args.gpu)` alone is a one-GPU script choosing its GPU
             self.per_rank |= backend(node) in ("nccl", None)
-        elif (event.qualified or "").rpartition(".")[2] in COLLECTIVES and (
-            event.qualified or ""
-        ).startswith("torch.distributed."):
+        elif _collective(event.qualified or ""):
             # `dist.all_reduce(loss)` in an Accelerate (or DeepSpeed) script: launched as one
             # process per GPU, each on its own device (the launcher chose the backend)
             self.collectives = True
@@ -364,7 +369,6 @@ torch.save(model.state_dict(), "snapshot.pt")
         load = order.get(id(site.call), -1)
         for call in self.saving_calls:
             passed = {name for arg in call.args for name in names_in(arg.value)}
-            passed |= _given_at_construction(call, found)
             if id(call) not in order:
                 if site.function is None:
                     continue
@@ -375,7 +379,9 @@ torch.save(model.state_dict(), "snapshot.pt")
                 continue
             if order[id(call)] >= load:
                 continue  # after the load
-            if used & passed:
+            if _site_paths(site, found) & _paths_given_at_construction(call, found):
+                return True  # the very path the saver was built with, not a shared word
+            if site.function is not None and used & passed:
                 return True
         return False
 
@@ -397,7 +403,7 @@ torch.save(model.state_dict(), "snapshot.pt")
             return
         found = scan(context.module, path=context.path)
         launched = self.collectives and bool({"accelerate", "deepspeed"} & context.flags.frameworks)
-        self.per_rank |= launched
+        self.per_rank = self.per_rank or launched
         ranks = self.per_rank and any(self.in_a_rank(site.call) for site in found.loads)
         # a library's own `device="cpu"` option (MONAI's `Invertd`) is no CPU path of the script
         own = None if found.cpu_path_is_weak else found.cpu_path
@@ -694,9 +700,22 @@ def _call_order(scope: cst.FunctionDef | cst.Module) -> dict[int, int]:
     return order.seen
 
 
-def _given_at_construction(call: cst.Call, found: CheckpointScan) -> set[str]:
-    """The names in the arguments that built ``call``'s receiver (``saver.update(loss)`` of a
-    ``saver = ModelCheckpoint(logdir + "/best.pt", ...)``)."""
+def _site_paths(site: LoadSite, found: CheckpointScan) -> set[str]:
+    """The load's path key, and that of the one value its path name is bound to
+    (``best_model_path = logdir + "/best_model.pt"``)."""
+    keys = {site.path_key} if site.path_key is not None else set()
+    path = site.call.args[0].value if site.call.args else None
+    bound = found.bound(path.value) if isinstance(path, cst.Name) else []
+    if len(bound) == 1 and bound[0].value is not None:
+        key = found.path_key(bound[0].value)
+        if key is not None:
+            keys.add(key)
+    return keys
+
+
+def _paths_given_at_construction(call: cst.Call, found: CheckpointScan) -> set[str]:
+    """The path keys of the arguments that built ``call``'s receiver (``saver.update(loss)``
+    of a ``saver = ModelCheckpoint(logdir + "/best.pt", ...)``)."""
     func = call.func
     if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
         return set()
@@ -704,7 +723,7 @@ def _given_at_construction(call: cst.Call, found: CheckpointScan) -> set[str]:
     for binding in found.bound(func.value.value):
         built = binding.value
         if isinstance(built, cst.Call):
-            given.update(name for arg in built.args for name in names_in(arg.value))
+            given.update(filter(None, (found.path_key(arg.value) for arg in built.args)))
     return given
 
 
