@@ -133,6 +133,13 @@ class QualifiedCalls:
         if rest in COMPILERS and args and args[0].kind is Kind.MODULE:
             return args[0]  # `torch.compile(model)`, `torch.jit.script(model)`: its parameters
         if rest.startswith("nn.utils.rnn.") and args:
+            if last == "pad_packed_sequence":
+                # `out, lengths = pad_packed_sequence(packed)`: the padded batch where the packed
+                # one is, the lengths always a CPU int64 tensor
+                padded = Value(Kind.TENSOR, args[0].place)
+                return Value(
+                    Kind.BATCH, args[0].place, items=(padded, Value(Kind.TENSOR, Place.HOST))
+                )
             # pack_padded_sequence(captions, ...)[0] and pad_sequence(seqs) stay where their
             # first argument is; `lengths` must be on the CPU (not what the result is)
             return Value(Kind.BATCH if "pack" in last else Kind.TENSOR, args[0].place)

@@ -431,10 +431,11 @@ class _Sinks(cst.CSTVisitor):
         return isinstance(expr, cst.Name) and expr.value in self.flow.mixed
 
 
-def other_arm(function: cst.FunctionDef, one: cst.CSTNode, other: cst.CSTNode) -> bool:
-    """``one`` and ``other`` sit in the two arms of one ``if``/``else`` of ``function``."""
+def other_arm(function: cst.FunctionDef | cst.Module, one: cst.CSTNode, other: cst.CSTNode) -> bool:
+    """``one`` and ``other`` sit in the two arms of one ``if``/``else`` of ``function`` (or of a
+    script's top level)."""
     arms = _Arms(one, other)
-    walk(function.body, arms)
+    walk(function.body if isinstance(function, cst.FunctionDef) else function, arms)
     return arms.found
 
 

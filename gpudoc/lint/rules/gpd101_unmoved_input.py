@@ -97,7 +97,9 @@ class UnmovedInput(Rule):
     accelerate's `prepare`) are recognised as moved or unknown, never as host tensors; a
     `collate_fn` of the file's own (a function, a method of the class, or an attribute its
     `__init__` binds to one: `self.collate_fn = self.collate`) that moves nothing keeps them on
-    the host. A mapping spread into the call (`model(**inputs)`) is reported with a hint that
+    the host. A module whose `forward` moves an input itself (`x = x.to(device)`, or through a
+    function of the file that returns its argument moved) is given it on the host. A mapping
+    spread into the call (`model(**inputs)`) is reported with a hint that
     moves each of its tensors, and no fix. A module
     wrapped in `nn.DataParallel` scatters host inputs itself and is not reported. A function
     whose callers are in other files (`def train_epoch(loader, model, device)`) cannot know
@@ -490,10 +492,29 @@ def _moved_by_forward(module: Value, semantic: Semantic) -> frozenset[int | str]
     )
     for statement in forward.body.body:
         for target, value in assignments(statement):
-            receiver = _moved_receiver(value)
+            receiver = _moved_receiver(value) or _moved_by_helper(value, semantic)
             if receiver is not None and receiver == dotted(target) and receiver in params:
                 moved.update((params.index(receiver), receiver))
     return frozenset(moved)
+
+
+def _moved_by_helper(value: cst.BaseExpression, semantic: Semantic) -> str | None:
+    """``x`` of ``to_param_device(self, x)``, a function of the file that returns its parameter
+    moved (``return t.to(next(mod.parameters()).device)``)."""
+    if not isinstance(value, cst.Call):
+        return None
+    helper = semantic.local_function(value.func)
+    if helper is None or not isinstance(helper.body, cst.IndentedBlock):
+        return None
+    last = helper.body.body[-1] if helper.body.body else None
+    returned = None
+    if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return):
+        returned = last.body[0].value
+    parameter = _moved_receiver(returned) if returned is not None else None
+    if parameter is None:
+        return None
+    given = argument_for(helper, value, parameter, is_method=False)
+    return dotted(given.value) if given is not None else None
 
 
 def _moved_receiver(value: cst.BaseExpression) -> str | None:

@@ -20,6 +20,7 @@ from gpudoc.lint.rules._checkpoints import (
     scan,
 )
 from gpudoc.lint.rules._device_names import DEVICE_PARAMETER
+from gpudoc.lint.rules._factory_reach import other_arm
 from gpudoc.lint.rules._gpu_savers import (
     gpu_savers,
     names_no_device,
@@ -78,6 +79,10 @@ class LoadWithoutMapLocation(Rule):
     the same directory puts something on CUDA and calls `torch.save` (a viewer or evaluation
     script beside the training script), and, for a literal path, when that script names the
     file. A library module (only definitions) or a test is not such a script.
+
+    A load in one arm of an `if`/`else` whose other arm loads the same path mapped to the CPU
+    (`if gpus <= 0: torch.load(f, map_location="cpu") else: torch.load(f)`) is the GPU arm and is
+    not reported.
 
     A method named for loading (`load`, `load_checkpoint`, `resume`, `restore`) restores what any
     earlier run saved, so a save in another method of its class (`Trainer.save(milestone)`)
@@ -455,6 +460,8 @@ torch.save(model.state_dict(), "snapshot.pt")
                 or self.saved_through_a_call(site, found, context.module)
             ):
                 continue  # the same run (or an earlier run of it) wrote what it reads back
+            if _mapped_on_the_other_arm(site, found, context.module):
+                continue  # `if gpus <= 0: torch.load(f, map_location="cpu") else: torch.load(f)`
             if self.gpu_only.get(id(site.call)) or found.after_set_device(site):
                 continue  # runs only where CUDA exists
             if known:
@@ -698,6 +705,30 @@ def _call_order(scope: cst.FunctionDef | cst.Module) -> dict[int, int]:
     order = _CallOrder()
     walk(scope.body if isinstance(scope, cst.FunctionDef) else scope, order)
     return order.seen
+
+
+def _mapped_on_the_other_arm(site: LoadSite, found: CheckpointScan, module: cst.Module) -> bool:
+    """The other arm of an ``if``/``else`` around the load reads the same path with a
+    ``map_location``: the script handles the CPU case there, and this arm is the GPU one."""
+    scope = site.function if site.function is not None else module
+    return any(
+        other is not site
+        and _maps_to_the_cpu(other.map_location)
+        and other.path_key == site.path_key
+        and other_arm(scope, site.call, other.call)
+        for other in found.loads
+    )
+
+
+def _maps_to_the_cpu(location: cst.BaseExpression | None) -> bool:
+    """``map_location="cpu"``, ``torch.device("cpu")``, ``lambda storage, loc: storage``; not
+    ``f"cuda:{args.gpu}"`` (pytorch/examples' resume maps to the rank's GPU there)."""
+    if location is None:
+        return False
+    if isinstance(location, cst.Lambda):
+        params = location.params.params
+        return bool(params) and dotted(location.body) == params[0].name.value
+    return "cpu" in cst.Module([]).code_for_node(location)
 
 
 def _site_paths(site: LoadSite, found: CheckpointScan) -> set[str]:

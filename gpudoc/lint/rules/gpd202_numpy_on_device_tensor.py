@@ -65,6 +65,7 @@ class NumpyOnDeviceTensor(NumpyOnDeviceLists):
     A device tensor stored into a NumPy array (`g_loss[ind] = loss.data` into `g_loss =
     np.zeros(...)`) is converted too, and so is the data of a scikit-learn estimator's `fit`,
     `fit_transform`, `transform` or `predict` (`TSNE(n_components=2).fit_transform(mu)`).
+    The lengths `pad_packed_sequence` returns are a CPU tensor, wherever the packed batch is.
     scikit-learn's `train_test_split`, `shuffle` and
     `resample` only index what they are given and are not reported.
 

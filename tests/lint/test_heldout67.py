@@ -1,0 +1,96 @@
+"""Regressions of held-out set 67, reduced and rewritten here: the bug each rule must report,
+next to the correct code it must leave alone."""
+
+from __future__ import annotations
+
+from lint_lines import lines
+
+# pytorch_e2e (set 67): the lengths `pad_packed_sequence` returns are a CPU tensor wherever
+# the packed batch is
+PADDED = """\
+import numpy as np
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(8, 16, batch_first=True)
+
+    def forward(self, padded, lengths):
+        padded = padded.to(next(self.parameters()).device)
+        out, _ = self.rnn(pack_padded_sequence(padded, lengths, batch_first=True))
+        out_pad, out_lens = pad_packed_sequence(out, batch_first=True)
+        return np.fromiter({converted}, dtype=np.float32)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+tagger = Tagger().to(device)
+print(tagger(torch.randn(2, 5, 8), torch.tensor([5, 3])))
+"""
+
+
+def test_the_lengths_of_a_padded_packed_sequence_are_on_the_host() -> None:
+    assert lines(PADDED.format(converted="out_lens"), "GPD202") == []
+    # the padded outputs are where the packed batch was: on the device
+    assert lines(PADDED.format(converted="out_pad.flatten()"), "GPD202") == [16]
+
+
+# pytorch_e2e (set 67): `forward` moves its inputs to its own device through a helper
+HELPER_MOVE = """\
+import torch
+from torch import nn
+
+
+def to_param_device(module, tensor):
+    return tensor.to(next(module.parameters()).device)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(8, 2)
+
+    def forward(self, feats):
+        {move}
+        return self.out(feats)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = Net().to(device)
+print(net(torch.randn(4, 8)))
+"""
+
+
+def test_a_forward_that_moves_its_input_through_a_helper() -> None:
+    assert lines(HELPER_MOVE.format(move="feats = to_param_device(self, feats)"), "GPD101") == []
+    assert lines(HELPER_MOVE.format(move="pass"), "GPD101") == [21]
+
+
+# pytorch_e2e (set 67): the CPU arm maps the checkpoint, the GPU arm does not need to
+ARMS = """\
+import argparse
+
+import torch
+from torch import nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--gpus", type=int, default=0)
+parser.add_argument("--ckpt", default="net.pt")
+opts = parser.parse_args()
+net = nn.Linear(4, 2)
+if opts.gpus <= 0:
+    net.load_state_dict(torch.load({mapped}, map_location="cpu"))
+else:
+    net.load_state_dict(torch.load(opts.ckpt))
+device = torch.device("cuda" if opts.gpus > 0 else "cpu")
+print(net.to(device)(torch.randn(1, 4).to(device)))
+"""
+
+
+def test_a_load_whose_other_arm_maps_the_same_path_to_the_cpu() -> None:
+    assert lines(ARMS.format(mapped="opts.ckpt"), "GPD201") == []
+    # another file on the CPU arm says nothing about this one
+    assert lines(ARMS.format(mapped='"pretrained.pt"'), "GPD201") == [14]
