@@ -3,7 +3,9 @@ next to the correct code it must leave alone."""
 
 from __future__ import annotations
 
-from lint_lines import lines
+from pathlib import Path
+
+from lint_lines import lines, project_lines
 
 # pytorch_e2e (set 67): the lengths `pad_packed_sequence` returns are a CPU tensor wherever
 # the packed batch is
@@ -94,3 +96,44 @@ def test_a_load_whose_other_arm_maps_the_same_path_to_the_cpu() -> None:
     assert lines(ARMS.format(mapped="opts.ckpt"), "GPD201") == []
     # another file on the CPU arm says nothing about this one
     assert lines(ARMS.format(mapped='"pretrained.pt"'), "GPD201") == [14]
+
+
+# the same, as pytorch_e2e has it: the model and its helper in one file, the calls in another
+HELPER_MODEL = """\
+import torch
+from torch import nn
+
+
+def to_cuda(module, tensor):
+    device = next(module.parameters()).device
+    return tensor.to(device)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(8, 2)
+
+    def forward(self, feats):
+        {move}
+        return self.out(feats)
+"""
+
+TRAIN = """\
+import torch
+
+from model import Net
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = Net().to(device)
+print(net(torch.randn(4, 8)))
+"""
+
+
+def test_a_forward_that_moves_its_input_through_a_helper_of_its_own_file(
+    tmp_path: Path,
+) -> None:
+    moved = HELPER_MODEL.format(move="feats = to_cuda(self, feats)")
+    assert project_lines(tmp_path, {"model.py": moved, "main.py": TRAIN}, "GPD101") == []
+    unmoved = HELPER_MODEL.format(move="pass")
+    assert project_lines(tmp_path, {"model.py": unmoved, "main.py": TRAIN}, "GPD101") == [7]

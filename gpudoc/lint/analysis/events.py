@@ -168,6 +168,10 @@ class Semantic(Protocol):
     def local_function(self, node: cst.BaseExpression) -> cst.FunctionDef | None:
         """The function of the file (or of a project module it imports) ``node`` names."""
 
+    def function_beside(self, method: cst.FunctionDef, name: str) -> cst.FunctionDef | None:
+        """The top-level function ``name`` of the file that defines ``method``: this file, or
+        the project module a class of another file came from."""
+
     def calls_named(self, name: str) -> int:
         """How many calls in the file name ``name`` (``name(...)`` or ``x.name(...)``)."""
 

@@ -298,6 +298,12 @@ class SemanticModel:
             self.resolve_project_name(name)
         return self.local_functions.get(name)
 
+    def function_beside(self, method: cst.FunctionDef, name: str) -> cst.FunctionDef | None:
+        home = self.homes.get(method)
+        if home is not None:
+            return home.functions.get(name)
+        return self.local_function(cst.Name(name))
+
     # -- for the collaborators ----------------------------------------------------------------
     def globals_view(self) -> Scope:
         """The module's names as a function called from here sees them: with the modules the

@@ -492,18 +492,20 @@ def _moved_by_forward(module: Value, semantic: Semantic) -> frozenset[int | str]
     )
     for statement in forward.body.body:
         for target, value in assignments(statement):
-            receiver = _moved_receiver(value) or _moved_by_helper(value, semantic)
+            receiver = _moved_receiver(value) or _moved_by_helper(value, forward, semantic)
             if receiver is not None and receiver == dotted(target) and receiver in params:
                 moved.update((params.index(receiver), receiver))
     return frozenset(moved)
 
 
-def _moved_by_helper(value: cst.BaseExpression, semantic: Semantic) -> str | None:
-    """``x`` of ``to_param_device(self, x)``, a function of the file that returns its parameter
-    moved (``return t.to(next(mod.parameters()).device)``)."""
-    if not isinstance(value, cst.Call):
+def _moved_by_helper(
+    value: cst.BaseExpression, forward: cst.FunctionDef, semantic: Semantic
+) -> str | None:
+    """``x`` of ``to_param_device(self, x)``, a function of ``forward``'s file that returns its
+    parameter moved (``return t.to(next(mod.parameters()).device)``)."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
         return None
-    helper = semantic.local_function(value.func)
+    helper = semantic.function_beside(forward, value.func.value)
     if helper is None or not isinstance(helper.body, cst.IndentedBlock):
         return None
     last = helper.body.body[-1] if helper.body.body else None
