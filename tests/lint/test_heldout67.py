@@ -40,37 +40,6 @@ def test_the_lengths_of_a_padded_packed_sequence_are_on_the_host() -> None:
     assert lines(PADDED.format(converted="out_pad.flatten()"), "GPD202") == [16]
 
 
-# pytorch_e2e (set 67): `forward` moves its inputs to its own device through a helper
-HELPER_MOVE = """\
-import torch
-from torch import nn
-
-
-def to_param_device(module, tensor):
-    return tensor.to(next(module.parameters()).device)
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.out = nn.Linear(8, 2)
-
-    def forward(self, feats):
-        {move}
-        return self.out(feats)
-
-
-device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-net = Net().to(device)
-print(net(torch.randn(4, 8)))
-"""
-
-
-def test_a_forward_that_moves_its_input_through_a_helper() -> None:
-    assert lines(HELPER_MOVE.format(move="feats = to_param_device(self, feats)"), "GPD101") == []
-    assert lines(HELPER_MOVE.format(move="pass"), "GPD101") == [21]
-
-
 # pytorch_e2e (set 67): the CPU arm maps the checkpoint, the GPU arm does not need to
 ARMS = """\
 import argparse
@@ -137,3 +106,20 @@ def test_a_forward_that_moves_its_input_through_a_helper_of_its_own_file(
     assert project_lines(tmp_path, {"model.py": moved, "main.py": TRAIN}, "GPD101") == []
     unmoved = HELPER_MODEL.format(move="pass")
     assert project_lines(tmp_path, {"model.py": unmoved, "main.py": TRAIN}, "GPD101") == [7]
+
+
+# pytorch_e2e (set 67): `forward` moves its inputs to its own device through a helper of its
+# file; here the script is in that file too
+SCRIPT = """\
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = Net().to(device)
+print(net(torch.randn(4, 8)))
+"""
+
+
+def test_a_forward_that_moves_its_input_through_a_helper() -> None:
+    moved = HELPER_MODEL.format(move="feats = to_cuda(self, feats)") + SCRIPT
+    assert lines(moved, "GPD101") == []
+    assert lines(HELPER_MODEL.format(move="pass") + SCRIPT, "GPD101") == [22]
