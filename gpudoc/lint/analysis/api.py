@@ -282,6 +282,15 @@ LEGACY_TENSOR_TYPES = frozenset(
 )
 """``torch.LongTensor(...)`` builds a host tensor; ``torch.cuda.LongTensor(...)`` a device one."""
 
+COLLECTIVES = frozenset(
+    {
+        "all_reduce", "reduce", "broadcast", "all_gather", "all_gather_into_tensor",
+        "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single",
+        "gather", "scatter", "send", "recv", "isend", "irecv",
+    }
+)  # fmt: skip
+"""``torch.distributed``'s operations on tensors across processes."""
+
 AVAILABILITY_TESTS = frozenset(
     {"torch.cuda.is_available", "torch.backends.mps.is_available", "torch.xpu.is_available"}
 )

@@ -2280,14 +2280,5 @@ def _loads_what_it_is_asked(site: LoadSite) -> bool:
     params = [param.name.value for param in function.params.params]
     if not params or params[0] != "self" or not site.call.args:
         return False
-    finder = _NamesRead()
-    walk(site.call.args[0].value, finder)  # f-strings too: `f"model-{milestone}.pt"`
-    return bool(set(params[1:]) & finder.names)
-
-
-class _NamesRead(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
+    # every Name under the path, f-strings too: `f"model-{milestone}.pt"`
+    return any(name_counts(site.call.args[0].value, set(params[1:])).values())

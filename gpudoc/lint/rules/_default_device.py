@@ -19,7 +19,7 @@ import libcst as cst
 from gpudoc.lint import project
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.rule import Context
-from gpudoc.lint.rules._gpu_savers import MAX_BYTES
+from gpudoc.lint.rules._gpu_savers import small_file_stamp
 from gpudoc.lint.rules._importers import imported_names
 from gpudoc.lint.rules._project_scripts import candidate_importers
 from gpudoc.lint.visit import walk
@@ -51,13 +51,8 @@ def importer_sets_cuda_default(path: str) -> bool:
 
 
 def _sets_cuda_default(script: Path) -> bool:
-    try:
-        stat = script.stat()
-    except OSError:
-        return False
-    if stat.st_size > MAX_BYTES:
-        return False
-    return _sets_cuda_default_at(script, (stat.st_mtime_ns, stat.st_size))
+    stamp = small_file_stamp(script)
+    return stamp is not None and _sets_cuda_default_at(script, stamp)
 
 
 @lru_cache(maxsize=512)

@@ -42,6 +42,16 @@ def _scripts_in(directory: str, stamp: int) -> tuple[Path, ...]:
     return tuple(scripts) if len(scripts) <= MAX_SIBLINGS else ()
 
 
+def small_file_stamp(script: Path) -> tuple[int, int] | None:
+    """(modification time, size) of a readable script of at most MAX_BYTES, the key its scans
+    are cached under; None for a larger or unreadable one, which is not read."""
+    try:
+        stat = script.stat()
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size) if stat.st_size <= MAX_BYTES else None
+
+
 def gpu_savers(linted: str) -> list[Path]:
     """The scripts beside ``linted`` that put something on CUDA and call ``torch.save``
     (tests aside)."""
@@ -49,12 +59,8 @@ def gpu_savers(linted: str) -> list[Path]:
     for script in sibling_scripts(linted):
         if _TEST.match(script.name):
             continue
-        try:
-            stat = script.stat()
-        except OSError:
-            continue
-        stamp = (stat.st_mtime_ns, stat.st_size)
-        if stat.st_size <= MAX_BYTES and _saves_from_gpu(str(script), stamp):
+        stamp = small_file_stamp(script)
+        if stamp is not None and _saves_from_gpu(str(script), stamp):
             found.append(script)
     # the training script first: it is the one whose checkpoints others read
     return sorted(found, key=lambda script: "train" not in script.name.lower())
@@ -75,13 +81,10 @@ def saved_by_a_host_script(load_path: str, linted: str) -> bool:
     Dataset built from NumPy) whose file holds CPU tensors only."""
     writers = []
     for script in sibling_scripts(linted):
-        try:
-            stat = script.stat()
-        except OSError:
+        stamp = small_file_stamp(script)
+        if stamp is None:
             continue
-        if stat.st_size > MAX_BYTES:
-            continue
-        host, written = _writes_on_the_host(str(script), (stat.st_mtime_ns, stat.st_size))
+        host, written = _writes_on_the_host(str(script), stamp)
         if load_path in written:
             writers.append(host)
     return bool(writers) and all(writers)

@@ -22,7 +22,7 @@ from gpudoc.lint import project
 from gpudoc.lint.analysis.homes import project_modules, project_names
 from gpudoc.lint.analysis.names import DISPATCHERS, dotted, name_counts
 from gpudoc.lint.rules._checkpoints import scan
-from gpudoc.lint.rules._gpu_savers import MAX_BYTES
+from gpudoc.lint.rules._gpu_savers import small_file_stamp
 from gpudoc.lint.rules._project_scripts import candidate_importers, importer_texts
 from gpudoc.lint.visit import code_ids, walk
 
@@ -113,13 +113,8 @@ def _script_choice(module: cst.Module, path: str) -> tuple[str | None, frozenset
 
 def imported_names(script: Path, target: Path) -> frozenset[str]:
     """The names ``script`` imports from ``target`` (``from models.gmptv import GMPTV``)."""
-    try:
-        stat = script.stat()
-    except OSError:
-        return frozenset()
-    if stat.st_size > MAX_BYTES:
-        return frozenset()
-    return _imported_names_at(script, (stat.st_mtime_ns, stat.st_size), target)
+    stamp = small_file_stamp(script)
+    return _imported_names_at(script, stamp, target) if stamp is not None else frozenset()
 
 
 @lru_cache(maxsize=512)

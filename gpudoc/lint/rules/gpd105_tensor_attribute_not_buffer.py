@@ -700,7 +700,7 @@ class _Operands(cst.CSTVisitor):
             if isinstance(inner, cst.Call) and _of_one_tensor(inner):
                 self.moved_results.add(inner)
         layer = func.startswith("self.") and func.count(".") == 1 and func[5:] not in self.methods
-        if layer or func.startswith(("torch.", "F.")):
+        if layer or _torch_call(node):
             for arg in node.args:
                 self.note(arg.value)
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CallEvent, Semantic, WalkedCallEvent
 from gpudoc.lint.analysis.names import dotted, keyword, names_in
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
@@ -38,15 +39,15 @@ if TYPE_CHECKING:
 SPAWNS = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})
 
 
-COLLECTIVES = frozenset(
-    {"all_reduce", "all_gather", "reduce", "broadcast", "barrier", "all_gather_object", "gather"}
-)
+SEVERAL_PROCESSES = api.COLLECTIVES | {"barrier", "all_gather_object"}
+"""``torch.distributed`` calls that only a script run as several processes makes."""
 
 
 def _collective(qualified: str) -> bool:
     """``torch.distributed.all_reduce`` and the other collectives: several processes."""
     return (
-        qualified.startswith("torch.distributed.") and qualified.rpartition(".")[2] in COLLECTIVES
+        qualified.startswith("torch.distributed.")
+        and qualified.rpartition(".")[2] in SEVERAL_PROCESSES
     )
 
 

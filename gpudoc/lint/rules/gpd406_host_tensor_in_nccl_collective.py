@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CallEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import assigned_value, dotted
@@ -13,13 +14,6 @@ from gpudoc.lint.analysis.values import Place, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._helpers import bound_expression
 
-COLLECTIVES = frozenset(
-    {
-        "all_reduce", "reduce", "broadcast", "all_gather", "all_gather_into_tensor",
-        "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single",
-        "gather", "scatter", "send", "recv", "isend", "irecv",
-    }
-)  # fmt: skip
 PREFIX = "torch.distributed."
 LEGACY_CONSTRUCTORS = frozenset(
     f"torch.{kind}Tensor"
@@ -142,7 +136,7 @@ model = torch.nn.Linear(2, 2).to("cuda")
         if name == "init_process_group":
             self.note_backend(event.node, semantic)
             return
-        if name not in COLLECTIVES or any(_keyword(arg) == "group" for arg in event.node.args):
+        if name not in api.COLLECTIVES or any(_keyword(arg) == "group" for arg in event.node.args):
             return
         for arg, value in zip(event.node.args, event.args, strict=True):
             if _on_host(arg.value, value, semantic):
