@@ -123,3 +123,78 @@ def test_a_forward_that_moves_its_input_through_a_helper() -> None:
     moved = HELPER_MODEL.format(move="feats = to_cuda(self, feats)") + SCRIPT
     assert lines(moved, "GPD101") == []
     assert lines(HELPER_MODEL.format(move="pass") + SCRIPT, "GPD101") == [22]
+
+
+# OpenNMT's SRU (set 67): a function of the file that answers whether CUDA can be used is a
+# guard where it is called
+REQUIREMENT = """\
+import subprocess
+
+import torch
+
+
+def check_sru_requirement(abort=False):
+    try:
+        subprocess.check_output("pip freeze | grep cupy", shell=True)
+    except subprocess.CalledProcessError:
+        return False
+    if {missing}:
+        if not abort:
+            return False
+        raise AssertionError("SRU needs CUDA")
+    return True
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+if check_sru_requirement():
+    warm_up = torch.rand(1, 1).cuda()
+"""
+
+
+def test_cuda_under_a_function_that_answers_whether_cuda_is_available() -> None:
+    for missing in ("torch.cuda.is_available() is False", "not torch.cuda.is_available()"):
+        assert lines(REQUIREMENT.format(missing=missing), "GPD203") == []
+    # a requirement about something else guards nothing
+    assert lines(REQUIREMENT.format(missing="shutil.which('nvcc') is None"), "GPD203") == [20]
+
+
+def test_a_comparison_with_false_flips_an_availability_test() -> None:
+    script = """\
+import torch
+from torch import nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = nn.Linear(4, 2).to(device)
+out = net(torch.randn(3, 4).to(device))
+if torch.cuda.is_available() {op}:
+    print(out.detach().numpy())
+"""
+    # `is False`, `== False`: the arm without CUDA, where the output is on the host
+    assert lines(script.format(op="is False"), "GPD202") == []
+    assert lines(script.format(op="== False"), "GPD202") == []
+    assert lines(script.format(op="is True"), "GPD202") == [8]
+    assert lines(script.format(op="is not False"), "GPD202") == [8]
+
+
+# PyTorch-Notebooks (set 67): a placeholder model of weightless layers runs where its input is
+PLACEHOLDER = """\
+import torch
+from torch import nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+X = torch.randn(100, 3).to(device)
+y = torch.randn(100, 1).to(device)
+model = nn.Sequential(nn.Linear(3, 1)).to(device)
+loss_fn = nn.MSELoss()
+print(loss_fn(model(X), y))
+model = nn.Sequential({layers})
+y_hat = model(X)
+print(loss_fn(y_hat, y))
+"""
+
+
+def test_a_placeholder_sequential_of_weightless_layers_needs_no_move() -> None:
+    assert lines(PLACEHOLDER.format(layers="nn.Identity()"), "GPD1") == []
+    assert lines(PLACEHOLDER.format(layers="nn.Flatten(), nn.ReLU()"), "GPD1") == []
+    # a weighted layer in it: the re-created model is on the host
+    assert lines(PLACEHOLDER.format(layers="nn.Identity(), nn.Linear(3, 1)"), "GPD102") == [10]

@@ -77,6 +77,56 @@ def is_guard(test: cst.BaseExpression) -> bool:
     return guard_polarity(test) is not None
 
 
+def answers_cuda(function: cst.FunctionDef) -> bool:
+    """A function that says whether CUDA can be used: it returns an availability test
+    (``return torch.cuda.is_available() and ...``) or a false value under a test that CUDA is
+    missing (``if torch.cuda.is_available() is False: return False``, OpenNMT's
+    ``check_sru_requirement``). Its call is a guard of the GPU path."""
+    finder = _AvailabilityAnswers()
+    function.body.visit(finder)
+    return finder.answers
+
+
+class _AvailabilityAnswers(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.answers = False
+        self.missing_cuda = 0  # depth of `if` arms that run only without CUDA
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # a nested function answers for itself
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_If(self, node: cst.If) -> bool:
+        polarity = guard_polarity(node.test)
+        arms: list[tuple[cst.CSTNode | None, bool]] = [
+            (node.body, polarity == "cpu"),
+            (node.orelse, polarity == "gpu"),
+        ]
+        for arm, without_cuda in arms:
+            if arm is None:
+                continue
+            self.missing_cuda += without_cuda
+            arm.visit(self)
+            self.missing_cuda -= without_cuda
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        value = node.value
+        if value is None:
+            self.answers |= self.missing_cuda > 0
+            return
+        tests_cuda = needs_cuda(value) or guard_polarity(value) == "gpu"
+        self.answers |= tests_cuda or (self.missing_cuda > 0 and _falsy_literal(value))
+
+
+def _falsy_literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Name):
+        return node.value in ("False", "None")
+    return isinstance(node, cst.Integer) and int(node.value, 0) == 0
+
+
 def _flip(polarity: Polarity | None) -> Polarity | None:
     if polarity == "gpu":
         return "cpu"
@@ -112,6 +162,12 @@ def _comparison_polarity(test: cst.Comparison) -> Polarity | None:
     negated = isinstance(operator, cst.NotEqual | cst.IsNot | cst.NotIn)
     left = _word_polarity(test.left)
     right = _word_polarity(target.comparator)
+    truth = _bool_literal(target.comparator)
+    if truth is not None and isinstance(operator, cst.Is | cst.IsNot | cst.Equal | cst.NotEqual):
+        # `torch.cuda.is_available() is False` (OpenNMT's SRU check): the test of `not ...`
+        if left is None:
+            return None
+        return left if truth != negated else _flip(left)
     if isinstance(target.comparator, cst.Name) and target.comparator.value == "None":
         # `args.gpu is not None`: a GPU was chosen; `args.gpu is None`: none was. So for the
         # ids of devices (`self.device_id == None`, face.evoLVe's heads): a CPU has none
@@ -136,6 +192,12 @@ def _comparison_polarity(test: cst.Comparison) -> Polarity | None:
     if isinstance(operator, cst.GreaterThan | cst.GreaterThanEqual | cst.LessThan):
         return polarity if polarity != "cpu" else "device"  # `device_count() > 1`
     return _flip(polarity) if negated else polarity
+
+
+def _bool_literal(node: cst.BaseExpression) -> bool | None:
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return node.value == "True"
+    return None
 
 
 GPU_COUNT = re.compile(r"^(n_?|num_?)gpus?$|^gpus$|^ngpus?$|gpu_?count$|^device_count$", re.I)

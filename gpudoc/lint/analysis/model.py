@@ -19,6 +19,7 @@ from gpudoc.lint.analysis.events import EventBus, EventKind
 from gpudoc.lint.analysis.flow import (
     Join,
     Polarity,
+    answers_cuda,
     counts_several_gpus,
     guard_polarity,
     join_of,
@@ -67,6 +68,7 @@ class SemanticModel:
         self.moved_receivers: set[cst.Call] = set()
         """Calls whose result the expression around them moves (``f(x).to(dev)``)."""
         self.polarities: dict[cst.BaseExpression, Polarity | None] = {}
+        self.cuda_answers: dict[cst.FunctionDef, bool] = {}
         self.gpu_choices: set[str] = set()
         """Options of device tests whose CPU path uses CUDA too (``if args.gpu is not None:``
         then ``else: model = DataParallel(model).cuda()``): they pick a GPU, not GPU or CPU."""
@@ -357,8 +359,27 @@ class SemanticModel:
     def polarity(self, test: cst.BaseExpression) -> Polarity | None:
         """Which path a test's truth stands for (flow.guard_polarity), read once per test."""
         if test not in self.polarities:
-            self.polarities[test] = guard_polarity(test) or self.availability_flag(test)
+            self.polarities[test] = (
+                guard_polarity(test)
+                or self.availability_flag(test)
+                or self.availability_answer(test)
+            )
         return self.polarities[test]
+
+    def availability_answer(self, test: cst.BaseExpression) -> Polarity | None:
+        """``if check_sru_requirement():``: a call of a function of this file that answers
+        whether CUDA can be used (flow.answers_cuda) is a GPU test; ``not`` it, a CPU test."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self.availability_answer(test.expression)
+            return None if inner is None else "cpu"
+        if not isinstance(test, cst.Call):
+            return None
+        function = self.local_function(test.func)
+        if function is None:
+            return None
+        if function not in self.cuda_answers:
+            self.cuda_answers[function] = answers_cuda(function)
+        return "gpu" if self.cuda_answers[function] else None
 
     def availability_flag(self, test: cst.BaseExpression) -> Polarity | None:
         """``if opts.hybrid:`` where ``opts.hybrid = opts.no_cuda and opts.hybrid and

@@ -350,6 +350,9 @@ class QualifiedCalls:
         if device is not None:
             place = self.placement.place_of_target(device[0].value, device[1]) or Place.UNKNOWN
         weighted = name in api.WEIGHTED_LAYERS
+        if name == "Sequential" and args and not node.args[0].star:
+            # `nn.Sequential(nn.Identity())`, a placeholder: no weights, its output is its input's
+            weighted = any(arg.kind is not Kind.MODULE or arg.weighted for arg in args)
         owner = _children_owner(node) if name in ("Sequential", "ModuleList") else None
         held = self.model.scope.lookup(owner) if owner is not None else None
         placed = held is not None and held.kind is Kind.UNKNOWN and held.place is Place.DEVICE

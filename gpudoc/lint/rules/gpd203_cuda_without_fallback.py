@@ -31,7 +31,9 @@ class CudaWithoutFallback(Rule):
 
     ## What it does
     Finds `.cuda()`, `torch.device("cuda")`, `.to("cuda")`, `device="cuda"` and `device = "cuda"`
-    outside any `if` about CUDA, GPUs or devices (also in a helper only called under one), in a
+    outside any `if` about CUDA, GPUs or devices (also in a helper only called under one, and
+    under a call of the file's function that answers whether CUDA can be used, such as
+    `if check_requirements():` returning `False` when `torch.cuda.is_available()` is), in a
     script that otherwise runs on the CPU too: it checks `torch.cuda.is_available()`, picks a
     `"cpu"` device, has a `--cpu` / `--device` option, or calls its own model only on the CPU
     (a stray `labels.cuda()` in a CPU tutorial).
