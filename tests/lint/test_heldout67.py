@@ -198,3 +198,60 @@ def test_a_placeholder_sequential_of_weightless_layers_needs_no_move() -> None:
     assert lines(PLACEHOLDER.format(layers="nn.Flatten(), nn.ReLU()"), "GPD1") == []
     # a weighted layer in it: the re-created model is on the host
     assert lines(PLACEHOLDER.format(layers="nn.Identity(), nn.Linear(3, 1)"), "GPD102") == [10]
+
+
+# recall set 67 (MIMAMO-Net): the device comes from a project helper that picks the CPU
+# where no GPU is, so the script runs on the CPU too and its checkpoint must be mapped
+PICKER = """\
+import torch
+
+
+def get_device():
+    if torch.cuda.device_count() > 0:
+        return torch.device("cuda:0")
+    return {other}
+"""
+TESTER = """\
+import torch
+from torch import nn
+
+from utils import get_device
+
+device = get_device()
+
+
+class Tester:
+    def __init__(self, model_path):
+        self.model = nn.Linear(4, 2)
+        self.model.load_state_dict(torch.load(model_path))
+        self.model.to(device)
+"""
+
+
+def test_a_load_in_a_script_whose_device_helper_falls_back_to_the_cpu(tmp_path: Path) -> None:
+    picker = PICKER.format(other='torch.device("cpu")')
+    assert project_lines(tmp_path, {"utils.py": picker, "main.py": TESTER}, "GPD201") == [12]
+    # a helper that only ever picks a GPU offers no CPU path
+    gpu_only = PICKER.format(other='torch.device("cuda:1")')
+    assert project_lines(tmp_path, {"utils.py": gpu_only, "main.py": TESTER}, "GPD201") == []
+
+
+# recall set 67 (a demo script): torch and the device both come from `from config import *`
+CONFIG = """\
+import torch
+device = torch.device({device})
+MODEL = "model.pth"
+"""
+DEMO = """\
+from config import *
+
+model = torch.load(MODEL)
+model = model.to(device)
+"""
+
+
+def test_a_load_whose_torch_and_device_come_from_a_star_import(tmp_path: Path) -> None:
+    falls_back = CONFIG.format(device='"cuda" if torch.cuda.is_available() else "cpu"')
+    assert project_lines(tmp_path, {"config.py": falls_back, "main.py": DEMO}, "GPD201") == [3]
+    gpu_only = CONFIG.format(device='"cuda"')
+    assert project_lines(tmp_path, {"config.py": gpu_only, "main.py": DEMO}, "GPD201") == []

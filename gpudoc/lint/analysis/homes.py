@@ -53,6 +53,20 @@ def home_of(parsed: project.ProjectModule) -> Home:
 _homes: dict[str, Home] = {}
 
 
+def add_star_library_names(imports: ImportTable, node: cst.ImportFrom, importer: str) -> None:
+    """``from config import *`` of a project module also binds what that module imports (its
+    ``torch``, its ``F`` of ``import torch.nn.functional as F``); names bound before are kept."""
+    module = (dotted(node.module) or "") if node.module is not None else ""
+    path = project.resolve(importer, module, len(node.relative))
+    parsed = project.load(path) if path is not None else None
+    if parsed is None:
+        return
+    for local, qualified in home_of(parsed).imports.aliases.items():
+        if not local.startswith("_") and local not in imports.aliases:
+            imports.aliases[local] = qualified
+            imports.roots.add(qualified.split(".")[0])
+
+
 def project_names(node: cst.ImportFrom, importer: str) -> dict[str, tuple[Path, str]]:
     """What ``from <module> import a, b as c`` names in the project's own files: local name ->
     (the module's file, the name there). Nothing is read yet: only what is called is parsed,

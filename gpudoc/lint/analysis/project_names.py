@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpudoc.lint import project
 from gpudoc.lint.analysis.classes import ClassFacts
 from gpudoc.lint.analysis.functions import moves_anything
-from gpudoc.lint.analysis.homes import Home, home_of, load_name, project_modules, project_names
+from gpudoc.lint.analysis.homes import (
+    Home,
+    add_star_library_names,
+    load_name,
+    project_modules,
+    project_names,
+)
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.scope import Scope
 from gpudoc.lint.analysis.self_placing import built_parts, places_itself
 
@@ -46,17 +50,8 @@ class ProjectNames:
         """``from models.bert import *`` also binds what that module imports: its ``F`` of
         ``import torch.nn.functional as F`` is torch's here too (names this file bound
         before are kept)."""
-        model = self.model
-        assert model.path is not None
-        module = (dotted(node.module) or "") if node.module is not None else ""
-        path = project.resolve(model.path, module, len(node.relative))
-        parsed = project.load(path) if path is not None else None
-        if parsed is None:
-            return
-        for local, qualified in home_of(parsed).imports.aliases.items():
-            if not local.startswith("_") and local not in model.imports.aliases:
-                model.imports.aliases[local] = qualified
-                model.imports.roots.add(qualified.split(".")[0])
+        assert self.model.path is not None
+        add_star_library_names(self.model.imports, node, self.model.path)
 
     def resolve_project_name(self, local: str) -> None:
         """Read what an imported project name stands for, the first time it matters."""

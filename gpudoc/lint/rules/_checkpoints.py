@@ -21,7 +21,7 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.flow import guard_polarity, terminates
 from gpudoc.lint.analysis.functions import argument_for
-from gpudoc.lint.analysis.homes import project_modules, project_names
+from gpudoc.lint.analysis.homes import add_star_library_names, project_modules, project_names
 from gpudoc.lint.analysis.names import (
     DISPATCHERS,
     ImportTable,
@@ -280,6 +280,8 @@ class CheckpointScan(cst.CSTVisitor):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         self.imports.add(node)
+        if isinstance(node.names, cst.ImportStar) and self.path is not None:
+            add_star_library_names(self.imports, node, self.path)  # `torch` of `config`
         module = dotted(node.module) if node.module is not None else ""
         self.tests |= (module or "").partition(".")[0] in TEST_FRAMEWORKS
 
@@ -2032,7 +2034,9 @@ def imported_device_cpu_path(module: cst.Module, path: str, helpers: bool = True
     for statement in module.body:
         small = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
         for node in small:
-            if isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+            if isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
+                names.update(_star_devices(node, path))  # `from config import *`
+            elif isinstance(node, cst.ImportFrom):
                 names.update(project_names(node, path))
             if isinstance(node, cst.Import | cst.ImportFrom):
                 modules.update(project_modules(node, path))
@@ -2047,20 +2051,74 @@ def imported_device_cpu_path(module: cst.Module, path: str, helpers: bool = True
         if theirs.requires_gpu or theirs.cpu_path_is_weak or not {1, 2} & set(evidence):
             continue
         return f"`{local}` from `{where.name}`, the CPU where no GPU is"
+    for target, text in _devices_from_calls(module):
+        where_function = _project_function(text, names, modules)
+        if where_function is not None and _picks_the_cpu(where_function[1]):
+            where = where_function[0]
+            return f"`{target} = {text}()` from `{where.name}`, the CPU where no GPU is"
     called = _called_names(module) if helpers and (names or modules) else set()
     for text in sorted(called):
-        owner, _, attr = text.rpartition(".")
-        if owner in modules:
-            where, function = modules[owner], attr
-        elif not owner and text in names:
-            where, function = names[text]
-        else:
-            continue
-        parsed = project.load(where)
-        definition = parsed.functions.get(function) if parsed is not None else None
-        if isinstance(definition, cst.FunctionDef) and _moves_if_available(definition):
+        where_function = _project_function(text, names, modules)
+        if where_function is not None and _moves_if_available(where_function[1]):
+            where = where_function[0]
             return f"`{text}` in `{where.name}`, which moves to the GPU only where there is one"
     return None
+
+
+def _star_devices(node: cst.ImportFrom, importer: str) -> dict[str, tuple[Path, str]]:
+    """The device names a project module binds at its top, which ``from it import *`` brings."""
+    name = (dotted(node.module) or "") if node.module is not None else ""
+    where = project.resolve(importer, name, len(node.relative))
+    parsed = project.load(where) if where is not None else None
+    if where is None or parsed is None:
+        return {}
+    bound = _top_bindings(parsed.module)
+    return {name: (where, name) for name in bound if api.DEVICE_NAME.search(name)}
+
+
+def _devices_from_calls(module: cst.Module) -> list[tuple[str, str]]:
+    """``device = get_device()``, ``self.device = utils.pick_device(args)``: a device name
+    bound to what a function (``f`` or ``module.f``) returns; (target, function) pairs."""
+    found: list[tuple[str, str]] = []
+
+    class _Bindings(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if len(node.targets) != 1 or not isinstance(node.value, cst.Call):
+                return
+            target = dotted(node.targets[0].target) or ""
+            function = dotted(node.value.func) or ""
+            last = target.rpartition(".")[2]
+            named = api.DEVICE_NAME.search(last) and "rank" not in last.lower()
+            if named and function and function.count(".") <= 1:
+                found.append((target, function))
+
+    walk(module, _Bindings())
+    return found
+
+
+def _project_function(
+    text: str, names: dict[str, tuple[Path, str]], modules: dict[str, Path]
+) -> tuple[Path, cst.FunctionDef] | None:
+    """The project function ``f`` or ``utils.f`` names, with its file."""
+    owner, _, attr = text.rpartition(".")
+    if owner in modules:
+        where, function = modules[owner], attr
+    elif not owner and text in names:
+        where, function = names[text]
+    else:
+        return None
+    parsed = project.load(where)
+    definition = parsed.functions.get(function) if parsed is not None else None
+    return (where, definition) if isinstance(definition, cst.FunctionDef) else None
+
+
+def _picks_the_cpu(function: cst.FunctionDef) -> bool:
+    """A function that chooses the device: the CPU where no GPU is (``return
+    torch.device("cuda:0") if torch.cuda.device_count() > 0 else torch.device("cpu")``)."""
+    theirs = scan(cst.Module(body=[function]), remember=False)
+    if theirs.requires_gpu or theirs.cpu_path_is_weak:
+        return False
+    return bool({1, 2} & set(theirs.all_evidence()))
 
 
 def _called_names(module: cst.Module) -> set[str]:
@@ -2094,6 +2152,11 @@ with a move on the next line."""
 
 def _binds_at_top(module: cst.Module, name: str) -> bool:
     """``name = ...`` among the module's own top-level statements."""
+    return name in _top_bindings(module)
+
+
+def _top_bindings(module: cst.Module) -> set[str]:
+    """The names the module's own top-level assignments bind."""
     targets = [
         target
         for statement in module.body
@@ -2104,7 +2167,7 @@ def _binds_at_top(module: cst.Module, name: str) -> bool:
             else [node.target] if isinstance(node, cst.AnnAssign) else []
         )
     ]  # fmt: skip
-    return any(name in bound_names_of(target) for target in targets)
+    return {name for target in targets for name in bound_names_of(target)}
 
 
 def _inherited_constants(module: cst.Module, path: str) -> frozenset[str]:

@@ -63,7 +63,9 @@ class LoadWithoutMapLocation(Rule):
     argparse option with no default), which maps nothing.
 
     The CPU path may also be a base class's, in another file of the project (a pipeline whose
-    `BasePipeline.__init__` picks `torch.device("cpu")` without CUDA), and a library that
+    `BasePipeline.__init__` picks `torch.device("cpu")` without CUDA), a device that a project
+    helper picks (`device = get_device()`, whose body returns the CPU where no GPU is), or one
+    that `from config import *` brings (with its `torch`), and a library that
     chooses devices (`device=torch.device("cpu")` defaults) is judged although nothing in it
     places anything. A load of a path that a call earlier in the same function handed to
     another file's saver (`early_stopping(val_loss, model, path)`, then
