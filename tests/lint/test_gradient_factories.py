@@ -59,11 +59,27 @@ class Attention(nn.Module):
 
 def test_a_factory_typed_by_the_input_type_lands_on_the_current_device() -> None:
     """linformer-pytorch#22: ``.type(q.type())`` makes a ``torch.cuda.FloatTensor`` on the
-    current device, not q's: under DDP on cuda:1 it meets q there. Reported in a library file
-    that places nothing itself."""
-    result = lint_source(TYPED.format(follow="type(q.type())"), "attention.py")
+    current device, not q's: under DDP on cuda:1, in a rank that never picked its GPU, it
+    meets q there."""
+    ddp = TYPED.format(follow="type(q.type())") + DDP_SCRIPT
+    result = lint_source(ddp, "attention.py")
     assert {(f.line, f.code) for f in result.findings} == {(12, "GPD106")}
     assert "current CUDA device" in result.findings[0].message
+
+
+def test_a_factory_typed_by_the_input_type_is_fine_where_one_gpu_is_current() -> None:
+    """DrQA (set 68): DataParallel makes each replica's GPU current in its thread, and a
+    file that runs no process group and names no second GPU runs on the current one."""
+    assert lint_source(TYPED.format(follow="type(q.type())"), "attention.py").findings == ()
+
+
+DDP_SCRIPT = """
+
+def main(rank):
+    torch.distributed.init_process_group("nccl")
+    model = Attention(8).to(f"cuda:{rank}")
+    model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+"""
 
 
 def test_a_factory_moved_to_the_input_device_is_fine() -> None:

@@ -439,3 +439,6 @@ DTYPES = frozenset(
     )
 )
 """torch's dtypes: ``x.type(torch.long)`` converts ``x`` where it is, as ``x.long()`` does."""
+
+MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
+"""Tensor methods that return the tensor on another device (or dtype: ``converts_only``)."""

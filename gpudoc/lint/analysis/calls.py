@@ -50,7 +50,6 @@ from gpudoc.lint.analysis.values import (
 )
 from gpudoc.lint.visit import walk
 
-MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
 CHAIN_METHODS = api.PLACE_KEEPING_METHODS | {
     *("type", "uniform_", "normal_", "random_", "bernoulli_", "exponential_", "masked_fill_"),
     *("scatter_", "index_fill_", "fill_diagonal_", "clamp_min", "clamp_max"),
@@ -129,7 +128,7 @@ class CallEvaluator:
             return Value(source=MODULE_CLASS)
         if (
             isinstance(func, cst.Attribute)
-            and func.attr.value in MOVE_METHODS
+            and func.attr.value in api.MOVE_METHODS
             and not (func.attr.value == "to" and converts_only(node))
         ):
             note_method_move(self.model, node)

@@ -106,6 +106,10 @@ class Placement:
             self.model.flags.places = True
             self.note_cuda(expr, text)
             return Place.DEVICE
+        if formatted_cuda(expr):  # `.to(f"cuda:{rank}")`, `.to("cuda:{}".format(gpu))`
+            self.model.flags.places = True
+            self.model.flags.per_rank_device |= per_process_cuda(expr, formatted_cuda)
+            return Place.DEVICE
         if value.kind is Kind.DEVICE:
             if value.cpu_device:
                 return Place.HOST
@@ -135,6 +139,8 @@ class Placement:
         if isinstance(expr, cst.Subscript) and DEVICE_LIST.search(dotted(expr.value) or ""):
             self.model.flags.places = True  # `net.to(gpu_ids[0])`: the first of the GPUs given
             return Place.DEVICE
+        if _tensor_device_index(expr):
+            return Place.DEVICE  # `w.to(error.get_device())`: wherever `error` is, as `.device`
         if isinstance(expr, cst.Call) and not expr.args:
             # `x.to(dist.get_rank())`, `.to(torch.cuda.current_device())`: this process's GPU
             called = (dotted(expr.func) or "").rsplit(".", 1)[-1]
@@ -160,6 +166,19 @@ class Placement:
         if per_process_cuda(value, formatted_cuda):
             self.model.flags.per_rank_device = True  # f"cuda:{local_rank}"
             self.model.flags.device_notion = True
+
+
+def _tensor_device_index(expr: cst.BaseExpression) -> bool:
+    """``error.get_device()``: the GPU index of a tensor (-1 on the CPU, where ``.to(-1)``
+    would fail: only code that runs on the GPU asks it)."""
+    func = expr.func if isinstance(expr, cst.Call) else None
+    return (
+        isinstance(expr, cst.Call)
+        and not expr.args
+        and isinstance(func, cst.Attribute)
+        and func.attr.value == "get_device"
+        and not (dotted(func.value) or "").startswith("torch")
+    )
 
 
 EMPTY_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})

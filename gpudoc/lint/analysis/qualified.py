@@ -278,8 +278,9 @@ class QualifiedCalls:
         flags = self.model.flags
         flags.device_notion = True
         # `device_count()` asks NVML and leaves CUDA uninitialised (PyTorch 2.x: "Do not cache
-        # the device count prior to CUDA initialization"); every other call initialises it
-        self.model.scope.cuda_initialised |= rest != "cuda.device_count"
+        # the device count prior to CUDA initialization"); the seeding calls are queued until
+        # CUDA starts (torch.cuda._lazy_call); every other call initialises it
+        self.model.scope.cuda_initialised |= rest not in LEAVE_CUDA_UNINITIALISED
         if rest in ("cuda.is_available", "cuda.device_count"):
             flags.availability_check = True
             return SCALAR
@@ -457,6 +458,11 @@ def _maps_to_cpu(node: cst.Call, args: list[Value]) -> bool:
     body = function.body
     return isinstance(body, cst.Name) and body.value == function.params.params[0].name.value
 
+
+LEAVE_CUDA_UNINITIALISED = frozenset(
+    {"cuda.device_count", "cuda.manual_seed", "cuda.manual_seed_all", "cuda.seed", "cuda.seed_all"}
+)
+"""``torch.cuda`` calls that do not start CUDA: CUDA_VISIBLE_DEVICES set after them counts."""
 
 COMPILERS = frozenset(
     ["compile", "jit.script", "jit.trace", "jit.freeze", "jit.optimize_for_inference"]

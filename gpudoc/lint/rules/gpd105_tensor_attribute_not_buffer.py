@@ -35,7 +35,6 @@ from gpudoc.lint.rules._importers import is_entry
 from gpudoc.lint.rules._zero_dim import read_only_as_scalar_operand, zero_dim
 from gpudoc.lint.visit import walk
 
-MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
 COERCING_SOLVERS = ("torchdiffeq.",)
 """Libraries whose solvers move the tensors they are given to the state's device
 (torchdiffeq's ``_check_inputs`` moves ``t`` to ``y0.device``)."""
@@ -268,7 +267,7 @@ model = Causal().cuda()
                     self.moved_on_use.setdefault(id(cls), set()).add(name[5:])
         if not isinstance(func, cst.Attribute):
             return
-        if func.attr.value not in MOVE_METHODS and not _type_to_cuda(event.node):
+        if func.attr.value not in api.MOVE_METHODS and not _type_to_cuda(event.node):
             return
         if func.attr.value == "to" and converts_only(event.node):
             return  # `.to(x.dtype)`: converted where it is
@@ -406,7 +405,7 @@ def _moved_local(statement: cst.CSTNode, function: cst.FunctionDef | None) -> bo
         for s in iter_statements(function.body.body)
         if isinstance(s, cst.Assign) and any(dotted(t.target) == value.value for t in s.targets)
     ]
-    return bool(bound) and all(_chain_moves(b, MOVE_METHODS - {"cpu"}) for b in bound)
+    return bool(bound) and all(_chain_moves(b, api.MOVE_METHODS - {"cpu"}) for b in bound)
 
 
 def _type_to_cuda(call: cst.Call) -> bool:
@@ -583,7 +582,7 @@ def _moved_value(statement: cst.CSTNode) -> bool:
         return False
     small = statement.body[0]
     value = small.value if isinstance(small, cst.Assign | cst.AnnAssign) else None
-    return value is not None and _chain_moves(value, MOVE_METHODS - {"cpu"})
+    return value is not None and _chain_moves(value, api.MOVE_METHODS - {"cpu"})
 
 
 OVERRIDES = frozenset({"_apply", "to", "cuda"})
@@ -695,7 +694,7 @@ class _Operands(cst.CSTVisitor):
         if node in self.moved_results:
             return  # `torch.clamp(self.w.exp(), max=m).to(dev)`: moved before it meets anything
         method = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
-        if method in MOVE_METHODS and method != "cpu" and not converts_only(node):
+        if method in api.MOVE_METHODS and method != "cpu" and not converts_only(node):
             inner = node.func.value if isinstance(node.func, cst.Attribute) else None
             if isinstance(inner, cst.Call) and _of_one_tensor(inner):
                 self.moved_results.add(inner)
@@ -745,7 +744,7 @@ class _Reads(cst.CSTVisitor):
             func = call.func if call is not None else None
             if call is not None and isinstance(func, cst.Attribute) and func is node:
                 # a method of the chain: `.exp()`, `.to(dev)` (not `.to(x.dtype)`)
-                if func.attr.value in MOVE_METHODS and not converts_only(call):
+                if func.attr.value in api.MOVE_METHODS and not converts_only(call):
                     return func.attr.value != "cpu"
                 node = parent
                 continue
@@ -797,7 +796,7 @@ def _moved_to_host(expr: cst.BaseExpression) -> bool:
     )
 
 
-def _chain_moves(expr: cst.BaseExpression, moves: frozenset[str] = MOVE_METHODS) -> bool:
+def _chain_moves(expr: cst.BaseExpression, moves: frozenset[str] = api.MOVE_METHODS) -> bool:
     """A method chain that moves what it starts from (``self.w.to(x.device).unsqueeze(0)``)."""
     while True:
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):

@@ -61,6 +61,7 @@ from gpudoc.lint.rules._helpers import (
     unpacked_position,
 )
 from gpudoc.lint.rules._host_instances import host_only_classes
+from gpudoc.lint.rules._moved_by_readers import moved_by_every_reader, stored_attribute
 from gpudoc.lint.rules._numbers import number_attributes, number_parameters
 from gpudoc.lint.rules._unset_attributes import reads_unset
 from gpudoc.lint.rules._zero_dim import SCALAR_OPERATORS, full_reduction
@@ -395,6 +396,8 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         self.fed: set[cst.CSTNode] = set()
         """Constructions of modules (``Net()``) whose instance is called on device tensors."""
         self.number_attributes: dict[cst.ClassDef, frozenset[str]] = {}
+        self.homes: dict[cst.Call, cst.Module] = {}
+        """Factories of another project file's body, walked for a call: that file's module."""
         """Per module class, the attributes its ``__init__`` only assigns numbers."""
         self.unweighted: set[cst.ClassDef] = set()
         """Module classes that hold nothing to move: on the host, they still meet device
@@ -934,6 +937,9 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             self.unweighted.add(semantic.module_class.node)
         self.factories.append(factory)
         self.calls.add(node)
+        home = semantic.home_module
+        if home is not None:
+            self.homes[node] = home.module
         self.made_at[node] = semantic.step
 
     def note_typed(self, event: CallEvent, semantic: Semantic) -> None:
@@ -988,15 +994,15 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             yield Report(gradient, message)
         typed = {id(call) for call, _, _ in self.typed}
         several = None
-        for call, tensor, in_module in self.typed:
-            if not in_module:
-                # a script's helper runs where the script does: on another GPU than the current
-                # one only in a process group or with a second GPU named (ast's loss helper
-                # under one-process DataParallel meets the outputs gathered on cuda:0)
-                if several is None:
-                    several = SEVERAL_GPUS.search(context.module.code) is not None
-                if not several:
-                    continue
+        for call, tensor, _in_module in self.typed:
+            # the current device is the input's except in a process group whose ranks never
+            # pick their GPU, or with a second GPU named: DataParallel runs each replica with
+            # its own GPU current (DrQA's padding), `set_device` makes the chosen one current,
+            # and one-process DataParallel gathers on cuda:0 (ast's loss helper)
+            if several is None:
+                several = SEVERAL_GPUS.search(context.module.code) is not None
+            if not several:
+                continue
             shown = context.code(tensor)
             message = (
                 f"`{context.code(call)}.type({shown}.type())` is made on the current CUDA "
@@ -1061,6 +1067,9 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 continue
             if definition is not None and not self.reaches_device(factory, definition, context):
                 continue  # only indices, numbers, tests, records: the host is right for it
+            home = self.homes.get(factory.call) or context.module
+            if definition is not None and _moved_where_read(factory.call, definition, home):
+                continue  # `init_hidden`'s state, moved by each method that reads it
             # only a parameter known to hold a tensor has a `.device` (a helper's first one
             # may be a size; a text encoder's, a list of strings)
             # a Lightning module's step: `self.device`; a plain function's: its first tensor
@@ -1231,6 +1240,24 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         return host
 
 
+def _moved_where_read(call: cst.Call, definition: cst.FunctionDef, home: cst.Module) -> bool:
+    """``self.hidden = torch.zeros(...)`` in a method, and every other method of the class
+    that reads ``self.hidden`` moves it first (_moved_by_readers). ``home``: the module that
+    defines the method (another project file's, when the walk went there for a call)."""
+    attr = stored_attribute(call, definition)
+    if attr is None:
+        return False
+    owner = next(
+        (
+            statement
+            for statement in home.body
+            if isinstance(statement, cst.ClassDef) and definition in statement.body.body
+        ),
+        None,
+    )
+    return owner is not None and moved_by_every_reader(attr, owner, definition)
+
+
 def gradient_arguments(event: CallEvent) -> tuple[Value | None, cst.Arg | None]:
     """The outputs' value and the gradient argument of ``torch.autograd.grad(outputs, inputs,
     grad_outputs)`` or ``outputs.backward(gradient)``."""
@@ -1355,9 +1382,7 @@ def _one_draw(call: cst.Call, semantic: Semantic) -> bool:
     return not any(arg.star for arg in call.args) and len(positional) <= ONE_DRAW[function]
 
 
-SEVERAL_GPUS = re.compile(
-    r"init_process_group|DistributedDataParallel|cuda:[1-9]|\.cuda\(\s*[1-9]|set_device"
-)
+SEVERAL_GPUS = re.compile(r"init_process_group|DistributedDataParallel|cuda:[1-9]|\.cuda\(\s*[1-9]")
 """A file that runs on more than one GPU: a process group, or a second GPU named."""
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import (
     BindingEvent,
     CallEvent,
@@ -33,7 +34,6 @@ HOST_SELF_INDEX = frozenset(
 SAME_DEVICE_INDEX = frozenset({"index_select", "gather", "take_along_dim"})
 """...and that refuse host indices on a device tensor too."""
 PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
-MOVE_METHODS = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
 
 
 @dataclass(frozen=True)
@@ -279,7 +279,7 @@ model = Diffusion().cuda()
         if (
             cls is None
             or not isinstance(func, cst.Attribute)
-            or func.attr.value not in MOVE_METHODS
+            or func.attr.value not in api.MOVE_METHODS
         ):
             return
         name = dotted(func.value) or ""

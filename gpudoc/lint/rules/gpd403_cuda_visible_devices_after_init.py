@@ -46,7 +46,9 @@ class CudaVisibleDevicesAfterInit(Rule):
     Only this file's statement order is seen; CUDA initialised by an imported module is not.
     `torch.cuda.device_count()` does not count as initialising CUDA: PyTorch 2 asks NVML for
     it and reads `CUDA_VISIBLE_DEVICES` again until CUDA starts (without NVML it falls back to
-    the CUDA runtime, which does initialise it).
+    the CUDA runtime, which does initialise it). Nor do the seeding calls
+    (`torch.cuda.manual_seed`, `manual_seed_all`, `seed`, `seed_all`): PyTorch queues them
+    until CUDA starts.
     """
 
     CODE = "GPD403"

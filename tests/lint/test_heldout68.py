@@ -1,0 +1,126 @@
+"""Regressions of held-out set 68, reduced and rewritten here: the bug each rule must report,
+next to the correct code it must leave alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lint_lines import lines, project_lines
+
+# MARL-Algorithms (set 68): `init_hidden` keeps the recurrent state on the host, and each
+# method that reads it moves it first
+AGENT = """\
+import torch
+from torch import nn
+
+
+class Agent:
+    def __init__(self, cuda):
+        self.cuda = cuda
+        self.rnn = nn.GRUCell(4, 8)
+        if self.cuda:
+            self.rnn.cuda()
+        self.hidden = None
+
+    def init_hidden(self, n):
+        self.hidden = torch.zeros((n, 8))
+
+    def step(self, inputs):
+        if self.cuda:
+            inputs = inputs.cuda()
+            {move}
+        self.hidden = self.rnn(inputs, self.hidden)
+        return self.hidden
+
+    def peek(self):
+        return self.hidden.cuda() if self.cuda else self.hidden
+"""
+TRAINER = """\
+import torch
+from agent import Agent
+
+agent = Agent(cuda=torch.cuda.is_available())
+agent.init_hidden(4)
+print(agent.step(torch.randn(4, 4)))
+"""
+
+
+def test_a_hidden_state_moved_by_every_method_that_reads_it() -> None:
+    assert lines(AGENT.format(move="self.hidden = self.hidden.cuda()"), "GPD106") == []
+    # one reader that does not move it: the state meets the GPU cell on the host
+    assert lines(AGENT.format(move="pass"), "GPD106") == [14]
+
+
+def test_a_hidden_state_moved_by_its_readers_reached_from_another_file(tmp_path: Path) -> None:
+    moved = AGENT.format(move="self.hidden = self.hidden.cuda()")
+    assert project_lines(tmp_path, {"agent.py": moved, "main.py": TRAINER}, "GPD106") == []
+    # the walk from the script reports agent.py's factory when a reader does not move it
+    unmoved = AGENT.format(move="pass")
+    assert project_lines(tmp_path, {"agent.py": unmoved, "main.py": TRAINER}, "GPD106") == [14]
+
+
+# Precipitation-Nowcasting (set 68): `.to(t.get_device())` moves to t's GPU, as `.to(t.device)`
+WEIGHTED = """\
+import torch
+from torch import nn
+
+
+class FrameWeightedLoss(nn.Module):
+    def forward(self, input, target):
+        error = torch.sum((input - target) ** 2, (2, 3))
+        w = torch.arange(1.0, 1.0 + error.size(1) * 0.01, 0.01)
+        if torch.cuda.is_available():
+            {move}
+        return torch.mean(w * error)
+"""
+
+
+def test_a_move_to_the_device_index_of_a_tensor() -> None:
+    assert lines(WEIGHTED.format(move="w = w.to(error.get_device())"), "GPD106") == []
+    assert lines(WEIGHTED.format(move="pass"), "GPD106") == [8]
+
+
+# MC-Net (set 68): seeding CUDA is queued until CUDA starts, so CUDA_VISIBLE_DEVICES set
+# after it still counts
+SEEDED = """\
+import os
+
+import torch
+from torch import nn
+
+
+def train(gpu):
+    os.environ["CUDA_VISIBLE_DEVICES"] = gpu
+    return nn.Linear(4, 4).cuda()
+
+
+if __name__ == "__main__":
+    torch.manual_seed(1)
+    {first}
+    train("0")
+"""
+
+
+def test_seeding_cuda_does_not_start_it() -> None:
+    for seeding in ("torch.cuda.manual_seed(1)", "torch.cuda.manual_seed_all(1)"):
+        assert lines(SEEDED.format(first=seeding), "GPD403") == []
+    assert lines(SEEDED.format(first="torch.cuda.synchronize()"), "GPD403") == [8]
+
+
+# found writing the set's tests: a DDP rank that moves its model with an f-string device
+RANKED = """\
+import torch
+from torch import nn
+
+
+def main(rank):
+    torch.distributed.init_process_group("nccl", rank=rank)
+    model = nn.Linear(4, 4){move}
+    return torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+"""
+
+
+def test_a_model_moved_to_a_formatted_cuda_device_is_placed() -> None:
+    for move in ('.to(f"cuda:{rank}")', '.to("cuda:{}".format(rank))', ".cuda(rank)"):
+        assert lines(RANKED.format(move=move), "GPD401") == []
+    assert lines(RANKED.format(move=""), "GPD401") == [8]
