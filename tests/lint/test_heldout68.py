@@ -124,3 +124,86 @@ def test_a_model_moved_to_a_formatted_cuda_device_is_placed() -> None:
     for move in ('.to(f"cuda:{rank}")', '.to("cuda:{}".format(rank))', ".cuda(rank)"):
         assert lines(RANKED.format(move=move), "GPD401") == []
     assert lines(RANKED.format(move=""), "GPD401") == [8]
+
+
+# recall set 68 (edge-connect): `load()` restores the object's own checkpoint file, which an
+# earlier (GPU) run wrote; the `save()` beside it does not make it this run's
+MODEL_FILE = """\
+import os
+
+import torch
+from torch import nn
+
+
+class BaseModel(nn.Module):
+    def __init__(self, name, path):
+        super().__init__()
+        self.generator = nn.Linear(4, 4)
+        self.weights_path = os.path.join(path, name + "_gen.pth")
+
+    def {loader}(self):
+        if os.path.exists(self.weights_path):
+            data = torch.load(self.weights_path)
+            self.generator.load_state_dict(data["generator"])
+
+    def save(self):
+        torch.save({{"generator": self.generator.state_dict()}}, self.weights_path)
+"""
+SCRIPT = """\
+import torch
+
+from model import BaseModel
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = BaseModel("edge", "checkpoints").to(device)
+model.{loader}()
+"""
+
+
+def test_a_load_method_of_the_objects_own_checkpoint_path() -> None:
+    single = (
+        MODEL_FILE.format(loader="load")
+        + "\n\n"
+        + SCRIPT.replace("from model import BaseModel\n", "").format(loader="load")
+    )
+    assert lines(single, "GPD201") == [15]
+    # `load_best()` reads back what this run wrote
+    best = (
+        MODEL_FILE.format(loader="load_best")
+        + "\n\n"
+        + SCRIPT.replace("from model import BaseModel\n", "").format(loader="load_best")
+    )
+    assert lines(best, "GPD201") == []
+
+
+def test_a_model_file_naming_no_device_is_judged_by_the_script_importing_it(
+    tmp_path: Path,
+) -> None:
+    model = MODEL_FILE.format(loader="load")
+    script = SCRIPT.format(loader="load").replace("from model import", "from main import")
+    (tmp_path / "train.py").write_text(script)
+    assert project_lines(tmp_path, {"main.py": model}, "GPD201") == [15]
+    # no script with a CPU path imports it: a GPU-only project
+    gpu_only = script.replace(
+        'torch.device("cuda" if torch.cuda.is_available() else "cpu")', 'torch.device("cuda")'
+    )
+    (tmp_path / "train.py").write_text(gpu_only)
+    assert project_lines(tmp_path, {"main.py": model}, "GPD201") == []
+
+
+# Pytorch-UNet (seen in the sixteenth session's re-score): a tensor file converted to NumPy as
+# it is loaded holds host tensors (a mask image), whatever imports the file
+def test_a_load_converted_to_numpy_at_once_holds_host_tensors() -> None:
+    script = """\
+import numpy as np
+import torch
+from PIL import Image
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def load_image(filename):
+    return Image.fromarray(torch.load(filename){then})
+"""
+    assert lines(script.format(then=".numpy()"), "GPD201") == []
+    assert lines(script.format(then=""), "GPD201") == [9]

@@ -2335,13 +2335,19 @@ LOADING_METHOD = re.compile(r"^(load|resume|restore)(_|$)")
 def _loads_what_it_is_asked(site: LoadSite) -> bool:
     """A method named for loading (``load``, ``load_checkpoint``, ``resume``) whose path is built
     from its own parameters (``self.results_folder / f"model-{milestone}.pt"``): it restores
-    what its caller names, an earlier run's file as well as this one's. A ``load_best()`` with
-    no say in the path reads back what the run wrote."""
+    what its caller names, an earlier run's file as well as this one's; so does one whose path
+    is the object's own (``self.weights_path``). A ``load_best()`` with no say in the path
+    reads back what the run wrote."""
     function = site.function
     if function is None or not LOADING_METHOD.match(function.name.value):
         return False
     params = [param.name.value for param in function.params.params]
     if not params or params[0] != "self" or not site.call.args:
         return False
+    path = site.call.args[0].value
+    if "best" not in function.name.value and (dotted(path) or "").startswith("self."):
+        # `torch.load(self.gen_weights_path)` in `load()`: the object's own checkpoint file,
+        # which any earlier run of it wrote (edge-connect loads it before training)
+        return True
     # every Name under the path, f-strings too: `f"model-{milestone}.pt"`
-    return any(name_counts(site.call.args[0].value, set(params[1:])).values())
+    return any(name_counts(path, set(params[1:])).values())

@@ -43,6 +43,12 @@ SEVERAL_PROCESSES = api.COLLECTIVES | {"barrier", "all_gather_object"}
 """``torch.distributed`` calls that only a script run as several processes makes."""
 
 
+def _run_by_a_cpu_script(context: Context) -> bool:
+    """A model file that names no device, imported by a script with a CPU path: its loads run
+    there (edge-connect's `BaseModel.load`), so it is judged like that script."""
+    return context.library and bool(context.path) and bool(cpu_importers(context.path))
+
+
 def _collective(qualified: str) -> bool:
     """``torch.distributed.all_reduce`` and the other collectives: several processes."""
     return (
@@ -81,15 +87,19 @@ class LoadWithoutMapLocation(Rule):
     A script with no device code at all runs on the CPU: its load is reported when a script in
     the same directory puts something on CUDA and calls `torch.save` (a viewer or evaluation
     script beside the training script), and, for a literal path, when that script names the
-    file. A library module (only definitions) or a test is not such a script.
+    file. A library module (only definitions) or a test is not such a script; a model file that
+    names no device is judged by the scripts that import it (directly or through one more
+    project file): one with a CPU path runs its loads there.
 
     A load in one arm of an `if`/`else` whose other arm loads the same path mapped to the CPU
     (`if gpus <= 0: torch.load(f, map_location="cpu") else: torch.load(f)`) is the GPU arm and is
     not reported.
 
-    A method named for loading (`load`, `load_checkpoint`, `resume`, `restore`) restores what any
+    A method named for loading (`load`, `load_checkpoint`, `resume`, `restore`) whose path is
+    built from its parameters or is the object's own (`self.weights_path`) restores what any
     earlier run saved, so a save in another method of its class (`Trainer.save(milestone)`)
-    does not excuse it; a caller that saved to the path it hands over just before does.
+    does not excuse it; a caller that saved to the path it hands over just before does, and a
+    `load_best()` reads back what the run wrote.
 
     A checkpoint the same file (or notebook) writes is not reported: `torch.save(x, path)` then
     `torch.load(path)` with the same path expression or string, also through
@@ -406,7 +416,7 @@ torch.save(model.state_dict(), "snapshot.pt")
         # a library whose classes take `device=torch.device("cpu")` places nothing in the walk
         # (nothing here calls them) but chooses devices: judged like a script that does
         placeless = not (context.flags.device_notion or context.flags.places)
-        if placeless and names_no_device(context.module):
+        if placeless and names_no_device(context.module) and not _run_by_a_cpu_script(context):
             yield from self.device_free_reports(context)
             return
         found = scan(context.module, path=context.path)
@@ -621,6 +631,20 @@ HUB_FILE = re.compile(r"^[\w.]+-[0-9a-f]{8,}\.(pth|pt)$")
 ``resnet18-5c106cde.pth``): published weights, which their makers save from the CPU."""
 
 
+def _converted_at_once(call: cst.Call, scope: cst.CSTNode) -> bool:
+    """``torch.load(f).numpy()`` (Pytorch-UNet's mask images saved as tensors): what the file
+    holds goes to NumPy as it is loaded, which only host tensors allow."""
+    found: list[bool] = []
+
+    class _Conversions(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if node.value is call and node.attr.value in ("numpy", "tolist"):
+                found.append(True)
+
+    walk(scope, _Conversions())
+    return bool(found)
+
+
 def _holds_no_device_tensors(site: LoadSite, found: CheckpointScan) -> bool:
     """The load reads a file that holds no device tensors, by the names its path is built
     from (also through the name it was bound to): a saved Namespace (``training_args.bin``),
@@ -647,6 +671,8 @@ def _holds_no_device_tensors(site: LoadSite, found: CheckpointScan) -> bool:
         return False  # `feature_extractor.pth`, `embedding_model.pt`: a model's state
     if any(MODEL_FILE.search(b.name) for b in found.bound_to(call)):
         return False  # `state = torch.load(path)`, `ckpt = ...`
+    if _converted_at_once(call, site.function or found.module):
+        return True  # `torch.load(f).numpy()`: NumPy takes host tensors only
     if site.in_dataset or (site.function and DATA_FUNCTION.match(site.function.name.value)):
         return True  # a Dataset's `__getitem__` or `load_feat(path)`: samples and features
     if any(DATA_FILE.search(text) for text in strings.found + strings.names):
