@@ -136,9 +136,13 @@ def test_a_gpu_chapter_that_shows_a_move_back_has_no_cpu_path() -> None:
     # a CPU device chosen before any GPU: the script runs on the CPU too
     chosen_first = GPU_CHAPTER.format(query='device = torch.device("cpu")')
     assert lines(chosen_first, "GPD203") == [4, 8]
+    # a flag only printed is a display too (ASTGCN, set 69: `USE_CUDA` printed, the device
+    # hard-coded)
+    shown = GPU_CHAPTER.format(query="use_gpu = torch.cuda.is_available()\nprint(use_gpu)")
+    assert lines(shown, "GPD205") == []
     # a fallback, not a display: the file offers the CPU
-    fallback = GPU_CHAPTER.format(query="use_gpu = torch.cuda.is_available()\nprint(use_gpu)")
-    assert lines(fallback, "GPD205") == [11]
+    query = 'use_gpu = torch.cuda.is_available()\nhost = torch.device("cuda" if use_gpu else "cpu")'
+    assert lines(GPU_CHAPTER.format(query=query), "GPD205") == [11]
 
 
 # a CPU course notebook: it shows the query, then one demo cell moves a tensor with `.cuda()`

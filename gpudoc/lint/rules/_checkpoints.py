@@ -433,7 +433,8 @@ class CheckpointScan(cst.CSTVisitor):
         if isinstance(value, cst.Call) and (dotted(value.func) or "").endswith(AVAILABILITY):
             # `HAS_CUDA = torch.cuda.is_available()` that nothing reads: it chooses nothing
             names = [dotted(t.target) for t in node.targets]
-            if all(name and "." not in name and self.uses(name) == 1 for name in names):
+            # `USE_CUDA = torch.cuda.is_available()` only printed (ASTGCN) chooses nothing either
+            if all(name and "." not in name and self.only_shown(name) for name in names):
                 self._reported.add(id(value))
             # `n_gpus = torch.cuda.device_count()` read only as a size (`num_workers=n_gpus`)
             counted = (dotted(value.func) or "").endswith("device_count")
@@ -726,6 +727,11 @@ class CheckpointScan(cst.CSTVisitor):
     def uses(self, name: str) -> int:
         """How many times the file names ``name`` (its bindings included)."""
         return self._names().counts.get(name, 0)
+
+    def only_shown(self, name: str) -> bool:
+        """``name`` is read only in what ``print``/``logger.info`` show, bound once."""
+        names = self._names()
+        return names.counts.get(name, 0) == 1 + names.shown.get(name, 0)
 
     def tested(self, name: str) -> bool:
         """Whether the file reads ``name`` in a test (``if n_gpu > 0:``, ``x if n else y``,
@@ -2298,9 +2304,22 @@ def _only_prints(function: cst.FunctionDef) -> bool:
 class _NameCounter(cst.CSTVisitor):
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
+        self.shown: dict[str, int] = {}
+        """Of those, the names read in what a ``print``/``logger.info`` call shows."""
+        self._showing = 0
 
     def visit_Name(self, node: cst.Name) -> None:
         self.counts[node.value] = self.counts.get(node.value, 0) + 1
+        if self._showing:
+            self.shown[node.value] = self.shown.get(node.value, 0) + 1
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = dotted(node.func) or ""
+        self._showing += name.rsplit(".", 1)[-1] in REPORTERS
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        name = dotted(original_node.func) or ""
+        self._showing -= name.rsplit(".", 1)[-1] in REPORTERS
 
 
 def _is_method(function: cst.FunctionDef) -> bool:

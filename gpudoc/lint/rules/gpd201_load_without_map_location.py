@@ -78,7 +78,10 @@ class LoadWithoutMapLocation(Rule):
     `torch.load(path + "/checkpoint.pth")`), or gave the saver when it built it (`checkpoint =
     utils.ModelCheckpoint(logdir + "/best.pt", state)`, then `checkpoint.update(loss)`), or
     that a method saved to the settings the script handed its object (`self.args.ckpt_path`,
-    then `torch.load(args.ckpt_path)`), reads
+    then `torch.load(args.ckpt_path)`), or that the object named in it saved to while it
+    trained (`trainer.train()` saving to `self.snapshot_path`, then
+    `torch.load(trainer.snapshot_path)`; where the walk cannot follow the object, a `train`/
+    `fit` call on it before the load), reads
     this run's own file and is not reported; so
     does a load in another method whose path is built from the same expression as the one the
     saving method passed (`path = os.path.join(self.args.checkpoints, setting)` in both
@@ -334,6 +337,13 @@ torch.save(model.state_dict(), "snapshot.pt")
         self.saving_calls: list[cst.Call] = []
         """Calls whose walk reached such a save (``early_stopping(val_loss, model, path)``)."""
         self.foreign_savers: set[int] = set()
+        self.attribute_save_steps: list[tuple[int, str]] = []
+        """``Semantic.step`` of each ``torch.save(x, self.<attr>)`` a method's walk reached,
+        with the attribute."""
+        self.object_saves: list[tuple[cst.Call, frozenset[str]]] = []
+        """Method calls (``trainer.train()``) whose walk saved to attributes of its object."""
+        self.walked_methods: set[int] = set()
+        """ids of the method calls whose bodies the walk followed."""
         """id of each such file's module whose ``torch.save`` this file's walk reached."""
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
@@ -352,9 +362,13 @@ torch.save(model.state_dict(), "snapshot.pt")
                 home = semantic.home_module
                 if home is not None:  # a project helper of another file, walked for a call here
                     self.foreign[id(node)] = (node, home)
-        elif event.qualified == "torch.save" and semantic.home_module is not None:
-            self.foreign_savers.add(id(semantic.home_module.module))
-            self.save_steps.append(semantic.step)
+        elif event.qualified == "torch.save":
+            path = _saved_attribute(node)
+            if path is not None and semantic.walked_for_call:
+                self.attribute_save_steps.append((semantic.step, path))
+            if semantic.home_module is not None:
+                self.foreign_savers.add(id(semantic.home_module.module))
+                self.save_steps.append(semantic.step)
         elif is_process_group_init(event.qualified):
             # `set_device(args.gpu)` alone is a one-GPU script choosing its GPU
             self.per_rank |= backend(node) in ("nccl", None)
@@ -368,6 +382,34 @@ torch.save(model.state_dict(), "snapshot.pt")
     def on_walked(self, event: WalkedCallEvent, semantic: Semantic) -> None:
         if event.foreign and any(step > event.start for step in self.save_steps):
             self.saving_calls.append(event.call)
+        if event.is_method:
+            self.walked_methods.add(id(event.call))
+            saved = {attr for step, attr in self.attribute_save_steps if step > event.start}
+            if saved:
+                self.object_saves.append((event.call, frozenset(saved)))
+
+    def saved_by_its_object(self, site: LoadSite, module: cst.Module) -> bool:
+        """``trainer.train()`` saves to ``self.snapshot_path``, then ``torch.load(
+        trainer.snapshot_path)`` in the same function or script: the file this run wrote
+        (hedwig's trainers), whichever file the trainer class is in."""
+        path = dotted(site.call.args[0].value) if site.call.args else None
+        owner, _, attr = (path or "").rpartition(".")
+        if not owner or "." in owner:
+            return False
+        scope = site.function if site.function is not None else module
+        order = _call_order(scope)
+        load = order.get(id(site.call), -1)
+        for call, saved in self.object_saves:
+            func = call.func
+            receiver = dotted(func.value) if isinstance(func, cst.Attribute) else None
+            if receiver == owner and attr in saved and -1 < order.get(id(call), load) < load:
+                return True
+        # an object the walk could not follow (`trainer = TrainerFactory.get_trainer(...)`):
+        # its path attribute read right after it trained is what its training wrote
+        return any(
+            -1 < position < load and _trains(call, owner) and id(call) not in self.walked_methods
+            for call, position in _calls(scope, order)
+        )
 
     def saved_through_a_call(
         self, site: LoadSite, found: CheckpointScan, module: cst.Module
@@ -471,6 +513,7 @@ torch.save(model.state_dict(), "snapshot.pt")
                 evidence is None
                 or found.saved_here(site)
                 or self.saved_through_a_call(site, found, context.module)
+                or self.saved_by_its_object(site, context.module)
             ):
                 continue  # the same run (or an earlier run of it) wrote what it reads back
             if _mapped_on_the_other_arm(site, found, context.module):
@@ -727,6 +770,41 @@ def _same_path_elsewhere(
         if id(call) in orders[id(function)] and (binding.name, code(binding.value)) in texts_here:
             return True
     return False
+
+
+TRAINING_METHOD = re.compile(r"^(train|fit|learn)(_|$)")
+
+
+def _trains(call: cst.Call, owner: str) -> bool:
+    """``trainer.train(epochs)``, ``model.fit(...)``: ``owner``'s training run."""
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and dotted(func.value) == owner
+        and bool(TRAINING_METHOD.match(func.attr.value))
+    )
+
+
+def _calls(scope: cst.CSTNode, order: dict[int, int]) -> list[tuple[cst.Call, int]]:
+    """The calls of ``scope`` with their place in ``order``."""
+    found: list[tuple[cst.Call, int]] = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if id(node) in order:
+                found.append((node, order[id(node)]))
+
+    walk(scope, _Calls())
+    return found
+
+
+def _saved_attribute(save: cst.Call) -> str | None:
+    """``x`` of ``torch.save(obj, self.x)``."""
+    target = save.args[1].value if len(save.args) > 1 else None
+    text = dotted(target) if target is not None else None
+    if text is None or not text.startswith("self.") or text.count(".") != 1:
+        return None
+    return text[5:]
 
 
 def _call_order(scope: cst.FunctionDef | cst.Module) -> dict[int, int]:

@@ -93,9 +93,13 @@ class CudaWithoutFallback(Rule):
     call that fails without a GPU (`print(torch.cuda.current_device())`, `get_device_name`,
     `synchronize`, outside any test or `try:`) is written for GPUs; so is one whose only
     availability query is shown (also through a function of the file that only prints) or
-    bound to a name nothing reads. `y = y.to("cpu")` returned by its function brings a result
-    back; it is no CPU path. Nor is a unit test also run on CUDA (`if torch.cuda.is_available():
-    assert f(x.cuda()).is_cuda`) in a notebook that binds `device = "cuda"`. CUDA in a function
+    bound to a name nothing else reads or only shows (`USE_CUDA = torch.cuda.is_available()`,
+    then `print(USE_CUDA)`). A CUDA string bound to a name read only as an option's default
+    (`DEVICE = "cuda:0"`, `add_argument("--device", default=DEVICE)`) is that option's
+    default, which the command line or the script's fallback replaces. `y = y.to("cpu")`
+    returned by its function brings a result back; it is no CPU path. Nor is a unit test also
+    run on CUDA (`if torch.cuda.is_available(): assert f(x.cuda()).is_cuda`) in a notebook
+    that binds `device = "cuda"`. CUDA in a function
     named for the GPU (`def to_cuda(self)`, `move_to_gpu`) that no caller in the file reaches is
     its callers' choice. CUDA in a function of a program (a file with a `__main__` block) that
     nothing calls is not reported either: no name in the file but its `def`, no decorator, no
@@ -466,6 +470,9 @@ class _Declared(cst.CSTVisitor):
         self.inert: set[int] = set()
         self.device_names: list[tuple[str, int]] = []
         """Each plain name bound to a string, and the string's id."""
+        self.option_defaults: dict[str, int] = {}
+        """How often each name is read as an option's ``default=``: an option's default,
+        which the command line (or the script's own fallback) replaces, allocates nothing."""
         """ids of nodes used only as a value (dict keys, comparison operands), or only in a
         multi-process job (_distributed_paths.py)."""
 
@@ -500,6 +507,12 @@ class _Declared(cst.CSTVisitor):
             self.needs_gpu = True
         if name.endswith("add_argument") and _requires_cuda(node):
             self.needs_gpu = True
+        if name.endswith("add_argument"):
+            for arg in node.args:  # `default=DEVICE`: what `--device cpu` replaces
+                default = arg.keyword is not None and arg.keyword.value == "default"
+                if default and isinstance(arg.value, cst.Name):
+                    read = arg.value.value
+                    self.option_defaults[read] = self.option_defaults.get(read, 0) + 1
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self.inert.add(id(node.key))
@@ -527,8 +540,14 @@ class _Declared(cst.CSTVisitor):
 
     def unread(self, found: CheckpointScan) -> set[int]:
         """ids of the strings bound to names the file never reads (a leftover ``dev =
-        'cuda'`` in a script that runs on the CPU): they allocate nothing."""
-        return {string for name, string in self.device_names if found.uses(name) == 1}
+        'cuda'`` in a script that runs on the CPU), or reads only as an option's default
+        (AGCRN's ``DEVICE = 'cuda:0'``, ``add_argument('--device', default=DEVICE)``): they
+        allocate nothing."""
+        return {
+            string
+            for name, string in self.device_names
+            if found.uses(name) == 1 + self.option_defaults.get(name, 0)
+        }
 
 
 def _falls_back_to_cpu(evidence: dict[int, str]) -> bool:

@@ -213,7 +213,8 @@ class _Reads(cst.CSTVisitor):
             self.declaring -= 1
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node not in self.called:
+        # `torch.cuda.is_available()` reads torch's module, not an option named `cuda`
+        if node not in self.called and (dotted(node) or "").partition(".")[0] != "torch":
             self.names.add(node.attr.value)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:

@@ -1,0 +1,113 @@
+"""Regressions of held-out set 69, reduced and rewritten here: the bug each rule must report,
+next to the correct code it must leave alone."""
+
+from __future__ import annotations
+
+from lint_lines import lines
+
+# hedwig (set 69): the trainer saves its best model to `self.snapshot_path` while it trains;
+# the script reloads `trainer.snapshot_path` after `trainer.train()`: this run's own file
+SNAPSHOT = """\
+import os
+import time
+
+import torch
+
+
+class Trainer:
+    def __init__(self, model, save_dir):
+        self.model = model
+        self.snapshot_path = os.path.join(save_dir, "%s.pt" % time.strftime("%H%M%S"))
+
+    def train(self):
+        torch.save(self.model, self.{saved})
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+trainer = {built}
+{trained}
+model = torch.load(trainer.snapshot_path)
+"""
+
+
+def test_a_path_the_object_saved_to_while_it_trained() -> None:
+    built = 'Trainer(torch.nn.Linear(4, 2).to(device), "saves")'
+    found = lines(
+        SNAPSHOT.format(saved="snapshot_path", built=built, trained="trainer.train()"), "GPD201"
+    )
+    assert found == []
+    # the trainer saves elsewhere: the snapshot is an earlier run's
+    other = SNAPSHOT.format(saved="other_path", built=built, trained="trainer.train()")
+    assert lines(other, "GPD201") == [19]
+    # nothing trained before the load: an earlier run's snapshot
+    assert lines(SNAPSHOT.format(saved="snapshot_path", built=built, trained=""), "GPD201") == [19]
+
+
+def test_a_path_of_an_object_the_walk_cannot_follow_read_after_it_trained() -> None:
+    built = "TRAINERS[args.dataset](torch.nn.Linear(4, 2).to(device))"
+    trained = SNAPSHOT.format(saved="snapshot_path", built=built, trained="trainer.train(5)")
+    assert lines(trained, "GPD201") == []
+    evaluated = SNAPSHOT.format(saved="snapshot_path", built=built, trained="trainer.evaluate()")
+    assert lines(evaluated, "GPD201") == [19]
+
+
+# ASTGCN (set 69): an availability flag only printed chooses nothing; the script is GPU-only
+PRINTED = """\
+import torch
+
+USE_CUDA = torch.cuda.is_available()
+DEVICE = torch.device("cuda:0")
+print("CUDA:", USE_CUDA, DEVICE)
+net = torch.nn.Linear(4, 2).to(DEVICE)
+net.load_state_dict(torch.load("experiments/epoch_31.params"))
+{more}
+"""
+
+
+def test_an_availability_flag_only_printed_is_no_cpu_path() -> None:
+    assert lines(PRINTED.format(more=""), "GPD201") == []
+    assert lines(PRINTED.format(more=""), "GPD203") == []
+    tested = PRINTED.format(more='if not USE_CUDA:\n    print("no GPU")')
+    assert lines(tested, "GPD201") == [7]
+
+
+# AGCRN (set 69): `torch.cuda` is torch's module, not a read of an option named `cuda`
+FLAG = """\
+import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--cuda", default=True, type=bool)
+args = parser.parse_args()
+device = "cuda:0" if {test} else "cpu"
+"""
+
+
+def test_torch_cuda_is_not_a_read_of_a_cuda_option() -> None:
+    assert lines(FLAG.format(test="torch.cuda.is_available()"), "GPD503") == []
+    assert lines(FLAG.format(test="args.cuda"), "GPD503") == [6]
+
+
+# AGCRN (set 69): a CUDA default of `--device`, which the script's own fallback replaces
+DEFAULT = """\
+import argparse
+
+import torch
+
+DEVICE = "cuda:0"
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default=DEVICE, type=str)
+args = parser.parse_args()
+if torch.cuda.is_available():
+    torch.cuda.set_device(int(args.device[5]))
+else:
+    args.device = "cpu"
+model = torch.nn.Linear(4, 2).to({where})
+"""
+
+
+def test_a_cuda_name_read_only_as_an_option_default() -> None:
+    assert lines(DEFAULT.format(where="args.device"), "GPD203") == []
+    # the name is also used as a device of its own: that use fails without a GPU
+    assert lines(DEFAULT.format(where="DEVICE"), "GPD203") == [5]
