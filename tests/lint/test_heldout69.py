@@ -111,3 +111,23 @@ def test_a_cuda_name_read_only_as_an_option_default() -> None:
     assert lines(DEFAULT.format(where="args.device"), "GPD203") == []
     # the name is also used as a device of its own: that use fails without a GPU
     assert lines(DEFAULT.format(where="DEVICE"), "GPD203") == [5]
+
+
+# recall set 69 (skorch before its fix): the test is inverted, so the unmapped load is the
+# arm that runs without CUDA
+INVERTED = """\
+import torch
+
+
+def get_state_dict(f, device="cpu"):
+    use_cuda = device.startswith("cuda")
+    if {test}:
+        return torch.load(f, lambda storage, loc: storage)
+    else:
+        return torch.load(f)
+"""
+
+
+def test_an_unmapped_load_on_the_arm_without_cuda() -> None:
+    assert lines(INVERTED.format(test="use_cuda"), "GPD201") == [9]
+    assert lines(INVERTED.format(test="not use_cuda"), "GPD201") == []

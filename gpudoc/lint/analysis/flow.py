@@ -180,6 +180,8 @@ def _comparison_polarity(test: cst.Comparison) -> Polarity | None:
     if none_chosen is not None and isinstance(operator, cst.Equal | cst.NotEqual):
         # `num_gpu == 0`, `args.gpu == -1`: no GPU; `!=`: some GPU
         return "gpu" if negated else "cpu"
+    if none_chosen and isinstance(operator, cst.LessThanEqual):
+        return "cpu"  # `opts.gpus <= 0`, `args.gpu <= -1`: no GPU
     sides = [p for p in (left, right) if p is not None]
     if "cpu" in sides:
         polarity: Polarity | None = "cpu"

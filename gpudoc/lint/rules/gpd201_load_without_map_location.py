@@ -11,6 +11,7 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CallEvent, Semantic, WalkedCallEvent
+from gpudoc.lint.analysis.flow import guard_polarity
 from gpudoc.lint.analysis.names import dotted, keyword, names_in
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._checkpoints import (
@@ -31,7 +32,7 @@ from gpudoc.lint.rules._gpu_savers import (
 from gpudoc.lint.rules._helpers import backend, is_process_group_init
 from gpudoc.lint.rules._importers import cpu_importers, importer_cpu_path
 from gpudoc.lint.rules._saved_device import saved_on_cpu
-from gpudoc.lint.visit import walk
+from gpudoc.lint.visit import code_ids, walk
 
 if TYPE_CHECKING:
     from gpudoc.lint.project import ProjectModule
@@ -96,7 +97,8 @@ class LoadWithoutMapLocation(Rule):
 
     A load in one arm of an `if`/`else` whose other arm loads the same path mapped to the CPU
     (`if gpus <= 0: torch.load(f, map_location="cpu") else: torch.load(f)`) is the GPU arm and is
-    not reported.
+    not reported, unless the test says it is the arm without CUDA (`if use_cuda: torch.load(f,
+    map_location=...) else: torch.load(f)`, skorch before its fix).
 
     A method named for loading (`load`, `load_checkpoint`, `resume`, `restore`) whose path is
     built from its parameters or is the object's own (`self.weights_path`) restores what any
@@ -816,15 +818,41 @@ def _call_order(scope: cst.FunctionDef | cst.Module) -> dict[int, int]:
 
 def _mapped_on_the_other_arm(site: LoadSite, found: CheckpointScan, module: cst.Module) -> bool:
     """The other arm of an ``if``/``else`` around the load reads the same path with a
-    ``map_location``: the script handles the CPU case there, and this arm is the GPU one."""
+    ``map_location``: the script handles the CPU case there, and this arm is the GPU one,
+    unless the test says this arm is the one without CUDA."""
     scope = site.function if site.function is not None else module
-    return any(
+    mapped = any(
         other is not site
         and _maps_to_the_cpu(other.map_location)
         and other.path_key == site.path_key
         and other_arm(scope, site.call, other.call)
         for other in found.loads
     )
+    # skorch's inverted test: the unmapped load is the arm without CUDA
+    return mapped and not _on_the_cpu_arm(scope, site.call)
+
+
+def _on_the_cpu_arm(scope: cst.CSTNode, call: cst.Call) -> bool:
+    """``call`` sits in the arm of a device test that runs without CUDA: the ``else:`` of
+    ``if use_cuda or cuda_req_not_met:`` (skorch's ``_get_state_dict`` before its fix)."""
+    arms = _Arm(call)
+    walk(scope, arms)
+    return arms.on_cpu
+
+
+class _Arm(cst.CSTVisitor):
+    def __init__(self, call: cst.Call) -> None:
+        self.call = call
+        self.on_cpu = False
+
+    def visit_If(self, node: cst.If) -> bool:
+        polarity = guard_polarity(node.test)
+        if polarity not in ("gpu", "cpu"):
+            return True
+        cpu_arm = node.body if polarity == "cpu" else node.orelse
+        if cpu_arm is not None and id(self.call) in code_ids(cpu_arm):
+            self.on_cpu = True
+        return not self.on_cpu
 
 
 def _maps_to_the_cpu(location: cst.BaseExpression | None) -> bool:
