@@ -8,8 +8,10 @@ import os
 from pathlib import Path
 
 import pytest
+from lint_lines import project_lines
 
 from gpudoc.lint.engine import lint_paths
+from gpudoc.lint.rules._gpu_savers import MAX_BYTES
 
 LAYERS = """\
 import torch
@@ -282,3 +284,29 @@ def test_a_module_imported_whole_is_reached_through_its_attributes(tmp_path: Pat
     assert ("models/layers.py", 6, "GPD203") in got
     # `load_pretrained` is no attribute main.py reads: not reached
     assert ("models/net.py", 21, "GPD201") not in got
+
+
+PROGRAM = """\
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def warm_up():
+    return torch.ones(1).cuda()
+
+
+if __name__ == "__main__":
+    print(torch.ones(1).to(device))
+"""
+
+
+def test_a_script_larger_than_the_scan_limit_is_not_read_as_an_importer(tmp_path: Path) -> None:
+    """A helper no line of its program calls runs when a project script names it; a script
+    above MAX_BYTES (a generated file) is not read, as no other scan of scripts reads it."""
+    caller = "from main import warm_up\nwarm_up()\n"
+    (tmp_path / "bench.py").write_text(caller)
+    assert project_lines(tmp_path, {"main.py": PROGRAM}, "GPD203") == [7]
+    padding = "# generated\n" * (MAX_BYTES // 10)
+    (tmp_path / "bench.py").write_text(caller + padding)
+    assert project_lines(tmp_path, {"main.py": PROGRAM}, "GPD203") == []

@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from gpudoc.lint import project
-from gpudoc.lint.rules._gpu_savers import _scripts_in
+from gpudoc.lint.rules._gpu_savers import _scripts_in, small_file_stamp
 
 LEVELS = 3
 """The file's own directory and the two above it: ``train.py`` beside ``models/``, or
@@ -26,8 +26,11 @@ def candidate_importers(linted: str) -> list[Path]:
 
 
 def importer_texts(linted: str) -> Iterator[str]:
-    """The text of each script that may import ``linted`` (an unreadable one is left out)."""
+    """The text of each script that may import ``linted`` (an unreadable one, or one larger
+    than MAX_BYTES, which the other scans of scripts skip too, is left out)."""
     for script in candidate_importers(linted):
+        if small_file_stamp(script) is None:
+            continue
         try:
             yield script.read_text(encoding="utf-8", errors="replace")
         except OSError:
