@@ -3,6 +3,10 @@ on the device (PyTorch-GAN's wgan_div), wherever the training loop is."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from lint_lines import project_lines
+
 from gpudoc.lint.engine import lint_source
 
 LOOP = """\
@@ -120,3 +124,18 @@ def test_the_cpu_arm_of_a_gpu_flag_is_not_a_device_gradient() -> None:
     bug = GAN_STEP.format(gpu_arm="torch.ones(pred.size())")
     found = {(f.line, f.code) for f in lint_source(bug, "gan.py").findings}
     assert {(20, "GPD106")} <= found  # the GPU arm of penalty_inline
+
+
+def test_a_typed_factory_in_a_file_a_ddp_script_imports(tmp_path: Path) -> None:
+    """linformer-pytorch#22 as it is laid out: the attention module, and the DDP script that
+    imports it and never makes its rank's GPU current."""
+    script = "from main import Attention\n" + DDP_SCRIPT
+    (tmp_path / "train.py").write_text("import torch\n" + script)
+    typed = TYPED.format(follow="type(q.type())")
+    assert project_lines(tmp_path, {"main.py": typed}, "GPD106") == [12]
+    # the script makes each rank's GPU current: the current device is q's
+    current = script.replace(
+        "    model = Attention", "    torch.cuda.set_device(rank)\n    model = Attention"
+    )
+    (tmp_path / "train.py").write_text("import torch\n" + current)
+    assert project_lines(tmp_path, {"main.py": typed}, "GPD106") == []

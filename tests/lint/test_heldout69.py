@@ -131,3 +131,97 @@ def get_state_dict(f, device="cpu"):
 def test_an_unmapped_load_on_the_arm_without_cuda() -> None:
     assert lines(INVERTED.format(test="use_cuda"), "GPD201") == [9]
     assert lines(INVERTED.format(test="not use_cuda"), "GPD201") == []
+
+
+# the second read of the sixteenth session
+EARLY_STOPPING = """\
+import torch
+from torch import nn
+
+
+class EarlyStopping:
+    def __init__(self, path="checkpoint.pt"):
+        self.path = path
+        self.best = None
+
+    def __call__(self, val_loss, model):
+        if self.best is None or val_loss < self.best:
+            self.best = val_loss
+            torch.save(model.state_dict(), self.path)
+
+    def load_checkpoint(self, model):
+        model.load_state_dict(torch.load(self.path))
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 2).to(device)
+stopper = EarlyStopping()
+{before}
+for epoch in range(3):
+    stopper(model(torch.randn(3, 4, device=device)).sum().item(), model)
+stopper.load_checkpoint(model)
+"""
+
+
+def test_an_early_stopping_reload_after_it_saved_is_this_runs_file() -> None:
+    assert lines(EARLY_STOPPING.format(before=""), "GPD201") == []
+    # a warm start through the same method, before anything saved: an earlier run's file
+    assert lines(EARLY_STOPPING.format(before="stopper.load_checkpoint(model)"), "GPD201") == [16]
+
+
+def test_a_modules_train_mode_switch_is_no_training_run() -> None:
+    built = "torch.nn.Linear(4, 2).to(device)"
+    script = SNAPSHOT.format(saved="snapshot_path", built=built, trained="trainer.train()")
+    assert lines(script, "GPD201") == [19]
+
+
+def test_a_word_in_a_return_value_is_no_cuda_query() -> None:
+    script = """\
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def ready(batch):
+    return batch.timestamps is not None
+
+
+if ready(None):
+    warm_up = torch.rand(1, 1).cuda()
+"""
+    assert lines(script, "GPD203") == [11]
+
+
+def test_a_flag_handed_to_a_call_inside_print_is_read() -> None:
+    script = PRINTED.format(more="").replace(
+        'print("CUDA:", USE_CUDA, DEVICE)', 'print("score:", evaluate(net, USE_CUDA))'
+    )
+    assert lines(script, "GPD201") == [7]
+
+
+def test_fewer_than_one_gpu_is_none() -> None:
+    script = """\
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+if opts.gpus < 1:
+    state = torch.load(opts.ckpt)
+else:
+    state = torch.load(opts.ckpt, map_location="cpu")
+"""
+    assert lines(script, "GPD201") == [5]
+
+
+def test_a_gpu_count_read_from_a_config_by_its_key() -> None:
+    """pytorch_e2e (set 67): `cfg.getint("common", "ngpu") <= 0` is the CPU arm, which maps the
+    checkpoint; the unmapped load is the GPU arm."""
+    script = """\
+import torch
+
+if cfg.getint("common", "ngpu") <= 0:
+    state = torch.load(cfg.get("checkpoint", "path"), map_location="cpu")
+else:
+    state = torch.load(cfg.get("checkpoint", "path"))
+device = torch.device("cuda" if cfg.getint("common", "ngpu") > 0 else "cpu")
+"""
+    assert lines(script, "GPD201") == []

@@ -21,7 +21,7 @@ from typing import Literal
 
 import libcst as cst
 
-from gpudoc.lint.analysis.names import dotted, names_in
+from gpudoc.lint.analysis.names import calls_in, dotted, names_in
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, replace
 
 Polarity = Literal["gpu", "cpu", "device"]
@@ -117,8 +117,16 @@ class _AvailabilityAnswers(cst.CSTVisitor):
         if value is None:
             self.answers |= self.missing_cuda > 0
             return
-        tests_cuda = needs_cuda(value) or guard_polarity(value) == "gpu"
-        self.answers |= tests_cuda or (self.missing_cuda > 0 and _falsy_literal(value))
+        self.answers |= _queries_cuda(value) or (self.missing_cuda > 0 and _falsy_literal(value))
+
+
+def _queries_cuda(value: cst.BaseExpression) -> bool:
+    """``torch.cuda.is_available() and HAVE_CUPY``, ``torch.cuda.device_count() > 0``: a real
+    query of CUDA, not a name that happens to hold a GPU word (``batch.timestamps``)."""
+    return any(
+        (dotted(call.func) or "").endswith(("cuda.is_available", "cuda.device_count"))
+        for call in calls_in(value)
+    )
 
 
 def _falsy_literal(node: cst.BaseExpression) -> bool:
@@ -182,6 +190,8 @@ def _comparison_polarity(test: cst.Comparison) -> Polarity | None:
         return "gpu" if negated else "cpu"
     if none_chosen and isinstance(operator, cst.LessThanEqual):
         return "cpu"  # `opts.gpus <= 0`, `args.gpu <= -1`: no GPU
+    if _fewer_than_one_gpu(test.left, target.comparator, left, operator):
+        return "cpu"  # `opts.gpus < 1`
     sides = [p for p in (left, right) if p is not None]
     if "cpu" in sides:
         polarity: Polarity | None = "cpu"
@@ -219,8 +229,36 @@ def _no_gpu_number(
         return True if isinstance(number.expression, cst.Integer) else None
     if not isinstance(number, cst.Integer) or int(number.value, 0) != 0:
         return None
-    name = dotted(left.func if isinstance(left, cst.Call) else left) or ""
-    return True if GPU_COUNT.search(name.rsplit(".", 1)[-1]) else None
+    return True if _gpu_count(left) else None
+
+
+def _gpu_count(node: cst.BaseExpression) -> bool:
+    """``num_gpu``, ``args.gpus``, ``torch.cuda.device_count()``, and a setting read by its
+    key (``cfg.getint("common", "ngpu")``): a number of GPUs."""
+    name = dotted(node.func if isinstance(node, cst.Call) else node) or ""
+    if GPU_COUNT.search(name.rsplit(".", 1)[-1]):
+        return True
+    keys = [arg.value for arg in node.args] if isinstance(node, cst.Call) else []
+    return any(GPU_COUNT.search(text) for key in keys if (text := _text(key)) is not None)
+
+
+def _text(node: cst.BaseExpression) -> str | None:
+    value = node.evaluated_value if isinstance(node, cst.SimpleString) else None
+    return value if isinstance(value, str) else None
+
+
+def _fewer_than_one_gpu(
+    left: cst.BaseExpression,
+    number: cst.BaseExpression,
+    polarity: Polarity | None,
+    operator: cst.BaseCompOp,
+) -> bool:
+    """``num_gpus < 1``: a count of GPUs below one is none."""
+    if polarity != "gpu" or not isinstance(operator, cst.LessThan):
+        return False
+    if not isinstance(number, cst.Integer) or int(number.value, 0) != 1:
+        return False
+    return _gpu_count(left)
 
 
 DEVICE_IDS = re.compile(r"device_?ids?$", re.I)

@@ -367,8 +367,9 @@ class SemanticModel:
         return self.polarities[test]
 
     def availability_answer(self, test: cst.BaseExpression) -> Polarity | None:
-        """``if check_sru_requirement():``: a call of a function of this file that answers
-        whether CUDA can be used (flow.answers_cuda) is a GPU test; ``not`` it, a CPU test."""
+        """``if check_sru_requirement():``: a call of a function of this file (or one it
+        imports from the project) that answers whether CUDA can be used (flow.answers_cuda) is
+        a GPU test; ``not`` it, a CPU test."""
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             inner = self.availability_answer(test.expression)
             return None if inner is None else "cpu"

@@ -177,7 +177,7 @@ def _tensor_device_index(expr: cst.BaseExpression) -> bool:
         and not expr.args
         and isinstance(func, cst.Attribute)
         and func.attr.value == "get_device"
-        and not (dotted(func.value) or "").startswith("torch")
+        and (dotted(func.value) or "").partition(".")[0] != "torch"
     )
 
 

@@ -268,6 +268,8 @@ class CheckpointScan(cst.CSTVisitor):
         """``"cpu"`` strings that are where a result is brought back (``feat.to("cpu")``
         handed on or chained) or where a checkpoint is loaded (``map_location="cpu"``): a
         copy for NumPy, saving or loading, not a device the script runs on."""
+        self.converted: set[int] = set()
+        """ids of calls whose result goes to NumPy at once (``torch.load(f).numpy()``)."""
         self._shown: set[int] = set()
         """``"cpu"`` strings in an expression a notebook cell only displays
         (``torch.device("cpu"), torch.device("cuda:1")``): a demo, not a path the script runs."""
@@ -664,6 +666,8 @@ class CheckpointScan(cst.CSTVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._transfers.update(_cpu_transfer(node.value))  # `dist.to("cpu").numpy()`
+        if node.attr.value in ("numpy", "tolist") and type(node.value) is cst.Call:
+            self.converted.add(id(node.value))
 
     def visit_DictComp(self, node: cst.DictComp) -> None:
         # `{k: v.to("cpu") for k, v in net.state_dict().items()}`: each tensor brought back
@@ -2079,7 +2083,7 @@ def _star_devices(node: cst.ImportFrom, importer: str) -> dict[str, tuple[Path, 
     if where is None or parsed is None:
         return {}
     bound = _top_bindings(parsed.module)
-    return {name: (where, name) for name in bound if api.DEVICE_NAME.search(name)}
+    return {device: (where, device) for device in bound if api.DEVICE_NAME.search(device)}
 
 
 def _devices_from_calls(module: cst.Module) -> list[tuple[str, str]]:
@@ -2305,21 +2309,29 @@ class _NameCounter(cst.CSTVisitor):
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
         self.shown: dict[str, int] = {}
-        """Of those, the names read in what a ``print``/``logger.info`` call shows."""
-        self._showing = 0
+        """Of those, the names a ``print``/``logger.info`` call shows as they are (its direct
+        arguments, also through ``"{}".format(x)``), not what another call makes of them
+        (``print(evaluate(net, USE_CUDA))`` uses the flag)."""
+        self._showing: list[bool] = [False]
 
     def visit_Name(self, node: cst.Name) -> None:
         self.counts[node.value] = self.counts.get(node.value, 0) + 1
-        if self._showing:
+        if self._showing[-1]:
             self.shown[node.value] = self.shown.get(node.value, 0) + 1
 
     def visit_Call(self, node: cst.Call) -> None:
-        name = dotted(node.func) or ""
-        self._showing += name.rsplit(".", 1)[-1] in REPORTERS
+        func = node.func
+        name = dotted(func) or ""
+        formats = isinstance(func, cst.Attribute) and func.attr.value == "format"
+        shows = name.rsplit(".", 1)[-1] in REPORTERS and name.partition(".")[0] not in MATH
+        self._showing.append(shows or (formats and self._showing[-1]))
 
     def leave_Call(self, original_node: cst.Call) -> None:
-        name = dotted(original_node.func) or ""
-        self._showing -= name.rsplit(".", 1)[-1] in REPORTERS
+        self._showing.pop()
+
+
+MATH = frozenset({"torch", "math", "np", "numpy", "F"})
+"""Roots of ``torch.log``, ``math.log``: arithmetic, not a logger."""
 
 
 def _is_method(function: cst.FunctionDef) -> bool:
@@ -2354,9 +2366,9 @@ LOADING_METHOD = re.compile(r"^(load|resume|restore)(_|$)")
 def _loads_what_it_is_asked(site: LoadSite) -> bool:
     """A method named for loading (``load``, ``load_checkpoint``, ``resume``) whose path is built
     from its own parameters (``self.results_folder / f"model-{milestone}.pt"``): it restores
-    what its caller names, an earlier run's file as well as this one's; so does one whose path
-    is the object's own (``self.weights_path``). A ``load_best()`` with no say in the path
-    reads back what the run wrote."""
+    what its caller names, an earlier run's file as well as this one's; so does one that loads
+    the object's own path if it exists (``if os.path.exists(self.weights_path):``, a resume). A
+    ``load_best()`` with no say in the path reads back what the run wrote."""
     function = site.function
     if function is None or not LOADING_METHOD.match(function.name.value):
         return False
@@ -2364,9 +2376,12 @@ def _loads_what_it_is_asked(site: LoadSite) -> bool:
     if not params or params[0] != "self" or not site.call.args:
         return False
     path = site.call.args[0].value
-    if "best" not in function.name.value and (dotted(path) or "").startswith("self."):
-        # `torch.load(self.gen_weights_path)` in `load()`: the object's own checkpoint file,
-        # which any earlier run of it wrote (edge-connect loads it before training)
-        return True
+    own = dotted(path) or ""
+    if "best" not in function.name.value and own.startswith("self."):
+        # `if os.path.exists(self.gen_weights_path): torch.load(self.gen_weights_path)` in
+        # `load()`: the object resumes from its file if an earlier run left one (edge-connect);
+        # an EarlyStopping's `load_checkpoint()` reads back what it saved in this run
+        present = re.compile(rf"\b(exists|isfile)\(\s*{re.escape(own)}\s*\)")
+        return any(present.search(test) for test in site.tests)
     # every Name under the path, f-strings too: `f"model-{milestone}.pt"`
     return any(name_counts(path, set(params[1:])).values())

@@ -26,15 +26,15 @@ def moved_by_every_reader(attr: str, owner: cst.ClassDef, storing: cst.FunctionD
     later reads are of the moved tensor. At least one method reads it."""
     readers = 0
     for statement in owner.body.body:
-        if not isinstance(statement, cst.FunctionDef):
+        if not isinstance(statement, cst.FunctionDef) or statement.name.value == "__init__":
             continue
-        if statement is storing or statement.name.value == "__init__":
-            continue
-        reads = _Reads(f"self.{attr}")
+        # the storing method's own reads count from its store on (`forward` that makes the
+        # state and feeds it to the cell right away)
+        reads = _Reads(f"self.{attr}", armed=statement is not storing)
         statement.body.visit(reads)
         if reads.unmoved:
             return False
-        readers += reads.count > 0
+        readers += reads.count > 0 and statement is not storing
     return readers > 0
 
 
@@ -55,8 +55,10 @@ class _Reads(cst.CSTVisitor):
     """The reads of one attribute in a method, in source order (an assignment's value before
     its target, as Python runs it)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, armed: bool = True) -> None:
         self.name = name
+        self.armed = armed
+        """Reads count (in the storing method: only after the store)."""
         self.count = 0
         self.moved = False
         self.unmoved = False
@@ -68,31 +70,38 @@ class _Reads(cst.CSTVisitor):
         node.value.visit(self)
         if not self.moved and _moves_back(node, self.name):
             self.moved = True
+        elif any(dotted(target.target) == self.name for target in node.targets):
+            self.armed = True  # the store: what follows reads what it stored
         return False  # the targets are stores, not reads
 
     def visit_IfExp(self, node: cst.IfExp) -> bool:
-        polarity = guard_polarity(node.test)
-        node.test.visit(self)
-        for arm, on_cpu in ((node.body, polarity == "cpu"), (node.orelse, polarity == "gpu")):
-            if on_cpu:
-                continue  # `self.h.cuda() if self.cuda else self.h`: the host is right there
-            arm.visit(self)
+        self.arms(node.test, node.body, node.orelse)
         return False
 
     def visit_If(self, node: cst.If) -> bool:
-        polarity = guard_polarity(node.test)
-        node.test.visit(self)
-        arms = ((node.body, polarity == "cpu"), (node.orelse, polarity == "gpu"))
-        for arm, on_cpu in arms:
+        self.arms(node.test, node.body, node.orelse)
+        return False
+
+    def arms(self, test: cst.BaseExpression, body: cst.CSTNode, orelse: cst.CSTNode | None) -> None:
+        """Each arm from the state before the test; moved after it only if every arm moved.
+        An arm that runs without CUDA needs no move (`self.h.cuda() if self.cuda else
+        self.h`): the host is right there."""
+        polarity = guard_polarity(test)
+        test.visit(self)
+        before, moved = self.moved, True
+        for arm, on_cpu in ((body, polarity == "cpu"), (orelse, polarity == "gpu")):
+            self.moved = before
             if arm is not None and not on_cpu:
                 arm.visit(self)
-        return False
+            moved &= self.moved or on_cpu
+        self.moved = before or moved
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if dotted(node) != self.name:
             return True
-        self.count += 1
-        self.unmoved |= not self.moved
+        if self.armed:
+            self.count += 1
+            self.unmoved |= not self.moved
         return False
 
     def visit_Call(self, node: cst.Call) -> bool:

@@ -14,6 +14,7 @@ from gpudoc.lint.analysis.events import (
     AugmentedEvent,
     BindingEvent,
     CallEvent,
+    CompareEvent,
     OperationEvent,
     ReturnEvent,
     Semantic,
@@ -63,6 +64,7 @@ from gpudoc.lint.rules._helpers import (
 from gpudoc.lint.rules._host_instances import host_only_classes
 from gpudoc.lint.rules._moved_by_readers import moved_by_every_reader, stored_attribute
 from gpudoc.lint.rules._numbers import number_attributes, number_parameters
+from gpudoc.lint.rules._project_scripts import importer_texts
 from gpudoc.lint.rules._unset_attributes import reads_unset
 from gpudoc.lint.rules._zero_dim import SCALAR_OPERATORS, full_reduction
 from gpudoc.lint.visit import code_ids, walk
@@ -163,11 +165,16 @@ class FactoryWithoutDevice(Rule):
     modules; and none when no script or notebook of the project (the file's directory and
     those above it, up to the project's root) names a device while one of them runs the code
     (karpathy's normalizing flows, trained in a CPU notebook). Also one converted with
-    `.type(x.type())` (a CUDA type, on the current device rather than x's); and anywhere, such a
+    `.type(x.type())` (a CUDA type, on the current device rather than x's) where the file, or a
+    project script importing it, runs a process group or names a second GPU and never makes
+    its rank's GPU current (`set_device`; DataParallel makes each replica's current); and
+    anywhere, such a
     factory handed as the gradient of outputs on the device (`grad_outputs=` of
     `torch.autograd.grad`, the argument of `out.backward(...)`: a WGAN gradient penalty).
     And in any function, one whose tensor meets a tensor on the device in one operation
-    (arithmetic, `torch.cat([...])`, `torch.where`, `masked_fill_`...): a library's loss
+    (arithmetic, a comparison, `torch.cat([...])`, `torch.where`, `masked_fill_`...; a 0-dim
+    device result such as `acc.mean()` too: only a 0-dim *host* tensor may meet a device
+    tensor): a library's loss
     function called with the model's outputs, or a test's reference attention whose mask sits
     beside a bias made with `device=query.device`; also an in-place update of it with a device
     tensor (`total = torch.tensor(0.0)` then `total += torch.norm(err)`), where even a 0-dim
@@ -340,7 +347,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         ),
     )
 
-    EVENTS = ("call", "binding", "return", "walked", "operation", "augmented")
+    EVENTS = ("call", "binding", "return", "walked", "operation", "augmented", "compare")
 
     def __init__(self) -> None:
         super().__init__()
@@ -396,9 +403,9 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         self.fed: set[cst.CSTNode] = set()
         """Constructions of modules (``Net()``) whose instance is called on device tensors."""
         self.number_attributes: dict[cst.ClassDef, frozenset[str]] = {}
+        """Per module class, the attributes its ``__init__`` only assigns numbers."""
         self.homes: dict[cst.Call, cst.Module] = {}
         """Factories of another project file's body, walked for a call: that file's module."""
-        """Per module class, the attributes its ``__init__`` only assigns numbers."""
         self.unweighted: set[cst.ClassDef] = set()
         """Module classes that hold nothing to move: on the host, they still meet device
         inputs wherever those are."""
@@ -643,6 +650,14 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         node = event.node
         self.note_meeting([(node.left, event.left), (node.right, event.right)], semantic)
 
+    def on_compare(self, event: CompareEvent, semantic: Semantic) -> None:
+        """``best_acc < acc`` with ``best_acc = torch.zeros(1)``: a comparison of tensors is an
+        operation on both (SSGC's validation loop)."""
+        node = event.node
+        parts = [node.left, *(target.comparator for target in node.comparisons)]
+        if len(parts) == len(event.values):
+            self.note_meeting(list(zip(parts, event.values, strict=True)), semantic)
+
     def on_augmented(self, event: AugmentedEvent, semantic: Semantic) -> None:
         """``total = torch.tensor(0.0)`` then ``total += torch.norm(err)`` with ``err`` on the
         device: an in-place update keeps the host tensor, and a CUDA operand fails it, even a
@@ -747,8 +762,10 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
                 unmoved.append(factory)
             elif value.kind is Kind.TENSOR and value.place is not Place.HOST:
                 beside_unmoved = True
-            if full_reduction(node, semantic.qualify):
-                continue  # `torch.sum(t)`: a 0-dim tensor, an operand on any device
+            if full_reduction(node, semantic.qualify) and value.place is not Place.DEVICE:
+                # `torch.sum(t)` of a host tensor: a CPU scalar, an operand on any device. A
+                # device one is no such exception: `torch.zeros(1) + x.mean()` fails on a GPU
+                continue
             if factory is not None and value.place in (Place.HOST, Place.UNKNOWN):
                 factories.append(factory)
             elif (value.is_tensorish and value.place is Place.DEVICE) or (
@@ -1000,7 +1017,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             # its own GPU current (DrQA's padding), `set_device` makes the chosen one current,
             # and one-process DataParallel gathers on cuda:0 (ast's loss helper)
             if several is None:
-                several = SEVERAL_GPUS.search(context.module.code) is not None
+                several = _several_gpus(context)
             if not several:
                 continue
             shown = context.code(tensor)
@@ -1380,6 +1397,16 @@ def _one_draw(call: cst.Call, semantic: Semantic) -> bool:
         return False
     positional = [arg for arg in call.args if arg.keyword is None]
     return not any(arg.star for arg in call.args) and len(positional) <= ONE_DRAW[function]
+
+
+def _several_gpus(context: Context) -> bool:
+    """The file, or a project script that may import it (linformer's attention module and
+    the DDP script beside it), runs a process group or names a second GPU, and does not make
+    each rank's GPU current with ``set_device``."""
+    texts = [context.module.code]
+    if context.path:
+        texts += importer_texts(context.path)
+    return any(SEVERAL_GPUS.search(text) and "set_device" not in text for text in texts)
 
 
 SEVERAL_GPUS = re.compile(r"init_process_group|DistributedDataParallel|cuda:[1-9]|\.cuda\(\s*[1-9]")

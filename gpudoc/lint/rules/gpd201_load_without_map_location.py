@@ -15,6 +15,7 @@ from gpudoc.lint.analysis.flow import guard_polarity
 from gpudoc.lint.analysis.names import dotted, keyword, names_in
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._checkpoints import (
+    LOADING_METHOD,
     CheckpointScan,
     LoadSite,
     base_cpu_path,
@@ -339,6 +340,10 @@ torch.save(model.state_dict(), "snapshot.pt")
         self.saving_calls: list[cst.Call] = []
         """Calls whose walk reached such a save (``early_stopping(val_loss, model, path)``)."""
         self.foreign_savers: set[int] = set()
+        """id of each such file's module whose ``torch.save`` this file's walk reached."""
+        self.own_path_loads: dict[int, tuple[int, str]] = {}
+        """id of each unmapped ``torch.load(self.<attr>)`` a method's walk reached -> the
+        ``Semantic.step`` it was first reached at, and the attribute."""
         self.attribute_save_steps: list[tuple[int, str]] = []
         """``Semantic.step`` of each ``torch.save(x, self.<attr>)`` a method's walk reached,
         with the attribute."""
@@ -346,7 +351,10 @@ torch.save(model.state_dict(), "snapshot.pt")
         """Method calls (``trainer.train()``) whose walk saved to attributes of its object."""
         self.walked_methods: set[int] = set()
         """ids of the method calls whose bodies the walk followed."""
-        """id of each such file's module whose ``torch.save`` this file's walk reached."""
+        self.scope_calls: dict[int, _CallOrder] = {}
+        """id of a function (or a script) -> its calls in reading order (``calls_of``)."""
+        self.scope_training: dict[int, dict[str, int]] = {}
+        """id of a function (or a script) -> its unfollowed training calls (``trained_in``)."""
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         node = event.node
@@ -356,6 +364,9 @@ torch.save(model.state_dict(), "snapshot.pt")
                 return  # `torch.load(f, **kwargs)`: the wrapper's callers choose map_location
             if len(positional) < 2 and keyword(node, "map_location") is None:
                 self.unmapped[id(node)] = semantic.device_name()  # the last walk's, as before
+                own = _own_path(node)
+                if own is not None and semantic.walked_for_call:
+                    self.own_path_loads.setdefault(id(node), (semantic.step, own))
                 # `if use_cuda: torch.load(f) else: torch.load(f, map_location=...)`: only
                 # where CUDA exists (on every walk of it)
                 gpu = self.gpu_only.get(id(node), True)
@@ -390,6 +401,28 @@ torch.save(model.state_dict(), "snapshot.pt")
             if saved:
                 self.object_saves.append((event.call, frozenset(saved)))
 
+    def resumed(self, site: LoadSite) -> bool:
+        """``early_stopping.load_checkpoint()`` reached before anything saved to the path it
+        reads (``torch.load(self.fname)``): a warm start from an earlier run's file (DropEdge's
+        ``--warm_start``), though the object saves there later in the run."""
+        first = self.own_path_loads.get(id(site.call))
+        function = site.function
+        if first is None or function is None or not LOADING_METHOD.match(function.name.value):
+            return False
+        step, attr = first
+        saves = [at for at, saved in self.attribute_save_steps if saved == attr]
+        return not saves or step < min(saves)
+
+    def reloads_its_save(self, site: LoadSite) -> bool:
+        """``torch.load(self.path)`` first reached after the walk saved to ``self.path``
+        (``model.save()`` then ``model.load()``): what this run wrote."""
+        first = self.own_path_loads.get(id(site.call))
+        if first is None:
+            return False
+        step, attr = first
+        saves = [at for at, saved in self.attribute_save_steps if saved == attr]
+        return bool(saves) and min(saves) < step
+
     def saved_by_its_object(self, site: LoadSite, module: cst.Module) -> bool:
         """``trainer.train()`` saves to ``self.snapshot_path``, then ``torch.load(
         trainer.snapshot_path)`` in the same function or script: the file this run wrote
@@ -398,8 +431,7 @@ torch.save(model.state_dict(), "snapshot.pt")
         owner, _, attr = (path or "").rpartition(".")
         if not owner or "." in owner:
             return False
-        scope = site.function if site.function is not None else module
-        order = _call_order(scope)
+        order = self.order_of(site.function if site.function is not None else module)
         load = order.get(id(site.call), -1)
         for call, saved in self.object_saves:
             func = call.func
@@ -408,10 +440,39 @@ torch.save(model.state_dict(), "snapshot.pt")
                 return True
         # an object the walk could not follow (`trainer = TrainerFactory.get_trainer(...)`):
         # its path attribute read right after it trained is what its training wrote
-        return any(
-            -1 < position < load and _trains(call, owner) and id(call) not in self.walked_methods
-            for call, position in _calls(scope, order)
-        )
+        trained = self.trained_in(site.function if site.function is not None else module)
+        return -1 < trained.get(owner, load) < load
+
+    def trained_in(self, scope: cst.FunctionDef | cst.Module) -> dict[str, int]:
+        """Receiver -> the place of its first training call the walk did not follow
+        (``trainer.train(epochs)``), in a function (or a script), read once per scope."""
+        key = id(scope)
+        if key not in self.scope_training:
+            first: dict[str, int] = {}
+            for position, call in enumerate(self.calls_of(scope)):
+                func = call.func
+                owner = dotted(func.value) if isinstance(func, cst.Attribute) else None
+                unfollowed = id(call) not in self.walked_methods
+                if owner and owner not in first and unfollowed and _trains(call, owner):
+                    first[owner] = position
+            self.scope_training[key] = first
+        return self.scope_training[key]
+
+    def calls_of(self, scope: cst.FunctionDef | cst.Module) -> list[cst.Call]:
+        """The calls of a function (or a script) in reading order, read once per scope."""
+        return self.read_calls(scope).calls
+
+    def order_of(self, scope: cst.FunctionDef | cst.Module) -> dict[int, int]:
+        """id of each call of a function (or a script) -> its place in reading order."""
+        return self.read_calls(scope).seen
+
+    def read_calls(self, scope: cst.FunctionDef | cst.Module) -> _CallOrder:
+        key = id(scope)
+        if key not in self.scope_calls:
+            order = _CallOrder()
+            walk(scope.body if isinstance(scope, cst.FunctionDef) else scope, order)
+            self.scope_calls[key] = order
+        return self.scope_calls[key]
 
     def saved_through_a_call(
         self, site: LoadSite, found: CheckpointScan, module: cst.Module
@@ -513,7 +574,8 @@ torch.save(model.state_dict(), "snapshot.pt")
                 continue
             if (
                 evidence is None
-                or found.saved_here(site)
+                or (found.saved_here(site) and not self.resumed(site))
+                or self.reloads_its_save(site)
                 or self.saved_through_a_call(site, found, context.module)
                 or self.saved_by_its_object(site, context.module)
             ):
@@ -599,7 +661,8 @@ torch.save(model.state_dict(), "snapshot.pt")
                 continue
             if theirs.cpu_path is not None:
                 continue  # its own file shows its CPU path: its own run reports it
-            if theirs.saved_here(site) and id(home.module) in self.foreign_savers:
+            saved = theirs.saved_here(site) and id(home.module) in self.foreign_savers
+            if saved and not self.resumed(site):
                 continue  # this script saves through the helper's file too: its own run's file
             path_key = site.path_key or ""
             if path_key.startswith("str:") and saved_on_cpu(path_key[4:], str(home.path)):
@@ -676,20 +739,6 @@ HUB_FILE = re.compile(r"^[\w.]+-[0-9a-f]{8,}\.(pth|pt)$")
 ``resnet18-5c106cde.pth``): published weights, which their makers save from the CPU."""
 
 
-def _converted_at_once(call: cst.Call, scope: cst.CSTNode) -> bool:
-    """``torch.load(f).numpy()`` (Pytorch-UNet's mask images saved as tensors): what the file
-    holds goes to NumPy as it is loaded, which only host tensors allow."""
-    found: list[bool] = []
-
-    class _Conversions(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            if node.value is call and node.attr.value in ("numpy", "tolist"):
-                found.append(True)
-
-    walk(scope, _Conversions())
-    return bool(found)
-
-
 def _holds_no_device_tensors(site: LoadSite, found: CheckpointScan) -> bool:
     """The load reads a file that holds no device tensors, by the names its path is built
     from (also through the name it was bound to): a saved Namespace (``training_args.bin``),
@@ -716,8 +765,8 @@ def _holds_no_device_tensors(site: LoadSite, found: CheckpointScan) -> bool:
         return False  # `feature_extractor.pth`, `embedding_model.pt`: a model's state
     if any(MODEL_FILE.search(b.name) for b in found.bound_to(call)):
         return False  # `state = torch.load(path)`, `ckpt = ...`
-    if _converted_at_once(call, site.function or found.module):
-        return True  # `torch.load(f).numpy()`: NumPy takes host tensors only
+    if id(call) in found.converted:
+        return True  # `torch.load(f).numpy()` (Pytorch-UNet's masks): NumPy takes host tensors
     if site.in_dataset or (site.function and DATA_FUNCTION.match(site.function.name.value)):
         return True  # a Dataset's `__getitem__` or `load_feat(path)`: samples and features
     if any(DATA_FILE.search(text) for text in strings.found + strings.names):
@@ -778,32 +827,34 @@ TRAINING_METHOD = re.compile(r"^(train|fit|learn)(_|$)")
 
 
 def _trains(call: cst.Call, owner: str) -> bool:
-    """``trainer.train(epochs)``, ``model.fit(...)``: ``owner``'s training run."""
+    """``trainer.train(epochs)``, ``model.fit(...)``: ``owner``'s training run. Not
+    ``net.train()`` / ``net.train(False)``, a module's mode switch."""
     func = call.func
-    return (
-        isinstance(func, cst.Attribute)
-        and dotted(func.value) == owner
-        and bool(TRAINING_METHOD.match(func.attr.value))
-    )
+    if not isinstance(func, cst.Attribute) or dotted(func.value) != owner:
+        return False
+    if not TRAINING_METHOD.match(func.attr.value):
+        return False
+    if func.attr.value != "train":
+        return True
+    first = call.args[0].value if call.args else None
+    return first is not None and not (isinstance(first, cst.Name) and first.value in BOOLS)
 
 
-def _calls(scope: cst.CSTNode, order: dict[int, int]) -> list[tuple[cst.Call, int]]:
-    """The calls of ``scope`` with their place in ``order``."""
-    found: list[tuple[cst.Call, int]] = []
-
-    class _Calls(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            if id(node) in order:
-                found.append((node, order[id(node)]))
-
-    walk(scope, _Calls())
-    return found
+BOOLS = frozenset({"True", "False"})
 
 
 def _saved_attribute(save: cst.Call) -> str | None:
     """``x`` of ``torch.save(obj, self.x)``."""
-    target = save.args[1].value if len(save.args) > 1 else None
-    text = dotted(target) if target is not None else None
+    return _self_attribute(save.args[1].value) if len(save.args) > 1 else None
+
+
+def _own_path(load: cst.Call) -> str | None:
+    """``x`` of ``torch.load(self.x)``."""
+    return _self_attribute(load.args[0].value) if load.args else None
+
+
+def _self_attribute(node: cst.BaseExpression) -> str | None:
+    text = dotted(node)
     if text is None or not text.startswith("self.") or text.count(".") != 1:
         return None
     return text[5:]
@@ -896,6 +947,8 @@ def _paths_given_at_construction(call: cst.Call, found: CheckpointScan) -> set[s
 class _CallOrder(cst.CSTVisitor):
     def __init__(self) -> None:
         self.seen: dict[int, int] = {}
+        self.calls: list[cst.Call] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         self.seen[id(node)] = len(self.seen)
+        self.calls.append(node)

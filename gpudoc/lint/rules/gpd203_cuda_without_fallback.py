@@ -468,13 +468,13 @@ class _Declared(cst.CSTVisitor):
         self.declaring = 0
         """Inside a decorator, an assert, or the test of an `if` that raises or exits."""
         self.inert: set[int] = set()
+        """ids of nodes used only as a value (dict keys, comparison operands), or only in a
+        multi-process job (_distributed_paths.py)."""
         self.device_names: list[tuple[str, int]] = []
         """Each plain name bound to a string, and the string's id."""
         self.option_defaults: dict[str, int] = {}
         """How often each name is read as an option's ``default=``: an option's default,
         which the command line (or the script's own fallback) replaces, allocates nothing."""
-        """ids of nodes used only as a value (dict keys, comparison operands), or only in a
-        multi-process job (_distributed_paths.py)."""
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
         self.declaring += 1

@@ -201,6 +201,7 @@ class _Reads(cst.CSTVisitor):
         self.called: set[cst.Attribute] = set()
         self.declaring = 0
         """Inside ``add_argument(...)``, whose ``dest="use_cuda"`` declares, not reads."""
+        self.torch_names = {"torch"}
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute):
@@ -212,9 +213,15 @@ class _Reads(cst.CSTVisitor):
         if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
             self.declaring -= 1
 
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:  # `import torch as th`
+            if dotted(alias.name) == "torch" and alias.asname is not None:
+                self.torch_names.add(dotted(alias.asname.name) or "torch")
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
         # `torch.cuda.is_available()` reads torch's module, not an option named `cuda`
-        if node not in self.called and (dotted(node) or "").partition(".")[0] != "torch":
+        root = (dotted(node) or "").partition(".")[0]
+        if node not in self.called and root not in self.torch_names:
             self.names.add(node.attr.value)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
