@@ -405,23 +405,25 @@ torch.save(model.state_dict(), "snapshot.pt")
         """``early_stopping.load_checkpoint()`` reached before anything saved to the path it
         reads (``torch.load(self.fname)``): a warm start from an earlier run's file (DropEdge's
         ``--warm_start``), though the object saves there later in the run."""
-        first = self.own_path_loads.get(id(site.call))
         function = site.function
-        if first is None or function is None or not LOADING_METHOD.match(function.name.value):
+        if function is None or not LOADING_METHOD.match(function.name.value):
             return False
-        step, attr = first
-        saves = [at for at, saved in self.attribute_save_steps if saved == attr]
-        return not saves or step < min(saves)
+        return self.own_path_order(site) == "before"
 
     def reloads_its_save(self, site: LoadSite) -> bool:
         """``torch.load(self.path)`` first reached after the walk saved to ``self.path``
         (``model.save()`` then ``model.load()``): what this run wrote."""
+        return self.own_path_order(site) == "after"
+
+    def own_path_order(self, site: LoadSite) -> str | None:
+        """Whether the walk first reached ``torch.load(self.<attr>)`` ``"before"`` any save to
+        that attribute (or with none) or ``"after"`` one; None when it never reached it."""
         first = self.own_path_loads.get(id(site.call))
         if first is None:
-            return False
+            return None
         step, attr = first
         saves = [at for at, saved in self.attribute_save_steps if saved == attr]
-        return bool(saves) and min(saves) < step
+        return "after" if saves and min(saves) < step else "before"
 
     def saved_by_its_object(self, site: LoadSite, module: cst.Module) -> bool:
         """``trainer.train()`` saves to ``self.snapshot_path``, then ``torch.load(
