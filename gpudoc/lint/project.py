@@ -21,6 +21,8 @@ from pathlib import Path
 
 import libcst as cst
 
+from gpudoc.lint.parse import parse_text
+
 MAX_MODULE_BYTES = 200_000
 """A sibling larger than this is not read: a generated file, not a helper module."""
 MAX_LEVELS_UP = 4
@@ -295,7 +297,7 @@ def _names(text: str) -> list[str]:
 def _parsed(path: Path, stamp: tuple[int, int]) -> ProjectModule | None:
     try:
         text = path.read_text(encoding="utf-8")
-        module = cst.parse_module(text)
+        module = parse_text(text)
     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError):
         return None
     except Exception:  # the parser is not ours: an unparseable helper is just not followed

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gpudoc.lint.parse import parse_module, remember
+from gpudoc.lint.parse import parse_module, parse_text, remember
 from gpudoc.lint.positions import statement_lines
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -127,7 +127,7 @@ def parse_group(statements: Statements, first: int, last: int, edits: Sequence[S
     # ``text`` stays a leading line of the first statement, as in the file
     preamble = f"if 1:{newline}{indent}pass{newline}pass{newline}"
     try:
-        parsed = cst.parse_module(preamble + text)
+        parsed = parse_text(preamble + text)
     except (cst.ParserSyntaxError, RecursionError, ValueError) as error:
         raise Broken(str(error)) from None
     except Exception as error:  # the parser is not ours: any failure is text that does not parse
