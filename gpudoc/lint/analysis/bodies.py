@@ -37,7 +37,15 @@ from gpudoc.lint.analysis.names import (
 from gpudoc.lint.analysis.scope import Scope, parameter_values
 from gpudoc.lint.analysis.sharing import move_module
 from gpudoc.lint.analysis.submodules import weighted_submodules
-from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, called_module, replace
+from gpudoc.lint.analysis.values import (
+    INSTANCE,
+    UNKNOWN,
+    Kind,
+    Place,
+    Value,
+    called_module,
+    replace,
+)
 
 if TYPE_CHECKING:
     from gpudoc.lint.analysis.homes import Home
@@ -250,6 +258,10 @@ class Bodies:
                 scope.env[name] = value
             elif value.kind is not Kind.UNKNOWN:
                 scope.env[name] = replace(value, binding=None)  # a move fix stays in the body
+            elif value.source.startswith(INSTANCE) and name not in typed:
+                # `train(model, es)`: `es(loss, model)` walks its class; a parameter its name
+                # types (`train_dl`, a loader) keeps that typing
+                scope.env[name] = value
             elif value.place is Place.DEVICE and name in typed and typed[name].kind is Kind.MODULE:
                 # `teacher_train(BERT_Model(cfg).to(cfg.device), ...)` of a class not read:
                 # what the caller moved is the `model` the body calls

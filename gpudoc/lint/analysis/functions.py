@@ -15,7 +15,7 @@ import libcst as cst
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.flow import guard_polarity, name_polarity
 from gpudoc.lint.analysis.names import dotted, return_values
-from gpudoc.lint.analysis.values import Kind, Value
+from gpudoc.lint.analysis.values import INSTANCE, Kind, Value
 from gpudoc.lint.visit import walk
 
 
@@ -183,8 +183,15 @@ def argument_names(
 def argument_shapes(values: list[Value]) -> tuple[object, ...]:
     """What a walk of a body depends on in its arguments: calls with equal shapes share one."""
     return tuple(
-        (v.kind, v.place, v.weighted, v.wrapper, v.managed, v.stale, v.cpu_device) for v in values
+        (v.kind, v.place, v.weighted, v.wrapper, v.managed, v.stale, v.cpu_device, _instance(v))
+        for v in values
     )
+
+
+def _instance(value: Value) -> str:
+    """The class of an instance of the project's (``instance:Trainer``): its methods' walks
+    depend on it."""
+    return value.source if value.source.startswith(INSTANCE) else ""
 
 
 MOVES = frozenset({"to", "cuda", "type_as"})

@@ -13,12 +13,8 @@ from gpudoc.lint.analysis.expressions import Evaluator
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.scope import Scope
-from gpudoc.lint.analysis.values import Kind, Place, Value
+from gpudoc.lint.analysis.values import INSTANCE, Kind, Place, Value
 from gpudoc.lint.visit import walk
-
-INSTANCE = "instance:"
-"""``Value.source`` of an instance of one of the file's plain classes: ``instance:Trainer``."""
-
 
 ALTERNATIVE_CONSTRUCTORS = frozenset(
     {"from_pretrained", "from_local", "from_config", "from_checkpoint", "from_file", "load"}

@@ -161,6 +161,8 @@ def replace(value: Value, **changes: Any) -> Value:
     return new
 
 
+INSTANCE = "instance:"
+"""``Value.source`` of an instance of one of the project's plain classes: ``instance:Trainer``."""
 COLLATED = "collate"
 """The ``source`` of a loader with a ``collate_fn`` the walk cannot read, and of its batches:
 whatever that function builds (a ``BatchEncoding``, a batch class whose ``.to()`` moves it in

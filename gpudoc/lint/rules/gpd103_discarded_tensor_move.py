@@ -267,6 +267,8 @@ def test_forward():
                 continue  # `degrees.float()`, `degrees` unused: the dtype it keeps meets nothing
             if move.on_device and not move.to_host and _moves_to_device(move, context):
                 continue  # `q = r + model(x)`, then `q.to(device)`: already there, nothing lost
+            if not move.bound and _graph_batch(move, context):
+                continue  # a PyTorch Geometric `Batch` (`data.edge_index` read): moved in place
             uses = uses or _NextUse(context.module, self.device_calls)
             if uses.shown_by_its_cell(move):
                 continue  # a notebook cell shows it as its result
@@ -535,6 +537,50 @@ def _matters_anywhere(move: DiscardedMove, context: Context) -> bool:
     if _converts_dtype(move, context):
         return True
     return move.bound and _moves_to_device(move, context) and not _to_cpu(move)
+
+
+GRAPH_ATTRIBUTES = frozenset(
+    {"edge_index", "edge_attr", "edge_weight", "batch", "ptr", "num_graphs", "pos", "x", "y"}
+)
+"""Attributes of PyTorch Geometric's ``Data`` and ``Batch``, which no tensor has."""
+
+
+def _graph_batch(move: DiscardedMove, context: Context) -> bool:
+    """``data.to(device)`` then ``data.edge_index`` in a file that imports PyTorch Geometric:
+    ``Data.to()`` moves the graph's tensors in place and returns the graph."""
+    name = dotted(move.receiver)
+    if name is None or "." in name or not _imports_graph_library(context.module):
+        return False
+    reads = _AttributeReads(name)
+    walk(move.scope or context.module, reads)
+    return not reads.attributes.isdisjoint(GRAPH_ATTRIBUTES)
+
+
+def _imports_graph_library(module: cst.Module) -> bool:
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.ImportFrom) and small.module is not None:
+                if (dotted(small.module) or "").split(".")[0] == "torch_geometric":
+                    return True
+            elif isinstance(small, cst.Import):
+                named = (dotted(alias.name) or "" for alias in small.names)
+                if any(name.split(".")[0] == "torch_geometric" for name in named):
+                    return True
+    return False
+
+
+class _AttributeReads(cst.CSTVisitor):
+    """The attributes read of a plain name (``data.x`` -> ``x``)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.attributes: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == self.name:
+            self.attributes.add(node.attr.value)
 
 
 def _to_cpu(move: DiscardedMove) -> bool:

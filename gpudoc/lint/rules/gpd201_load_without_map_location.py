@@ -339,6 +339,10 @@ torch.save(model.state_dict(), "snapshot.pt")
         """``Semantic.step`` of each ``torch.save`` the walk reached in another file."""
         self.saving_calls: list[cst.Call] = []
         """Calls whose walk reached such a save (``early_stopping(val_loss, model, path)``)."""
+        self.saving_starts: dict[int, int] = {}
+        """id of each such call -> the ``Semantic.step`` its first walk began at."""
+        self.load_steps: dict[int, int] = {}
+        """id of each unmapped load -> the last ``Semantic.step`` the walk reached it at."""
         self.foreign_savers: set[int] = set()
         """id of each such file's module whose ``torch.save`` this file's walk reached."""
         self.own_path_loads: dict[int, tuple[int, str]] = {}
@@ -364,6 +368,7 @@ torch.save(model.state_dict(), "snapshot.pt")
                 return  # `torch.load(f, **kwargs)`: the wrapper's callers choose map_location
             if len(positional) < 2 and keyword(node, "map_location") is None:
                 self.unmapped[id(node)] = semantic.device_name()  # the last walk's, as before
+                self.load_steps[id(node)] = semantic.step
                 own = _own_path(node)
                 if own is not None and semantic.walked_for_call:
                     self.own_path_loads.setdefault(id(node), (semantic.step, own))
@@ -395,6 +400,7 @@ torch.save(model.state_dict(), "snapshot.pt")
     def on_walked(self, event: WalkedCallEvent, semantic: Semantic) -> None:
         if event.foreign and any(step > event.start for step in self.save_steps):
             self.saving_calls.append(event.call)
+            self.saving_starts.setdefault(id(event.call), event.start)
         if event.is_method:
             self.walked_methods.add(id(event.call))
             saved = {attr for step, attr in self.attribute_save_steps if step > event.start}
@@ -495,6 +501,8 @@ torch.save(model.state_dict(), "snapshot.pt")
         for call in self.saving_calls:
             passed = {name for arg in call.args for name in names_in(arg.value)}
             if id(call) not in order:
+                if self.built_to_save_there_earlier(site, call, found):
+                    return True
                 if site.function is None:
                     continue
                 # `train()` saves through `early_stopping(..., path)`, `predict()` loads from
@@ -509,6 +517,17 @@ torch.save(model.state_dict(), "snapshot.pt")
             if site.function is not None and used & passed:
                 return True
         return False
+
+    def built_to_save_there_earlier(
+        self, site: LoadSite, call: cst.Call, found: CheckpointScan
+    ) -> bool:
+        """``es = EarlyStopping(path="m_" + name + ".pt")`` built in one function, ``es(loss,
+        model)`` saving in another, and the load of that path after it in the walk (STGCN's
+        ``test()``): this run's file."""
+        start, reached = self.saving_starts.get(id(call)), self.load_steps.get(id(site.call))
+        if start is None or reached is None or start > reached:
+            return False
+        return bool(_site_paths(site, found) & _paths_given_at_construction(call, found))
 
     def in_a_rank(self, call: cst.Call) -> bool:
         """Run once per GPU: anywhere under torchrun; only in the spawned function (or what it
@@ -934,12 +953,14 @@ def _site_paths(site: LoadSite, found: CheckpointScan) -> set[str]:
 
 def _paths_given_at_construction(call: cst.Call, found: CheckpointScan) -> set[str]:
     """The path keys of the arguments that built ``call``'s receiver (``saver.update(loss)``
-    of a ``saver = ModelCheckpoint(logdir + "/best.pt", ...)``)."""
+    of a ``saver = ModelCheckpoint(logdir + "/best.pt", ...)``; ``saver(loss)`` of a callable
+    saver)."""
     func = call.func
-    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+    receiver = func.value if isinstance(func, cst.Attribute) else func  # `saver(loss, model)`
+    if not isinstance(receiver, cst.Name):
         return set()
     given: set[str] = set()
-    for binding in found.bound(func.value.value):
+    for binding in found.bound(receiver.value):
         built = binding.value
         if isinstance(built, cst.Call):
             given.update(filter(None, (found.path_key(arg.value) for arg in built.args)))

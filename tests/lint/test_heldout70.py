@@ -1,0 +1,89 @@
+"""Regressions of held-out set 70, reduced and rewritten here: the bug each rule must report,
+next to the correct code it must leave alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lint_lines import lines, project_lines
+
+# InfoGraph (set 70): a PyTorch Geometric `Batch` moves its tensors in place (`Data.to()`
+# returns the graph itself); the loop reads the graph's attributes after the move
+GRAPHS = """\
+import torch
+{imported}
+
+
+def embed(encoder, loader):
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    out = []
+    for data in loader:
+        data.to(device)
+        out.append(encoder({used}).cpu())
+    return out
+"""
+
+
+def test_a_graph_batch_moves_in_place() -> None:
+    pyg = "from torch_geometric.data import DataLoader"
+    graph = "data.x, data.edge_index, data.batch"
+    assert lines(GRAPHS.format(imported=pyg, used=graph), "GPD103") == []
+    # the same loop on a plain tensor batch: the move is lost
+    assert lines(GRAPHS.format(imported=pyg, used="data"), "GPD103") == [9]
+    # without PyTorch Geometric, `data.x` says nothing of what `data` is
+    plain = "from torch.utils.data import DataLoader"
+    assert lines(GRAPHS.format(imported=plain, used=graph), "GPD103") == [9]
+
+
+# STGCN (set 70): an early-stopping object of another file, built with the checkpoint's path in
+# one function, saves through its `__call__` in another; `test()` then loads that path
+STOPPER = """\
+import torch
+
+
+class EarlyStopping:
+    def __init__(self, path="checkpoint.pt"):
+        self.path = path
+        self.best = None
+
+    def __call__(self, val_loss, model):
+        if self.best is None or val_loss < self.best:
+            self.best = val_loss
+            torch.save(model.state_dict(), self.path)
+"""
+STOPPED = """\
+import torch
+from earlystopping import EarlyStopping
+
+
+def prepare(name, device):
+    es = EarlyStopping(path="STGCN_" + name + ".pt")
+    return es, torch.nn.Linear(4, 1).to(device)
+
+
+def train(model, es):
+    {trained}
+
+
+def test(model, name):
+    model.load_state_dict(torch.load("STGCN_" + name + ".pt"))
+
+
+if __name__ == "__main__":
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    es, model = prepare("metr-la", device)
+    train(model, es)
+    test(model, "metr-la")
+"""
+
+
+def test_a_saver_built_with_the_path_in_another_function(tmp_path: Path) -> None:
+    saved = STOPPED.format(trained="es(0.5, model)")
+    files = {"earlystopping.py": STOPPER, "main.py": saved}
+    assert project_lines(tmp_path, files, "GPD201") == []
+    # the saver is never called: the file is an earlier run's
+    files["main.py"] = STOPPED.format(trained="pass")
+    assert project_lines(tmp_path, files, "GPD201") == [15]
+    # a saver built for another path
+    files["main.py"] = saved.replace('path="STGCN_"', 'path="best_"')
+    assert project_lines(tmp_path, files, "GPD201") == [15]
