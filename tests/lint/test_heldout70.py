@@ -87,3 +87,69 @@ def test_a_saver_built_with_the_path_in_another_function(tmp_path: Path) -> None
     # a saver built for another path
     files["main.py"] = saved.replace('path="STGCN_"', 'path="best_"')
     assert project_lines(tmp_path, files, "GPD201") == [15]
+
+
+# pyg-team/pytorch_geometric#5207 (recall 70/03) and the Cora tutorial: a PyTorch Geometric data
+# set's graph is on the host; a node type's store (`data["author"]`) and its tensors with it
+CORA = """\
+import torch
+from torch_geometric.datasets import {dataset}
+
+dataset = {dataset}(root="data")
+data = dataset[0]
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(16, 4).to(device)
+{moved}
+out = model({fed})
+"""
+
+
+def test_a_graph_of_a_geometric_data_set_is_on_the_host() -> None:
+    cora = {"dataset": "Planetoid", "fed": "data.x"}
+    assert lines(CORA.format(moved="", **cora), "GPD101") == [9]
+    assert lines(CORA.format(moved="data = data.to(device)", **cora), "GPD101") == []
+    assert lines(CORA.format(moved="data.to(device)", **cora), "GPD101") == []  # in place
+    assert lines(CORA.format(moved="data.to(device)", **cora), "GPD103") == []
+    aminer = {"dataset": "AMiner", "fed": 'data["author"].y_index'}
+    assert lines(CORA.format(moved="", **aminer), "GPD101") == [9]
+    assert lines(CORA.format(moved="data.to(device)", **aminer), "GPD101") == []
+    # what the graph holds besides tensors is not typed
+    counted = CORA.format(moved="", dataset="Planetoid", fed='data["author"].num_nodes')
+    assert lines(counted, "GPD101") == []
+
+
+# clovaai/deep-text-recognition-benchmark (recall 70/07): a grid kept as a plain attribute,
+# made on the GPU in `__init__`; the training script wraps the model in nn.DataParallel, whose
+# replicas on the other GPUs get parameters and buffers of their own, and this tensor on cuda:0
+GRID = """\
+import torch
+import torch.nn as nn
+
+
+class GridGenerator(nn.Module):
+    def __init__(self, points, batch_size):
+        super().__init__()
+        self.P_hat = torch.tensor(points).float().cuda()
+        self.batch_P_hat = self.P_hat.repeat(batch_size, 1, 1)
+
+    def forward(self, batch_T):
+        return torch.bmm(self.batch_P_hat[: batch_T.size(0)], batch_T)
+"""
+TRAIN = """\
+import torch
+from main import GridGenerator
+
+model = GridGenerator([[0.0, 1.0]], 8)
+model = {wrapped}.cuda()
+"""
+
+
+def test_a_tensor_made_on_one_gpu_read_by_data_parallel_replicas(tmp_path: Path) -> None:
+    wrapped = TRAIN.format(wrapped="torch.nn.DataParallel(model)")
+    (tmp_path / "train.py").write_text(wrapped)
+    assert project_lines(tmp_path, {"main.py": GRID}, "GPD105") == [9]
+    (tmp_path / "train.py").write_text(TRAIN.format(wrapped="model"))
+    assert project_lines(tmp_path, {"main.py": GRID}, "GPD105") == []
+    ddp = "torch.nn.parallel.DistributedDataParallel(model)"
+    (tmp_path / "train.py").write_text(TRAIN.format(wrapped=ddp))
+    assert project_lines(tmp_path, {"main.py": GRID}, "GPD105") == []

@@ -342,7 +342,9 @@ class CallEvaluator:
                 # `print(inputs.to(device))`: a BatchEncoding (or a PyG batch, which also has
                 # `.cuda()`/`.cpu()`) moves its tensors in place and returns itself; at a
                 # statement's top, statements.py moves it on each path
-                moved = replace(result, kind=receiver.kind, binding=receiver.binding)
+                moved = replace(
+                    result, kind=receiver.kind, binding=receiver.binding, source=receiver.source
+                )
                 self.model.assign_name(name, replace(moved, inplace_to=True))
             return result
         if receiver.kind is Kind.MODULE:

@@ -23,6 +23,7 @@ from gpudoc.lint.analysis.narrowing import narrowed, type_test_arms
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import (
     CHECKPOINT,
+    GRAPH,
     PLACED_MODULES,
     SCALAR,
     UNKNOWN,
@@ -116,6 +117,9 @@ GRAPH_FIELDS = frozenset(
      "val_mask", "test_mask"}
 )  # fmt: skip
 """A graph batch's tensors (PyTorch Geometric's ``Data``): they live where the batch does."""
+GRAPH_TENSOR = re.compile(r"_(index|mask|attr|weight)$")
+"""More tensors of a PyTorch Geometric graph, by their names (``y_index``, ``edge_label_index``,
+``node_mask``)."""
 ENCODING_FIELD = re.compile(r"_ids$|_mask$|^pixel_values$|^input_(features|values)$|^labels$")
 """The tensors of a tokenizer's or processor's BatchEncoding, read as attributes."""
 
@@ -291,6 +295,8 @@ class Evaluator:
             return Value(Kind.TENSOR, base.place)  # `tokenizer(text, ...).input_ids`
         if base.kind is Kind.BATCH and base.place is not Place.UNKNOWN and attr in GRAPH_FIELDS:
             return Value(Kind.TENSOR, base.place)  # `batch.x` of a PyG batch: where `batch` is
+        if base.source == GRAPH and base.place is not Place.UNKNOWN and GRAPH_TENSOR.search(attr):
+            return Value(Kind.TENSOR, base.place)  # `data["author"].y_index`
         return UNKNOWN
 
     def eval_subscript(self, node: cst.Subscript) -> Value:
@@ -304,6 +310,8 @@ class Evaluator:
             self.model.emit("subscript", SubscriptEvent(node, base, indices))
         if _legacy_scalar_read(node):
             return SCALAR
+        if base.source == GRAPH:
+            return base  # `data["author"]` of a HeteroData: its node type's store, moved with it
         if base.items is not None and len(node.slice) == 1:
             index = node.slice[0].slice
             if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
@@ -326,6 +334,8 @@ class Evaluator:
         if base.source == PLACED_MODULES and one:
             return base  # `nets["generator"]` of a dict of networks each moved in place
         if base.kind is Kind.LOADER and base.place is not Place.UNKNOWN and one:
+            if base.element is not None and base.element.inplace_to:
+                return base.element  # `data = dataset[0]` of PyTorch Geometric's: one graph
             # `image, label = test_set[i]`: one sample, where the data set keeps them
             return Value(Kind.BATCH, base.place, source=base.source)
         if base.source == "checkpoint" and base.kind is Kind.UNKNOWN:

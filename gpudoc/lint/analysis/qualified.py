@@ -29,6 +29,7 @@ from gpudoc.lint.analysis.values import (
     CHECKPOINT,
     COLLATED,
     ESTIMATOR,
+    GRAPH,
     SCALAR,
     UNKNOWN,
     Kind,
@@ -70,9 +71,9 @@ class QualifiedCalls:
             return self.eval_torch(node, qualified, rest, args)
         if qualified in api.DATAPARALLEL:  # torch_geometric's, fed lists of graphs
             return self.wrap_module(node, qualified, args)
-        if qualified in api.GRAPH_LOADERS:
-            # batches of graphs, collated on the host; `batch.to(device)` moves one in place
-            graphs = Value(Kind.BATCH, Place.HOST, inplace_to=True)
+        if qualified in api.GRAPH_LOADERS or _graph_dataset(qualified):
+            # graphs (batches of them), made on the host; `data.to(device)` moves one in place
+            graphs = Value(Kind.BATCH, Place.HOST, inplace_to=True, source=GRAPH)
             return Value(Kind.LOADER, Place.HOST, element=graphs)
         last = qualified.rsplit(".", 1)[-1]
         if root == "sklearn" and last[:1].isupper():
@@ -568,3 +569,9 @@ def _copies_a_tensor(node: cst.Call, args: list[Value]) -> bool:
 def _built_per_process(node: cst.BaseExpression) -> bool:
     """``torch.device(f"{kind}:{rank}")``: any f-string, or CUDA formatted with a value."""
     return isinstance(node, cst.FormattedString) or formatted_cuda(node)
+
+
+def _graph_dataset(qualified: str) -> bool:
+    """A PyTorch Geometric data set (``Planetoid(root, "Cora")``): its graphs are on the host."""
+    package, _, name = qualified.rpartition(".")
+    return package.startswith("torch_geometric.datasets") and name[:1].isupper()

@@ -163,6 +163,9 @@ def replace(value: Value, **changes: Any) -> Value:
 
 INSTANCE = "instance:"
 """``Value.source`` of an instance of one of the project's plain classes: ``instance:Trainer``."""
+GRAPH = "graph"
+"""``Value.source`` of a PyTorch Geometric graph (``Data``, ``HeteroData``, a ``Batch``): its
+``.to()`` moves it in place; ``data["author"]`` is a part of it, moved with it."""
 COLLATED = "collate"
 """The ``source`` of a loader with a ``collate_fn`` the walk cannot read, and of its batches:
 whatever that function builds (a ``BatchEncoding``, a batch class whose ``.to()`` moves it in

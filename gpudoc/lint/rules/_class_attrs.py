@@ -89,6 +89,9 @@ def attribute_shape(statement: cst.CSTNode, value: Value, semantic: Semantic) ->
         return None  # `self.W_pos = positional_encoding(n, d)`, which builds an nn.Parameter
     if value.kind is Kind.TENSOR and _is_new_tensor(expr, semantic):
         return "tensor"
+    placed = value.kind is Kind.TENSOR and value.place is Place.DEVICE
+    if placed and _made_by_methods(expr, semantic):
+        return "tensor"  # `torch.tensor(c).float().cuda()`, `self.c.repeat(n, 1)`: on one GPU
     if (
         isinstance(expr, cst.IfExp)
         and value.kind is not Kind.DEVICE
@@ -269,6 +272,19 @@ def _wrapped_module(call: cst.Call, qualified: str, semantic: Semantic) -> bool:
     parameter = function.params.params[0].name.value
     values = [value for value in return_values(function) if value is not None]
     return bool(values) and all(dotted(value) == parameter for value in values)
+
+
+def _made_by_methods(expr: cst.BaseExpression, semantic: Semantic) -> bool:
+    """A chain of tensor methods (moves included) on a new tensor or on an attribute of
+    ``self``: a tensor of the module's own, not one handed to it."""
+    root, calls = expr, 0
+    while isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute):
+        root, calls = root.func.value, calls + 1
+    if calls == 0:
+        return False
+    if isinstance(root, cst.Attribute) and isinstance(root.value, cst.Name):
+        return root.value.value == "self"
+    return _is_new_tensor(root, semantic)
 
 
 def _is_new_tensor(expr: cst.BaseExpression, semantic: Semantic) -> bool:

@@ -69,8 +69,10 @@ class DiscardedTensorMove(Rule):
     ```
 
     ## Known problems
-    Objects whose `.to()` works in place (modules, a tokenizer's `BatchEncoding`) are never typed
-    as tensors, so they are not reported; nor is a subscript or name that may hold a module
+    Objects whose `.to()` works in place (modules, a tokenizer's `BatchEncoding`, a PyTorch
+    Geometric graph: a data set's, a loader's batch, or a name whose graph attributes
+    `data.edge_index` / `data.x` are read in a file that imports `torch_geometric`) are never
+    typed as tensors, so they are not reported; nor is a subscript or name that may hold a module
     (`ckpt["model"].half()`, `models[name].cuda()`, `self.encoder.to(device)`). The last
     statement of a notebook cell is not reported: Jupyter shows its value (`m.to(device)` to show
     the moved tensor), nor is `x.type()` with no argument, which reads the type's name.

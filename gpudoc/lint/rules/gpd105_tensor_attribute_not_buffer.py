@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 
 import libcst as cst
@@ -32,6 +33,7 @@ from gpudoc.lint.rules._factory_uses import read_only_as_index
 from gpudoc.lint.rules._forward_cache import cached_without_device_check, none_in_init
 from gpudoc.lint.rules._helpers import chain_root
 from gpudoc.lint.rules._importers import is_entry
+from gpudoc.lint.rules._project_scripts import importer_texts
 from gpudoc.lint.rules._zero_dim import read_only_as_scalar_operand, zero_dim
 from gpudoc.lint.visit import walk
 
@@ -115,7 +117,9 @@ class TensorAttributeNotBuffer(Rule):
     `__init__`
     (derived from `torch.linspace(...).to(device)`), or a copy of an `__init__` argument
     (`torch.tensor(mean)`) where every construction of the class in the file passes a device
-    tensor: it is where the module will be, unless the module is later moved elsewhere. One
+    tensor: it is where the module will be, unless the module is later moved elsewhere, or
+    the file or a project script wraps a model in `nn.DataParallel`: its replicas on the other
+    GPUs get their own parameters and buffers, and read a plain tensor on the first GPU. One
     handed to a torchdiffeq solver (`odeint(self.func, x, self.times)`) is not reported: the
     solver moves the times to the state's device itself.
     """
@@ -320,6 +324,7 @@ model = Causal().cuda()
     def finish(self, context: Context) -> Iterator[Report]:
         if cuda_by_default(context):
             return  # `torch.set_default_tensor_type(torch.cuda.HalfTensor)`: made on the GPU
+        replicated: bool | None = None  # read once, when a tensor made on a GPU is found
         for cls in self.attrs.classes:
             overridden = _override_moves(cls.node) if cls.custom_apply else set()
             if overridden is None:
@@ -355,8 +360,19 @@ model = Causal().cuda()
                     continue  # `self.header.numpy().tofile(f)`: it must stay on the host
                 if _placed_at_every_read(attr.attr, methods, judged):
                     continue  # a learnable host scalar the code moves, or keeps on the host, itself
-                if (attr.placed and not optional_device) or _made_on_a_device(attr.value):
-                    continue  # `torch.zeros(1, device=device)`: placed where the caller says
+                placed = (attr.placed and not optional_device) or _made_on_a_device(attr.value)
+                if placed:
+                    replicated = _replicated(context) if replicated is None else replicated
+                    if not replicated:
+                        continue  # `torch.zeros(1, device=device)`: where the caller says
+                    message = (
+                        f"`self.{attr.attr}` is a plain tensor made on one GPU: nn.DataParallel "
+                        f"copies only parameters and buffers to its replicas on the other GPUs, "
+                        f"which read this one on the first; use `self.register_buffer("
+                        f'"{attr.attr}", ..., persistent=False)`'
+                    )
+                    yield Report(attr.statement, message)
+                    continue
                 if _copies_a_placed_argument(cls, attr.value, self.constructions):
                     continue  # `torch.tensor(mean)`, and every `Norm(...)` passes a device tensor
                 message = (
@@ -420,6 +436,19 @@ def _type_to_cuda(call: cst.Call) -> bool:
         return False  # `w.type(torch.FloatTensor)`: a cast to the host
     text = cst.Module([]).code_for_node(arg)
     return "torch" in text and "Tensor" in text and ("{" in text or "cuda" in text)
+
+
+def _replicated(context: Context) -> bool:
+    """The file, or a project script that may import it, wraps a model in ``nn.DataParallel``,
+    which replicates modules onto several GPUs at each forward."""
+    texts = [context.module.code]
+    if context.path:
+        texts += importer_texts(context.path)
+    return any(DATA_PARALLEL.search(text) for text in texts)
+
+
+DATA_PARALLEL = re.compile(r"(?<![\w])DataParallel\(")
+"""``nn.DataParallel(model)`` (``DistributedDataParallel`` keeps one module per process)."""
 
 
 def _made_on_a_device(value: cst.BaseExpression) -> bool:
