@@ -7,6 +7,9 @@ from pathlib import Path
 
 from lint_lines import lines, project_lines
 
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_paths
+
 # InfoGraph (set 70): a PyTorch Geometric `Batch` moves its tensors in place (`Data.to()`
 # returns the graph itself); the loop reads the graph's attributes after the move
 GRAPHS = """\
@@ -153,3 +156,45 @@ def test_a_tensor_made_on_one_gpu_read_by_data_parallel_replicas(tmp_path: Path)
     ddp = "torch.nn.parallel.DistributedDataParallel(model)"
     (tmp_path / "train.py").write_text(TRAIN.format(wrapped=ddp))
     assert project_lines(tmp_path, {"main.py": GRID}, "GPD105") == []
+
+
+# Tiiiger/SGC#31 (recall 70/06): a data loader of another file moves what it loads under its
+# `cuda=True` switch; the script computes its own switch from CUDA's availability but leaves
+# the loader's at its default
+LOADER = """\
+import torch
+
+
+def load_data(path="data/", cuda=True):
+    features = torch.load(path + "features.pt", map_location="cpu")
+    if cuda:
+        features = features.cuda()
+    return features
+"""
+SCRIPT = """\
+import argparse
+
+import torch
+from utils import load_data
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--no-cuda", action="store_true")
+args = parser.parse_args()
+args.cuda = not args.no_cuda and torch.cuda.is_available()
+features = load_data({passed})
+"""
+
+
+def test_a_gpu_switch_on_by_default_left_out_by_a_script_with_its_own(tmp_path: Path) -> None:
+    (tmp_path / "utils.py").write_text(LOADER)
+    config = LintConfig(select=("GPD206",))
+    main = tmp_path / "main.py"
+    main.write_text(SCRIPT.format(passed=""))
+    found = lint_paths([str(main)], config, jobs=1, use_cache=False).findings
+    assert [(Path(f.path).name, f.line) for f in found] == [("utils.py", 4)]
+    main.write_text(SCRIPT.format(passed="cuda=args.cuda"))
+    assert not lint_paths([str(main)], config, jobs=1, use_cache=False).findings
+    # a script with no switch of its own runs where the loader says
+    main.write_text(SCRIPT.format(passed="").replace("args.cuda = ", "other = "))
+    main.write_text(main.read_text().replace(" and torch.cuda.is_available()", ""))
+    assert not lint_paths([str(main)], config, jobs=1, use_cache=False).findings

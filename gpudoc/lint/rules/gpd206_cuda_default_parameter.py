@@ -10,12 +10,13 @@ import libcst as cst
 
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import (
+    BindingEvent,
     CallEvent,
     FunctionEvent,
     Semantic,
 )
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.names import dotted, keyword
+from gpudoc.lint.analysis.names import calls_in, dotted, keyword
 from gpudoc.lint.analysis.values import Place
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report
 from gpudoc.lint.rules._helpers import OffersCpu
@@ -34,7 +35,10 @@ class CudaDefaultParameter(OffersCpu):
     torch.cuda.is_available() else "cpu"`, `if args.device == "cpu":`), follows its inputs'
     device (`torch.zeros(n, device=x.device)`), or calls the function with `"cpu"` somewhere;
     when the function does not check availability itself and a call in the file leaves the
-    parameter out.
+    parameter out. Also a GPU switch on by default (`def load_data(path, cuda=True):` with
+    `if cuda: x = x.cuda()`) that a call leaves out in a script with a switch of its own
+    (`args.cuda = not args.no_cuda and torch.cuda.is_available()`), also when the function
+    lives in another file of the project.
 
     ## Why is this bad?
     The script picks the CPU on a machine without a GPU, but every call that relies on the
@@ -171,6 +175,8 @@ trainer = Trainer(torch.nn.Linear(2, 2))
         """A torch call follows a tensor of unknown place (``device=x.device``): code written
         for any device, unless it hard-codes CUDA elsewhere."""
         self.hard_coded = False
+        self.switched = False
+        """A name is bound to a test of CUDA's availability: the script's own GPU switch."""
         """A torch call asks for CUDA with a literal, unguarded (``device="cuda"``)."""
         """The file falls back to the CPU (``"cuda" if ... else "cpu"``, ``device == "cpu"``)."""
         self.calls: dict[tuple[str, bool], list[tuple[cst.Call, bool]]] = {}
@@ -181,14 +187,17 @@ trainer = Trainer(torch.nn.Linear(2, 2))
     def on_function(self, event: FunctionEvent, semantic: Semantic) -> None:
         params = event.node.params
         positional = [*params.posonly_params, *params.params]
-        found = []
+        found: list[tuple[cst.Param, cst.SimpleString | None, int | None]] = []
         for position, param in enumerate((*positional, *params.kwonly_params)):
-            if param.default is None or not DEVICE_PARAM.match(param.name.value):
+            if param.default is None:
                 continue
-            text = _cuda_string(param.default, semantic)
-            if text is not None:
-                index = position if position < len(positional) else None
-                found.append((param, text, index))
+            index = position if position < len(positional) else None
+            if DEVICE_PARAM.match(param.name.value):
+                text = _cuda_string(param.default, semantic)
+                if text is not None:
+                    found.append((param, text, index))
+            elif _gpu_switch_on(param, event.node):
+                found.append((param, None, index))  # `cuda=True`, tested by `if cuda:`
         if not found or _checks_availability(event.node):
             return
         has_torch = semantic.qualify(cst.Name("torch")) == "torch"
@@ -200,6 +209,15 @@ trainer = Trainer(torch.nn.Linear(2, 2))
             assert default is not None
             self.defaults.append(
                 Default(event.node, default, text, param.name.value, index, has_torch)
+            )
+
+    def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
+        super().on_binding(event, semantic)
+        if not self.switched and event.assigned is not None:
+            # `args.cuda = not args.no_cuda and torch.cuda.is_available()`
+            self.switched = any(
+                (dotted(call.func) or "").endswith("cuda.is_available")
+                for call in calls_in(event.assigned)
             )
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
@@ -234,7 +252,9 @@ trainer = Trainer(torch.nn.Linear(2, 2))
                 key = (classes.get(default.function, ""), False)
             calls = self.calls.get(key, [])
             # a call that passes "cpu" says the function serves the CPU too
-            if not offers_cpu and not any(_passes_cpu(call, default) for call, _ in calls):
+            switched = default.text is None and self.switched
+            cpu = switched or any(_passes_cpu(call, default) for call, _ in calls)
+            if not offers_cpu and not cpu:
                 continue
             omitting = next(
                 (call for call, guarded in calls if not guarded and _omits(call, default)), None
@@ -254,8 +274,14 @@ trainer = Trainer(torch.nn.Linear(2, 2))
             f"`{where}` does, in code that otherwise runs on the CPU too: on a machine "
             f"without a GPU that call fails; default to `None` and use the caller's device"
         )
+        if default.text is None:
+            message = (
+                f"`{name}={shown}` turns the GPU on whenever a caller leaves `{name}` out, as "
+                f"`{where}` does, in code that otherwise runs on the CPU too: on a machine "
+                f"without a GPU that call fails; pass the script's own switch"
+            )
         fix = None
-        if default.has_torch:
+        if default.has_torch and default.text is not None:
             guarded = f'{default.text.value} if torch.cuda.is_available() else "cpu"'
             edit = NodeEdit(default.text, guarded, "replace")
             fix = FixSpec((edit,), safe=False, description="fall back to the CPU")
@@ -266,8 +292,8 @@ trainer = Trainer(torch.nn.Linear(2, 2))
 class Default:
     function: cst.FunctionDef
     node: cst.BaseExpression
-    text: cst.SimpleString
-    """The ``"cuda"`` string of the default."""
+    text: cst.SimpleString | None
+    """The ``"cuda"`` string of the default; None for a GPU switch on by default."""
     param: str
     index: int | None
     """Its position among the arguments a call passes (``self`` left out), None if keyword-only."""
@@ -348,6 +374,29 @@ def _cuda_string(node: cst.BaseExpression, semantic: Semantic) -> cst.SimpleStri
     if text is not None and api.CUDA_LITERAL.match(text) and isinstance(node, cst.SimpleString):
         return node
     return None
+
+
+GPU_SWITCH = re.compile(r"^(use_|on_)?(cuda|gpu)$", re.I)
+"""A parameter that turns the GPU on (``cuda=True``, ``use_gpu=True``)."""
+
+
+def _gpu_switch_on(param: cst.Param, function: cst.FunctionDef) -> bool:
+    """``cuda=True``, tested by an ``if`` of the function (``if cuda: adj = adj.cuda()``)."""
+    if not GPU_SWITCH.match(param.name.value) or dotted(param.default or cst.Name("")) != "True":
+        return False
+    tests = _SwitchTests(param.name.value)
+    walk(function.body, tests)
+    return tests.found
+
+
+class _SwitchTests(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.found = False
+
+    def visit_If(self, node: cst.If) -> None:
+        if isinstance(node.test, cst.Name) and node.test.value == self.name:
+            self.found = True
 
 
 def _checks_availability(function: cst.FunctionDef) -> bool:
