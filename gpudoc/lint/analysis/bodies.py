@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 import libcst as cst
 
 from gpudoc.lint import project
-from gpudoc.lint.analysis.classes import ClassFacts
+from gpudoc.lint.analysis.classes import ClassFacts, optimizer_class
 from gpudoc.lint.analysis.events import ClassEvent, FunctionEvent, WalkedCallEvent
 from gpudoc.lint.analysis.flow import join_envs, name_polarity
 from gpudoc.lint.analysis.functions import (
@@ -396,6 +396,8 @@ class Bodies:
                 # the calls of its instances, like the file's functions wait for theirs
                 model.plain_classes[node.name.value] = scope
                 _inherit_methods(node, scope, model.plain_classes)
+                if optimizer_class(node, model):
+                    model.optimizer_classes.add(node.name.value)
             else:
                 self.walk_methods(scope)
         finally:

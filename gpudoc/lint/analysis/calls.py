@@ -204,6 +204,9 @@ class CallEvaluator:
     def eval_named_call(self, node: cst.Call, name: str) -> Value:
         if self.model.call_stack and self.model.scope.lookup(name) is None:
             self.model.home_class(name)  # a class beside another file's function walked here
+        if name in self.model.optimizer_classes and self.model.scope.lookup(name) is None:
+            # a project's own optimizer class: built over parameters as torch's are
+            return self.library.eval_qualified(node, f"torch.optim.{name}")
         instance = self.instances.named_call(node, name)
         if instance is not None:
             return instance

@@ -130,3 +130,17 @@ def empty_classes_of(
         if settings_only(sources):
             empty.add(name)
     return frozenset(empty)
+
+
+OPTIMIZER_BASES = frozenset({"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"})
+
+
+def optimizer_class(node: cst.ClassDef, model: SemanticModel) -> bool:
+    """``class AdamW(Optimizer):``: an optimizer of the project's own (transformers' AdamW),
+    or a subclass of one defined above it."""
+    for base in node.bases:
+        if model.imports.qualify(base.value) in OPTIMIZER_BASES:
+            return True
+        if isinstance(base.value, cst.Name) and base.value.value in model.optimizer_classes:
+            return True
+    return False

@@ -95,6 +95,9 @@ class SemanticModel:
         self.project_module_names: dict[str, Path] = {}
         """Names bound to the project's own modules (``import utils``)."""
         self.plain_classes: dict[str, Scope] = {}
+        self.optimizer_classes: set[str] = set()
+        """The plain classes that subclass ``torch.optim.Optimizer``: their instances are
+        optimizers (``AdamW(model.parameters())``)."""
         """The file's classes that are neither modules nor datasets, with their class scope:
         their methods are walked where an instance calls them, with the call's values."""
         self.class_scopes: dict[str, Scope] = {}

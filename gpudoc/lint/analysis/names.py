@@ -48,6 +48,8 @@ def is_number_expression(
         return is_number_expression(node.left, numbers) and is_number_expression(
             node.right, numbers
         )
+    if _size_read(node):
+        return True  # `y.shape[0]`, `x.size(-1)`, `len(batch)`, `t.numel()`: an int
     if isinstance(node, cst.Subscript) and numbers is not None and len(node.slice) == 1:
         # `self.out_channels[t]` of `self.out_channels = [8, 7]`: one of its numbers
         container = dotted(node.value)
@@ -66,6 +68,30 @@ def is_number_expression(
         numeric = function in NUMBER_BUILTINS or function.startswith("math.")
         return numeric and all(is_number_expression(arg.value, numbers) for arg in node.args)
     return False
+
+
+def _size_read(node: cst.BaseExpression) -> bool:
+    """One number of a size: ``x.shape[0]``, ``x.size(0)``, ``x.numel()``, ``len(x)``."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+        index = node.slice[0].slice
+        shape = isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
+        return shape and isinstance(index, cst.Index) and _is_integer(index.value)
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if isinstance(func, cst.Name):
+        return func.value == "len" and len(node.args) == 1
+    if not isinstance(func, cst.Attribute):
+        return False
+    if func.attr.value == "size":
+        return len(node.args) == 1 and _is_integer(node.args[0].value)
+    return func.attr.value in ("numel", "dim") and not node.args
+
+
+def _is_integer(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    return isinstance(node, cst.Integer)
 
 
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:

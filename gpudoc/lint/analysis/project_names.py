@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpudoc.lint.analysis.classes import ClassFacts
+from gpudoc.lint.analysis.classes import ClassFacts, optimizer_class
 from gpudoc.lint.analysis.functions import moves_anything
 from gpudoc.lint.analysis.homes import (
     Home,
@@ -68,6 +68,8 @@ class ProjectNames:
         saved, model.imports = model.imports, home.imports
         try:
             kind = self.classes.class_kind(definition, home)
+            if kind is None and optimizer_class(definition, model):
+                model.optimizer_classes.add(local)
             module_class = None
             if kind in ("module", "lightning"):
                 module_class = self.classes.module_class(

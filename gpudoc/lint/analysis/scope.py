@@ -114,7 +114,7 @@ def parameter_values(params: cst.Parameters, imports: ImportTable) -> dict[str, 
     """
     all_params = [*params.posonly_params, *params.params, *params.kwonly_params]
     names = [param.name.value for param in all_params]
-    has_device = any(api.DEVICE_NAME.search(name) for name in names)
+    has_device = any(api.DEVICE_NAME.search(name) and "rank" not in name.lower() for name in names)
     values: dict[str, Value] = {}
     for param, name in zip(all_params, names, strict=True):
         value = _annotation_value(param.annotation, imports)

@@ -32,6 +32,7 @@ from gpudoc.lint.rules._gpu_savers import (
 )
 from gpudoc.lint.rules._helpers import backend, is_process_group_init
 from gpudoc.lint.rules._importers import cpu_importers, importer_cpu_path
+from gpudoc.lint.rules._returned_saves import reads_a_returned_save
 from gpudoc.lint.rules._saved_device import saved_on_cpu
 from gpudoc.lint.visit import code_ids, walk
 
@@ -599,6 +600,7 @@ torch.save(model.state_dict(), "snapshot.pt")
                 or self.reloads_its_save(site)
                 or self.saved_through_a_call(site, found, context.module)
                 or self.saved_by_its_object(site, context.module)
+                or reads_a_returned_save(site, found, context.module)
             ):
                 continue  # the same run (or an earlier run of it) wrote what it reads back
             if _mapped_on_the_other_arm(site, found, context.module):

@@ -59,7 +59,8 @@ class OptimizerStateBeforePlacement(Rule):
     model.head.parameters(), "lr": ...}]`) belongs to the model whose parameters, methods or
     submodules the groups name; groups of several models belong to none. A helper
     that restores the state (`load_checkpoint(path, model, optimizer)`, in this file or another
-    one of the project) is reported at its call.
+    one of the project) is reported at its call. The project's own optimizer classes (a
+    subclass of `torch.optim.Optimizer`, as transformers' `AdamW` was) are optimizers too.
     """
 
     CODE = "GPD302"

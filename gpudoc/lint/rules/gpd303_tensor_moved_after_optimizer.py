@@ -12,6 +12,7 @@ from gpudoc.lint.analysis.values import Place
 from gpudoc.lint.rule import Invalid, Rule
 
 PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 MOVES = frozenset({"to", "cuda"})
 
 Key = tuple[str | None, str]
@@ -44,6 +45,10 @@ class TensorMovedAfterOptimizer(Rule):
     w = torch.randn(784, 10, device=device, requires_grad=True)
     optimizer = torch.optim.SGD([w], lr=0.1)
     ```
+
+    Also a hand-made parameter moved before the optimizer is built (`w = w.cuda()`, then
+    `Adam([w])`): the moved copy is no leaf, and the optimizer refuses it with `can't optimize a
+    non-leaf Tensor` wherever the move runs (on a GPU only, when the move is guarded).
 
     ## Known problems
     Only parameters listed by name in the optimizer call (directly, in `{"params": [...]}` groups
@@ -111,17 +116,23 @@ def train(device):
         self.lists: dict[Key, list[str]] = {}
         self.optimized: dict[Key, cst.Call] = {}
         """Hand-made parameters an optimizer holds -> that optimizer's construction."""
+        self.copies: dict[Key, cst.CSTNode] = {}
+        """Hand-made parameters rebound to a moved copy (a non-leaf tensor) -> that statement."""
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         key = (semantic.function, event.name)
         value = event.assigned
         held = self.optimized.pop(key, None)
-        self.raw.pop(key, None)
+        made = self.raw.pop(key, None)
         self.lists.pop(key, None)
+        self.copies.pop(key, None)
         if value is None:
             return
-        if held is not None and _moves_itself(value, event.name) and _moved_off_host(event):
+        moved = _moves_itself(value, event.name) and _moved_off_host(event)
+        if held is not None and moved:
             self.flag(event, held)
+        elif made is not None and moved and not _makes_parameter(value, semantic):
+            self.copies[key] = event.statement  # `w = w.cuda()` of `w` made requiring grad
         elif _makes_parameter(value, semantic):
             self.raw[key] = event.value.place
         elif isinstance(value, cst.List | cst.Tuple):
@@ -144,6 +155,15 @@ def train(device):
         for name in names:
             if (function, name) in self.raw:
                 self.optimized[(function, name)] = event.node
+            copy = self.copies.pop((function, name), None)
+            if copy is not None:
+                message = (
+                    f"`{name}` is a moved copy of a tensor made with `requires_grad=True`: not a "
+                    f"leaf, so the optimizer refuses it where the move runs (`can't optimize a "
+                    f"non-leaf Tensor`); create `{name}` with `device=` (or call "
+                    f"`.detach().requires_grad_()` after the move)"
+                )
+                self.report(copy, message)
 
     def flag(self, event: BindingEvent, optimizer: cst.Call) -> None:
         name = event.name
@@ -165,7 +185,9 @@ def _makes_parameter(node: cst.BaseExpression, semantic: Semantic) -> bool:
     qualified = semantic.qualify(func) or ""
     if qualified in PARAMETER:
         return True
-    if qualified.startswith("torch.") and qualified[6:] in api.TENSOR_FACTORIES:
+    if qualified in VARIABLE or (
+        qualified.startswith("torch.") and qualified[6:] in api.TENSOR_FACTORIES
+    ):
         return any(
             arg.keyword is not None
             and arg.keyword.value == "requires_grad"

@@ -57,7 +57,9 @@ class HostTensorInNcclCollective(Rule):
     `args` with an `add_argument` default of `"nccl"`) or that give CPU tensors a backend
     (`"cuda:nccl,cpu:gloo"`). A
     backend chosen with `"nccl" if torch.cuda.is_available() else "gloo"` is NCCL wherever
-    there is a GPU: those calls are reported.
+    there is a GPU: those calls are reported. So is `init_process_group()` with no backend in
+    a file that calls `torch.cuda.set_device`: since PyTorch 2.6 it makes the accelerator's
+    backend alone (NCCL on a GPU), where earlier versions also made gloo for CPU tensors.
 
     ## Fix safety
     No fix: where the result is read back decides whether the tensor should move.
@@ -123,6 +125,11 @@ model = torch.nn.Linear(2, 2).to("cuda")
         self.backends: list[cst.BaseExpression] = []
         self.nccl_default = False
         """An ``add_argument(..., default="nccl")``: a backend read from ``args`` is NCCL."""
+        self.unnamed_backend = False
+        """``init_process_group()`` without a backend: the accelerator's alone (NCCL on a GPU;
+        PyTorch 2.6 and later, before which it also made gloo for CPU tensors)."""
+        self.sets_device = False
+        """``torch.cuda.set_device(rank)``: each rank runs on a GPU."""
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
         qualified = event.qualified
@@ -130,6 +137,8 @@ model = torch.nn.Linear(2, 2).to("cuda")
             default = next((a.value for a in event.node.args if _keyword(a) == "default"), None)
             self.nccl_default |= default is not None and string_value(default) == "nccl"
             return
+        if qualified == "torch.cuda.set_device":
+            self.sets_device = True
         if qualified is None or not qualified.startswith(PREFIX):
             return
         name = qualified[len(PREFIX) :]
@@ -148,11 +157,16 @@ model = torch.nn.Linear(2, 2).to("cuda")
             keyword = _keyword(arg)
             if keyword == "backend" or (keyword is None and position == 0):
                 self.backends.append(bound_expression(arg.value, semantic))
+                return
+        if not any(arg.star for arg in call.args):
+            self.unnamed_backend = True
 
     def finish(self, context: Context) -> Iterator[Report]:
-        if not self.calls or not self.backends:
+        if not self.calls or not (self.backends or self.unnamed_backend):
             return
         texts = [_backend_text(backend, context) for backend in self.backends]
+        if self.unnamed_backend and self.sets_device:
+            texts.append("nccl")  # the accelerator's backend, on the GPU each rank sets
         if self.nccl_default:  # backend=args.dist_backend, whose default is "nccl"
             texts += ["nccl" for backend in self.backends if isinstance(backend, cst.Attribute)]
         # "cuda:nccl,cpu:gloo" gives CPU tensors a backend too
