@@ -164,3 +164,74 @@ def test_an_optimizer_class_of_the_project_restored_before_the_move() -> None:
     assert lines(OWN_OPTIMIZER.format(name="Tracker", built="AdamW"), "GPD302") == [21]
     # a plain class with a `load_state_dict` of its own is no optimizer
     assert lines(OWN_OPTIMIZER.format(name="Tracker", built="Tracker"), "GPD302") == []
+
+
+# clovaai/deep-text-recognition-benchmark (re-scored this session): the label converter is one
+# of two classes, chosen by an option; their `encode` return host and device tensors
+CONVERTERS = """\
+import numpy as np
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class HostConverter:
+    def encode(self, text):
+        return torch.from_numpy(np.array(text)), len(text)
+
+
+class DeviceConverter:
+    def encode(self, text):
+        return torch.LongTensor(text).to(device), len(text)
+
+
+def validate(model, criterion, converter, images, labels):
+    preds = model(images.to(device))
+    text_for_loss, length = converter.encode(labels)
+    target = text_for_loss[:, 1:]
+    return criterion(preds.view(-1, 2), target.contiguous().view(-1))
+
+
+model = torch.nn.Linear(4, 2).to(device)
+criterion = torch.nn.CrossEntropyLoss()
+{chosen}
+validate(model, criterion, converter, torch.zeros(2, 4), [0, 1])
+"""
+
+
+def test_an_instance_of_one_of_two_classes_is_neither() -> None:
+    either = (
+        "if opt.ctc:\n    converter = HostConverter()\nelse:\n    converter = DeviceConverter()"
+    )
+    assert lines(CONVERTERS.format(chosen=either), "GPD101") == []
+    assert lines(CONVERTERS.format(chosen="converter = HostConverter()"), "GPD101") == [21]
+
+
+# hzwer/ECCV2022-RIFE (re-scored this session): a kernel made on the host in `__init__`, then
+# rebound there to its moved copy: the module's methods read the moved one
+SOBEL = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class SOBEL(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.kernelX = torch.tensor([[1, 0, -1], [2, 0, -2], [1, 0, -1]]).float()
+        {rebound}
+
+    def forward(self, img):
+        return F.conv2d(img, self.kernelX, padding=1)
+
+
+sobel = SOBEL().to(device)
+"""
+
+
+def test_a_kernel_rebound_to_its_moved_copy_in_init() -> None:
+    moved = "self.kernelX = self.kernelX.unsqueeze(0).unsqueeze(0).to(device)"
+    assert lines(SOBEL.format(rebound=moved), "GPD105") == []
+    assert lines(SOBEL.format(rebound="pass"), "GPD105") == [11]

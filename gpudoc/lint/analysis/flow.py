@@ -22,7 +22,7 @@ from typing import Literal
 import libcst as cst
 
 from gpudoc.lint.analysis.names import calls_in, dotted, names_in
-from gpudoc.lint.analysis.values import UNKNOWN, Kind, Place, Value, replace
+from gpudoc.lint.analysis.values import INSTANCE, UNKNOWN, Kind, Place, Value, replace
 
 Polarity = Literal["gpu", "cpu", "device"]
 """``gpu``: the test holds on the GPU path; ``cpu``: it holds on the CPU path; ``device``: a
@@ -370,6 +370,11 @@ def join_values(first: Value | None, second: Value | None, join: Join) -> Value 
             return first
         if second.kind is Kind.OPTIMIZER and _binds_none(first):
             return second
+        return UNKNOWN
+    instances = first.source.startswith(INSTANCE) or second.source.startswith(INSTANCE)
+    if instances and first.source != second.source:
+        # `converter = CTCLabelConverter(...)` / `else: converter = AttnLabelConverter(...)`:
+        # an instance of one class or the other, whose methods say different things
         return UNKNOWN
     if first.kind is Kind.DEVICE and first.cpu_device != second.cpu_device:
         # the CPU on one path only (`if debug: device = "cpu"`): not known to be the CPU

@@ -62,6 +62,8 @@ class InitAttributes:
             small = event.statement.body[0]
             if isinstance(small, cst.Assign):
                 placed = event.value.place is Place.DEVICE
+                # the last binding in `__init__` is what the other methods read
+                attrs[:] = [a for a in attrs if a.attr != name[5:]]
                 attrs.append(ClassAttr(name[5:], event.statement, small.value, shape, placed))
 
 
@@ -275,16 +277,18 @@ def _wrapped_module(call: cst.Call, qualified: str, semantic: Semantic) -> bool:
 
 
 def _made_by_methods(expr: cst.BaseExpression, semantic: Semantic) -> bool:
-    """A chain of tensor methods (moves included) on a new tensor or on an attribute of
-    ``self``: a tensor of the module's own, not one handed to it."""
-    root, calls = expr, 0
+    """A new tensor moved with ``.cuda()`` (``torch.tensor(c).float().cuda()``), or a chain of
+    tensor methods on an attribute of ``self`` (``self.c.repeat(n, 1)``): a tensor of the
+    module's own, on a GPU, not one handed to it."""
+    root, cuda = expr, False
     while isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute):
-        root, calls = root.func.value, calls + 1
-    if calls == 0:
+        if _is_new_tensor(root, semantic):
+            return cuda  # `torch.tensor(c)` of `torch.tensor(c).float().cuda()`
+        cuda |= root.func.attr.value == "cuda"
+        root = root.func.value
+    if root is expr:
         return False
-    if isinstance(root, cst.Attribute) and isinstance(root.value, cst.Name):
-        return root.value.value == "self"
-    return _is_new_tensor(root, semantic)
+    return isinstance(root, cst.Attribute) and dotted(root.value) == "self"
 
 
 def _is_new_tensor(expr: cst.BaseExpression, semantic: Semantic) -> bool:

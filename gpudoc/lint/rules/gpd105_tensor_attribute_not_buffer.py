@@ -23,11 +23,12 @@ from gpudoc.lint.analysis.names import (
     dotted,
     is_number_expression,
     iter_statements,
+    keyword,
 )
 from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.values import Kind, Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
-from gpudoc.lint.rules._class_attrs import InitAttributes
+from gpudoc.lint.rules._class_attrs import ClassAttr, InitAttributes
 from gpudoc.lint.rules._default_device import cuda_by_default
 from gpudoc.lint.rules._factory_uses import read_only_as_index
 from gpudoc.lint.rules._forward_cache import cached_without_device_check, none_in_init
@@ -362,8 +363,10 @@ model = Causal().cuda()
                     continue  # a learnable host scalar the code moves, or keeps on the host, itself
                 placed = (attr.placed and not optional_device) or _made_on_a_device(attr.value)
                 if placed:
-                    replicated = _replicated(context) if replicated is None else replicated
-                    if not replicated:
+                    pinned = _on_the_first_gpu(attr.value, self.attrs.of(cls))
+                    if pinned and replicated is None:
+                        replicated = _replicated(context)
+                    if not (pinned and replicated):
                         continue  # `torch.zeros(1, device=device)`: where the caller says
                     message = (
                         f"`self.{attr.attr}` is a plain tensor made on one GPU: nn.DataParallel "
@@ -436,6 +439,29 @@ def _type_to_cuda(call: cst.Call) -> bool:
         return False  # `w.type(torch.FloatTensor)`: a cast to the host
     text = cst.Module([]).code_for_node(arg)
     return "torch" in text and "Tensor" in text and ("{" in text or "cuda" in text)
+
+
+def _on_the_first_gpu(value: cst.BaseExpression, attrs: list[ClassAttr]) -> bool:
+    """``torch.tensor(c).float().cuda()``, ``device="cuda"``, or a copy of such an attribute
+    (``self.P_hat.repeat(n, 1, 1)``): on the current GPU, whichever the module's replica is."""
+    root = value
+    while isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute):
+        method, args = root.func.attr.value, root.args
+        if method == "cuda" and (not args or isinstance(args[0].value, cst.Integer)):
+            return True  # `.cuda()`, `.cuda(0)`
+        if method == "to" and args and CUDA_TEXT.match(string_value(args[0].value) or ""):
+            return True
+        root = root.func.value
+    if isinstance(root, cst.Call):
+        device = keyword(root, "device")
+        return device is not None and bool(CUDA_TEXT.match(string_value(device.value) or ""))
+    if isinstance(root, cst.Attribute) and dotted(root.value) == "self":
+        earlier = [a for a in attrs if a.attr == root.attr.value and a.value is not value]
+        return bool(earlier) and _on_the_first_gpu(earlier[-1].value, [])
+    return False
+
+
+CUDA_TEXT = re.compile(r"^cuda(:0)?$")
 
 
 def _replicated(context: Context) -> bool:
