@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from lint_lines import lines
 
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_source
+
 # bentrevett/pytorch-pos-tagging#4 (recall 71/11): an accuracy helper divides a device count by
 # a legacy host tensor; the caller then reads the result with `.item()`, too late
 ACCURACY = """\
@@ -235,3 +238,22 @@ def test_a_kernel_rebound_to_its_moved_copy_in_init() -> None:
     moved = "self.kernelX = self.kernelX.unsqueeze(0).unsqueeze(0).to(device)"
     assert lines(SOBEL.format(rebound=moved), "GPD105") == []
     assert lines(SOBEL.format(rebound="pass"), "GPD105") == [11]
+
+
+# HoyTta0/KnowledgeDistillation#6 (recall 71/13): the batch handed to the model is a list of
+# host tensors: the advice moves each of them (a list has no `.to()`)
+LISTED = """\
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 2).to(device)
+a, b, c = torch.zeros(2, 4), torch.zeros(2, 4), torch.zeros(2, 4)
+out = model([a, b, c])
+"""
+
+
+def test_a_list_of_host_tensors_is_moved_tensor_by_tensor() -> None:
+    result = lint_source(LISTED, "x.py", LintConfig(select=("GPD101",)))
+    (finding,) = result.findings
+    assert "`[a.to(device), b.to(device), c.to(device)]`" in finding.message
+    assert "]).to(" not in finding.message

@@ -641,10 +641,21 @@ def _move_text(arg: Argument, shown: str, device: str) -> str:
     name = arg.name
     if arg.spread:
         return f"`{{k: v.to({device}) for k, v in {shown}.items()}}`"
+    if isinstance(arg.node, cst.List | cst.Tuple):
+        return _each_moved(arg.node, device)
     if name is None:
         atom = isinstance(arg.node, cst.Name | cst.Attribute | cst.Call | cst.Subscript)
         return f"`{shown if atom else f'({shown})'}.to({device})`"
     return f"`{shown} = {shown}.to({device})`"
+
+
+def _each_moved(sequence: cst.List | cst.Tuple, device: str) -> str:
+    """A list has no ``.to()``: each tensor in it is moved (``[a.to(d), b.to(d)]``)."""
+    names = [dotted(element.value) for element in sequence.elements]
+    if not names or None in names:
+        return f"each tensor in it, with `.to({device})`"
+    moved = ", ".join(f"{name}.to({device})" for name in names)
+    return f"each tensor in it: `[{moved}]`"
 
 
 def _where(place: Place) -> str:
