@@ -133,6 +133,9 @@ def test_a_moved_copy_of_a_tensor_made_to_be_optimized() -> None:
     assert lines(NON_LEAF.format(releafed=".detach().requires_grad_()"), "GPD303") == []
     made_there = NON_LEAF.replace("* 1e-3, requires_grad=True", ", device='cuda'")
     assert lines(made_there.format(releafed=""), "GPD303") == []
+    # moved under no_grad (richzhang/PerceptualSimilarity): a leaf, which no longer requires grad
+    untracked = NON_LEAF.replace("if cuda:\n    a_G_var", "with torch.no_grad():\n    a_G_var")
+    assert lines(untracked.format(releafed=""), "GPD303") == []
 
 
 # huggingface/transformers#4450 (recall 71/06, reduced to one file): the project's own AdamW,
@@ -188,6 +191,11 @@ class DeviceConverter:
         return torch.LongTensor(text).to(device), len(text)
 
 
+class OtherDeviceConverter:
+    def encode(self, text):
+        return torch.tensor(text, device=device), len(text)
+
+
 def validate(model, criterion, converter, images, labels):
     preds = model(images.to(device))
     text_for_loss, length = converter.encode(labels)
@@ -202,12 +210,13 @@ validate(model, criterion, converter, torch.zeros(2, 4), [0, 1])
 """
 
 
-def test_an_instance_of_one_of_two_classes_is_neither() -> None:
-    either = (
-        "if opt.ctc:\n    converter = HostConverter()\nelse:\n    converter = DeviceConverter()"
-    )
-    assert lines(CONVERTERS.format(chosen=either), "GPD101") == []
-    assert lines(CONVERTERS.format(chosen="converter = HostConverter()"), "GPD101") == [21]
+def test_an_instance_of_one_of_two_classes_walks_both() -> None:
+    either = "if opt.ctc:\n    converter = {}()\nelse:\n    converter = DeviceConverter()"
+    # both classes encode onto the device (the join once kept whichever came first)
+    assert lines(CONVERTERS.format(chosen=either.format("OtherDeviceConverter")), "GPD101") == []
+    # one of them leaves its labels on the host: the batch is on the host on that path
+    assert lines(CONVERTERS.format(chosen=either.format("HostConverter")), "GPD101") == [26]
+    assert lines(CONVERTERS.format(chosen="converter = HostConverter()"), "GPD101") == [26]
 
 
 # hzwer/ECCV2022-RIFE (re-scored this session): a kernel made on the host in `__init__`, then

@@ -373,9 +373,7 @@ def join_values(first: Value | None, second: Value | None, join: Join) -> Value 
         return UNKNOWN
     instances = first.source.startswith(INSTANCE) or second.source.startswith(INSTANCE)
     if instances and first.source != second.source:
-        # `converter = CTCLabelConverter(...)` / `else: converter = AttnLabelConverter(...)`:
-        # an instance of one class or the other, whose methods say different things
-        return UNKNOWN
+        return _either_instance(first, second)
     if first.kind is Kind.DEVICE and first.cpu_device != second.cpu_device:
         # the CPU on one path only (`if debug: device = "cpu"`): not known to be the CPU
         return first if join == "gpu-first" else (second if first.cpu_device else first)
@@ -404,6 +402,20 @@ def join_values(first: Value | None, second: Value | None, join: Join) -> Value 
     if places == {Place.DEVICE, Place.HOST} or Place.MIXED in places:
         return replace(device, place=Place.MIXED)
     return replace(first, place=Place.UNKNOWN)
+
+
+def _either_instance(first: Value, second: Value) -> Value:
+    """``converter = CTCLabelConverter(...)`` / ``else: converter = AttnLabelConverter(...)``:
+    an instance of one class or the other (``instance:A|B``), whose methods are each walked
+    and joined; beside anything else that is no instance, what its methods return is not
+    known."""
+    if not (first.source.startswith(INSTANCE) and second.source.startswith(INSTANCE)):
+        return UNKNOWN
+    classes = {
+        *first.source[len(INSTANCE) :].split("|"),
+        *second.source[len(INSTANCE) :].split("|"),
+    }
+    return Value(source=INSTANCE + "|".join(sorted(classes)))
 
 
 def join_envs(envs: list[Env], join: Join, before: Env | None = None) -> Env:

@@ -10,10 +10,11 @@ import libcst as cst
 
 from gpudoc.lint.analysis.bodies import Bodies
 from gpudoc.lint.analysis.expressions import Evaluator
+from gpudoc.lint.analysis.flow import join_values
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.scope import Scope
-from gpudoc.lint.analysis.values import INSTANCE, Kind, Place, Value
+from gpudoc.lint.analysis.values import INSTANCE, UNKNOWN, Kind, Place, Value
 from gpudoc.lint.visit import walk
 
 ALTERNATIVE_CONSTRUCTORS = frozenset(
@@ -44,7 +45,7 @@ class Instances:
             iterated = self.iterate(scope, node, instance)
             return iterated if iterated is not None else instance
         if held is not None and held.source.startswith(INSTANCE):
-            return self.call_method(self.instance_scope(held), "__call__", node)
+            return self.call_on_instance(held, "__call__", node)
         return None
 
     def method_call(self, node: cst.Call, func: cst.Attribute) -> Value | None:
@@ -58,7 +59,7 @@ class Instances:
             if scope is not None and func.attr.value in scope.methods:
                 held = self.evaluator.eval(constructor)
         if held is not None and held.source.startswith(INSTANCE):
-            return self.call_method(self.instance_scope(held), func.attr.value, node, held)
+            return self.call_on_instance(held, func.attr.value, node, held)
         return None
 
     def alternative_constructor(self, node: cst.Call, func: cst.Attribute) -> Value | None:
@@ -74,8 +75,22 @@ class Instances:
         self.evaluator.eval_args(node)
         return Value(source=INSTANCE + name)
 
-    def instance_scope(self, instance: Value) -> Scope | None:
-        return self.model.plain_classes.get(instance.source[len(INSTANCE) :])
+    def call_on_instance(
+        self, instance: Value, method: str, node: cst.Call, receiver: Value | None = None
+    ) -> Value | None:
+        """A method called on an instance of one of the classes ``instance`` may be
+        (``instance:A|B``): each class's method walked, what they return joined; None when
+        none of them has the method."""
+        names = instance.source[len(INSTANCE) :].split("|")
+        scopes = [self.model.plain_classes.get(name) for name in names]
+        results = [self.call_method(scope, method, node, receiver) for scope in scopes]
+        returned = [result for result in results if result is not None]
+        if not returned:
+            return None
+        value: Value | None = returned[0]
+        for other in returned[1:]:
+            value = join_values(value, other, "unrelated")
+        return value or UNKNOWN
 
     def call_method(
         self, scope: Scope | None, method: str, node: cst.Call, receiver: Value | None = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
 from gpudoc.lint.analysis import api
@@ -9,7 +11,8 @@ from gpudoc.lint.analysis.events import BindingEvent, CallEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.values import Place
-from gpudoc.lint.rule import Invalid, Rule
+from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.visit import walk
 
 PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
@@ -118,6 +121,21 @@ def train(device):
         """Hand-made parameters an optimizer holds -> that optimizer's construction."""
         self.copies: dict[Key, cst.CSTNode] = {}
         """Hand-made parameters rebound to a moved copy (a non-leaf tensor) -> that statement."""
+        self.optimized_copies: list[tuple[cst.CSTNode, str]] = []
+        """(the move, the name) of such copies an optimizer was then built over."""
+
+    def finish(self, context: Context) -> Iterator[Report]:
+        untracked = _without_grad(context.module) if self.optimized_copies else set()
+        for copy, name in self.optimized_copies:
+            if id(copy) in untracked:
+                continue  # moved under `torch.no_grad()`: a leaf (one that no longer requires grad)
+            message = (
+                f"`{name}` is a moved copy of a tensor made with `requires_grad=True`: not a "
+                f"leaf, so the optimizer refuses it where the move runs (`can't optimize a "
+                f"non-leaf Tensor`); create `{name}` with `device=` (or call "
+                f"`.detach().requires_grad_()` after the move)"
+            )
+            yield Report(copy, message)
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         key = (semantic.function, event.name)
@@ -157,13 +175,7 @@ def train(device):
                 self.optimized[(function, name)] = event.node
             copy = self.copies.pop((function, name), None)
             if copy is not None:
-                message = (
-                    f"`{name}` is a moved copy of a tensor made with `requires_grad=True`: not a "
-                    f"leaf, so the optimizer refuses it where the move runs (`can't optimize a "
-                    f"non-leaf Tensor`); create `{name}` with `device=` (or call "
-                    f"`.detach().requires_grad_()` after the move)"
-                )
-                self.report(copy, message)
+                self.optimized_copies.append((copy, name))
 
     def flag(self, event: BindingEvent, optimizer: cst.Call) -> None:
         name = event.name
@@ -173,6 +185,33 @@ def train(device):
             f"`{name}` with `device=` (or build the optimizer after the move)"
         )
         self.report(event.statement, message)
+
+
+def _without_grad(module: cst.Module) -> set[int]:
+    """The ids of the statements inside ``with torch.no_grad():`` blocks."""
+    blocks = _NoGradBlocks()
+    walk(module, blocks)
+    return blocks.inside
+
+
+class _NoGradBlocks(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.inside: set[int] = set()
+        self.depth = 0
+
+    def visit_With(self, node: cst.With) -> None:
+        calls = [item.item for item in node.items if isinstance(item.item, cst.Call)]
+        if any((dotted(call.func) or "").endswith("no_grad") for call in calls):
+            self.depth += 1
+
+    def leave_With(self, original_node: cst.With) -> None:
+        calls = [item.item for item in original_node.items if isinstance(item.item, cst.Call)]
+        if any((dotted(call.func) or "").endswith("no_grad") for call in calls):
+            self.depth -= 1
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if self.depth:
+            self.inside.add(id(node))
 
 
 def _makes_parameter(node: cst.BaseExpression, semantic: Semantic) -> bool:
