@@ -12,14 +12,14 @@ from gpudoc.lint.cells import check_notebook
 from gpudoc.lint.config import LintConfig
 from gpudoc.lint.engine import lint_source
 
-# a face detector's training script: both arms of `if ngpu > 1:` put the network on CUDA
+# a face detector's training script: both arms of `if use_cuda:` put the network on CUDA
 GPU_ONLY = """\
 import torch
 import torch.nn as nn
 ngpu = 2
 net = nn.Linear(8, 2)
 net.load_state_dict(torch.load("weights.pth"))
-if ngpu > 1:
+if {test}:
     net = nn.DataParallel(net).cuda()
 else:
     {other}
@@ -28,12 +28,18 @@ x = torch.randn(4, 8).cuda()
 
 
 def test_a_script_whose_every_arm_moves_to_cuda_offers_no_cpu_path() -> None:
-    both = GPU_ONLY.format(other="net = net.cuda()")
+    switch = "args.use_cuda"
+    both = GPU_ONLY.format(test=switch, other="net = net.cuda()")
     assert lines(both, "GPD203") == []
     assert lines(both, "GPD201") == []
-    one = GPU_ONLY.format(other="pass")
+    one = GPU_ONLY.format(test=switch, other="pass")
     assert lines(one, "GPD203") == [10]
     assert lines(one, "GPD201") == [5]
+    # a test for several GPUs (the face detector's `if ngpu > 1:`) leaves one GPU or several,
+    # never the CPU (set 72's Medical-Transformer)
+    several = GPU_ONLY.format(test="ngpu > 1", other="pass")
+    assert lines(several, "GPD203") == []
+    assert lines(several, "GPD201") == []
 
 
 # a highway network keeps its layers in a plain list and registers each layer's parameters

@@ -153,7 +153,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument({option})
 args = parser.parse_args()
 net = torch.nn.Linear(4, 2).cuda()
-print(net(torch.randn(3, 4).cuda()))
+print(net(torch.randn(3, 4).cuda()), args)
 """
 
 

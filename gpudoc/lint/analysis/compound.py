@@ -262,11 +262,13 @@ class Compound:
         if entered:
             self.model.cpu_path += 1
             self.model.cpu_path_tests.append(test)
+            self.model.cpu_path_calls.append(len(self.model.call_stack))
 
     def leave_cpu_path(self, entered: bool) -> None:
         if entered:
             self.model.cpu_path -= 1
             self.model.cpu_path_tests.pop()
+            self.model.cpu_path_calls.pop()
 
     def walk_for(self, node: cst.For) -> None:
         element = element_of(self.evaluator.eval(node.iter))

@@ -148,6 +148,8 @@ class SemanticModel:
         self.cpu_path = 0
         """Inside the CPU path of a device guard: there, ``device`` is the CPU too."""
         self.cpu_path_tests: list[cst.BaseExpression] = []
+        self.cpu_path_calls: list[int] = []
+        """For each of ``cpu_path_tests``: how deep the call stack was where its path began."""
         """The tests of the ``if`` statements whose CPU path is being walked, innermost last."""
         self.gpu_path = 0
         """Inside the GPU path of a device guard (``if use_cuda:``): CUDA exists there."""
@@ -396,7 +398,12 @@ class SemanticModel:
         return "gpu" if value is not None and needs_cuda(value) else None
 
     def note_cuda_on_cpu_path(self) -> None:
-        """CUDA named on the CPU path of ``if <option>:``: that option picks a GPU."""
+        """CUDA named on the CPU path of ``if <option>:``: that option picks a GPU; not when a
+        function that path calls guards it with a GPU test of its own (``if self.use_gpu: r =
+        r.cuda()`` in a method of the model)."""
+        called = self.cpu_path_calls and len(self.call_stack) > self.cpu_path_calls[-1]
+        if called and self.gpu_path > 0:
+            return  # a callee's own GPU test guards it: that test decides, not the option
         if self.cpu_path > 0 and self.cpu_path_tests:
             option = option_of(self.cpu_path_tests[-1])
             if option is not None:

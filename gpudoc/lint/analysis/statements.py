@@ -54,11 +54,13 @@ class StatementWalker:
                 # after `if gpu: return ...`, the rest of the block is the CPU path
                 model.cpu_path += 1
                 model.cpu_path_tests.append(model.rest_on_cpu)
+                model.cpu_path_calls.append(len(model.call_stack))
                 model.rest_on_cpu = None
                 on_cpu += 1
         model.cpu_path -= on_cpu
         if on_cpu:
             del model.cpu_path_tests[-on_cpu:]
+            del model.cpu_path_calls[-on_cpu:]
 
     def walk_body(self, body: cst.BaseSuite) -> None:
         if isinstance(body, cst.SimpleStatementSuite):  # `if use_cuda: x = x.cuda()`

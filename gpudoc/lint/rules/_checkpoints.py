@@ -19,7 +19,7 @@ import libcst as cst
 from gpudoc.lint import project
 from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.expressions import string_value
-from gpudoc.lint.analysis.flow import guard_polarity, terminates
+from gpudoc.lint.analysis.flow import counts_several_gpus, guard_polarity, terminates
 from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.homes import add_star_library_names, project_modules, project_names
 from gpudoc.lint.analysis.names import (
@@ -178,6 +178,15 @@ class CheckpointScan(cst.CSTVisitor):
         """(function, name) of modules a statement moved to the CPU in place (``net.cpu()``)."""
         self.gpu_selectors: set[str] = set()
         """Option dests whose value becomes ``CUDA_VISIBLE_DEVICES``: which GPUs, not whether."""
+        self._attributes_read: set[str] = set()
+        """Every attribute name the file reads of something other than torch (``args.cuda``
+        -> ``cuda``)."""
+        self._namespaces: set[str] = set()
+        """Names bound to ``parser.parse_args()``."""
+        self._callees: set[int] = set()
+        """ids of the expressions called (``model.cuda`` of ``model.cuda()``)."""
+        self._handed: set[str] = set()
+        """Plain names passed whole to a call (``train(args)``, ``Model(opt)``)."""
         self.cpu_options: dict[str, str] = {}
         """Dest to flag of each option that can choose the CPU (``gpu_ids`` of ``--gpu_ids``,
         "use -1 for CPU"): other project files that read it take it as their CPU path."""
@@ -421,6 +430,12 @@ class CheckpointScan(cst.CSTVisitor):
     # -- facts -----------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
+        if isinstance(value, cst.Call) and (dotted(value.func) or "").endswith(".parse_args"):
+            self._namespaces.update(
+                target.target.value
+                for target in node.targets
+                if isinstance(target.target, cst.Name)
+            )
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
             # `points_cpu = points_gpu.to(device="cpu")`: a copy brought back under another
             # name, not a choice of device (`model = model.to("cpu")`)
@@ -572,6 +587,8 @@ class CheckpointScan(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
             self._moved_results.add(id(func.value))
+        self._handed.update(arg.value.value for arg in node.args if isinstance(arg.value, cst.Name))
+        self._callees.add(id(node.func))
         name = dotted(node.func) or ""
         last = name.rsplit(".", 1)[-1]
         if not name and isinstance(node.func, cst.Attribute):
@@ -609,6 +626,10 @@ class CheckpointScan(cst.CSTVisitor):
             if last in ("to", "cuda")
             if CPU_SWITCH.search(TENSOR_PLACE_TEST.sub("", test))
             and not self._every_arm_moves(branch)
+            # `if torch.cuda.device_count() > 1: model = DataParallel(model).cuda()`: one
+            # GPU or several, never the CPU
+            and not (isinstance(branch, cst.If) and counts_several_gpus(branch.test))
+            and not GPU_INDEX_TEST.fullmatch(test.strip())  # `if args.gpu is not None:`
         ]
         switches = [test for test in switches if not self._constant_switch(test)]
         if switches:
@@ -665,6 +686,9 @@ class CheckpointScan(cst.CSTVisitor):
             self.calls_of.setdefault(last, []).append((node, self._order, self._function()))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        called = id(node) in self._callees  # `model.cuda()` calls, `args.cuda` reads
+        if not called and not (self.imports.qualify(node.value) or "").startswith("torch"):
+            self._attributes_read.add(node.attr.value)  # `args.cuda`, not `torch.cuda`
         self._transfers.update(_cpu_transfer(node.value))  # `dist.to("cpu").numpy()`
         if node.attr.value in ("numpy", "tolist") and type(node.value) is cst.Call:
             self.converted.add(id(node.value))
@@ -831,9 +855,18 @@ class CheckpointScan(cst.CSTVisitor):
             # reader runs the rest; a GPU chapter that binds `device = "cuda:0"` has no CPU path
             evidence.setdefault(0, self._displayed[0])
         for dest, text in self.value_options:
-            if dest not in self.gpu_selectors:
+            if dest not in self.gpu_selectors and self._option_read(dest):
                 evidence.setdefault(2, text)
         return evidence
+
+    def _option_read(self, dest: str) -> bool:
+        """The option's value may be read: the file reads an attribute of that name, or hands
+        its parsed namespace to other code (``main(args)``), or parses none itself. An option
+        declared and never read (``--cuda``, ``default="on"``, in a script that binds
+        ``device = torch.device("cuda")``) chooses nothing."""
+        if dest in self._attributes_read or not self._namespaces:
+            return True
+        return bool(self._namespaces & self._handed)
 
     def _constant_switch(self, test: str) -> bool:
         """``if self.use_cuda:`` where the file only ever sets ``self.use_cuda = True``: a
@@ -1941,6 +1974,10 @@ def _may_choose_cpu(flag: str, keywords: dict[str, cst.BaseExpression]) -> bool:
     return any("cpu" in text or "-1" in text for text in texts)
 
 
+GPU_INDEX_TEST = re.compile(
+    r"[\w.]*\b(gpu|gpu_id|gpu_ids|local_rank|device_id)\s+is\s+(not\s+)?None"
+)
+"""``args.gpu is not None``: which GPU (pytorch/examples' ImageNet idiom), not whether one."""
 OPTION_TEST = re.compile(r"(?!self\.)\w+\.\w+")
 """``args.cuda``: an option's value (``self.cuda`` is the object's own flag)."""
 GPU_SWITCH = re.compile(r"^--?(use_?|with_?|enable_?)?(cuda|gpus?)$", re.I)

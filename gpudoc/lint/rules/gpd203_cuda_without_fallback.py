@@ -56,6 +56,11 @@ class CudaWithoutFallback(Rule):
     ```
 
     ## Known problems
+    CUDA inside a `try:` whose handler catches what a failed CUDA call raises (`Exception`,
+    `RuntimeError`, a bare `except:`) and does not raise again is not reported: a CPU-only host
+    takes the handler. An option about the device that the file declares but never reads (and
+    whose parsed namespace it hands to nothing) is no CPU path; neither is a test for several
+    GPUs (`torch.cuda.device_count() > 1`) or of a GPU's index (`args.gpu is not None`).
     A CUDA literal bound to a name (`GPU = "cuda:0"`) that the file reads only on the GPU path
     of a device test (`torch.device(GPU if torch.cuda.is_available() else "cpu")`) is not
     reported, nor is CUDA in a class or function that names two GPUs by index (`"cuda:0"` and
@@ -517,6 +522,12 @@ class _Declared(cst.CSTVisitor):
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self.inert.add(id(node.key))
 
+    def visit_Try(self, node: cst.Try) -> None:
+        """``try: idx = torch.sort(s.cuda())`` / ``except Exception: idx = torch.sort(s)``: a
+        CPU-only host takes the fallback; a handler that raises again is none."""
+        if any(_falls_back(handler) for handler in node.handlers):
+            self.inert.update(code_ids(node.body))
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         """``class Device(str, Enum): CUDA = "cuda"``: the name of a choice, made elsewhere."""
         if not any((dotted(base.value) or "").endswith("Enum") for base in node.bases):
@@ -580,6 +591,31 @@ DEVICE_OPTION = re.compile(r"^--?(device|cuda|gpu|accelerator)s?$", re.I)
 
 GATE = re.compile(r"skip|require|run_?if|only|mark", re.I)
 GPU_WORD = re.compile(r"cuda|gpu", re.I)
+
+
+BROAD_ERRORS = frozenset({"Exception", "BaseException", "RuntimeError", "AssertionError"})
+"""What a failed CUDA call raises (no GPU, or torch built without CUDA)."""
+
+
+def _falls_back(handler: cst.ExceptHandler) -> bool:
+    caught = handler.type
+    names = (
+        [caught]
+        if caught is None or not isinstance(caught, cst.Tuple)
+        else [element.value for element in caught.elements]
+    )
+    broad = any(name is None or dotted(name) in BROAD_ERRORS for name in names)
+    raises = _Raises()
+    walk(handler.body, raises)
+    return broad and not raises.found
+
+
+class _Raises(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Raise(self, node: cst.Raise) -> None:
+        self.found = True
 
 
 def _gates_on_gpu(node: cst.Decorator) -> bool:

@@ -61,6 +61,8 @@ class OptimizerStateBeforePlacement(Rule):
     that restores the state (`load_checkpoint(path, model, optimizer)`, in this file or another
     one of the project) is reported at its call. The project's own optimizer classes (a
     subclass of `torch.optim.Optimizer`, as transformers' `AdamW` was) are optimizers too.
+    An optimizer built again (`optimizer = optim.Adam(...)`) before anything steps it or hands
+    it on is not reported: the restored state never meets a step.
     """
 
     CODE = "GPD302"
@@ -123,12 +125,22 @@ def resume(path):
         that does it) and the module it was built for, while that module is not placed yet."""
         self.early: list[tuple[cst.Call, str, str, cst.CSTNode]] = []
         """(the load, the optimizer, the module, the later move of the module)."""
+        self.unused: dict[int, tuple[int, str]] = {}
+        """Index in ``early`` -> (scope, optimizer name) while nothing has used that optimizer
+        since the move (``optimizer.step()``, ``train(net, optimizer)``)."""
+        self.rebuilt: set[int] = set()
+        """Indexes in ``early`` whose optimizer was built again before any use: its restored
+        state never meets a step."""
         self.in_helpers: list[tuple[int, str]] = []
         """Loads inside a function walked for a call: (the walk's step, the module the
         optimizer was built for where the caller built it)."""
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         """``model = model.cuda()`` places it; ``optimizer = Adam(model.parameters())``."""
+        for index, (scope, optimizer) in list(self.unused.items()):
+            if scope == semantic.scope_id and optimizer == event.name:
+                self.rebuilt.add(index)  # `optimizer = optim.Adam(...)` again: never stepped
+                del self.unused[index]
         value, previous = event.value, event.previous
         module_before = previous is not None and previous.kind is Kind.MODULE
         placed_now = previous is not None and not previous.is_device_module
@@ -147,6 +159,8 @@ def resume(path):
                 )
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        if self.unused:
+            self.note_use(event, semantic)
         receiver, func = event.receiver, event.node.func
         if event.qualified is not None or receiver is None or not isinstance(func, cst.Attribute):
             return
@@ -170,6 +184,16 @@ def resume(path):
             placed = result.kind is Kind.MODULE and result.place is Place.DEVICE
             if placed and receiver.place is not Place.DEVICE:
                 self.placed(name, event.node, semantic)
+
+    def note_use(self, event: CallEvent, semantic: Semantic) -> None:
+        """The restored optimizer stepped or handed on after the move: its state meets a step."""
+        func = event.node.func
+        names = {dotted(arg.value) for arg in event.node.args}
+        if isinstance(func, cst.Attribute):
+            names.add(dotted(func.value))
+        for index, (scope, optimizer) in list(self.unused.items()):
+            if scope == semantic.scope_id and optimizer in names:
+                del self.unused[index]
 
     def on_statement(self, event: StatementEvent, semantic: Semantic) -> None:
         """``model.to(device)`` as a statement; or ``train(model, loader, optimizer)`` whose
@@ -201,10 +225,13 @@ def resume(path):
         for optimizer, (load, built) in list(loaded.items()):
             if built == module:
                 self.early.append((load, optimizer, module, statement))
+                self.unused[len(self.early) - 1] = (semantic.scope_id, optimizer)
                 del loaded[optimizer]
 
     def finish(self, context: Context) -> Iterator[Report]:
-        for load, optimizer, module, move in self.early:
+        for index, (load, optimizer, module, move) in enumerate(self.early):
+            if index in self.rebuilt:
+                continue  # built again before any step: the restored state is never used
             moved = context.code(move).strip()
             if optimizer.endswith("="):
                 message = (
