@@ -3,7 +3,12 @@ next to the correct code it must leave alone."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lint_lines import lines
+
+from gpudoc.lint.config import LintConfig
+from gpudoc.lint.engine import lint_paths
 
 # Medical-Transformer (set 72): a `--cuda` option declared and never read, a model wrapped for
 # several GPUs under `device_count() > 1`, and CUDA hard-coded everywhere: a GPU-only script
@@ -157,3 +162,45 @@ optimizer = optim.Adam(net.parameters(), lr=1e-2)
 def test_a_restored_optimizer_built_again_before_any_step() -> None:
     assert lines(REBUILT.format(between="print(net(torch.ones(1, device=device)))"), "GPD302") == []
     assert lines(REBUILT.format(between="optimizer.step()"), "GPD302") == [8]
+
+
+def test_cuda_in_a_try_with_a_cpu_fallback_in_a_helper_of_another_file(tmp_path: Path) -> None:
+    fallback = "_, idx = torch.sort(scores, descending=True)"
+    helper = TRIED.format(caught="Exception", handled=fallback).replace(
+        'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n', ""
+    )
+    script = (
+        "import torch\nfrom metrics import rank\n\n"
+        'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+        "print(rank(torch.randn(3, 5)))\n"
+    )
+    (tmp_path / "metrics.py").write_text(helper)
+    (tmp_path / "main.py").write_text(script)
+    config = LintConfig(select=("GPD203",))
+    assert not lint_paths([str(tmp_path / "main.py")], config, jobs=1, use_cache=False).findings
+    (tmp_path / "metrics.py").write_text(helper.replace("except Exception", "except KeyError"))
+    found = lint_paths([str(tmp_path / "main.py")], config, jobs=1, use_cache=False).findings
+    assert [(Path(f.path).name, f.line) for f in found] == [("metrics.py", 7)]
+
+
+# cfregly/ai-performance-engineering#10 (recall 72/05): the backend is an option that may name
+# NCCL; every rank then puts its tensor on "cuda", the same GPU
+BENCHMARK = """\
+import argparse
+
+import torch
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--backend", type=str, default="gloo", choices={choices})
+args = parser.parse_args()
+dist.init_process_group(backend=args.backend, init_method="env://")
+device = "cuda" if args.backend == "nccl" else "cpu"
+tensor = torch.ones(1024, device=device)
+dist.all_reduce(tensor)
+"""
+
+
+def test_a_backend_option_that_may_name_nccl() -> None:
+    assert lines(BENCHMARK.format(choices='["gloo", "nccl"]'), "GPD404") == [9]
+    assert lines(BENCHMARK.format(choices='["gloo", "mpi"]'), "GPD404") == []

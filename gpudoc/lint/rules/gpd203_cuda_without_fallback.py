@@ -209,6 +209,8 @@ def nopeak_mask(size):
         """Some model call may run on a GPU (placed, or its place is not known)."""
         self.distributed: dict[cst.FunctionDef, set[int]] = {}
         """Per function walked: the ids of its nodes that only run in a process group."""
+        self.caught: dict[cst.FunctionDef, set[int]] = {}
+        """Per function walked: its nodes in a ``try:`` whose handler falls back to the CPU."""
         self.compared: set[int] = set()
         """ids of devices compared, in any file the walk went through: they allocate nothing
         (``device.type == th.device("cuda").type``, ``device == torch.device("cuda")``)."""
@@ -239,6 +241,10 @@ def nopeak_mask(size):
                 self.distributed[function] = found
             if id(event.node) in self.distributed[function]:
                 return  # after `if world_size == 1: return`, or an NCCL group's set-up
+            if function not in self.caught:
+                self.caught[function] = caught_ids(function)
+            if id(event.node) in self.caught[function]:
+                return  # in a `try:` whose handler redoes the work on the CPU
         self.unguarded.append(event)
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
@@ -523,8 +529,6 @@ class _Declared(cst.CSTVisitor):
         self.inert.add(id(node.key))
 
     def visit_Try(self, node: cst.Try) -> None:
-        """``try: idx = torch.sort(s.cuda())`` / ``except Exception: idx = torch.sort(s)``: a
-        CPU-only host takes the fallback; a handler that raises again is none."""
         if any(_falls_back(handler) for handler in node.handlers):
             self.inert.update(code_ids(node.body))
 
@@ -595,6 +599,24 @@ GPU_WORD = re.compile(r"cuda|gpu", re.I)
 
 BROAD_ERRORS = frozenset({"Exception", "BaseException", "RuntimeError", "AssertionError"})
 """What a failed CUDA call raises (no GPU, or torch built without CUDA)."""
+
+
+def caught_ids(function: cst.FunctionDef) -> set[int]:
+    """The ids of the nodes in the ``try:`` blocks of ``function`` whose handler falls back
+    (``try: idx = torch.sort(s.cuda())`` / ``except: idx = torch.sort(s)``): a CPU-only host
+    takes the handler; one that raises again is none."""
+    tries = _Tries()
+    walk(function.body, tries)
+    return tries.caught
+
+
+class _Tries(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.caught: set[int] = set()
+
+    def visit_Try(self, node: cst.Try) -> None:
+        if any(_falls_back(handler) for handler in node.handlers):
+            self.caught.update(code_ids(node.body))
 
 
 def _falls_back(handler: cst.ExceptHandler) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from gpudoc.lint.analysis.events import CallEvent, Semantic
+from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import keyword, name_counts
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._helpers import bound_expression, is_process_group_init, may_be_nccl
@@ -49,6 +50,9 @@ class NcclWithoutRankDevice(Rule):
     prints its rank and leaves) is not reported: no GPU is used. A rank's GPU picked as an
     index (`dev = rank % torch.cuda.device_count()`, then `.to(dev)`) is a per-rank device.
 
+    A backend read from an option (`backend=args.backend`) is NCCL when the option may name it
+    (`choices=["gloo", "nccl"]`, or `default="nccl"`).
+
     ## Known problems
     A device bound in another module (a launcher helper) is not seen.
     """
@@ -88,11 +92,19 @@ model = torch.nn.Linear(4, 2).cuda()
         """Groups joined in a function walked on its own, with its name."""
         self.spawns = False
         """The file starts its ranks itself (``mp.spawn(run, nprocs=n)``): all on one host."""
+        self.optional: list[tuple[cst.Call, str]] = []
+        """Groups whose backend is an option (``backend=args.backend``), with its dest."""
+        self.nccl_options: set[str] = set()
+        """Dests of options that may name NCCL (``choices=["gloo", "nccl"]``, a default)."""
         self.uses_gpus = False
         """A call that moves or exchanges tensors (``.cuda()``, ``.to(...)``, a collective,
         ``DistributedDataParallel``), or calls another function that may."""
 
     def on_call(self, event: CallEvent, semantic: Semantic) -> None:
+        if event.method == "add_argument" and event.qualified is None:
+            dest = _nccl_option(event.node)
+            if dest is not None:
+                self.nccl_options.add(dest)
         if event.qualified in SPAWNS:
             self.spawns = True
         self.uses_gpus |= _may_use_gpus(event)
@@ -110,9 +122,13 @@ model = torch.nn.Linear(4, 2).cuda()
         # `backend = "nccl" if torch.cuda.is_available() else "gloo"`: NCCL wherever a GPU is
         if named is not None and may_be_nccl(bound_expression(named.value, semantic)):
             self.groups.append(node)
+        elif named is not None and isinstance(named.value, cst.Attribute):
+            # `backend=args.backend`, an option that may name NCCL (`--backend nccl`)
+            self.optional.append((node, named.value.attr.value))
 
     def finish(self, context: Context) -> Iterator[Report]:
         flags = context.flags
+        self.groups += [node for node, dest in self.optional if dest in self.nccl_options]
         if flags.per_rank_device or not self.groups:
             return
         if not self.uses_gpus:
@@ -166,3 +182,21 @@ def _referred_names(module: cst.Module, names: set[str]) -> set[str]:
     if not names:
         return set()
     return {name for name, count in name_counts(module, names).items() if count > 1}
+
+
+def _nccl_option(call: cst.Call) -> str | None:
+    """The dest of ``add_argument("--backend", choices=["gloo", "nccl"])`` (or a default of
+    ``"nccl"``): an option that may make the group NCCL."""
+    flags = [string_value(arg.value) or "" for arg in call.args if arg.keyword is None]
+    long = [flag for flag in flags if flag.startswith("--")] or flags
+    named = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    if not long or "backend" not in long[0]:
+        return None
+    offered = [named.get("default")]
+    choices = named.get("choices")
+    if isinstance(choices, cst.List | cst.Tuple | cst.Set):
+        offered += [element.value for element in choices.elements]
+    if not any(value is not None and string_value(value) == "nccl" for value in offered):
+        return None
+    dest = string_value(named["dest"]) if "dest" in named else None
+    return dest or long[0].lstrip("-").replace("-", "_")
