@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 from collections.abc import Callable, Mapping
-from itertools import accumulate
 from pathlib import Path
 
 import libcst as cst
@@ -20,20 +18,13 @@ from gpudoc.lint.dead_code import without_dead_blocks
 from gpudoc.lint.gc_pause import gc_paused
 from gpudoc.lint.model import Edit, Finding, Fix
 from gpudoc.lint.noqa import Directive, noqa_directives
-from gpudoc.lint.parse import parse_module
+from gpudoc.lint.parse import parse_module, too_big_to_parse
 from gpudoc.lint.positions import positions
 from gpudoc.lint.project import ProjectModule, resolving_once
 from gpudoc.lint.rule import Context, FixSpec, NodeEdit, Report, Rule, all_rules
 
 PREFILTER = "torch"
 """Files without this text cannot hold PyTorch code: they are not parsed (as in TorchFix)."""
-MAX_LINE_CHARS = 20_000
-MAX_BRACKET_DEPTH = 200
-"""CPython's own tokenizer limit; libcst's native parser overflows its stack far beyond it."""
-NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
-UNARY_RUN = re.compile(r"(?:[-+~][ \t]*){500}[\w(]")
-"""500 stacked unary operators: libcst needs seconds to give up on these; Python gives up too."""
-BRACKET_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 UNUSED_NOQA = "GPD902"
 
 
@@ -60,15 +51,9 @@ def check_source(
 
 
 def _check(source: str, path: str, enabled: Enabled | None) -> list[Finding]:
-    longest = max((len(line) for line in source.split("\n")), default=0)
-    if longest > MAX_LINE_CHARS:
-        raise SourceError(f"a line of {longest} characters is too long to analyse")
-    if UNARY_RUN.search(source):
-        raise SourceError("too deeply nested to parse (500 stacked unary operators)")
-    if _bracket_depth(source) > MAX_BRACKET_DEPTH:
-        raise SourceError(
-            f"brackets nested deeper than {MAX_BRACKET_DEPTH} levels (Python's limit)"
-        )
+    refused = too_big_to_parse(source)
+    if refused is not None:
+        raise SourceError(refused)
     try:
         module = parse_module(source)
     except cst.ParserSyntaxError as error:
@@ -116,11 +101,6 @@ def _tab_indented_line(source: str) -> int | None:
         if "\t" in indent and " " in indent:
             return number
     return None
-
-
-def _bracket_depth(source: str) -> int:
-    brackets = NOT_BRACKETS.sub("", source)
-    return max(accumulate(map(BRACKET_STEP.__getitem__, brackets)), default=0)
 
 
 def rules_to_run(enabled: Enabled | None) -> list[type[Rule]]:

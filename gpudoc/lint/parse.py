@@ -5,26 +5,58 @@ text: the second parse is free. One tree is kept, no more: memory stays one tree
 parse.
 
 The parser's own output is not validated again: libcst checks every node it builds (whitespace
-around keywords, balanced brackets), which is about a third of a parse and answers nothing about
-text its parser has just accepted, and wrongly refuses some valid Python
-(``() if 0 else(lambda:())`` raises a TypeError there, LibCST#1061). Nodes that gpudoc builds
-itself (the fixes) are still validated, and fixed text must also pass Python's own parser.
+around keywords, balanced brackets), which is about a third of a parse, and wrongly refuses some
+valid Python (``() if 0 else(lambda:())`` raises a TypeError there, LibCST#1061). Validation
+does catch some text that the parser accepts and Python does not (``"a" b"b"``): text that
+Python's own parser refuses is parsed again with validation, so it fails as it always did.
+gpudoc reads a node's children from its fields (``visit.children``), never through libcst's
+``node.children``, which validates a rebuilt copy.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import accumulate
 
 import libcst as cst
 
+from gpudoc.lint.positions import statement_lines
+
 _last: list[tuple[str, cst.Module]] = []
+
+MAX_LINE_CHARS = 20_000
+MAX_BRACKET_DEPTH = 200
+"""CPython's own tokenizer limit; libcst's native parser overflows its stack far beyond it."""
+NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+UNARY_RUN = re.compile(r"(?:[-+~][ \t]*){500}[\w(]")
+"""500 stacked unary operators: libcst needs seconds to give up on these; Python gives up too."""
+BRACKET_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+
+
+def too_big_to_parse(source: str) -> str | None:
+    """Why libcst is not given ``source`` (a line too long, nesting that overflows its native
+    parser's stack), or None."""
+    longest = max((len(line) for line in source.split("\n")), default=0)
+    if longest > MAX_LINE_CHARS:
+        return f"a line of {longest} characters is too long to analyse"
+    if UNARY_RUN.search(source):
+        return "too deeply nested to parse (500 stacked unary operators)"
+    brackets = NOT_BRACKETS.sub("", source)
+    if max(accumulate(map(BRACKET_STEP.__getitem__, brackets)), default=0) > MAX_BRACKET_DEPTH:
+        return f"brackets nested deeper than {MAX_BRACKET_DEPTH} levels (Python's limit)"
+    return None
 
 
 def parse_text(source: str) -> cst.Module:
-    """``libcst.parse_module`` without validating its own nodes again; raises what it raises."""
+    """``libcst.parse_module`` without validating its own nodes again, for text Python parses;
+    raises what ``libcst.parse_module`` raises."""
     with _unvalidated():
+        module = cst.parse_module(source)
+    if statement_lines(source) is None:  # Python refuses it: libcst's validation may too
         return cst.parse_module(source)
+    return module
 
 
 @contextmanager

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from gpudoc.lint.parse import parse_text
+from gpudoc.lint.parse import parse_text, too_big_to_parse
 
 MAX_MODULE_BYTES = 200_000
 """A sibling larger than this is not read: a generated file, not a helper module."""
@@ -297,6 +297,8 @@ def _names(text: str) -> list[str]:
 def _parsed(path: Path, stamp: tuple[int, int]) -> ProjectModule | None:
     try:
         text = path.read_text(encoding="utf-8")
+        if too_big_to_parse(text) is not None:
+            return None  # nesting that would overflow the parser's stack: not followed
         module = parse_text(text)
     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError):
         return None

@@ -55,6 +55,23 @@ def child_fields(cls: type[cst.CSTNode]) -> tuple[str, ...] | None:
     return order
 
 
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes that hold code directly under ``node``, read from its fields: libcst's
+    ``node.children`` builds (and validates) a copy of the node to collect them, which costs
+    more and fails on a node the parser built that libcst's validation refuses."""
+    fields = child_fields(type(node))
+    if fields is None:
+        return list(node.children)
+    found: list[cst.CSTNode] = []
+    for name in fields:
+        value = getattr(node, name)
+        if type(value) is tuple or type(value) is list:
+            found += [child for child in value if _is_node(child)]
+        elif _is_node(value):
+            found.append(value)
+    return found
+
+
 def _strings(code: CodeType) -> Iterator[str]:
     for constant in code.co_consts:
         if isinstance(constant, str):

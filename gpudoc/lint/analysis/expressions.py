@@ -34,6 +34,7 @@ from gpudoc.lint.analysis.values import (
     join_places,
     unpack,
 )
+from gpudoc.lint.visit import children
 
 PARAM_GROUPS = "param-groups:"
 """``Value.source`` of an optimizer's parameter groups (a dict, or a list of them) that all hold
@@ -216,7 +217,7 @@ class Evaluator:
         return self.eval(node.right)
 
     def eval_children(self, node: cst.CSTNode) -> None:
-        for child in node.children:
+        for child in children(node):
             if isinstance(child, cst.BaseExpression):
                 self.eval(child)
             elif isinstance(child, cst.Arg | cst.Element | cst.DictElement | cst.StarredElement):

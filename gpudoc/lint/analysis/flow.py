@@ -410,6 +410,12 @@ def _either_instance(first: Value, second: Value) -> Value:
     and joined; beside anything else that is no instance, what its methods return is not
     known."""
     if not (first.source.startswith(INSTANCE) and second.source.startswith(INSTANCE)):
+        # `evaluator = None` / `if args.eval: evaluator = Evaluator()`: where it is used, it
+        # is that instance
+        if _binds_none(first) and second.source.startswith(INSTANCE):
+            return second
+        if _binds_none(second) and first.source.startswith(INSTANCE):
+            return first
         return UNKNOWN
     classes = {
         *first.source[len(INSTANCE) :].split("|"),

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import libcst as cst
 
 from gpudoc.lint.analysis import api
-from gpudoc.lint.visit import walk
+from gpudoc.lint.visit import children, walk
 
 if TYPE_CHECKING:
     from gpudoc.lint.analysis.values import Value
@@ -139,7 +139,7 @@ def names_in(node: cst.CSTNode) -> Iterator[str]:
         elif isinstance(current, cst.Subscript):
             stack.append(current.value)
         elif isinstance(current, cst.BaseExpression | cst.Arg | cst.ComparisonTarget):
-            stack.extend(current.children)
+            stack.extend(children(current))
 
 
 def calls_in(node: cst.CSTNode) -> list[cst.Call]:

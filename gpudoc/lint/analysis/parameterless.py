@@ -21,7 +21,7 @@ from gpudoc.lint.analysis.names import (
     dotted,
     iter_statements,
 )
-from gpudoc.lint.visit import walk
+from gpudoc.lint.visit import children, walk
 
 PLAIN_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 REGISTERS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
@@ -243,7 +243,7 @@ def _numbers_comprehension(value: cst.BaseExpression) -> bool:
 
 def _nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     found = [node]
-    for child in node.children:
+    for child in children(node):
         found += _nodes(child)
     return found
 

@@ -686,6 +686,8 @@ class CheckpointScan(cst.CSTVisitor):
             self.calls_of.setdefault(last, []).append((node, self._order, self._function()))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "__dict__" and isinstance(node.value, cst.Name):
+            self._handed.add(node.value.value)  # `dict(args.__dict__)`: read by its keys
         called = id(node) in self._callees  # `model.cuda()` calls, `args.cuda` reads
         if not called and not (self.imports.qualify(node.value) or "").startswith("torch"):
             self._attributes_read.add(node.attr.value)  # `args.cuda`, not `torch.cuda`

@@ -62,9 +62,18 @@ class InitAttributes:
             small = event.statement.body[0]
             if isinstance(small, cst.Assign):
                 placed = event.value.place is Place.DEVICE
-                # the last binding in `__init__` is what the other methods read
-                attrs[:] = [a for a in attrs if a.attr != name[5:]]
+                if _rebinds_itself(small.value, name):
+                    # `self.k = self.k.unsqueeze(0).to(device)`: the other methods read this one
+                    attrs[:] = [a for a in attrs if a.attr != name[5:]]
                 attrs.append(ClassAttr(name[5:], event.statement, small.value, shape, placed))
+
+
+def _rebinds_itself(value: cst.BaseExpression, name: str) -> bool:
+    """``self.k = self.k.unsqueeze(0).to(device)``: a chain of methods on the attribute itself."""
+    root = value
+    while isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute):
+        root = root.func.value
+    return root is not value and dotted(root) == name
 
 
 def attribute_shape(statement: cst.CSTNode, value: Value, semantic: Semantic) -> str | None:

@@ -325,7 +325,7 @@ model = Causal().cuda()
     def finish(self, context: Context) -> Iterator[Report]:
         if cuda_by_default(context):
             return  # `torch.set_default_tensor_type(torch.cuda.HalfTensor)`: made on the GPU
-        replicated: bool | None = None  # read once, when a tensor made on a GPU is found
+        replicated: list[str] | None = None  # read once, when a tensor made on a GPU is found
         for cls in self.attrs.classes:
             overridden = _override_moves(cls.node) if cls.custom_apply else set()
             if overridden is None:
@@ -366,7 +366,7 @@ model = Causal().cuda()
                     pinned = _on_the_first_gpu(attr.value, self.attrs.of(cls))
                     if pinned and replicated is None:
                         replicated = _replicated(context)
-                    if not (pinned and replicated):
+                    if not (pinned and replicated and _replicated_class(cls.node, context)):
                         continue  # `torch.zeros(1, device=device)`: where the caller says
                     message = (
                         f"`self.{attr.attr}` is a plain tensor made on one GPU: nn.DataParallel "
@@ -464,13 +464,32 @@ def _on_the_first_gpu(value: cst.BaseExpression, attrs: list[ClassAttr]) -> bool
 CUDA_TEXT = re.compile(r"^cuda(:0)?$")
 
 
-def _replicated(context: Context) -> bool:
-    """The file, or a project script that may import it, wraps a model in ``nn.DataParallel``,
-    which replicates modules onto several GPUs at each forward."""
+def _replicated(context: Context) -> list[str]:
+    """The texts of the file and of the project scripts that may import it which wrap a model
+    in ``nn.DataParallel``, which replicates modules onto several GPUs at each forward."""
     texts = [context.module.code]
     if context.path:
         texts += importer_texts(context.path)
-    return any(DATA_PARALLEL.search(text) for text in texts)
+    return [text for text in texts if DATA_PARALLEL.search(text)]
+
+
+def _replicated_class(node: cst.ClassDef, context: Context) -> bool:
+    """The class is a part of a wrapped model: built in another class's ``__init__`` (a
+    submodule), or itself the model handed to ``DataParallel`` (``DataParallel(Model(opt))``,
+    or a name bound to ``Model(...)`` and then wrapped); a loss beside it is not."""
+    name = node.name.value
+    if re.search(rf"\bself\.\w+\s*=\s*(\w+\.)*{name}\(", context.module.code):
+        return True
+    texts = [context.module.code]
+    if context.path:
+        texts += importer_texts(context.path)
+    for text in texts:
+        if re.search(rf"DataParallel\(\s*(\w+\.)*{name}\(", text):
+            return True
+        for bound in re.finditer(rf"(\w+)\s*=\s*(\w+\.)*{name}\(", text):
+            if re.search(rf"DataParallel\(\s*{bound.group(1)}\b", text):
+                return True
+    return False
 
 
 DATA_PARALLEL = re.compile(r"(?<![\w])DataParallel\(")

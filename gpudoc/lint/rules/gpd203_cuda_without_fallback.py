@@ -11,7 +11,7 @@ from gpudoc.lint.analysis import api
 from gpudoc.lint.analysis.events import CallEvent, CompareEvent, CudaEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.flow import guard_polarity, terminates
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import bound_names_of, dotted
 from gpudoc.lint.analysis.values import Place
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
 from gpudoc.lint.rules._checkpoints import (
@@ -529,7 +529,7 @@ class _Declared(cst.CSTVisitor):
         self.inert.add(id(node.key))
 
     def visit_Try(self, node: cst.Try) -> None:
-        if any(_falls_back(handler) for handler in node.handlers):
+        if any(_falls_back(handler, node) for handler in node.handlers):
             self.inert.update(code_ids(node.body))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -615,29 +615,50 @@ class _Tries(cst.CSTVisitor):
         self.caught: set[int] = set()
 
     def visit_Try(self, node: cst.Try) -> None:
-        if any(_falls_back(handler) for handler in node.handlers):
+        if any(_falls_back(handler, node) for handler in node.handlers):
             self.caught.update(code_ids(node.body))
 
 
-def _falls_back(handler: cst.ExceptHandler) -> bool:
+def _falls_back(handler: cst.ExceptHandler, attempt: cst.Try) -> bool:
+    """The handler catches what a failed CUDA call raises and redoes the attempt's work: it
+    binds a name the ``try:`` binds, and neither raises nor exits."""
     caught = handler.type
     names = (
         [caught]
         if caught is None or not isinstance(caught, cst.Tuple)
         else [element.value for element in caught.elements]
     )
-    broad = any(name is None or dotted(name) in BROAD_ERRORS for name in names)
+    if not any(name is None or dotted(name) in BROAD_ERRORS for name in names):
+        return False
     raises = _Raises()
     walk(handler.body, raises)
-    return broad and not raises.found
+    if raises.found:
+        return False
+    return bool(_bound_in(handler.body) & _bound_in(attempt.body))
+
+
+def _bound_in(block: cst.BaseSuite) -> set[str]:
+    bound: set[str] = set()
+    for statement in block.body if isinstance(block, cst.IndentedBlock) else ():
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    bound |= bound_names_of(target.target)
+    return bound
 
 
 class _Raises(cst.CSTVisitor):
+    """A ``raise``, or a call that ends the program (``sys.exit(1)``, ``exit()``)."""
+
     def __init__(self) -> None:
         self.found = False
 
     def visit_Raise(self, node: cst.Raise) -> None:
         self.found = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if (dotted(node.func) or "").rsplit(".", 1)[-1] in ("exit", "_exit", "quit", "abort"):
+            self.found = True
 
 
 def _gates_on_gpu(node: cst.Decorator) -> bool:

@@ -125,9 +125,10 @@ def resume(path):
         that does it) and the module it was built for, while that module is not placed yet."""
         self.early: list[tuple[cst.Call, str, str, cst.CSTNode]] = []
         """(the load, the optimizer, the module, the later move of the module)."""
-        self.unused: dict[int, tuple[int, str]] = {}
-        """Index in ``early`` -> (scope, optimizer name) while nothing has used that optimizer
-        since the move (``optimizer.step()``, ``train(net, optimizer)``)."""
+        self.unused: dict[int, tuple[int, str, bool]] = {}
+        """Index in ``early`` -> (scope, optimizer name, whether the move was in a branch) while
+        nothing has used that optimizer since the move (``optimizer.step()``, ``train(net,
+        optimizer)``)."""
         self.rebuilt: set[int] = set()
         """Indexes in ``early`` whose optimizer was built again before any use: its restored
         state never meets a step."""
@@ -137,9 +138,12 @@ def resume(path):
 
     def on_binding(self, event: BindingEvent, semantic: Semantic) -> None:
         """``model = model.cuda()`` places it; ``optimizer = Adam(model.parameters())``."""
-        for index, (scope, optimizer) in list(self.unused.items()):
-            if scope == semantic.scope_id and optimizer == event.name:
-                self.rebuilt.add(index)  # `optimizer = optim.Adam(...)` again: never stepped
+        for index, (scope, optimizer, branched) in list(self.unused.items()):
+            # `optimizer = optim.Adam(...)` again, never stepped; not when only a branch
+            # builds it again (`if args.reset_optimizer:`): the other path steps the old one
+            wide = branched or not semantic.in_branch
+            if scope == semantic.scope_id and optimizer == event.name and wide:
+                self.rebuilt.add(index)
                 del self.unused[index]
         value, previous = event.value, event.previous
         module_before = previous is not None and previous.kind is Kind.MODULE
@@ -191,7 +195,7 @@ def resume(path):
         names = {dotted(arg.value) for arg in event.node.args}
         if isinstance(func, cst.Attribute):
             names.add(dotted(func.value))
-        for index, (scope, optimizer) in list(self.unused.items()):
+        for index, (scope, optimizer, _branched) in list(self.unused.items()):
             if scope == semantic.scope_id and optimizer in names:
                 del self.unused[index]
 
@@ -225,7 +229,11 @@ def resume(path):
         for optimizer, (load, built) in list(loaded.items()):
             if built == module:
                 self.early.append((load, optimizer, module, statement))
-                self.unused[len(self.early) - 1] = (semantic.scope_id, optimizer)
+                self.unused[len(self.early) - 1] = (
+                    semantic.scope_id,
+                    optimizer,
+                    semantic.in_branch,
+                )
                 del loaded[optimizer]
 
     def finish(self, context: Context) -> Iterator[Report]:

@@ -58,8 +58,9 @@ class HostTensorInNcclCollective(Rule):
     (`"cuda:nccl,cpu:gloo"`). A
     backend chosen with `"nccl" if torch.cuda.is_available() else "gloo"` is NCCL wherever
     there is a GPU: those calls are reported. So is `init_process_group()` with no backend in
-    a file that calls `torch.cuda.set_device`: since PyTorch 2.6 it makes the accelerator's
-    backend alone (NCCL on a GPU), where earlier versions also made gloo for CPU tensors.
+    a file that calls `torch.cuda.set_device`: recent PyTorch (2.13, read in its source) makes
+    the accelerator's backend alone, NCCL on a GPU; older versions also made gloo for CPU
+    tensors, where the call works.
 
     ## Fix safety
     No fix: where the result is read back decides whether the tensor should move.
@@ -126,8 +127,8 @@ model = torch.nn.Linear(2, 2).to("cuda")
         self.nccl_default = False
         """An ``add_argument(..., default="nccl")``: a backend read from ``args`` is NCCL."""
         self.unnamed_backend = False
-        """``init_process_group()`` without a backend: the accelerator's alone (NCCL on a GPU;
-        PyTorch 2.6 and later, before which it also made gloo for CPU tensors)."""
+        """``init_process_group()`` without a backend: the accelerator's alone in recent
+        PyTorch (NCCL on a GPU); older versions also made gloo for CPU tensors."""
         self.sets_device = False
         """``torch.cuda.set_device(rank)``: each rank runs on a GPU."""
 

@@ -11,6 +11,7 @@ from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import assigned_value, dotted
 from gpudoc.lint.analysis.values import UNKNOWN, Kind, Value
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
+from gpudoc.lint.visit import children
 
 
 class ShuffleWithCudaDefaultDevice(Rule):
@@ -271,5 +272,5 @@ def _names_cuda(argument: cst.BaseExpression, value: Value) -> bool:
         node = stack.pop()
         if isinstance(node, cst.SimpleString | cst.FormattedStringText) and "cuda" in node.value:
             return True
-        stack.extend(node.children)
+        stack.extend(children(node))
     return False
