@@ -204,3 +204,24 @@ dist.all_reduce(tensor)
 def test_a_backend_option_that_may_name_nccl() -> None:
     assert lines(BENCHMARK.format(choices='["gloo", "nccl"]'), "GPD404") == [9]
     assert lines(BENCHMARK.format(choices='["gloo", "mpi"]'), "GPD404") == []
+
+
+# open-mmlab/mmdetection#638 (recall 72/14): OpenMMLab's MMDataParallel scatters the host batch
+# onto the GPUs itself, as nn.DataParallel does
+MM_PARALLEL = """\
+import torch
+from mmcv.parallel import MMDataParallel
+
+
+def train_detector(model, dataset, cfg):
+    data_loader = torch.utils.data.DataLoader(dataset, batch_size=2)
+    model = {wrapped}.cuda()
+    for data in data_loader:
+        losses = model(img=data)
+"""
+
+
+def test_mmcv_data_parallel_scatters_host_batches() -> None:
+    wrapped = "MMDataParallel(model, device_ids=range(cfg['gpus']))"
+    assert lines(MM_PARALLEL.format(wrapped=wrapped), "GPD101") == []
+    assert lines(MM_PARALLEL.format(wrapped="model"), "GPD101") == [9]

@@ -311,6 +311,8 @@ DATAPARALLEL = frozenset(
         "torch.nn.parallel.DataParallel",
         "torch_geometric.nn.DataParallel",  # scatters a list of graphs (DataListLoader batches)
         "torch_geometric.nn.data_parallel.DataParallel",
+        "mmcv.parallel.MMDataParallel",  # OpenMMLab's: scatters its DataContainer batches
+        "mmcv.parallel.data_parallel.MMDataParallel",
     }
 )
 GRAPH_LOADERS = frozenset(
