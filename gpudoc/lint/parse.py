@@ -49,12 +49,15 @@ def too_big_to_parse(source: str) -> str | None:
     return None
 
 
-def parse_text(source: str) -> cst.Module:
+def parse_text(source: str, linted: bool = False) -> cst.Module:
     """``libcst.parse_module`` without validating its own nodes again, for text Python parses;
-    raises what ``libcst.parse_module`` raises."""
+    raises what ``libcst.parse_module`` raises. ``linted``: the text the run lints, whose
+    statement lines positions.py asks for again (remembered for it); a helper's or a fixed
+    statement's text would push the linted file's out of that two-text memory."""
     with _unvalidated():
         module = cst.parse_module(source)
-    if statement_lines(source) is None:  # Python refuses it: libcst's validation may too
+    lines = statement_lines(source) if linted else statement_lines.__wrapped__(source)
+    if lines is None:  # Python refuses it: libcst's validation may too
         return cst.parse_module(source)
     return module
 
@@ -80,7 +83,7 @@ def parse_module(source: str) -> cst.Module:
         return _last[0][1]
     if _last and _last[0][0] == source:
         return _last[0][1]
-    module = parse_text(source)
+    module = parse_text(source, linted=True)
     remember(source, module)
     return module
 
