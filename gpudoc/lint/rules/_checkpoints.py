@@ -37,7 +37,7 @@ from gpudoc.lint.analysis.names import (
     top_level_runs,
 )
 from gpudoc.lint.rules._device_names import Binding, device_text
-from gpudoc.lint.rules._helpers import Conditions, every_parameter
+from gpudoc.lint.rules._helpers import Conditions, argparse_option, every_parameter
 from gpudoc.lint.rules._project_scripts import importer_texts
 from gpudoc.lint.visit import code_ids, walk
 
@@ -951,22 +951,19 @@ class CheckpointScan(cst.CSTVisitor):
         return bool(evidence) and min(evidence) == WEAK
 
     def _option(self, node: cst.Call) -> None:
-        flags = [string_value(arg.value) or "" for arg in node.args if arg.keyword is None]
-        keywords = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
-        long = [flag for flag in flags if flag.startswith("--")] or flags
-        if not long:
+        option = argparse_option(node)
+        if option is None:
             return
-        dest = string_value(keywords["dest"]) if "dest" in keywords else None
-        dest = dest or long[0].lstrip("-").replace("-", "_")
+        flag, dest, keywords = option
         action = string_value(keywords["action"]) if "action" in keywords else None
         if action == "store_true" and _default_is(keywords, "True"):
             self.always_on.add(dest)
-        if CPU_SWITCH.search(long[0]) and _may_choose_cpu(long[0], keywords):
-            self.cpu_options[dest] = long[0]
+        if CPU_SWITCH.search(flag) and _may_choose_cpu(flag, keywords):
+            self.cpu_options[dest] = flag
             if action in (None, "store") and dotted(keywords.get("type", cst.Name("x"))) != "bool":
-                self.value_options.append((dest, f"the `{long[0]}` option"))
+                self.value_options.append((dest, f"the `{flag}` option"))
             else:
-                self._evidence(2, f"the `{long[0]}` option")
+                self._evidence(2, f"the `{flag}` option")
         default = keywords.get("default")
         required = dotted(keywords["required"]) == "True" if "required" in keywords else False
         no_default = default is None or dotted(default) == "None"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -296,3 +297,23 @@ class Conditions(cst.CSTVisitor):
     def visit_Comparison(self, node: cst.Comparison) -> None:
         if self.comparisons:
             self._test(node)
+
+
+class Option(NamedTuple):
+    """An ``add_argument`` call's option: its long flag (else its first), where argparse stores
+    it, and the call's keyword arguments."""
+
+    flag: str
+    dest: str
+    keywords: dict[str, cst.BaseExpression]
+
+
+def argparse_option(call: cst.Call) -> Option | None:
+    """``parser.add_argument("-b", "--backend", dest=..., ...)`` read; None without a flag."""
+    flags = [string_value(arg.value) or "" for arg in call.args if arg.keyword is None]
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    long = [flag for flag in flags if flag.startswith("--")] or flags
+    if not long:
+        return None
+    dest = string_value(keywords["dest"]) if "dest" in keywords else None
+    return Option(long[0], dest or long[0].lstrip("-").replace("-", "_"), keywords)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpudoc.lint.analysis.names import dotted, return_values
+from gpudoc.lint.analysis.names import class_method, dotted, return_values
 from gpudoc.lint.rules._checkpoints import CheckpointScan, LoadSite
 from gpudoc.lint.visit import walk
 
@@ -34,18 +34,12 @@ def _callee(
     ``self.name(...)`` calls."""
     func = call.func
     if isinstance(func, cst.Name):
-        return _function_in(module.body, func.value)
+        functions = (s for s in module.body if isinstance(s, cst.FunctionDef))
+        return next((f for f in functions if f.name.value == func.value), None)
     if isinstance(func, cst.Attribute) and dotted(func.value) == "self" and caller is not None:
         for statement in module.body:
             if isinstance(statement, cst.ClassDef) and caller in statement.body.body:
-                return _function_in(statement.body.body, func.attr.value)
-    return None
-
-
-def _function_in(body: object, name: str) -> cst.FunctionDef | None:
-    for statement in body if isinstance(body, list | tuple) else ():
-        if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
-            return statement
+                return class_method(statement, func.attr.value)
     return None
 
 

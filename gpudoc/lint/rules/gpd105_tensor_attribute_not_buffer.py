@@ -325,7 +325,9 @@ model = Causal().cuda()
     def finish(self, context: Context) -> Iterator[Report]:
         if cuda_by_default(context):
             return  # `torch.set_default_tensor_type(torch.cuda.HalfTensor)`: made on the GPU
-        replicated: list[str] | None = None  # read once, when a tensor made on a GPU is found
+        # the file's code and the texts that wrap a model in DataParallel: read once, when a
+        # tensor made on a GPU is found
+        replicated: tuple[str, list[str]] | None = None
         for cls in self.attrs.classes:
             overridden = _override_moves(cls.node) if cls.custom_apply else set()
             if overridden is None:
@@ -366,7 +368,11 @@ model = Causal().cuda()
                     pinned = _on_the_first_gpu(attr.value, self.attrs.of(cls))
                     if pinned and replicated is None:
                         replicated = _replicated(context)
-                    if not (pinned and replicated and _replicated_class(cls.node, context)):
+                    if (
+                        not pinned
+                        or replicated is None
+                        or not _replicated_class(cls.node, *replicated)
+                    ):
                         continue  # `torch.zeros(1, device=device)`: where the caller says
                     message = (
                         f"`self.{attr.attr}` is a plain tensor made on one GPU: nn.DataParallel "
@@ -464,26 +470,26 @@ def _on_the_first_gpu(value: cst.BaseExpression, attrs: list[ClassAttr]) -> bool
 CUDA_TEXT = re.compile(r"^cuda(:0)?$")
 
 
-def _replicated(context: Context) -> list[str]:
-    """The texts of the file and of the project scripts that may import it which wrap a model
-    in ``nn.DataParallel``, which replicates modules onto several GPUs at each forward."""
-    texts = [context.module.code]
-    if context.path:
-        texts += importer_texts(context.path)
-    return [text for text in texts if DATA_PARALLEL.search(text)]
+def _replicated(context: Context) -> tuple[str, list[str]]:
+    """The file's code, and the texts of the file and of the project scripts that may import
+    it which wrap a model in ``nn.DataParallel``, which replicates modules onto several GPUs at
+    each forward."""
+    code = context.module.code
+    texts = [code, *importer_texts(context.path)] if context.path else [code]
+    return code, [text for text in texts if DATA_PARALLEL.search(text)]
 
 
-def _replicated_class(node: cst.ClassDef, context: Context) -> bool:
-    """The class is a part of a wrapped model: built in another class's ``__init__`` (a
-    submodule), or itself the model handed to ``DataParallel`` (``DataParallel(Model(opt))``,
-    or a name bound to ``Model(...)`` and then wrapped); a loss beside it is not."""
+def _replicated_class(node: cst.ClassDef, code: str, wrapping: list[str]) -> bool:
+    """The class is a part of a model that ``wrapping`` (texts that call ``DataParallel``)
+    wraps: built in another class's ``__init__`` in ``code`` (a submodule), or itself the model
+    handed to ``DataParallel`` (``DataParallel(Model(opt))``, or a name bound to
+    ``Model(...)`` and then wrapped); a loss beside it is not."""
+    if not wrapping:
+        return False
     name = node.name.value
-    if re.search(rf"\bself\.\w+\s*=\s*(\w+\.)*{name}\(", context.module.code):
+    if re.search(rf"\bself\.\w+\s*=\s*(\w+\.)*{name}\(", code):
         return True
-    texts = [context.module.code]
-    if context.path:
-        texts += importer_texts(context.path)
-    for text in texts:
+    for text in wrapping:
         if re.search(rf"DataParallel\(\s*(\w+\.)*{name}\(", text):
             return True
         for bound in re.finditer(rf"(\w+)\s*=\s*(\w+\.)*{name}\(", text):

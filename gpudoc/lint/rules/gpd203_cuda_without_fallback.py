@@ -270,7 +270,7 @@ def nopeak_mask(size):
         if declared.needs_gpu:
             return  # checked in a decorator or an assert, or a required --device cuda
         found = scan(context.module, path=context.path)
-        declared.inert |= declared.unread(found)
+        declared.inert |= declared.unread(found) | caught_ids(context.module)
         gpu_job = flags.cuda_only or flags.per_rank_device or flags.constant_set_device
         if gpu_job and not _falls_back_to_cpu(found.all_evidence()):
             return  # one process per GPU, each on its own: CUDA is what the script runs on
@@ -528,10 +528,6 @@ class _Declared(cst.CSTVisitor):
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self.inert.add(id(node.key))
 
-    def visit_Try(self, node: cst.Try) -> None:
-        if any(_falls_back(handler, node) for handler in node.handlers):
-            self.inert.update(code_ids(node.body))
-
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         """``class Device(str, Enum): CUDA = "cuda"``: the name of a choice, made elsewhere."""
         if not any((dotted(base.value) or "").endswith("Enum") for base in node.bases):
@@ -601,12 +597,12 @@ BROAD_ERRORS = frozenset({"Exception", "BaseException", "RuntimeError", "Asserti
 """What a failed CUDA call raises (no GPU, or torch built without CUDA)."""
 
 
-def caught_ids(function: cst.FunctionDef) -> set[int]:
-    """The ids of the nodes in the ``try:`` blocks of ``function`` whose handler falls back
-    (``try: idx = torch.sort(s.cuda())`` / ``except: idx = torch.sort(s)``): a CPU-only host
-    takes the handler; one that raises again is none."""
+def caught_ids(node: cst.CSTNode) -> set[int]:
+    """The ids of the nodes in the ``try:`` blocks under ``node`` (a function, a module) whose
+    handler falls back (``try: idx = torch.sort(s.cuda())`` / ``except: idx =
+    torch.sort(s)``): a CPU-only host takes the handler; one that raises again is none."""
     tries = _Tries()
-    walk(function.body, tries)
+    walk(node, tries)
     return tries.caught
 
 

@@ -200,18 +200,19 @@ class _NoGradBlocks(cst.CSTVisitor):
         self.depth = 0
 
     def visit_With(self, node: cst.With) -> None:
-        calls = [item.item for item in node.items if isinstance(item.item, cst.Call)]
-        if any((dotted(call.func) or "").endswith("no_grad") for call in calls):
-            self.depth += 1
+        self.depth += _no_grad(node)
 
     def leave_With(self, original_node: cst.With) -> None:
-        calls = [item.item for item in original_node.items if isinstance(item.item, cst.Call)]
-        if any((dotted(call.func) or "").endswith("no_grad") for call in calls):
-            self.depth -= 1
+        self.depth -= _no_grad(original_node)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         if self.depth:
             self.inside.add(id(node))
+
+
+def _no_grad(node: cst.With) -> bool:
+    calls = [item.item for item in node.items if isinstance(item.item, cst.Call)]
+    return any((dotted(call.func) or "").endswith("no_grad") for call in calls)
 
 
 def _makes_parameter(node: cst.BaseExpression, semantic: Semantic) -> bool:

@@ -10,7 +10,12 @@ from gpudoc.lint.analysis.events import CallEvent, Semantic
 from gpudoc.lint.analysis.expressions import string_value
 from gpudoc.lint.analysis.names import keyword, name_counts
 from gpudoc.lint.rule import Context, Invalid, Report, Rule
-from gpudoc.lint.rules._helpers import bound_expression, is_process_group_init, may_be_nccl
+from gpudoc.lint.rules._helpers import (
+    argparse_option,
+    bound_expression,
+    is_process_group_init,
+    may_be_nccl,
+)
 
 
 class NcclWithoutRankDevice(Rule):
@@ -187,16 +192,13 @@ def _referred_names(module: cst.Module, names: set[str]) -> set[str]:
 def _nccl_option(call: cst.Call) -> str | None:
     """The dest of ``add_argument("--backend", choices=["gloo", "nccl"])`` (or a default of
     ``"nccl"``): an option that may make the group NCCL."""
-    flags = [string_value(arg.value) or "" for arg in call.args if arg.keyword is None]
-    long = [flag for flag in flags if flag.startswith("--")] or flags
-    named = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
-    if not long or "backend" not in long[0]:
+    option = argparse_option(call)
+    if option is None or "backend" not in option.flag:
         return None
-    offered = [named.get("default")]
-    choices = named.get("choices")
+    offered = [option.keywords.get("default")]
+    choices = option.keywords.get("choices")
     if isinstance(choices, cst.List | cst.Tuple | cst.Set):
         offered += [element.value for element in choices.elements]
     if not any(value is not None and string_value(value) == "nccl" for value in offered):
         return None
-    dest = string_value(named["dest"]) if "dest" in named else None
-    return dest or long[0].lstrip("-").replace("-", "_")
+    return option.dest
