@@ -509,11 +509,12 @@ class _LayerCalls(cst.CSTVisitor):
             self.found |= attribute in ("", "forward") or attribute in self.built
 
 
-def moves_a_parameter(function: cst.FunctionDef) -> bool:
-    """``mels = mels.cuda()``, ``x.to(self.device)``: the function moves one of its parameters."""
+def moves_a_parameter(function: cst.FunctionDef, only: str | None = None) -> bool:
+    """``mels = mels.cuda()``, ``x.to(self.device)``: the function moves one of its parameters
+    (``only`` that one: ``batch["x"].to(self.device)`` moves ``batch``'s items)."""
     params = function.params
     names = {p.name.value for p in (*params.posonly_params, *params.params)} - {"self"}
-    moves = _Moves(names)
+    moves = _Moves(names if only is None else names & {only})
     walk(function.body, moves)
     return moves.found
 

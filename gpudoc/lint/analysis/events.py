@@ -158,6 +158,10 @@ class Semantic(Protocol):
     def module_class_named(self, node: cst.BaseExpression) -> ModuleClass | None:
         """The nn.Module subclass ``node`` names, as ``is_module_class`` finds it."""
 
+    def class_method(self, class_name: str, method: str) -> cst.FunctionDef | None:
+        """The method of the file's (or a project module's) class as Python finds it for an
+        instance of that class: its own, else its bases'."""
+
     def returns_module(self, node: cst.BaseExpression) -> bool:
         """``node`` names one of the file's functions (not a class) whose walked returns
         include a module (``make_head(dim, n)``)."""

@@ -396,6 +396,11 @@ def join_values(first: Value | None, second: Value | None, join: Join) -> Value 
     if Place.UNKNOWN in places:
         return replace(first, place=Place.UNKNOWN).unconditional()
     device = first if first.place is Place.DEVICE else second
+    other = second if device is first else first
+    if first.kind is Kind.MODULE and other.place is Place.HOST and not other.weighted:
+        # `criterion = nn.CrossEntropyLoss()` on one path, moved on the other: nothing of it
+        # needs moving, it computes wherever its inputs are
+        return device.unconditional()
     if join == "guard" or first.kind is Kind.MODULE:
         # a module moved in an unrelated branch keeps `moved_if`, which GPD102 reports
         return device

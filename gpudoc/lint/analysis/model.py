@@ -278,6 +278,10 @@ class SemanticModel:
         found = self.local_class(dotted(node) or "")
         return found if isinstance(found, ModuleClass) else None
 
+    def class_method(self, class_name: str, method: str) -> cst.FunctionDef | None:
+        scope = self.class_scopes.get(class_name) or self.foreign_module_scopes.get(class_name)
+        return scope.method(method) if scope is not None else None
+
     def returns_module(self, node: cst.BaseExpression) -> bool:
         name = dotted(node) or ""
         function = self.local_functions.get(name)

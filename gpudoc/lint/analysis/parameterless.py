@@ -57,7 +57,8 @@ def _plain_base(qualified: str) -> bool:
     nn.CrossEntropyLoss)``, whose ``forward`` calls ``super().forward``)."""
     prefix, _, last = qualified.rpartition(".")
     weightless = prefix == "torch.nn" and bool(WEIGHTLESS.fullmatch(last))
-    return qualified in PLAIN_BASES or (weightless and last not in WITH_WEIGHTS)
+    # `class Embedding(nn.Module, ABC)`: the abstract-class marker holds nothing
+    return qualified in (*PLAIN_BASES, "abc.ABC") or (weightless and last not in WITH_WEIGHTS)
 
 
 @lru_cache(maxsize=256)
@@ -82,9 +83,24 @@ def _body_sources(node: cst.ClassDef, empty_classes: frozenset[str]) -> frozense
             return None
     methods = [s.name.value for s in node.body.body if isinstance(s, cst.FunctionDef)]
     called = any(name in ("forward", "__call__") for name in methods)
+    if not called and not sources and _abstract(node):
+        return frozenset()  # an abstract base: its subclasses' bodies say what they hold
     if not called and not (sources and any(name != "__init__" for name in methods)):
         return None
     return frozenset(sources)
+
+
+def _abstract(node: cst.ClassDef) -> bool:
+    """A method of the class is an ``@abstractmethod``: a base for subclasses, never a
+    stand-in for a real model."""
+    return any(
+        isinstance(statement, cst.FunctionDef)
+        and any(
+            (dotted(d.decorator) or "").rsplit(".", 1)[-1] == "abstractmethod"
+            for d in statement.decorators
+        )
+        for statement in node.body.body
+    )
 
 
 def _harmless_class_statement(statement: cst.BaseStatement | cst.BaseSmallStatement) -> bool:
@@ -208,6 +224,8 @@ class _Stores(cst.CSTVisitor):
             or _numbers_comprehension(value)
         )
         given = _given_root(value, self.given) if value is not None and not harmless else None
+        if given is None and not harmless and value is not None:
+            given = _parameter_of_given(value, self.given)
         if given is not None:
             self.sources.add(given)  # `self.net = net`, `self.max_len = net.max_len`
         else:
@@ -252,6 +270,17 @@ def _bound_method(value: cst.BaseExpression) -> bool:
     """``OneHot(n).forward``: a method of a fresh object, kept as a function; assigning it
     registers nothing."""
     return isinstance(value, cst.Attribute) and isinstance(value.value, cst.Call)
+
+
+def _parameter_of_given(value: cst.BaseExpression, given: set[str]) -> str | None:
+    """``nn.Parameter(weight.detach().clone())``: a parameter made of the tensor the caller
+    gives, on that tensor's device (consistency_models' ``SoftmaxModel(backbone.weight)``)."""
+    if not isinstance(value, cst.Call) or not value.args:
+        return None
+    if (dotted(value.func) or "").rsplit(".", 1)[-1] != "Parameter":
+        return None
+    root = _chain_root(value.args[0].value)
+    return root.value if isinstance(root, cst.Name) and root.value in given else None
 
 
 def _given_root(value: cst.BaseExpression, given: set[str]) -> str | None:

@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
@@ -36,6 +37,7 @@ from gpudoc.lint.analysis.names import (
     return_values,
     top_level_runs,
 )
+from gpudoc.lint.rules._cuda_extensions import compiles_cuda_at_import
 from gpudoc.lint.rules._device_names import Binding, device_text
 from gpudoc.lint.rules._helpers import Conditions, argparse_option, every_parameter
 from gpudoc.lint.rules._project_scripts import importer_texts
@@ -838,10 +840,15 @@ class CheckpointScan(cst.CSTVisitor):
     @property
     def cpu_path(self) -> str | None:
         """The best evidence that the script runs on the CPU too (``torch.cuda.is_available()``)."""
-        if self.requires_gpu:
+        if self.requires_gpu or self.needs_cuda_extension:
             return None
         evidence = self.all_evidence()
         return evidence[min(evidence)] if evidence else None
+
+    @cached_property
+    def needs_cuda_extension(self) -> bool:
+        """An import compiles a CUDA-only extension: the script fails at start without CUDA."""
+        return compiles_cuda_at_import(self.module, self.path)
 
     def all_evidence(self) -> dict[int, str]:
         evidence = dict(self.evidence)
@@ -1191,6 +1198,8 @@ class CheckpointScan(cst.CSTVisitor):
 
     def _on_cpu(self, obj: cst.BaseExpression) -> bool:
         if ".cpu()" in self.module.code_for_node(obj) or _host_made(obj):
+            return True
+        if isinstance(obj, cst.Call) and _copies_to_cpu(obj):
             return True
         func = obj.func if isinstance(obj, cst.Call) else None
         if isinstance(func, cst.Attribute) and func.attr.value == "state_dict":
@@ -1832,6 +1841,8 @@ def _only_seeds(node: cst.If) -> bool:
     return True
 
 
+CPU_HELPER = re.compile(r"(^|_)cpu($|_)", re.I)
+"""``as_cpu``, ``to_cpu``, ``move_to_cpu``, a ``cpu=`` keyword: names of host copies."""
 PLAIN_VALUE = re.compile(
     r"^(epoch|step|iteration|iter|best_\w+|lr|loss|args|config|\w*_(acc|score))s?$"
 )
@@ -1839,11 +1850,32 @@ PLAIN_VALUE = re.compile(
 
 
 def _items_brought_to_cpu(function: cst.FunctionDef, name: str) -> bool:
-    """``for k in sd: sd[k] = sd[k].cpu()`` in ``function``: every item of ``name`` copied to
-    the CPU."""
+    """``for k in sd: sd[k] = sd[k].cpu()`` (or ``for k, v in sd.items(): sd[k] = v.cpu()``,
+    KAIR's ``save_network``) in ``function``: every item of ``name`` copied to the CPU."""
     code = cst.Module([]).code_for_node(function)
-    pattern = rf"\b{re.escape(name)}\[(\w+)\]\s*=\s*{re.escape(name)}\[\1\]\.cpu\(\)"
-    return re.search(pattern, code) is not None
+    own = re.escape(name)
+    if re.search(rf"\b{own}\[(\w+)\]\s*=\s*{own}\[\1\]\.cpu\(\)", code):
+        return True
+    loop = re.search(rf"\bfor\s+(\w+)\s*,\s*(\w+)\s+in\s+{own}\.items\(\)", code)
+    if loop is None:
+        return False
+    key, item = (re.escape(part) for part in loop.groups())
+    return re.search(rf"\b{own}\[{key}\]\s*=\s*{item}\.cpu\(\)", code) is not None
+
+
+def _copies_to_cpu(call: cst.Call) -> bool:
+    """``as_cpu(optimizer.state_dict())``, ``state_dict(model, cpu=True)`` (Jacinle's helpers):
+    a helper that says it returns host copies."""
+    name = dotted(call.func) or ""
+    if CPU_HELPER.search(name.rsplit(".", 1)[-1]):
+        return True
+    return any(
+        arg.keyword is not None
+        and CPU_HELPER.search(arg.keyword.value)
+        and isinstance(arg.value, cst.Name)
+        and arg.value.value == "True"
+        for arg in call.args
+    )
 
 
 def _only_shows(node: cst.If) -> bool:

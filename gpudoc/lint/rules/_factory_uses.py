@@ -108,6 +108,13 @@ class Uses(cst.CSTVisitor):
             if isinstance(mask, cst.Comparison):
                 for operand in (mask.left, *(c.comparator for c in mask.comparisons)):
                     self.note_index(operand)
+            elif isinstance(mask, cst.BinaryOperation):
+                # `logits[:, B + i - 1]`: an index shifted by numbers is an index still
+                operands = _operands(mask)
+                mine = [op for op in operands if self.is_mine(chain_root(op, self.call))]
+                if all(op in mine or _plain_operand(op, self.host) for op in operands):
+                    for operand in mine:
+                        self.note_index(operand)
             else:
                 self.note_index(mask)
         elif isinstance(part, cst.Slice):  # `x[:, y:y + size]`: a bound is read as an int

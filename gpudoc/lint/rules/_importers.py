@@ -78,6 +78,9 @@ def _cpu_importers(path: str, depth: int) -> list[Importer]:
             continue
         choice, used = _script_choice(parsed.module, str(script))
         if choice is not None:
+            # `from losses import NCELoss` that the script never uses reaches nothing there
+            local_names = _imports_from(parsed.module, str(script), here)
+            names = frozenset(name for local, name in local_names.items() if local in used)
             found.append(Importer(script, choice, _reach(here, names, used)))
         elif depth > 1:
             # a project module between: what the scripts importing it reach of it, and so of us
@@ -309,6 +312,12 @@ class _Names(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self.found.add(node.value)
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False  # importing a name is not using it
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
 
 
 def _is_main_block(statement: cst.CSTNode) -> bool:

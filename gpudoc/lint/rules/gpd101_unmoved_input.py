@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from gpudoc.lint.analysis.calls import moves_a_parameter
 from gpudoc.lint.analysis.events import (
     BindingEvent,
     CallEvent,
@@ -476,6 +477,8 @@ def _moved_by_forward(module: Value, semantic: Semantic) -> frozenset[int | str]
     name = built_class(module.origin)
     cls = semantic.module_class_named(cst.Name(name)) if name else None
     forward = method_named(cls.node if cls is not None else None, "forward")
+    if forward is None and name:
+        forward = semantic.class_method(name, "forward")  # a base class's, run on this one
     if forward is None or not isinstance(forward.body, cst.IndentedBlock):
         return frozenset()
     params = [p.name.value for p in forward.params.params][1:]
@@ -495,7 +498,29 @@ def _moved_by_forward(module: Value, semantic: Semantic) -> frozenset[int | str]
             receiver = _moved_receiver(value) or _moved_by_helper(value, forward, semantic)
             if receiver is not None and receiver == dotted(target) and receiver in params:
                 moved.update((params.index(receiver), receiver))
+            receiver = _moved_by_method(value, name, semantic) if name else None
+            if receiver is not None and receiver in params:
+                moved.update((params.index(receiver), receiver))
     return frozenset(moved)
+
+
+def _moved_by_method(value: cst.BaseExpression, class_name: str, semantic: Semantic) -> str | None:
+    """``batch`` of ``x, y = self.process_data(batch)`` in ``forward``, where the instance's
+    class (a subclass, for a hook its base's ``forward`` calls) moves what it is given there
+    (``batch["x"].to(self.device)``)."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return None
+    if dotted(value.func.value) != "self":
+        return None
+    method = semantic.class_method(class_name, value.func.attr.value)
+    if method is None:
+        return None
+    params = [p.name.value for p in (*method.params.posonly_params, *method.params.params)]
+    for parameter in params[1:]:
+        given = argument_for(method, value, parameter, is_method=True)
+        if given is not None and moves_a_parameter(method, only=parameter):
+            return dotted(given.value)
+    return None
 
 
 def _moved_by_helper(

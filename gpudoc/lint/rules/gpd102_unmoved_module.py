@@ -16,6 +16,7 @@ from gpudoc.lint.analysis.values import Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report, Rule
 from gpudoc.lint.rules._default_device import cuda_by_default
 from gpudoc.lint.rules._helpers import all_on_host, any_on_device, input_on_device
+from gpudoc.lint.visit import code_ids, walk
 
 
 @dataclass
@@ -63,6 +64,24 @@ class ConditionalMove:
     """``statement`` binds the module on the path that leaves it on the host; else it is the
     move of the path that places it."""
     device_name: str | None = None
+
+
+def _in_else(module: cst.Module, move: ConditionalMove) -> bool:
+    """The move sits in the ``else`` (or an ``elif``) of the ``if`` whose test is ``move.test``."""
+    finder = _IfOf(move.test)
+    walk(module, finder)
+    orelse = finder.found.orelse if finder.found is not None else None
+    return orelse is not None and id(move.statement) in code_ids(orelse)
+
+
+class _IfOf(cst.CSTVisitor):
+    def __init__(self, test: cst.BaseExpression) -> None:
+        self.test = test
+        self.found: cst.If | None = None
+
+    def visit_If(self, node: cst.If) -> None:
+        if node.test is self.test:
+            self.found = node
 
 
 @dataclass(frozen=True)
@@ -389,8 +408,9 @@ out = model(x)
         yield from self.unmoved_with_device_inputs(context)
         for move in self.conditional_moves:
             test = context.code(move.test)
+            when = f"when `{test}` is false" if _in_else(context.module, move) else f"when `{test}`"
             message = (
-                f"`{move.name}` is moved to the device only when `{test}`, but "
+                f"`{move.name}` is moved to the device only {when}, but "
                 "it is used with device tensors on every path: move it unconditionally"
             )
             if move.unmoved:

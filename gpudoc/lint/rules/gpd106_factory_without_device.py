@@ -465,6 +465,10 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         """``h = torch.zeros(...)`` (also ``Variable(torch.zeros(...))``): ``h`` holds it."""
         key = (semantic.scope_id, event.name)
         value = event.assigned
+        if value is None:
+            # `noise = keep_prob` then `noise += torch.rand(...)` (EfficientNet's drop_connect):
+            # the number became the added tensor, which the walk binds only then
+            value = _added_to_number(event)
         owner = _made_on_input_device(value)
         if owner is not None and (semantic.scope_id, owner) not in self.host_held:
             # `pos = torch.arange(n, device=inv.device)`, `inv` a factory's tensor: on the host
@@ -663,6 +667,7 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         device: an in-place update keeps the host tensor, and a CUDA operand fails it, even a
         0-dim one (a host 0-dim tensor mixes with CUDA only as an operand, never as the
         output)."""
+        self.note_added_to_number(event, semantic)
         if not (event.added.is_tensorish and event.added.place is Place.DEVICE):
             return
         if semantic.function is None or semantic.on_cpu_path:
@@ -679,6 +684,23 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
             if factory not in self.moved_later:
                 # `mask[i] += m[i]` then `return mask.cuda()`: it failed before the move
                 self.updated_in_place.add(factory)
+
+    def note_added_to_number(self, event: AugmentedEvent, semantic: Semantic) -> None:
+        """``keep = 1 - p``, ``noise = keep`` then ``noise += torch.rand(...)`` (EfficientNet's
+        drop_connect): a name that held no tensor now holds the factory's. (A tensor it held
+        would be updated in place on its own device, the factory's tensor meeting it there.)"""
+        target = event.node.target
+        if not isinstance(target, cst.Name) or event.target.is_tensorish:
+            return
+        held = self.held_in(semantic)
+        factory = factory_inside(event.node.value, self.calls, held)
+        if factory is None:
+            return
+        key = (semantic.scope_id, target.value)
+        self.held[key] = factory
+        strict = self.host_factory(event.node.value, semantic)
+        if strict is not None:
+            self.host_held[key] = strict
 
     def note_combining_call(self, event: CallEvent, semantic: Semantic) -> None:
         """``torch.cat([torch.ones(n, 1), labels])``, ``torch.where(c, x, torch.zeros(n))``,
@@ -1413,6 +1435,17 @@ def _several_gpus(context: Context) -> bool:
 
 SEVERAL_GPUS = re.compile(r"init_process_group|DistributedDataParallel|cuda:[1-9]|\.cuda\(\s*[1-9]")
 """A file that runs on more than one GPU: a process group, or a second GPU named."""
+
+
+def _added_to_number(event: BindingEvent) -> cst.BaseExpression | None:
+    """The tensor added to the name in ``name += tensor``, a binding the walk makes only when
+    the name held a number (or nothing) before."""
+    statement = event.statement
+    parts = statement.body if isinstance(statement, cst.SimpleStatementLine) else [statement]
+    for part in parts:
+        if isinstance(part, cst.AugAssign) and dotted(part.target) == event.name:
+            return part.value
+    return None
 
 
 def _made_on_input_device(value: cst.BaseExpression | None) -> str | None:

@@ -1,0 +1,53 @@
+"""Recall sets 73 and 74: real device bugs (from fix commits and issue threads) reduced to their
+shape, each next to the correct code the rule must leave alone."""
+
+from __future__ import annotations
+
+from lint_lines import lines
+
+# lukemelas/EfficientNet-PyTorch#29 (recall 73/01): drop_connect starts its mask from a number
+# and adds the random tensor in place, on the host, then scales the device input by it
+DROP_CONNECT = """\
+import torch
+from torch import nn
+
+
+def drop_connect(inputs, p, training):
+    if not training:
+        return inputs
+    keep_prob = 1 - p
+    random_tensor = keep_prob
+    random_tensor += torch.rand([inputs.shape[0], 1, 1, 1], dtype=inputs.dtype{device})
+    binary_tensor = torch.floor(random_tensor)
+    return inputs / keep_prob * binary_tensor
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3)
+
+    def forward(self, x):
+        return drop_connect(self.conv(x), 0.2, self.training)
+
+
+model = Block(3).cuda()
+model(torch.randn(1, 3, 8, 8).cuda())
+"""
+
+
+def test_a_number_made_a_host_tensor_by_an_augmented_add() -> None:
+    assert lines(DROP_CONNECT.format(device=""), "GPD106") == [10]
+    assert lines(DROP_CONNECT.format(device=", device=inputs.device"), "GPD106") == []
+    # the same number bound to the sum in one statement was already reported
+    one_statement = DROP_CONNECT.format(device="").replace(
+        "random_tensor = keep_prob\n    random_tensor += ", "random_tensor = keep_prob + "
+    )
+    assert lines(one_statement, "GPD106") == [9]
+
+
+def test_a_number_made_a_host_tensor_then_moved_is_placed() -> None:
+    moved = DROP_CONNECT.format(device="").replace(
+        "torch.floor(random_tensor)", "torch.floor(random_tensor).to(inputs.device)"
+    )
+    assert lines(moved, "GPD106") == []
