@@ -51,3 +51,43 @@ def test_a_number_made_a_host_tensor_then_moved_is_placed() -> None:
         "torch.floor(random_tensor)", "torch.floor(random_tensor).to(inputs.device)"
     )
     assert lines(moved, "GPD106") == []
+
+
+# asteroid-team/asteroid#603 (recall 74a/02): forward calls a padding helper defined below its
+# class; the body runs once the module is loaded, when the helper exists
+PADDER = """\
+import torch
+from torch import nn
+
+
+class Padder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(1, 4, 3)
+
+    def forward(self, x):
+        x = pad(x, 8)
+        return self.conv(x)
+
+
+def pad(x, lcm):
+    padding = torch.zeros(list(x.shape[:-1]) + [lcm]{device})
+    return torch.cat([x, padding], dim=-1)
+
+
+model = Padder().cuda()
+model(torch.randn(1, 1, 30).cuda())
+"""
+
+
+def test_a_helper_defined_below_the_method_that_calls_it() -> None:
+    assert lines(PADDER.format(device=""), "GPD106") == [16]
+    assert lines(PADDER.format(device=", device=x.device"), "GPD106") == []
+
+
+def test_module_level_code_above_a_definition_does_not_call_it() -> None:
+    # a call above the `def` at module level would fail with NameError first: not walked
+    source = "import torch\n\nx = make(torch.randn(2).cuda())\n\n\ndef make(t):\n" + (
+        "    return t + torch.zeros(2)\n"
+    )
+    assert lines(source, "GPD106") == []

@@ -213,7 +213,7 @@ class CallEvaluator:
         local = self.model.local_class(name)
         callee = self.model.scope.lookup(name)
         args = self.evaluator.eval_args(node)
-        function = self.model.local_functions.get(name)
+        function = self.model.local_functions.get(name) or self.defined_later(name)
         if function is not None and callee is None and local is None:
             note_helper(self.model, function, node)
             result = self.bodies.call_function(function, node, args, self.model.globals_view())
@@ -236,6 +236,16 @@ class CallEvaluator:
         if name not in BUILTINS:
             self.placement.forget(node, args)
         return builtin_value(name, args)
+
+    def defined_later(self, name: str) -> cst.FunctionDef | None:
+        """A function of this file defined below the function body being walked: it exists
+        when the body runs (not at module level, where the call would fail first)."""
+        model = self.model
+        if model.scope.function is None or model.home_module is not None:
+            return None
+        if name in model.project_imports or model.local_class(name) is not None:
+            return None
+        return model.later_functions.get(name)
 
     def module_instance(self, node: cst.Call, local: ModuleClass, args: list[Value]) -> Value:
         """``Net(...)`` of a module class of the project: on the host, unless it places itself

@@ -90,6 +90,14 @@ class SemanticModel:
         """Functions imported from the project's other modules, with their home module."""
         self.local_functions: dict[str, cst.FunctionDef] = {}
         """Module-level functions of this file by name: calls walk their bodies."""
+        self.later_functions: dict[str, cst.FunctionDef] = {
+            statement.name.value: statement
+            for statement in (self.module.body if self.module is not None else ())
+            if isinstance(statement, cst.FunctionDef)
+        }
+        """Every module-level ``def`` of this file, also those below the point of the walk: a
+        function body runs once the module is loaded, when they exist (``forward`` calling a
+        ``pad()`` defined after its class)."""
         self.local_classes: dict[str, ModuleClass | str] = {}
         """Class name -> its ModuleClass, or ``"dataset"``."""
         self.project_module_names: dict[str, Path] = {}
