@@ -91,3 +91,29 @@ def test_module_level_code_above_a_definition_does_not_call_it() -> None:
         "    return t + torch.zeros(2)\n"
     )
     assert lines(source, "GPD106") == []
+
+
+# allenai/allennlp#5656 (recall 74a/04, its core): device outputs collected with `append`, then
+# converted one by one
+COLLECTED = """\
+import numpy as np
+import torch
+from torch import nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 2).to(device)
+outs = []
+for x in [torch.randn(3, 4) for _ in range(5)]:
+    out = model(x.to(device))
+    outs.append(out{host})
+first = outs[0].detach().numpy()
+every = np.concatenate([o.detach().numpy() for o in outs])
+whole = np.concatenate(outs)
+"""
+
+
+def test_tensors_collected_by_append_keep_their_device() -> None:
+    assert lines(COLLECTED.format(host=""), "GPD202") == [11, 12, 13]
+    assert lines(COLLECTED.format(host=".detach().cpu()"), "GPD202") == []
+    # a number per step (`loss.item()`) makes a list of numbers
+    assert lines(COLLECTED.format(host=".sum().item()"), "GPD202") == []

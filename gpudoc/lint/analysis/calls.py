@@ -39,6 +39,7 @@ from gpudoc.lint.analysis.semantic import ModuleClass
 from gpudoc.lint.analysis.sharing import move_module, wrapper_place
 from gpudoc.lint.analysis.submodules import built_attributes
 from gpudoc.lint.analysis.values import (
+    APPENDED,
     SCALAR,
     UNKNOWN,
     Kind,
@@ -46,6 +47,7 @@ from gpudoc.lint.analysis.values import (
     Value,
     called_module,
     element_of,
+    join_places,
     replace,
 )
 from gpudoc.lint.visit import walk
@@ -247,6 +249,20 @@ class CallEvaluator:
             return None
         return model.later_functions.get(name)
 
+    def note_appended(self, name: str, held: Value, expr: cst.BaseExpression, item: Value) -> None:
+        """``outs = []`` then ``outs.append(model(x))``: a list of tensors where the appended
+        ones are (``outs[0].numpy()``, ``[o.numpy() for o in outs]``). Not ``loss[0]`` (a
+        number before PyTorch 0.4, an IndexError since). The conversion of the whole list
+        is GPD202's list rule's (_numpy_lists.py), which names the append."""
+        if held.items is None or not item.is_tensorish or item.place is Place.UNKNOWN:
+            return
+        if isinstance(expr, cst.Subscript):
+            return
+        items = (*held.items, item)[-MAX_APPENDED:]
+        if all(part.is_tensorish for part in items):
+            place = join_places([part.place for part in items])
+            self.model.assign_name(name, Value(Kind.BATCH, place, source=APPENDED, items=items))
+
     def module_instance(self, node: cst.Call, local: ModuleClass, args: list[Value]) -> Value:
         """``Net(...)`` of a module class of the project: on the host, unless it places itself
         or is built from placed modules; a wrapper of the caller's modules lives where they
@@ -394,6 +410,8 @@ class CallEvaluator:
             return element_of(receiver)  # `iter(loader).next()`, Python 2 style
         if method in api.SCALAR_METHODS:
             return SCALAR
+        if method == "append" and len(args) == 1 and isinstance(func.value, cst.Name):
+            self.note_appended(func.value.value, receiver, node.args[0].value, args[0])
         if method == "add_graph" and args and args[0].kind is Kind.MODULE:
             # TensorBoard's `writer.add_graph(model, x)` traces `model(x)`: a call of it
             name = dotted(node.args[0].value) or ""
@@ -499,6 +517,8 @@ def runs_own_layers(function: cst.FunctionDef, methods: Mapping[str, cst.Functio
 
 
 MAX_METHODS_FOLLOWED = 8
+MAX_APPENDED = 4
+"""Appends a list's value remembers (a loop appends on each of its walked iterations)."""
 
 
 class _LayerCalls(cst.CSTVisitor):

@@ -364,6 +364,10 @@ def join_values(first: Value | None, second: Value | None, join: Join) -> Value 
     if first == second:
         return first
     if first.kind is not second.kind:
+        if _empty_list(first) and second.kind is Kind.BATCH and second.items:
+            return second  # `outs = []` before a loop that appends: what it appended
+        if _empty_list(second) and first.kind is Kind.BATCH and first.items:
+            return first
         # `optimizer = SGD(...)` for training, `optimizer = None` for testing: where there is
         # an optimizer, it is that one
         if first.kind is Kind.OPTIMIZER and _binds_none(second):
@@ -407,6 +411,11 @@ def join_values(first: Value | None, second: Value | None, join: Join) -> Value 
     if places == {Place.DEVICE, Place.HOST} or Place.MIXED in places:
         return replace(device, place=Place.MIXED)
     return replace(first, place=Place.UNKNOWN)
+
+
+def _empty_list(value: Value) -> bool:
+    """``[]``: no element to be anywhere."""
+    return value.kind is Kind.UNKNOWN and value.items == ()
 
 
 def _either_instance(first: Value, second: Value) -> Value:

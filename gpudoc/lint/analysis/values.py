@@ -171,6 +171,8 @@ COLLATED = "collate"
 whatever that function builds (a ``BatchEncoding``, a batch class whose ``.to()`` moves it in
 place), not known to be plain tensors."""
 
+APPENDED = "appended"
+"""The source of a list value grown by ``append`` (``outs = []``, ``outs.append(out)``)."""
 ESTIMATOR = "sklearn-estimator"
 """The ``source`` of a scikit-learn estimator (``TSNE(n_components=2)``): its ``fit``,
 ``transform`` and ``predict`` methods turn their data into NumPy arrays."""

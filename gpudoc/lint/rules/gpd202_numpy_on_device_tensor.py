@@ -18,7 +18,7 @@ from gpudoc.lint.analysis.events import (
 )
 from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.analysis.values import ESTIMATOR, Kind, Place, Value
+from gpudoc.lint.analysis.values import APPENDED, ESTIMATOR, Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report
 from gpudoc.lint.rules._numpy_lists import NumpyOnDeviceLists
 
@@ -352,6 +352,8 @@ def _on_device_part(
     """The argument itself when it is on the device, or the first device tensor among the
     elements of a list or tuple display that mixes them with numbers (``[loss.item(), acc *
     100]``: NumPy converts each element)."""
+    if value.source == APPENDED:
+        return None  # a list filled by appends: _numpy_lists.py names the append
     if value.is_tensorish and value.place is Place.DEVICE:
         return node, value
     if value.items is None or not isinstance(node, cst.List | cst.Tuple):
