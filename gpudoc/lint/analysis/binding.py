@@ -9,7 +9,7 @@ from gpudoc.lint.analysis.expressions import Evaluator
 from gpudoc.lint.analysis.model import SemanticModel
 from gpudoc.lint.analysis.names import dotted
 from gpudoc.lint.analysis.semantic import ModuleClass
-from gpudoc.lint.analysis.values import Kind, Place, Value, replace
+from gpudoc.lint.analysis.values import APPENDED, UNKNOWN, Kind, Place, Value, replace
 
 
 class Binder:
@@ -72,7 +72,9 @@ class Binder:
             # a store into part of a tensor (`scores[a:b] = err`, `x[mask] = 0`) leaves it
             # where it is: PyTorch copies a value from another device, or fails. A batch (a
             # dict or list of tensors) gets an element that may live elsewhere
-            if held is not None and held.kind is Kind.BATCH:
+            if held is not None and held.source == APPENDED:
+                self.model.assign_name(base, UNKNOWN)  # `outs[i] = outs[i].cpu()`: not known
+            elif held is not None and held.kind is Kind.BATCH:
                 self.model.assign_name(base, held.with_place(Place.UNKNOWN))
 
     def builds_self_placing(self, value: Value) -> bool:
@@ -87,6 +89,9 @@ class Binder:
         self, name: str, target: cst.BaseExpression | None, value: Value, statement: cst.CSTNode
     ) -> None:
         scope = self.model.scope
+        if name.startswith("self.") and value.is_tensorish and value.place is Place.DEVICE:
+            # `self.x = torch.tensor(x, device="cuda")` in a Dataset: its batches too
+            self.model.note_device_data()
         if scope is self.model.module_scope and name in self.model.imports.aliases:
             # `crnn = crnn.CRNN(...)` after `import models.crnn as crnn`: the name holds the
             # model from here on, and `crnn.cuda()` moves it

@@ -91,7 +91,7 @@ class Bodies:
             # `train = pd.read_csv(...)` above `def train(loader)`: the name is the function now
             model.scope.env.pop(node.name.value, None)
             model.local_functions[node.name.value] = node
-            if node not in model.summaries:  # not walked yet for a call from a body above
+            if not model.summaries.get(node):  # not walked yet for a call from a body above
                 model.pending[node] = model.module_scope
         elif model.scope.function == "":
             model.scope.methods[node.name.value] = node

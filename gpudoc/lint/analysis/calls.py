@@ -6,6 +6,7 @@ plain classes to instances.py, and the file's own functions to bodies.py, which 
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping
 
 import libcst as cst
@@ -24,7 +25,14 @@ from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.instance_weights import instance_holdings
 from gpudoc.lint.analysis.instances import Instances
 from gpudoc.lint.analysis.model import SemanticModel
-from gpudoc.lint.analysis.names import built_class, dotted, keyword, keyword_value, method_named
+from gpudoc.lint.analysis.names import (
+    bound_names,
+    built_class,
+    dotted,
+    keyword,
+    keyword_value,
+    method_named,
+)
 from gpudoc.lint.analysis.number_returns import number_items
 from gpudoc.lint.analysis.placement import Placement
 from gpudoc.lint.analysis.qualified import QualifiedCalls
@@ -247,7 +255,25 @@ class CallEvaluator:
             return None
         if name in model.project_imports or model.local_class(name) is not None:
             return None
-        return model.later_functions.get(name)
+        function = model.later_functions.get(name)
+        if function is None or not self.globals_ready(function):
+            return None
+        return function
+
+    def globals_ready(self, function: cst.FunctionDef) -> bool:
+        """Every module-level name ``function`` reads is bound already (or is a function,
+        class, import or builtin): walked now, it sees what it will see when it runs."""
+        model = self.model
+        free = _read_names(function) - bound_names(function)
+        return all(
+            name in model.module_scope.env
+            or name in model.later_functions
+            or model.local_class(name) is not None
+            or model.imports.qualify(cst.Name(name)) is not None
+            or name in model.project_imports
+            or hasattr(builtins, name)
+            for name in free
+        )
 
     def note_appended(self, name: str, held: Value, expr: cst.BaseExpression, item: Value) -> None:
         """``outs = []`` then ``outs.append(model(x))``: a list of tensors where the appended
@@ -412,6 +438,10 @@ class CallEvaluator:
             return SCALAR
         if method == "append" and len(args) == 1 and isinstance(func.value, cst.Name):
             self.note_appended(func.value.value, receiver, node.args[0].value, args[0])
+        elif method in LIST_CHANGES and receiver.source == APPENDED:
+            name = dotted(func.value)
+            if name is not None:
+                self.model.assign_name(name, UNKNOWN)  # `outs.clear()`, `outs.insert(0, h)`
         if method == "add_graph" and args and args[0].kind is Kind.MODULE:
             # TensorBoard's `writer.add_graph(model, x)` traces `model(x)`: a call of it
             name = dotted(node.args[0].value) or ""
@@ -517,6 +547,8 @@ def runs_own_layers(function: cst.FunctionDef, methods: Mapping[str, cst.Functio
 
 
 MAX_METHODS_FOLLOWED = 8
+LIST_CHANGES = frozenset({"clear", "pop", "insert", "remove", "extend", "sort", "reverse"})
+"""List methods after which the appended items are no longer what the list holds."""
 MAX_APPENDED = 4
 """Appends a list's value remembers (a loop appends on each of its walked iterations)."""
 
@@ -539,12 +571,34 @@ class _LayerCalls(cst.CSTVisitor):
             self.found |= attribute in ("", "forward") or attribute in self.built
 
 
-def moves_a_parameter(function: cst.FunctionDef, only: str | None = None) -> bool:
-    """``mels = mels.cuda()``, ``x.to(self.device)``: the function moves one of its parameters
-    (``only`` that one: ``batch["x"].to(self.device)`` moves ``batch``'s items)."""
+def _read_names(function: cst.FunctionDef) -> set[str]:
+    """The plain names read in ``function``'s body (not attribute names)."""
+    reader = _ReadNames()
+    walk(function.body, reader)
+    return reader.found
+
+
+class _ReadNames(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        walk(node.value, self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        walk(node.value, self)
+        return False  # `f(device=d)`: `device` is a keyword, not a name read
+
+
+def moves_a_parameter(function: cst.FunctionDef) -> bool:
+    """``mels = mels.cuda()``, ``x.to(self.device)``: the function moves one of its parameters."""
     params = function.params
     names = {p.name.value for p in (*params.posonly_params, *params.params)} - {"self"}
-    moves = _Moves(names if only is None else names & {only})
+    moves = _Moves(names)
     walk(function.body, moves)
     return moves.found
 

@@ -401,7 +401,7 @@ def join_values(first: Value | None, second: Value | None, join: Join) -> Value 
         return replace(first, place=Place.UNKNOWN).unconditional()
     device = first if first.place is Place.DEVICE else second
     other = second if device is first else first
-    if first.kind is Kind.MODULE and other.place is Place.HOST and not other.weighted:
+    if first.kind is Kind.MODULE and other.place is Place.HOST and _holds_nothing(other):
         # `criterion = nn.CrossEntropyLoss()` on one path, moved on the other: nothing of it
         # needs moving, it computes wherever its inputs are
         return device.unconditional()
@@ -411,6 +411,15 @@ def join_values(first: Value | None, second: Value | None, join: Join) -> Value 
     if places == {Place.DEVICE, Place.HOST} or Place.MIXED in places:
         return replace(device, place=Place.MIXED)
     return replace(first, place=Place.UNKNOWN)
+
+
+def _holds_nothing(module: Value) -> bool:
+    """A module with nothing to move: no weights, and no ``weight=`` given to a loss."""
+    origin = module.origin
+    given = isinstance(origin, cst.Call) and any(
+        arg.keyword is not None and "weight" in arg.keyword.value for arg in origin.args
+    )
+    return not module.weighted and not given
 
 
 def _empty_list(value: Value) -> bool:

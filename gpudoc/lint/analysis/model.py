@@ -286,6 +286,12 @@ class SemanticModel:
         found = self.local_class(dotted(node) or "")
         return found if isinstance(found, ModuleClass) else None
 
+    def note_device_data(self) -> None:
+        """A tensor placed on the device inside a Dataset class's methods: its items, and the
+        batches a DataLoader makes of them, may be on the device already."""
+        if self.dataset_stack:
+            self.device_datasets.add(self.dataset_stack[-1])
+
     def class_method(self, class_name: str, method: str) -> cst.FunctionDef | None:
         scope = self.class_scopes.get(class_name) or self.foreign_module_scopes.get(class_name)
         return scope.method(method) if scope is not None else None

@@ -279,8 +279,18 @@ def _parameter_of_given(value: cst.BaseExpression, given: set[str]) -> str | Non
         return None
     if (dotted(value.func) or "").rsplit(".", 1)[-1] != "Parameter":
         return None
-    root = _chain_root(value.args[0].value)
-    return root.value if isinstance(root, cst.Name) and root.value in given else None
+    copied = value.args[0].value
+    while isinstance(copied, cst.Call) and isinstance(copied.func, cst.Attribute):
+        if copied.func.attr.value not in SAME_PLACE_COPIES:
+            return None  # `weight.cpu().clone()`: a copy somewhere else
+        copied = copied.func.value
+    while isinstance(copied, cst.Attribute) and copied.attr.value == "data":
+        copied = copied.value
+    return copied.value if isinstance(copied, cst.Name) and copied.value in given else None
+
+
+SAME_PLACE_COPIES = frozenset({"detach", "clone", "float", "double", "half", "contiguous"})
+"""Methods whose result stays on their tensor's device."""
 
 
 def _given_root(value: cst.BaseExpression, given: set[str]) -> str | None:

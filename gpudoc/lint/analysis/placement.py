@@ -74,7 +74,7 @@ class Placement:
         else:
             place = self.target_place(node, args)
         if place is Place.DEVICE:
-            self.note_device_data()
+            self.model.note_device_data()
         if place is Place.UNKNOWN:
             return receiver if receiver.kind is not Kind.UNKNOWN else UNKNOWN
         if receiver.kind is Kind.UNKNOWN:
@@ -84,12 +84,6 @@ class Placement:
         if place is Place.DEVICE and receiver.kind is Kind.MODULE:
             move_parts(self.model, receiver.origin)
         return receiver.with_place(place)
-
-    def note_device_data(self) -> None:
-        """A tensor placed on the device inside a Dataset class's methods: its items, and the
-        batches a DataLoader makes of them, may be on the device already."""
-        if self.model.dataset_stack:
-            self.model.device_datasets.add(self.model.dataset_stack[-1])
 
     def target_place(self, node: cst.Call, values: list[Value]) -> Place:
         """Where ``x.to(...)`` sends x: HOST, DEVICE, or UNKNOWN for a dtype-only conversion."""

@@ -259,9 +259,6 @@ class QualifiedCalls:
         if device is not None:
             place = self.placement.place_of_target(device[0].value, device[1])
             result = Value(Kind.TENSOR, place or Place.UNKNOWN)
-            if place is Place.DEVICE:
-                # `self.x = torch.tensor(x, device="cuda")` in a Dataset: its batches too
-                self.placement.note_device_data()
         elif function in api.LIKE_FACTORIES:
             result = Value(Kind.TENSOR, args[0].place if args else Place.UNKNOWN)
         elif (out := keyword_value(node, args, "out")) is not None:

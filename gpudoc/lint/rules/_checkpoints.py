@@ -1841,8 +1841,9 @@ def _only_seeds(node: cst.If) -> bool:
     return True
 
 
-CPU_HELPER = re.compile(r"(^|_)cpu($|_)", re.I)
-"""``as_cpu``, ``to_cpu``, ``move_to_cpu``, a ``cpu=`` keyword: names of host copies."""
+CPU_HELPER = re.compile(r"(^|_)cpu$", re.I)
+"""``as_cpu``, ``to_cpu``, ``dict_to_cpu``, a ``cpu=`` keyword: names of host copies (not
+``cpu_to_gpu``)."""
 PLAIN_VALUE = re.compile(
     r"^(epoch|step|iteration|iter|best_\w+|lr|loss|args|config|\w*_(acc|score))s?$"
 )

@@ -17,6 +17,7 @@ import libcst as cst
 from gpudoc.lint import project
 from gpudoc.lint.analysis.homes import project_modules, project_names
 from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.visit import children
 
 DEPTH = 4
 """A script, the model file it imports, the ``op`` package that file imports (its
@@ -31,11 +32,11 @@ def compiles_cuda_at_import(module: cst.Module, path: str | None) -> bool:
     CUDA extension at its top level."""
     if path is None:
         return False
-    return _compiles(module, path, DEPTH, set())
+    return _compiles(module, path, DEPTH, {})
 
 
-def _compiles(module: cst.Module, path: str, depth: int, seen: set[str]) -> bool:
-    seen.add(path)
+def _compiles(module: cst.Module, path: str, depth: int, seen: dict[str, int]) -> bool:
+    seen[path] = depth  # a file met again with as much depth left or less adds nothing
     for statement in module.body:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue  # an `if`, a `try`, a definition: not run unconditionally at import
@@ -44,7 +45,7 @@ def _compiles(module: cst.Module, path: str, depth: int, seen: set[str]) -> bool
                 return True
             if depth > 1 and isinstance(small, cst.Import | cst.ImportFrom):
                 for target in _imported_files(small, path):
-                    if str(target) in seen:
+                    if seen.get(str(target), 0) >= depth - 1:
                         continue
                     parsed = project.load(target)
                     if parsed is not None and _compiles(
@@ -62,8 +63,17 @@ def _builds_cuda_extension(small: cst.BaseSmallStatement, module: cst.Module) ->
     name = (dotted(value.func) or "").rsplit(".", 1)[-1]
     if name not in BUILDERS:
         return False
+    if any(isinstance(node, cst.IfExp) for node in _descendants(value)):
+        return False  # `sources + ([...".cu"] if torch.cuda.is_available() else [])`
     code = module.code_for_node(value)
     return bool(CUDA_SOURCE.search(code)) and "cpp_extension" in module.code
+
+
+def _descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found = [node]
+    for child in children(node):
+        found += _descendants(child)
+    return found
 
 
 def _imported_files(node: cst.Import | cst.ImportFrom, importer: str) -> set[Path]:

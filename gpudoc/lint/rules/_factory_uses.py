@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 
 import libcst as cst
 
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import dotted, is_number_expression
 from gpudoc.lint.rules._helpers import chain_root, parameter_names
 from gpudoc.lint.visit import walk
 
@@ -44,6 +44,8 @@ class Uses(cst.CSTVisitor):
         """``other = name`` (or host arithmetic of it): the read and the name it goes to."""
         self.call_copies: list[str] = []
         """The names the call's tensor goes to through host arithmetic."""
+        self.numbers: set[str] = set()
+        """Names bound to Python numbers above the point of the walk."""
 
     def reads(self, node: cst.CSTNode) -> bool:
         return isinstance(node, cst.Name | cst.Attribute) and dotted(node) == self.name
@@ -112,7 +114,7 @@ class Uses(cst.CSTVisitor):
                 # `logits[:, B + i - 1]`: an index shifted by numbers is an index still
                 operands = _operands(mask)
                 mine = [op for op in operands if self.is_mine(chain_root(op, self.call))]
-                if all(op in mine or _plain_operand(op, self.host) for op in operands):
+                if all(op in mine or self.is_number(op) for op in operands):
                     for operand in mine:
                         self.note_index(operand)
             else:
@@ -164,7 +166,36 @@ class Uses(cst.CSTVisitor):
         if isinstance(node.iter, cst.Name) and isinstance(node.target, cst.Name):
             self.loops.append((node.iter, node.target.value))
 
+    def is_number(self, operand: cst.BaseExpression) -> bool:
+        """A number written out, or a name this function bound to one (``B = x.size(0)``)."""
+        if isinstance(operand, cst.Name):
+            return operand.value in self.numbers
+        return is_number_expression(operand)
+
+    def note_numbers(self, node: cst.Assign) -> None:
+        """``n = x.size(0)``, ``B, T = z.size(0), z.size(1)``: names of Python numbers."""
+        for target in node.targets:
+            pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = [
+                (target.target, node.value)
+            ]
+            names, values = target.target, node.value
+            if (
+                isinstance(names, cst.Tuple)
+                and isinstance(values, cst.Tuple)
+                and len(names.elements) == len(values.elements)
+            ):
+                pairs = [
+                    (t.value, v.value) for t, v in zip(names.elements, values.elements, strict=True)
+                ]
+            for name, value in pairs:
+                if isinstance(name, cst.Name) and is_number_expression(value, self.is_number_name):
+                    self.numbers.add(name.value)
+
+    def is_number_name(self, name: str) -> bool:
+        return name in self.numbers
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        self.note_numbers(node)
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
             return
         target = node.targets[0].target.value

@@ -268,8 +268,10 @@ def _names_in(*nodes: cst.CSTNode) -> set[str]:
 
 
 def _all_names(module: cst.Module) -> frozenset[str]:
-    """Every name a script uses, its ``__main__`` block included."""
-    return frozenset(_names_in(module))
+    """Every name a script uses, its ``__main__`` block included (importing is no use)."""
+    names = _UsedNames()
+    walk(module, names)
+    return frozenset(names.found)
 
 
 def is_entry(module: cst.Module) -> bool:
@@ -313,8 +315,13 @@ class _Names(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         self.found.add(node.value)
 
+
+class _UsedNames(_Names):
+    """The names a script uses, not those it only imports (a module that re-exports a name
+    uses it: ``_definition_graph`` keeps reading imports)."""
+
     def visit_Import(self, node: cst.Import) -> bool:
-        return False  # importing a name is not using it
+        return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         return False

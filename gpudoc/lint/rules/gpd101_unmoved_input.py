@@ -7,7 +7,6 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from gpudoc.lint.analysis.calls import moves_a_parameter
 from gpudoc.lint.analysis.events import (
     BindingEvent,
     CallEvent,
@@ -32,6 +31,7 @@ from gpudoc.lint.rules._helpers import (
     move_after_binding,
     moved_by_statement,
 )
+from gpudoc.lint.visit import walk
 
 
 @dataclass(frozen=True)
@@ -518,9 +518,48 @@ def _moved_by_method(value: cst.BaseExpression, class_name: str, semantic: Seman
     params = [p.name.value for p in (*method.params.posonly_params, *method.params.params)]
     for parameter in params[1:]:
         given = argument_for(method, value, parameter, is_method=True)
-        if given is not None and moves_a_parameter(method, only=parameter):
+        if given is not None and _moves_every_use(method, parameter):
             return dotted(given.value)
     return None
+
+
+def _moves_every_use(method: cst.FunctionDef, parameter: str) -> bool:
+    """Each read of ``parameter`` in ``method`` is moved to a device (``batch["x"].to(d)``,
+    ``batch["y"].cuda()``): not a dtype cast, not one key of several."""
+    uses = _MovedUses(parameter)
+    walk(method.body, uses)
+    return bool(uses.reads) and uses.reads <= uses.moved
+
+
+class _MovedUses(cst.CSTVisitor):
+    def __init__(self, parameter: str) -> None:
+        self.parameter = parameter
+        self.reads: set[int] = set()
+        self.moved: set[int] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.parameter:
+            self.reads.add(id(node))
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        walk(node.value, self)
+        return False  # `x.shape` names no parameter `shape`
+
+    def visit_Call(self, node: cst.Call) -> None:
+        target = device_move_target(node)
+        text = string_value(target) if target is not None else None
+        if target is None or (text is not None and not text.startswith("cuda")):
+            return
+        root: cst.BaseExpression = node.func.value if isinstance(node.func, cst.Attribute) else node
+        while isinstance(root, cst.Subscript | cst.Call | cst.Attribute):
+            if isinstance(root, cst.Call):
+                root = root.func
+            elif isinstance(root, cst.Attribute):
+                root = root.value
+            else:
+                root = root.value
+        if isinstance(root, cst.Name) and root.value == self.parameter:
+            self.moved.add(id(root))
 
 
 def _moved_by_helper(

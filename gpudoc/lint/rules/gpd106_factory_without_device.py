@@ -598,11 +598,25 @@ loss = ordinal_loss(logits, torch.rand(4, 3, device="cuda"))
         if event.method == "type_as" and args and dotted(args[0].value) == dotted(func.value):
             return  # `fake.type_as(fake)` (a typo of lightning-bolts' GAN): stays where it is
         created = list(factories_inside(func.value, self.calls, self.held_in(semantic)))
+        if not created:
+            # `lanczos(ramp(r, 2), 2).to(x.device)`: a helper's tensor through another helper
+            created += self.helper_chain_result(func.value)
         root = chain_root(func.value)
         if isinstance(root, cst.Name) and created:
             created += self.other_arms(semantic, root.value, created[0])
         for call in created:
             self.moved_later.update(self.groups.get(call, (call,)))
+
+    def helper_chain_result(self, expr: cst.BaseExpression) -> list[cst.Call]:
+        """The factory a helper's call returned, found through the first arguments of the
+        calls around it (``lanczos(ramp(r, 2), 2)``)."""
+        value: cst.BaseExpression | None = expr
+        while isinstance(value, cst.Call):
+            if value in self.helper_results:
+                return [self.helper_results[value]]
+            first = value.args[0] if value.args else None
+            value = first.value if first is not None and first.keyword is None else None
+        return []
 
     def other_arms(self, semantic: Semantic, name: str, factory: cst.Call) -> list[cst.Call]:
         """The factories bound to ``name`` in the other arm of an ``if``/``else`` than
