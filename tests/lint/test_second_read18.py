@@ -9,7 +9,7 @@ import pytest
 from lint_lines import lines, project_lines
 
 from gpudoc.lint.config import LintConfig
-from gpudoc.lint.engine import lint_paths
+from gpudoc.lint.engine import lint_paths, lint_source
 
 # a helper defined below the class reads a module-level tensor bound between the two:
 # walked early it would not see it
@@ -489,3 +489,43 @@ def test_a_helpers_tensor_moved_after_another_helper() -> None:
     assert lines(RESAMPLE, "GPD106") == []
     unmoved = RESAMPLE.replace(".to(input.device, input.dtype)", "")
     assert lines(unmoved, "GPD106") == [20]
+
+
+# deeplearningzerotoall's batch-norm lab (found by the corpus comparison): a list of the epochs'
+# device losses, taken apart into lists by a plotting helper; `.cpu()` of a list would raise
+PLOTTED_LISTS = """\
+import matplotlib.pyplot as plt
+import torch
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = torch.nn.Linear(4, 2).to(device)
+train_losses = []
+for epoch in range(3):
+    bn_loss = model(torch.randn(8, 4).to(device)).sum()
+    nn_loss = model(torch.randn(8, 4).to(device)).mean()
+    train_losses.append([bn_loss, nn_loss])
+
+
+def plot_compare(loss_list):
+    bn = [i[0] for i in loss_list]
+    plt.plot(bn)
+
+
+plot_compare(train_losses)
+"""
+
+
+def test_a_list_of_device_tensors_gets_no_cpu_fix() -> None:
+    found = lint_source(PLOTTED_LISTS, "x.py", LintConfig(select=("GPD202",))).findings
+    assert [(f.line, f.fix is None) for f in found] == [(15, True)]
+    assert "[t.detach().cpu() for t in bn]" in found[0].message
+
+
+def test_an_animation_hands_its_frames_arguments_on() -> None:
+    source = (
+        "import matplotlib.animation as animation\nimport matplotlib.pyplot as plt\nimport torch\n"
+        "sample = torch.randn(5, 2).cuda()\nfig = plt.figure()\n"
+        "def update(i, data):\n    return data[i].cpu().numpy()\n"
+        "ani = animation.FuncAnimation(fig, update, frames=range(5), fargs=(sample,))\n"
+    )
+    assert lines(source, "GPD202") == []

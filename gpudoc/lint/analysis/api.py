@@ -300,10 +300,17 @@ DATAFRAME_ROOTS = ("numpy.", "sklearn.", "matplotlib.", "scipy.", "pandas.")
 """Libraries that convert a tensor argument to a NumPy array."""
 
 INDEXING_HELPERS = frozenset(
-    {"sklearn.model_selection.train_test_split", "sklearn.utils.shuffle", "sklearn.utils.resample"}
+    {
+        "sklearn.model_selection.train_test_split",
+        "sklearn.utils.shuffle",
+        "sklearn.utils.resample",
+        # hands `fargs` to the frame function, which converts (or not) itself
+        "matplotlib.animation.FuncAnimation",
+    }
 )
 """scikit-learn helpers that only index what they are given (``_safe_indexing``): a tensor
-comes back a tensor, where it was, with no NumPy conversion."""
+comes back a tensor, where it was, with no NumPy conversion; matplotlib's ``FuncAnimation``,
+which passes its ``fargs`` on to the frame function."""
 
 DATAPARALLEL = frozenset(
     {

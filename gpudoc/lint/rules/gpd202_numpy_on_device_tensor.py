@@ -17,7 +17,7 @@ from gpudoc.lint.analysis.events import (
     WalkedCallEvent,
 )
 from gpudoc.lint.analysis.functions import argument_for
-from gpudoc.lint.analysis.names import dotted
+from gpudoc.lint.analysis.names import assigned_value, dotted
 from gpudoc.lint.analysis.values import APPENDED, ESTIMATOR, Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report
 from gpudoc.lint.rules._numpy_lists import NumpyOnDeviceLists
@@ -301,10 +301,15 @@ print(np.mean(losses))
         elif others:
             names = ", ".join(f"`{context.code(node)}`" for node in [use.receiver, *others])
             message = f"`{function}()` converts {names}, which are on the device: add `.cpu()`"
+        elif _a_sequence(use):
+            message = (
+                f"`{function}()` converts `{shown}`, a list of device tensors: bring each to the "
+                f"host first (`[t.detach().cpu() for t in {shown}]`)"
+            )
         else:
             message = f"`{function}()` converts `{shown}`, which is on the device: add `.cpu()`"
-        if not isinstance(use.receiver, SIMPLE):
-            return Report(use.node, message)
+        if not isinstance(use.receiver, SIMPLE) or _a_sequence(use):
+            return Report(use.node, message)  # `.cpu()` of a list would raise AttributeError
         edits = [NodeEdit(use.receiver, text, "after")] + [
             NodeEdit(node, ".cpu()", "after") for node in others if isinstance(node, SIMPLE)
         ]
@@ -344,6 +349,19 @@ def _site_report(
     # unsafe: the helper may also use the tensor with device tensors
     edit = NodeEdit(argument.value, ".cpu()", "after")
     return Report(site, message, FixSpec((edit,), safe=False, description="insert .cpu()"))
+
+
+def _a_sequence(use: NumpyUse) -> bool:
+    """What is converted is a list or tuple of tensors (``bn = [i[0] for i in losses]``), not a
+    tensor: it has no ``.cpu()``."""
+    value = use.value
+    if value.items is not None or value.source == APPENDED:
+        return True
+    name = dotted(use.receiver)
+    if value.binding is None or name is None:
+        return False
+    bound = assigned_value(value.binding, name)
+    return isinstance(bound, cst.List | cst.ListComp | cst.Tuple | cst.GeneratorExp)
 
 
 def _on_device_part(
