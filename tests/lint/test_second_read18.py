@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from lint_lines import lines, project_lines
+from test_heldout75 import HOOK
 
 from gpudoc.lint.config import LintConfig
 from gpudoc.lint.engine import lint_paths, lint_source
@@ -35,64 +36,11 @@ def report():
     return stats.numpy()
 """
 
-# a subclass hook that only casts the batch's dtype moves nothing
-P01 = """\
-import torch
-from torch import nn
-from torch.utils.data import DataLoader
+# a subclass hook that only casts the batch's dtype moves nothing; one that moves one key of
+# the batch and feeds the other unmoved (set 75's CSDI hook, bent)
+P01 = HOOK.format(move=".to(torch.float32)")
+P02 = HOOK.format(move="").replace('batch["y"].float()', 'batch["y"].to(self.device).float()')
 
-
-class Base(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.net = nn.Linear(4, 1)
-
-    def forward(self, batch):
-        x, y = self.process_data(batch)
-        return ((self.net(x) - y) ** 2).mean()
-
-
-class Air(Base):
-    def process_data(self, batch):
-        return batch["x"].to(torch.float32), batch["y"].to(torch.float32)
-
-
-device = "cuda:0"
-model = Air().to(device)
-data = [{"x": torch.randn(4), "y": torch.randn(1)} for _ in range(8)]
-for batch in DataLoader(data, batch_size=4):
-    loss = model(batch)
-"""
-
-# a hook that moves one key of the batch and feeds the other unmoved
-P02 = """\
-import torch
-from torch import nn
-from torch.utils.data import DataLoader
-
-
-class Base(nn.Module):
-    def __init__(self, device):
-        super().__init__()
-        self.device = device
-        self.net = nn.Linear(4, 1)
-
-    def forward(self, batch):
-        x, y = self.process_data(batch)
-        return ((self.net(x) - y) ** 2).mean()
-
-
-class Air(Base):
-    def process_data(self, batch):
-        return batch["x"].float(), batch["y"].to(self.device)
-
-
-device = "cuda:0"
-model = Air(device).to(device)
-data = [{"x": torch.randn(4), "y": torch.randn(1)} for _ in range(8)]
-for batch in DataLoader(data, batch_size=4):
-    loss = model(batch)
-"""
 
 # the class's own method that casts its input's dtype moves nothing
 P03 = """\
@@ -256,7 +204,7 @@ torch.save(cpu_to_gpu(model.state_dict()), "model.pt")
     ("source", "code", "expected"),
     [
         (P00, "GPD202", [19]),
-        (P01, "GPD101", [25]),
+        (P01, "GPD101", [26]),
         (P02, "GPD101", [26]),
         (P03, "GPD101", [19]),
         (P04, "GPD106", [11]),
