@@ -32,6 +32,7 @@ from gpudoc.lint.analysis.names import (
     keyword,
     keyword_value,
     method_named,
+    module_chain_root,
 )
 from gpudoc.lint.analysis.number_returns import number_items
 from gpudoc.lint.analysis.placement import Placement
@@ -390,9 +391,11 @@ class CallEvaluator:
         if method in ("to", "cuda", "cpu", "to_empty"):
             result = self.placement.moved(node, receiver, method, args)
             name = dotted(func.value)
-            if name is not None and receiver.kind is Kind.MODULE and result.kind is Kind.MODULE:
+            # `_ = model.eval().cuda()`: `eval()` returns the module, which moves in place
+            owner = dotted(module_chain_root(func.value))
+            if owner is not None and receiver.kind is Kind.MODULE and result.kind is Kind.MODULE:
                 # `net.to(device).eval()`: a module moves in place, whatever the chain does next
-                move_module(self.model, name, replace(result, binding=receiver.binding))
+                move_module(self.model, owner, replace(result, binding=receiver.binding))
             elif name is not None and receiver.inplace_to and method in ("to", "cuda", "cpu"):
                 # `print(inputs.to(device))`: a BatchEncoding (or a PyG batch, which also has
                 # `.cuda()`/`.cpu()`) moves its tensors in place and returns itself; at a

@@ -1991,6 +1991,8 @@ def _may_choose_cpu(flag: str, keywords: dict[str, cst.BaseExpression]) -> bool:
         return False  # `--cuda`, store_true, default=True: always on, there is no CPU run
     if _gpu_index(keywords):
         return False  # `--device`, type=int, default=0, help="GPU index": which GPU
+    if SEVERAL_GPUS.search(flag) and action in ("store_true", "store_false"):
+        return False  # `--multigpus`: DataParallel over several GPUs or one, never the CPU
     if not GPU_LIST.match(flag):
         return True
     if (
@@ -2005,6 +2007,10 @@ def _may_choose_cpu(flag: str, keywords: dict[str, cst.BaseExpression]) -> bool:
     ]
     return any("cpu" in text or "-1" in text for text in texts)
 
+
+SEVERAL_GPUS = re.compile(r"^-*(use_?)?(multi|m)[-_]?gpus?$", re.I)
+"""``--multigpus``, ``--mgpus``, ``--multi-gpu``, ``--use_multi_gpu``: a switch between one GPU and
+several, which leaves the CPU out."""
 
 GPU_INDEX_TEST = re.compile(
     r"[\w.]*\b(gpu|gpu_id|gpu_ids|local_rank|device_id)\s+is\s+(not\s+)?None"
