@@ -392,10 +392,10 @@ class CallEvaluator:
             result = self.placement.moved(node, receiver, method, args)
             name = dotted(func.value)
             # `_ = model.eval().cuda()`: `eval()` returns the module, which moves in place
-            owner = dotted(module_chain_root(func.value))
-            if owner is not None and receiver.kind is Kind.MODULE and result.kind is Kind.MODULE:
+            root = dotted(module_chain_root(func.value))
+            if root is not None and receiver.kind is Kind.MODULE and result.kind is Kind.MODULE:
                 # `net.to(device).eval()`: a module moves in place, whatever the chain does next
-                move_module(self.model, owner, replace(result, binding=receiver.binding))
+                move_module(self.model, root, replace(result, binding=receiver.binding))
             elif name is not None and receiver.inplace_to and method in ("to", "cuda", "cpu"):
                 # `print(inputs.to(device))`: a BatchEncoding (or a PyG batch, which also has
                 # `.cuda()`/`.cpu()`) moves its tensors in place and returns itself; at a
