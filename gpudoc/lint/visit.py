@@ -72,6 +72,14 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return found
 
 
+def descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``node`` and every node under it, read through ``children``."""
+    found = [node]
+    for child in children(node):
+        found += descendants(child)
+    return found
+
+
 def _strings(code: CodeType) -> Iterator[str]:
     for constant in code.co_consts:
         if isinstance(constant, str):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping
+from functools import lru_cache
 
 import libcst as cst
 
@@ -265,7 +266,6 @@ class CallEvaluator:
         """Every module-level name ``function`` reads is bound already (or is a function,
         class, import or builtin): walked now, it sees what it will see when it runs."""
         model = self.model
-        free = _read_names(function) - bound_names(function)
         return all(
             name in model.module_scope.env
             or name in model.later_functions
@@ -273,7 +273,7 @@ class CallEvaluator:
             or model.imports.qualify(cst.Name(name)) is not None
             or name in model.project_imports
             or hasattr(builtins, name)
-            for name in free
+            for name in _free_names(function)
         )
 
     def note_appended(self, name: str, held: Value, expr: cst.BaseExpression, item: Value) -> None:
@@ -574,11 +574,13 @@ class _LayerCalls(cst.CSTVisitor):
             self.found |= attribute in ("", "forward") or attribute in self.built
 
 
-def _read_names(function: cst.FunctionDef) -> set[str]:
-    """The plain names read in ``function``'s body (not attribute names)."""
+@lru_cache(maxsize=256)
+def _free_names(function: cst.FunctionDef) -> frozenset[str]:
+    """The plain names ``function``'s body reads (not attribute names) that it does not bind:
+    asked at each call of a function defined below, read once."""
     reader = _ReadNames()
     walk(function.body, reader)
-    return reader.found
+    return frozenset(reader.found - bound_names(function))
 
 
 class _ReadNames(cst.CSTVisitor):

@@ -21,7 +21,7 @@ from gpudoc.lint.analysis.names import (
     dotted,
     iter_statements,
 )
-from gpudoc.lint.visit import children, walk
+from gpudoc.lint.visit import descendants, walk
 
 PLAIN_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 REGISTERS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
@@ -255,15 +255,8 @@ def _numbers_comprehension(value: cst.BaseExpression) -> bool:
     elt = value.elt
     if not isinstance(elt, cst.BinaryOperation | cst.UnaryOperation | cst.Integer | cst.Float):
         return False
-    kinds = {type(node) for node in _nodes(elt)}
+    kinds = {type(node) for node in descendants(elt)}
     return bool(kinds & {cst.Integer, cst.Float}) and not kinds & {cst.Call, cst.Attribute}
-
-
-def _nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
-    found = [node]
-    for child in children(node):
-        found += _nodes(child)
-    return found
 
 
 def _bound_method(value: cst.BaseExpression) -> bool:

@@ -17,7 +17,7 @@ import libcst as cst
 from gpudoc.lint import project
 from gpudoc.lint.analysis.homes import project_modules, project_names
 from gpudoc.lint.analysis.names import dotted
-from gpudoc.lint.visit import children
+from gpudoc.lint.visit import descendants
 
 DEPTH = 4
 """A script, the model file it imports, the ``op`` package that file imports (its
@@ -63,17 +63,11 @@ def _builds_cuda_extension(small: cst.BaseSmallStatement, module: cst.Module) ->
     name = (dotted(value.func) or "").rsplit(".", 1)[-1]
     if name not in BUILDERS:
         return False
-    if any(isinstance(node, cst.IfExp) for node in _descendants(value)):
+    if not CUDA_SOURCE.search(module.code_for_node(value)):
+        return False  # `json.load(f)`: no CUDA source named (checked before the whole file)
+    if any(isinstance(node, cst.IfExp) for node in descendants(value)):
         return False  # `sources + ([...".cu"] if torch.cuda.is_available() else [])`
-    code = module.code_for_node(value)
-    return bool(CUDA_SOURCE.search(code)) and "cpp_extension" in module.code
-
-
-def _descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
-    found = [node]
-    for child in children(node):
-        found += _descendants(child)
-    return found
+    return "cpp_extension" in module.code
 
 
 def _imported_files(node: cst.Import | cst.ImportFrom, importer: str) -> set[Path]:

@@ -188,11 +188,10 @@ class Uses(cst.CSTVisitor):
                     (t.value, v.value) for t, v in zip(names.elements, values.elements, strict=True)
                 ]
             for name, value in pairs:
-                if isinstance(name, cst.Name) and is_number_expression(value, self.is_number_name):
+                if isinstance(name, cst.Name) and is_number_expression(
+                    value, self.numbers.__contains__
+                ):
                     self.numbers.add(name.value)
-
-    def is_number_name(self, name: str) -> bool:
-        return name in self.numbers
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self.note_numbers(node)

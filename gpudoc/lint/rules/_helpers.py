@@ -106,6 +106,20 @@ def chain_root(
     return expr
 
 
+def chain_name(node: cst.BaseExpression) -> cst.Name | None:
+    """``logits`` of ``logits.argmax(1)[0]``, ``batch`` of ``batch["x"].float()``: the name a
+    chain of calls, attributes and subscripts starts from."""
+    while True:
+        if isinstance(node, cst.Name):
+            return node
+        if isinstance(node, cst.Call):
+            node = node.func
+        elif isinstance(node, cst.Attribute | cst.Subscript):
+            node = node.value
+        else:
+            return None
+
+
 def unpacked_from(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
     """The call whose result ``statement`` unpacks into ``name`` among others: ``grid`` of
     ``yv, xv = torch.meshgrid(...)``."""

@@ -70,8 +70,8 @@ def _cpu_importers(path: str, depth: int) -> list[Importer]:
     here = Path(path).resolve()
     found: list[Importer] = []
     for script in candidate_importers(path):
-        names = imported_names(script, here)
-        if not names:
+        pairs = imported_pairs(script, here)
+        if not pairs:
             continue
         parsed = project.load(script)
         if parsed is None:
@@ -79,8 +79,7 @@ def _cpu_importers(path: str, depth: int) -> list[Importer]:
         choice, used = _script_choice(parsed.module, str(script))
         if choice is not None:
             # `from losses import NCELoss` that the script never uses reaches nothing there
-            local_names = _imports_from(parsed.module, str(script), here)
-            names = frozenset(name for local, name in local_names.items() if local in used)
+            names = frozenset(name for local, name in pairs if local in used)
             found.append(Importer(script, choice, _reach(here, names, used)))
         elif depth > 1:
             # a project module between: what the scripts importing it reach of it, and so of us
@@ -116,12 +115,19 @@ def _script_choice(module: cst.Module, path: str) -> tuple[str | None, frozenset
 
 def imported_names(script: Path, target: Path) -> frozenset[str]:
     """The names ``script`` imports from ``target`` (``from models.gmptv import GMPTV``)."""
+    return frozenset(name for _local, name in imported_pairs(script, target))
+
+
+def imported_pairs(script: Path, target: Path) -> frozenset[tuple[str, str]]:
+    """(local name, name in ``target``) for each name ``script`` imports from ``target``."""
     stamp = small_file_stamp(script)
-    return _imported_names_at(script, stamp, target) if stamp is not None else frozenset()
+    return _imported_pairs_at(script, stamp, target) if stamp is not None else frozenset()
 
 
 @lru_cache(maxsize=512)
-def _imported_names_at(script: Path, stamp: tuple[int, int], target: Path) -> frozenset[str]:
+def _imported_pairs_at(
+    script: Path, stamp: tuple[int, int], target: Path
+) -> frozenset[tuple[str, str]]:
     try:
         text = script.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -132,7 +138,7 @@ def _imported_names_at(script: Path, stamp: tuple[int, int], target: Path) -> fr
     parsed = project.load(script)
     if parsed is None:
         return frozenset()
-    return frozenset(_imports_from(parsed.module, str(script), target).values())
+    return frozenset(_imports_from(parsed.module, str(script), target).items())
 
 
 def _imports_from(module: cst.Module, importer: str, target: Path) -> dict[str, str]:

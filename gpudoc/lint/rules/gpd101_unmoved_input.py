@@ -27,6 +27,7 @@ from gpudoc.lint.rules._factory_uses import read_only_as_index
 from gpudoc.lint.rules._helpers import (
     LENGTHS,
     all_on_host,
+    chain_name,
     input_on_device,
     move_after_binding,
     moved_by_statement,
@@ -550,15 +551,9 @@ class _MovedUses(cst.CSTVisitor):
         text = string_value(target) if target is not None else None
         if target is None or (text is not None and not text.startswith("cuda")):
             return
-        root: cst.BaseExpression = node.func.value if isinstance(node.func, cst.Attribute) else node
-        while isinstance(root, cst.Subscript | cst.Call | cst.Attribute):
-            if isinstance(root, cst.Call):
-                root = root.func
-            elif isinstance(root, cst.Attribute):
-                root = root.value
-            else:
-                root = root.value
-        if isinstance(root, cst.Name) and root.value == self.parameter:
+        moved = node.func.value if isinstance(node.func, cst.Attribute) else node
+        root = chain_name(moved)
+        if root is not None and root.value == self.parameter:
             self.moved.add(id(root))
 
 

@@ -20,6 +20,7 @@ from gpudoc.lint.analysis.functions import argument_for
 from gpudoc.lint.analysis.names import assigned_value, dotted
 from gpudoc.lint.analysis.values import APPENDED, ESTIMATOR, Kind, Place, Value
 from gpudoc.lint.rule import Context, FixSpec, Invalid, NodeEdit, Report
+from gpudoc.lint.rules._helpers import chain_name
 from gpudoc.lint.rules._numpy_lists import NumpyOnDeviceLists
 
 SIMPLE = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
@@ -253,7 +254,8 @@ print(np.mean(losses))
         if not uses or not (event.foreign or semantic.calls_named(name) > 1):
             return
         for use in uses:
-            root = _root_name(use.receiver)
+            start = chain_name(use.receiver)
+            root = start.value if start is not None else None
             function, call = event.function, event.call
             argument = argument_for(function, call, root, event.is_method) if root else None
             if argument is not None:
@@ -289,6 +291,7 @@ print(np.mean(losses))
         safe = not (by_name or use.from_call)
         text, description = ".cpu()", "insert .cpu()"
         others = [node for node, _value in use.also]
+        sequence = _a_sequence(use)  # a list has no `.cpu()`
         if not function:
             message = f"`{shown}` is on the device: `.numpy()` needs `.cpu()` first"
         elif first and function in NUMPY_TENSOR_METHOD_REDUCTIONS:
@@ -301,14 +304,14 @@ print(np.mean(losses))
         elif others:
             names = ", ".join(f"`{context.code(node)}`" for node in [use.receiver, *others])
             message = f"`{function}()` converts {names}, which are on the device: add `.cpu()`"
-        elif _a_sequence(use):
+        elif sequence:
             message = (
                 f"`{function}()` converts `{shown}`, a list of device tensors: bring each to the "
                 f"host first (`[t.detach().cpu() for t in {shown}]`)"
             )
         else:
             message = f"`{function}()` converts `{shown}`, which is on the device: add `.cpu()`"
-        if not isinstance(use.receiver, SIMPLE) or _a_sequence(use):
+        if not isinstance(use.receiver, SIMPLE) or sequence:
             return Report(use.node, message)  # `.cpu()` of a list would raise AttributeError
         edits = [NodeEdit(use.receiver, text, "after")] + [
             NodeEdit(node, ".cpu()", "after") for node in others if isinstance(node, SIMPLE)
@@ -382,20 +385,6 @@ def _on_device_part(
         if item.is_tensorish and item.place is Place.DEVICE and not item.by_name:
             return element.value, item
     return None
-
-
-def _root_name(node: cst.BaseExpression) -> str | None:
-    """``logits`` for ``logits.argmax(1)[0]``: the name a chain of calls, attributes and
-    subscripts starts from."""
-    while True:
-        if isinstance(node, cst.Name):
-            return node.value
-        if isinstance(node, cst.Call):
-            node = node.func
-        elif isinstance(node, cst.Attribute | cst.Subscript):
-            node = node.value
-        else:
-            return None
 
 
 def _first_argument(call: cst.Call) -> cst.BaseExpression | None:
